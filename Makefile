@@ -1,0 +1,52 @@
+# surge: build, demo, test and bench from a fresh machine (Python 3.11 and Rust present).
+# Everything Python lives in .venv; the Rust build is one release build shared by
+# `maturin develop` and `cargo test --release`.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.deps-installed
+
+.PHONY: all build demo test test-rust test-python bench tools clean lint
+
+all: build
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+## build: compile the engine (release) and install the surge package into .venv
+build: $(STAMP)
+	$(BIN)/maturin develop --release --quiet
+
+## demo: start the reference target, run a real test against it, write a report
+demo: build
+	$(BIN)/surge demo
+
+## test: Rust unit/integration tests, then the pytest end-to-end suite (2 workers)
+test: build test-rust test-python
+
+test-rust:
+	cargo test --release --workspace --exclude surge-py
+
+test-python: build
+	$(BIN)/python -m pytest -n 2 tests
+
+## tools: load-generator peers and the nginx target the benchmarks compare against
+tools:
+	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null)
+
+## bench: surge vs wrk against nginx, pinned cores, ratios from one run
+bench: build tools
+	$(BIN)/python bench/bench.py
+
+lint:
+	cargo clippy --workspace --release -- -D warnings
+
+clean:
+	rm -rf $(VENV) target

@@ -1,0 +1,1 @@
+//! surge-engine: the load engine (in progress).

@@ -1,0 +1,1 @@
+//! surge-target: the reference system under test (placeholder until issue 4 lands).
