@@ -1,1 +1,6 @@
-//! surge-engine: the load engine (in progress).
+//! surge-engine: the load engine. A validated [`plan::Plan`] goes in, interval snapshots
+//! stream out while it runs, and a final [`result::RunResult`] comes back.
+
+pub mod failure;
+pub mod http1;
+pub mod pacer;

@@ -1,0 +1,568 @@
+//! http1: an incremental HTTP/1.1 response parser that tolerates any split of the bytes.
+//!
+//! The parser keeps no body bytes: it counts them and finds where the response ends
+//! (Content-Length, chunked, or close-delimited). Header bytes are copied into a small
+//! per-connection stash only when a read ends in the middle of the header block, so the
+//! common case (a whole response in one read) copies nothing and allocates nothing.
+
+use std::fmt;
+
+/// MAX_HEADER_BYTES is the largest response header block accepted; beyond it the response
+/// is invalid (a server streaming endless headers must not eat the generator's memory).
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// MAX_HEADERS is the largest number of header fields accepted in one response.
+pub const MAX_HEADERS: usize = 96;
+
+/// ParseError says why the bytes received are not a valid HTTP/1.1 response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseError {
+    /// The status line or a header line is malformed.
+    Malformed(&'static str),
+    /// The header block exceeds [`MAX_HEADER_BYTES`] or [`MAX_HEADERS`].
+    OversizedHeaders,
+    /// Content-Length is not a number, or two differing values were sent.
+    BadContentLength,
+    /// A chunk-size line is malformed.
+    BadChunk,
+    /// The connection closed before the response was complete.
+    Truncated,
+    /// The connection closed before any byte of the response arrived.
+    ClosedBeforeResponse,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Malformed(what) => write!(f, "malformed response: {what}"),
+            ParseError::OversizedHeaders => write!(f, "response headers exceed limits"),
+            ParseError::BadContentLength => write!(f, "invalid Content-Length"),
+            ParseError::BadChunk => write!(f, "invalid chunk size line"),
+            ParseError::Truncated => write!(f, "connection closed mid-response"),
+            ParseError::ClosedBeforeResponse => write!(f, "connection closed before response"),
+        }
+    }
+}
+
+/// Step is the outcome of feeding bytes to the parser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// All input was consumed and the response is not complete yet.
+    NeedMore,
+    /// The response is complete; `consumed` bytes of the last input belonged to it.
+    Complete {
+        /// consumed is how many bytes of the input fed last were part of this response.
+        consumed: usize,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunk {
+    /// Reading hex digits of a chunk size; `ext` once a `;` extension started.
+    Size { size: u64, digits: u8, ext: bool },
+    /// Saw CR after the size line, expecting LF.
+    SizeLf { size: u64 },
+    /// Inside chunk data.
+    Data { remaining: u64 },
+    /// Expecting the CR after chunk data.
+    DataCr,
+    /// Expecting the LF after chunk data.
+    DataLf,
+    /// Inside the trailer section; `line_len` counts bytes of the current line.
+    Trailer { line_len: usize },
+    /// Saw CR in the trailer section.
+    TrailerLf { line_len: usize },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Head,
+    Fixed { remaining: u64 },
+    Chunked(Chunk),
+    UntilClose,
+    Done,
+}
+
+/// ResponseParser parses one response at a time; call [`ResponseParser::begin`] before each.
+#[derive(Debug)]
+pub struct ResponseParser {
+    state: State,
+    stash: Vec<u8>,
+    head_request: bool,
+    started: bool,
+    status: u16,
+    keep_alive: bool,
+    body_bytes: u64,
+    header_bytes: usize,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseParser {
+    /// new returns a parser waiting for a response to a non-HEAD request.
+    pub fn new() -> Self {
+        ResponseParser {
+            state: State::Head,
+            stash: Vec::new(),
+            head_request: false,
+            started: false,
+            status: 0,
+            keep_alive: true,
+            body_bytes: 0,
+            header_bytes: 0,
+        }
+    }
+
+    /// begin resets the parser for the response to the next request; `head_request`
+    /// says the request was HEAD, whose response has headers but never a body.
+    pub fn begin(&mut self, head_request: bool) {
+        self.state = State::Head;
+        self.stash.clear();
+        self.head_request = head_request;
+        self.started = false;
+        self.status = 0;
+        self.keep_alive = true;
+        self.body_bytes = 0;
+        self.header_bytes = 0;
+    }
+
+    /// status is the final status code once the head has been parsed (0 before).
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// keep_alive tells whether the connection may carry another request after this response.
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// body_bytes counts the body bytes received so far (chunk framing excluded).
+    pub fn body_bytes(&self) -> u64 {
+        self.body_bytes
+    }
+
+    /// header_bytes is the size of the final header block, once parsed.
+    pub fn header_bytes(&self) -> usize {
+        self.header_bytes
+    }
+
+    /// started tells whether any byte of this response has arrived.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// feed consumes bytes of the response. On `NeedMore` every byte was consumed; on
+    /// `Complete` the bytes after `consumed` belong to whatever follows the response.
+    pub fn feed(&mut self, input: &[u8]) -> Result<Step, ParseError> {
+        if !input.is_empty() {
+            self.started = true;
+        }
+        let mut pos = 0;
+        loop {
+            match self.state {
+                State::Head => match self.feed_head(&input[pos..])? {
+                    Some(used) => pos += used,
+                    None => return Ok(Step::NeedMore),
+                },
+                State::Fixed { remaining } => {
+                    let available = (input.len() - pos) as u64;
+                    let take = remaining.min(available);
+                    self.body_bytes += take;
+                    pos += take as usize;
+                    if take == remaining {
+                        self.state = State::Done;
+                    } else {
+                        self.state = State::Fixed { remaining: remaining - take };
+                        return Ok(Step::NeedMore);
+                    }
+                }
+                State::Chunked(chunk) => {
+                    let (next, used) = self.feed_chunked(chunk, &input[pos..])?;
+                    pos += used;
+                    match next {
+                        Some(chunk) => {
+                            self.state = State::Chunked(chunk);
+                            return Ok(Step::NeedMore);
+                        }
+                        None => self.state = State::Done,
+                    }
+                }
+                State::UntilClose => {
+                    self.body_bytes += (input.len() - pos) as u64;
+                    return Ok(Step::NeedMore);
+                }
+                State::Done => return Ok(Step::Complete { consumed: pos }),
+            }
+        }
+    }
+
+    /// finish_on_eof is called when the peer closed the connection: a close-delimited body
+    /// ends there; anything else incomplete is an error.
+    pub fn finish_on_eof(&mut self) -> Result<(), ParseError> {
+        match self.state {
+            State::UntilClose | State::Done => {
+                self.state = State::Done;
+                Ok(())
+            }
+            _ if !self.started => Err(ParseError::ClosedBeforeResponse),
+            _ => Err(ParseError::Truncated),
+        }
+    }
+
+    /// feed_head parses the status line and headers; returns the bytes of `input` used,
+    /// or None when the header block is still incomplete (the input is then stashed).
+    fn feed_head(&mut self, input: &[u8]) -> Result<Option<usize>, ParseError> {
+        let stashed = self.stash.len();
+        let parsed = if stashed == 0 {
+            parse_head(input, self.head_request)?
+        } else {
+            self.stash.extend_from_slice(input);
+            parse_head(&self.stash, self.head_request)?
+        };
+        let Some(head) = parsed else {
+            if stashed == 0 {
+                self.stash.extend_from_slice(input);
+            }
+            if self.stash.len() > MAX_HEADER_BYTES {
+                return Err(ParseError::OversizedHeaders);
+            }
+            return Ok(None);
+        };
+        if head.len > MAX_HEADER_BYTES {
+            return Err(ParseError::OversizedHeaders);
+        }
+        let used = head.len - stashed;
+        self.stash.clear();
+        if (100..200).contains(&head.status) {
+            // Interim response (100 Continue, 103 Early Hints): the real one follows.
+            if head.status == 101 {
+                return Err(ParseError::Malformed("unexpected 101 Switching Protocols"));
+            }
+            return Ok(Some(used));
+        }
+        self.status = head.status;
+        self.keep_alive = head.keep_alive;
+        self.header_bytes = head.len;
+        self.state = match head.body {
+            Body::None => State::Done,
+            Body::Length(0) => State::Done,
+            Body::Length(n) => State::Fixed { remaining: n },
+            Body::Chunked => State::Chunked(Chunk::Size { size: 0, digits: 0, ext: false }),
+            Body::UntilClose => {
+                self.keep_alive = false;
+                State::UntilClose
+            }
+        };
+        Ok(Some(used))
+    }
+
+    /// feed_chunked advances the chunked-body state machine; returns the next state
+    /// (None when the body is complete) and the bytes used.
+    fn feed_chunked(&mut self, mut chunk: Chunk, input: &[u8]) -> Result<(Option<Chunk>, usize), ParseError> {
+        let mut pos = 0;
+        while pos < input.len() {
+            if let Chunk::Data { remaining } = chunk {
+                // Skip chunk data in bulk; it is counted, never copied.
+                let take = remaining.min((input.len() - pos) as u64);
+                pos += take as usize;
+                self.body_bytes += take;
+                chunk = if take == remaining { Chunk::DataCr } else { Chunk::Data { remaining: remaining - take } };
+                continue;
+            }
+            let byte = input[pos];
+            chunk = match chunk {
+                // Data is consumed in bulk above and never reaches here.
+                Chunk::Data { .. } => chunk,
+                Chunk::Size { size, digits, ext } => match byte {
+                    b'\r' if digits > 0 => Chunk::SizeLf { size },
+                    b'\n' if digits > 0 => size_done(size),
+                    _ if ext => Chunk::Size { size, digits, ext },
+                    b';' | b' ' | b'\t' if digits > 0 => Chunk::Size { size, digits, ext: true },
+                    _ => {
+                        let value = hex_value(byte).ok_or(ParseError::BadChunk)?;
+                        if digits >= 15 {
+                            return Err(ParseError::BadChunk);
+                        }
+                        Chunk::Size { size: size * 16 + value, digits: digits + 1, ext }
+                    }
+                },
+                Chunk::SizeLf { size } => match byte {
+                    b'\n' => size_done(size),
+                    _ => return Err(ParseError::BadChunk),
+                },
+                Chunk::DataCr => match byte {
+                    b'\r' => Chunk::DataLf,
+                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    _ => return Err(ParseError::BadChunk),
+                },
+                Chunk::DataLf => match byte {
+                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    _ => return Err(ParseError::BadChunk),
+                },
+                Chunk::Trailer { line_len } => match byte {
+                    b'\r' => Chunk::TrailerLf { line_len },
+                    b'\n' if line_len == 0 => return Ok((None, pos + 1)),
+                    b'\n' => Chunk::Trailer { line_len: 0 },
+                    _ if line_len >= MAX_HEADER_BYTES => return Err(ParseError::OversizedHeaders),
+                    _ => Chunk::Trailer { line_len: line_len + 1 },
+                },
+                Chunk::TrailerLf { line_len } => match byte {
+                    b'\n' if line_len == 0 => return Ok((None, pos + 1)),
+                    b'\n' => Chunk::Trailer { line_len: 0 },
+                    _ => return Err(ParseError::BadChunk),
+                },
+            };
+            pos += 1;
+        }
+        Ok((Some(chunk), pos))
+    }
+}
+
+/// size_done picks the state after a complete chunk-size line: data, or the trailer for 0.
+fn size_done(size: u64) -> Chunk {
+    if size == 0 {
+        Chunk::Trailer { line_len: 0 }
+    } else {
+        Chunk::Data { remaining: size }
+    }
+}
+
+fn hex_value(byte: u8) -> Option<u64> {
+    match byte {
+        b'0'..=b'9' => Some(u64::from(byte - b'0')),
+        b'a'..=b'f' => Some(u64::from(byte - b'a' + 10)),
+        b'A'..=b'F' => Some(u64::from(byte - b'A' + 10)),
+        _ => None,
+    }
+}
+
+/// Body says how the body of a response is delimited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+struct Head {
+    len: usize,
+    status: u16,
+    keep_alive: bool,
+    body: Body,
+}
+
+/// parse_head parses a complete header block, or returns None if it is incomplete.
+fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(ParseError::OversizedHeaders),
+        Err(httparse::Error::Status) => return Err(ParseError::Malformed("bad status line")),
+        Err(httparse::Error::Version) => return Err(ParseError::Malformed("bad HTTP version")),
+        Err(_) => return Err(ParseError::Malformed("bad header line")),
+    };
+    let status = response.code.ok_or(ParseError::Malformed("missing status code"))?;
+    let http10 = response.version == Some(0);
+    let mut keep_alive = !http10;
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    for header in response.headers.iter() {
+        let name = header.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let value = parse_content_length(header.value)?;
+            if content_length.is_some_and(|previous| previous != value) {
+                return Err(ParseError::BadContentLength);
+            }
+            content_length = Some(value);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            chunked = last_coding_is_chunked(header.value);
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in header.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+    let no_body = head_request || status == 204 || status == 304 || (100..200).contains(&status);
+    let body = if no_body {
+        Body::None
+    } else if chunked {
+        Body::Chunked
+    } else if let Some(n) = content_length {
+        Body::Length(n)
+    } else {
+        Body::UntilClose
+    };
+    Ok(Some(Head { len, status, keep_alive, body }))
+}
+
+fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
+    let value = value.trim_ascii();
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return Err(ParseError::BadContentLength);
+    }
+    Ok(value.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+}
+
+fn last_coding_is_chunked(value: &[u8]) -> bool {
+    value
+        .rsplit(|&b| b == b',')
+        .next()
+        .is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// feed_in_pieces feeds `bytes` split at every `step` bytes and returns the parser and
+    /// the bytes left over after completion (or None if never complete).
+    fn feed_in_pieces(bytes: &[u8], step: usize, head: bool) -> (ResponseParser, Result<Option<usize>, ParseError>) {
+        let mut parser = ResponseParser::new();
+        parser.begin(head);
+        let mut offset = 0;
+        while offset < bytes.len() {
+            let end = (offset + step).min(bytes.len());
+            match parser.feed(&bytes[offset..end]) {
+                Ok(Step::Complete { consumed }) => {
+                    let leftover = bytes.len() - (offset + consumed);
+                    return (parser, Ok(Some(leftover)));
+                }
+                Ok(Step::NeedMore) => offset = end,
+                Err(e) => return (parser, Err(e)),
+            }
+        }
+        (parser, Ok(None))
+    }
+
+    #[test]
+    fn complete_responses_at_every_split_size() {
+        let cases: &[(&str, &[u8], u16, u64, bool)] = &[
+            ("content-length", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, 5, true),
+            ("empty body", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, 0, true),
+            ("chunked", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", 200, 11, true),
+            ("chunked ext+trailer", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\nA;name=x\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\n", 200, 10, true),
+            ("chunked upper hex", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1F\r\n0123456789012345678901234567890\r\n0\r\n\r\n", 200, 31, true),
+            ("204 ignores length", b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", 204, 0, true),
+            ("304", b"HTTP/1.1 304 Not Modified\r\nETag: x\r\n\r\n", 304, 0, true),
+            ("connection close", b"HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", 503, 2, false),
+            ("http/1.0 default close", b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, 2, false),
+            ("http/1.0 keep-alive", b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 200, 2, true),
+            ("100 continue first", b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx", 201, 1, true),
+            ("lf only lines", b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", 200, 2, true),
+        ];
+        for &(name, bytes, status, body, keep_alive) in cases {
+            for step in 1..=bytes.len() {
+                let (parser, outcome) = feed_in_pieces(bytes, step, false);
+                assert_eq!(outcome, Ok(Some(0)), "{name} step {step}");
+                assert_eq!(parser.status(), status, "{name} step {step}");
+                assert_eq!(parser.body_bytes(), body, "{name} step {step}");
+                assert_eq!(parser.keep_alive(), keep_alive, "{name} step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn head_response_has_no_body_despite_length() {
+        let bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+        let (parser, outcome) = feed_in_pieces(bytes, bytes.len(), true);
+        assert_eq!(outcome, Ok(Some(0)));
+        assert_eq!(parser.body_bytes(), 0);
+    }
+
+    #[test]
+    fn leftover_bytes_after_completion_are_reported() {
+        let bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA";
+        let (_, outcome) = feed_in_pieces(bytes, bytes.len(), false);
+        assert_eq!(outcome, Ok(Some(5)));
+    }
+
+    #[test]
+    fn close_delimited_body_ends_at_eof() {
+        let bytes = b"HTTP/1.1 200 OK\r\n\r\nsome body bytes";
+        for step in 1..=bytes.len() {
+            let (mut parser, outcome) = feed_in_pieces(bytes, step, false);
+            assert_eq!(outcome, Ok(None), "step {step}");
+            assert_eq!(parser.finish_on_eof(), Ok(()));
+            assert_eq!(parser.body_bytes(), 15);
+            assert!(!parser.keep_alive());
+        }
+    }
+
+    #[test]
+    fn eof_before_or_during_response_is_an_error() {
+        let mut parser = ResponseParser::new();
+        parser.begin(false);
+        assert_eq!(parser.finish_on_eof(), Err(ParseError::ClosedBeforeResponse));
+
+        let (mut parser, _) = feed_in_pieces(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 4, false);
+        assert_eq!(parser.finish_on_eof(), Err(ParseError::Truncated));
+
+        let (mut parser, _) = feed_in_pieces(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", 3, false);
+        assert_eq!(parser.finish_on_eof(), Err(ParseError::Truncated));
+    }
+
+    #[test]
+    fn malformed_inputs_are_rejected() {
+        let cases: &[(&str, &[u8])] = &[
+            ("garbage status line", b"HTTX/1.1 200 OK\r\n\r\n"),
+            ("non-numeric status", b"HTTP/1.1 2x0 OK\r\n\r\n"),
+            ("bad header line", b"HTTP/1.1 200 OK\r\nBad Header\r\n\r\n"),
+            ("bad content-length", b"HTTP/1.1 200 OK\r\nContent-Length: 12a\r\n\r\n"),
+            ("negative content-length", b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"),
+            ("conflicting content-length", b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx"),
+            ("bad chunk size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+            ("empty chunk size", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n"),
+            ("missing crlf after data", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc"),
+            ("chunk size overflow", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1234567890abcdef0\r\n"),
+            ("101 switching", b"HTTP/1.1 101 Switching Protocols\r\n\r\n"),
+        ];
+        for &(name, bytes) in cases {
+            for step in [1, 3, bytes.len()] {
+                let (_, outcome) = feed_in_pieces(bytes, step, false);
+                assert!(outcome.is_err(), "{name} step {step}: {outcome:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_headers_are_rejected_even_when_split() {
+        let mut bytes = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while bytes.len() <= MAX_HEADER_BYTES {
+            bytes.extend_from_slice(b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+        }
+        for step in [1000, 7, bytes.len()] {
+            let (_, outcome) = feed_in_pieces(&bytes, step, false);
+            assert_eq!(outcome, Err(ParseError::OversizedHeaders), "step {step}");
+        }
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..=MAX_HEADERS {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        let (_, outcome) = feed_in_pieces(&many, many.len(), false);
+        assert_eq!(outcome, Err(ParseError::OversizedHeaders));
+    }
+
+    #[test]
+    fn parser_is_reusable_across_responses() {
+        let mut parser = ResponseParser::new();
+        for _ in 0..3 {
+            parser.begin(false);
+            let bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            assert_eq!(parser.feed(&bytes[..10]), Ok(Step::NeedMore));
+            assert_eq!(parser.feed(&bytes[10..]), Ok(Step::Complete { consumed: bytes.len() - 10 }));
+        }
+    }
+}
