@@ -4,3 +4,9 @@
 pub mod failure;
 pub mod http1;
 pub mod pacer;
+pub mod histogram;
+pub mod metrics;
+pub mod executor;
+pub mod plan;
+pub mod request;
+pub mod target;

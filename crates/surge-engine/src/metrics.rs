@@ -1,0 +1,324 @@
+//! metrics: the counters and histograms one worker thread keeps for one interval.
+//!
+//! Each thread owns its Metrics and touches nothing shared per request; the run merges
+//! the threads' Metrics once per interval.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::failure::{is_failure_status, is_shed_status, FailureClass};
+use crate::histogram::{LatencyHistogram, LatencySummary};
+
+/// STATUS_SLOTS bounds the status codes counted individually (100..=599 fit; others are
+/// counted under 0 as "other").
+const STATUS_SLOTS: usize = 600;
+
+/// Metrics are the counts and latency histograms of one thread (or a merge of several).
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    /// sent counts requests completely written to a connection.
+    pub sent: u64,
+    /// responses counts complete responses, any status.
+    pub responses: u64,
+    /// succeeded counts responses with a status below 400.
+    pub succeeded: u64,
+    /// status_failed counts responses with status 400 and above.
+    pub status_failed: u64,
+    /// shed counts 429 and 503 responses (the server refusing load on purpose).
+    pub shed: u64,
+    /// dropped counts open-model requests never sent because the in-flight limit was hit.
+    pub dropped: u64,
+    /// late counts open-model requests sent more than [`LATE_THRESHOLD_NS`] after their intended time.
+    pub late: u64,
+    /// bytes_sent counts request bytes written.
+    pub bytes_sent: u64,
+    /// bytes_received counts response bytes read (headers and bodies).
+    pub bytes_received: u64,
+    /// connections_opened counts successful connection establishments.
+    pub connections_opened: u64,
+    /// status_counts counts responses per status code (index = code; 0 = outside 100..600).
+    pub status_counts: Vec<u64>,
+    /// failure_counts counts failures per class (index = [`FailureClass::index`]).
+    pub failure_counts: [u64; FailureClass::COUNT],
+    /// latency records every response and timeout, from the intended send time.
+    pub latency: LatencyHistogram,
+    /// latency_success records responses with a status below 400, from the intended send time.
+    pub latency_success: LatencyHistogram,
+    /// service_time records every response, from the actual send time.
+    pub service_time: LatencyHistogram,
+    /// send_lag records how long after its intended time each request was written.
+    pub send_lag: LatencyHistogram,
+}
+
+/// LATE_THRESHOLD_NS is how late a send may be before it counts as late (1 ms).
+pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// new returns zeroed metrics; it allocates the histograms once.
+    pub fn new() -> Self {
+        Metrics {
+            sent: 0,
+            responses: 0,
+            succeeded: 0,
+            status_failed: 0,
+            shed: 0,
+            dropped: 0,
+            late: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            connections_opened: 0,
+            status_counts: vec![0; STATUS_SLOTS],
+            failure_counts: [0; FailureClass::COUNT],
+            latency: LatencyHistogram::new(),
+            latency_success: LatencyHistogram::new(),
+            service_time: LatencyHistogram::new(),
+            send_lag: LatencyHistogram::new(),
+        }
+    }
+
+    /// record_sent counts one request fully written `lag_ns` after its intended time.
+    #[inline]
+    pub fn record_sent(&mut self, bytes: usize, lag_ns: u64, open_model: bool) {
+        self.sent += 1;
+        self.bytes_sent += bytes as u64;
+        if open_model {
+            self.send_lag.record(lag_ns);
+            if lag_ns > LATE_THRESHOLD_NS {
+                self.late += 1;
+            }
+        }
+    }
+
+    /// record_response counts a complete response and its latencies (nanoseconds from the
+    /// intended and from the actual send time).
+    #[inline]
+    pub fn record_response(&mut self, status: u16, latency_ns: u64, service_ns: u64) {
+        self.responses += 1;
+        let slot = if (status as usize) < STATUS_SLOTS { status as usize } else { 0 };
+        self.status_counts[slot] += 1;
+        self.latency.record(latency_ns);
+        self.service_time.record(service_ns);
+        if is_failure_status(status) {
+            self.status_failed += 1;
+            if is_shed_status(status) {
+                self.shed += 1;
+            }
+        } else {
+            self.succeeded += 1;
+            self.latency_success.record(latency_ns);
+        }
+    }
+
+    /// record_failure counts a request that ended without a response. Timeouts also enter
+    /// the latency histogram at the time they fired, so a stall is never hidden from it.
+    #[inline]
+    pub fn record_failure(&mut self, class: FailureClass, latency_ns: Option<u64>) {
+        self.failure_counts[class.index()] += 1;
+        if let (FailureClass::RequestTimeout, Some(ns)) = (class, latency_ns) {
+            self.latency.record(ns);
+        }
+    }
+
+    /// failures counts failed requests: 4xx/5xx responses plus every failure class but
+    /// `interrupted` (those are reported on their own, neither failed nor succeeded).
+    pub fn failures(&self) -> u64 {
+        let classes: u64 = FailureClass::ALL
+            .iter()
+            .filter(|c| **c != FailureClass::Interrupted)
+            .map(|c| self.failure_counts[c.index()])
+            .sum();
+        self.status_failed + classes
+    }
+
+    /// failure_count returns the count for one class.
+    pub fn failure_count(&self, class: FailureClass) -> u64 {
+        self.failure_counts[class.index()]
+    }
+
+    /// add merges another thread's metrics into these.
+    pub fn add(&mut self, other: &Metrics) {
+        self.sent += other.sent;
+        self.responses += other.responses;
+        self.succeeded += other.succeeded;
+        self.status_failed += other.status_failed;
+        self.shed += other.shed;
+        self.dropped += other.dropped;
+        self.late += other.late;
+        self.bytes_sent += other.bytes_sent;
+        self.bytes_received += other.bytes_received;
+        self.connections_opened += other.connections_opened;
+        for (mine, theirs) in self.status_counts.iter_mut().zip(&other.status_counts) {
+            *mine += theirs;
+        }
+        for (mine, theirs) in self.failure_counts.iter_mut().zip(&other.failure_counts) {
+            *mine += theirs;
+        }
+        self.latency.add(&other.latency);
+        self.latency_success.add(&other.latency_success);
+        self.service_time.add(&other.service_time);
+        self.send_lag.add(&other.send_lag);
+    }
+
+    /// reset zeroes everything, keeping the histograms' memory.
+    pub fn reset(&mut self) {
+        self.sent = 0;
+        self.responses = 0;
+        self.succeeded = 0;
+        self.status_failed = 0;
+        self.shed = 0;
+        self.dropped = 0;
+        self.late = 0;
+        self.bytes_sent = 0;
+        self.bytes_received = 0;
+        self.connections_opened = 0;
+        self.status_counts.iter_mut().for_each(|c| *c = 0);
+        self.failure_counts = [0; FailureClass::COUNT];
+        self.latency.reset();
+        self.latency_success.reset();
+        self.service_time.reset();
+        self.send_lag.reset();
+    }
+
+    /// counts reduces these metrics to the serializable counts reports use.
+    pub fn counts(&self) -> Counts {
+        let status_codes = self
+            .status_counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (if code == 0 { "other".to_string() } else { code.to_string() }, n))
+            .collect();
+        let failure_classes = FailureClass::ALL
+            .iter()
+            .filter(|c| self.failure_count(**c) > 0)
+            .map(|c| (c.name().to_string(), self.failure_count(*c)))
+            .collect();
+        Counts {
+            sent: self.sent,
+            responses: self.responses,
+            succeeded: self.succeeded,
+            failed: self.failures(),
+            shed: self.shed,
+            timed_out: self.failure_count(FailureClass::RequestTimeout),
+            interrupted: self.failure_count(FailureClass::Interrupted),
+            dropped: self.dropped,
+            late: self.late,
+            bytes_sent: self.bytes_sent,
+            bytes_received: self.bytes_received,
+            connections_opened: self.connections_opened,
+            status_codes,
+            failure_classes,
+        }
+    }
+
+    /// latency_summaries returns the summaries of the four histograms.
+    pub fn latency_summaries(&self) -> LatencySummaries {
+        LatencySummaries {
+            all: self.latency.summary(),
+            success: self.latency_success.summary(),
+            service_time: self.service_time.summary(),
+            send_lag: self.send_lag.summary(),
+        }
+    }
+}
+
+/// Counts are the serializable counters of a run or an interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// sent counts requests completely written to the target.
+    pub sent: u64,
+    /// responses counts complete responses of any status.
+    pub responses: u64,
+    /// succeeded counts responses with status < 400.
+    pub succeeded: u64,
+    /// failed counts 4xx/5xx responses plus requests that failed without a response.
+    pub failed: u64,
+    /// shed counts 429/503 responses (included in failed).
+    pub shed: u64,
+    /// timed_out counts requests that hit the timeout (included in failed).
+    pub timed_out: u64,
+    /// interrupted counts requests still in flight when the run ended (not in failed).
+    pub interrupted: u64,
+    /// dropped counts scheduled requests never sent: the in-flight limit was reached.
+    pub dropped: u64,
+    /// late counts requests sent more than 1 ms after their intended time.
+    pub late: u64,
+    /// bytes_sent counts request bytes written.
+    pub bytes_sent: u64,
+    /// bytes_received counts response bytes read.
+    pub bytes_received: u64,
+    /// connections_opened counts connections established.
+    pub connections_opened: u64,
+    /// status_codes counts responses per status code.
+    pub status_codes: BTreeMap<String, u64>,
+    /// failure_classes counts failures per class name.
+    pub failure_classes: BTreeMap<String, u64>,
+}
+
+/// LatencySummaries holds the summaries of a run's or an interval's histograms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummaries {
+    /// all: every response and timeout, from the intended send time.
+    pub all: LatencySummary,
+    /// success: responses with status < 400, from the intended send time.
+    pub success: LatencySummary,
+    /// service_time: every response, from the actual send time.
+    pub service_time: LatencySummary,
+    /// send_lag: how late requests were written after their intended time (open model).
+    pub send_lag: LatencySummary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_classified_by_status() {
+        let mut m = Metrics::new();
+        for status in [200, 201, 304, 404, 429, 500, 503, 999] {
+            m.record_response(status, 1_000_000, 900_000);
+        }
+        let c = m.counts();
+        assert_eq!((c.responses, c.succeeded, c.failed, c.shed), (8, 3, 5, 2));
+        assert_eq!(c.status_codes.get("429"), Some(&1));
+        assert_eq!(c.status_codes.get("other"), Some(&1));
+        assert_eq!(m.latency.len(), 8);
+        assert_eq!(m.latency_success.len(), 3);
+    }
+
+    #[test]
+    fn failures_count_classes_but_not_interruptions() {
+        let mut m = Metrics::new();
+        m.record_failure(FailureClass::RequestTimeout, Some(30_000_000_000));
+        m.record_failure(FailureClass::ConnectionRefused, None);
+        m.record_failure(FailureClass::Interrupted, None);
+        let c = m.counts();
+        assert_eq!((c.failed, c.timed_out, c.interrupted), (2, 1, 1));
+        assert_eq!(m.latency.len(), 1, "timeouts enter the latency histogram");
+    }
+
+    #[test]
+    fn add_then_reset() {
+        let mut a = Metrics::new();
+        let mut b = Metrics::new();
+        a.record_sent(100, 0, true);
+        b.record_sent(100, 2_000_000, true);
+        b.record_response(200, 5, 5);
+        b.dropped += 3;
+        a.add(&b);
+        let c = a.counts();
+        assert_eq!((c.sent, c.late, c.dropped, c.bytes_sent, c.responses), (2, 1, 3, 200, 1));
+        assert_eq!(a.send_lag.len(), 2);
+        a.reset();
+        assert_eq!(a.counts(), Counts::default());
+        assert!(a.latency.is_empty() && a.send_lag.is_empty());
+        assert_eq!(a.status_counts.len(), STATUS_SLOTS);
+    }
+}

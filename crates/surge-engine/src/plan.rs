@@ -1,0 +1,204 @@
+//! plan: the validated description of one run: target, request, executor, limits.
+//!
+//! A Plan is what Python's scenario and CLI layers compile to (as JSON), and what a
+//! distributed run hands each machine with its own [`Stripe`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::executor::Executor;
+use crate::pacer::Stripe;
+use crate::request::RequestSpec;
+use crate::target::TargetSpec;
+
+/// Plan is everything the engine needs to run a load test.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// target is where requests go.
+    pub target: TargetSpec,
+    /// request is the request every iteration sends.
+    pub request: RequestSpec,
+    /// executor decides how many requests are sent and when.
+    pub executor: Executor,
+    /// limits bound each request and the end of the run.
+    #[serde(default)]
+    pub limits: Limits,
+    /// threads is the number of event-loop threads (default: one per core).
+    #[serde(default)]
+    pub threads: Option<usize>,
+    /// stripe is this engine's share of the schedule (the whole of it unless distributed).
+    #[serde(default)]
+    pub stripe: Stripe,
+    /// interval_s is the period of interval snapshots, in seconds.
+    #[serde(default = "default_interval_s")]
+    pub interval_s: f64,
+}
+
+fn default_interval_s() -> f64 {
+    1.0
+}
+
+/// Limits bound each request and the end of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// timeout_s is the per-request timeout, connect included.
+    #[serde(default = "default_timeout_s")]
+    pub timeout_s: f64,
+    /// grace_period_s is how long requests in flight at the end may still complete
+    /// before they are reported as interrupted.
+    #[serde(default = "default_grace_period_s")]
+    pub grace_period_s: f64,
+}
+
+fn default_timeout_s() -> f64 {
+    30.0
+}
+
+fn default_grace_period_s() -> f64 {
+    5.0
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { timeout_s: default_timeout_s(), grace_period_s: default_grace_period_s() }
+    }
+}
+
+/// PlanError names one invalid field of a plan and says what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanError {
+    /// field is the dotted path of the offending field (e.g. `executor.rate`).
+    pub field: String,
+    /// message says what is wrong and what was expected.
+    pub message: String,
+}
+
+impl PlanError {
+    /// new builds a PlanError for `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        PlanError { field: field.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// check_positive pushes an error unless `value` is a finite number above zero.
+pub(crate) fn check_positive(errors: &mut Vec<PlanError>, field: &str, value: f64) {
+    if !(value.is_finite() && value > 0.0) {
+        errors.push(PlanError::new(field, format!("must be a positive number, got {value}")));
+    }
+}
+
+impl Plan {
+    /// from_json parses a plan from JSON and validates it, returning every error found.
+    pub fn from_json(json: &str) -> Result<Plan, Vec<PlanError>> {
+        let plan: Plan = serde_json::from_str(json)
+            .map_err(|e| vec![PlanError::new("plan", format!("invalid plan JSON: {e}"))])?;
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// validate checks every field and returns all errors, not just the first.
+    pub fn validate(&self) -> Result<(), Vec<PlanError>> {
+        let mut errors = Vec::new();
+        self.target.validate(&mut errors);
+        self.request.validate(&mut errors);
+        self.executor.validate(&mut errors);
+        check_positive(&mut errors, "limits.timeout_s", self.limits.timeout_s);
+        if !(self.limits.grace_period_s.is_finite() && self.limits.grace_period_s >= 0.0) {
+            errors.push(PlanError::new("limits.grace_period_s", "must be zero or a positive number"));
+        }
+        if let Some(threads) = self.threads {
+            if threads == 0 || threads > 1024 {
+                errors.push(PlanError::new("threads", format!("must be between 1 and 1024, got {threads}")));
+            }
+        }
+        if self.stripe.stride == 0 || self.stripe.offset >= self.stripe.stride {
+            errors.push(PlanError::new("stripe", "offset must be below a stride of at least 1"));
+        }
+        if !(self.interval_s.is_finite() && self.interval_s >= 0.01) {
+            errors.push(PlanError::new("interval_s", "must be at least 0.01 seconds"));
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// thread_count is the number of worker threads this plan runs on: the requested
+    /// number, else one per core, never more than there are connections to spread.
+    pub fn thread_count(&self) -> usize {
+        let wanted = self
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let most = self.executor.max_connections().max(1) as usize;
+        wanted.clamp(1, most)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_json(executor: &str) -> String {
+        format!(
+            r#"{{"target": {{"url": "http://127.0.0.1:8080/health"}},
+                "request": {{"method": "GET"}},
+                "executor": {executor}}}"#
+        )
+    }
+
+    #[test]
+    fn valid_plans_parse() {
+        for executor in [
+            r#"{"type": "constant-vus", "vus": 10, "duration_s": 5}"#,
+            r#"{"type": "shared-iterations", "vus": 2, "iterations": 100}"#,
+            r#"{"type": "constant-arrival-rate", "rate": 1000, "duration_s": 5, "max_in_flight": 100}"#,
+        ] {
+            let plan = Plan::from_json(&plan_json(executor));
+            assert!(plan.is_ok(), "{executor}: {plan:?}");
+        }
+    }
+
+    #[test]
+    fn every_error_is_reported_with_its_field() {
+        let json = r#"{"target": {"url": "ftp://"},
+                       "request": {"method": "G ET", "headers": [["Bad Name", "v"]]},
+                       "executor": {"type": "constant-arrival-rate", "rate": -5, "duration_s": 0, "max_in_flight": 0},
+                       "limits": {"timeout_s": 0},
+                       "threads": 0}"#;
+        let errors = Plan::from_json(json).err().unwrap_or_default();
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        for field in [
+            "target.url",
+            "request.method",
+            "request.headers[0]",
+            "executor.rate",
+            "executor.duration_s",
+            "executor.max_in_flight",
+            "limits.timeout_s",
+            "threads",
+        ] {
+            assert!(fields.contains(&field), "missing {field} in {fields:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let json = plan_json(r#"{"type": "constant-vus", "vus": 1, "duration_s": 1, "bogus": 1}"#);
+        let errors = Plan::from_json(&json).err().unwrap_or_default();
+        assert!(errors[0].message.contains("bogus"), "{errors:?}");
+    }
+
+    #[test]
+    fn threads_never_exceed_connections() {
+        let plan = Plan::from_json(&plan_json(r#"{"type": "constant-vus", "vus": 1, "duration_s": 1}"#));
+        assert!(plan.is_ok_and(|p| p.thread_count() == 1));
+    }
+}

@@ -1,0 +1,152 @@
+//! request: the request an iteration sends, serialized once into the bytes every
+//! connection writes (each connection only tracks how much of them it has written).
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::PlanError;
+use crate::target::Target;
+
+/// RequestSpec is the request as the user describes it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestSpec {
+    /// method is the HTTP method (default GET).
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// headers are sent in order; Host and User-Agent are added unless given.
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    /// body_base64 is the request body, base64-encoded (bodies may be binary).
+    #[serde(default)]
+    pub body_base64: Option<String>,
+}
+
+fn default_method() -> String {
+    "GET".to_string()
+}
+
+/// USER_AGENT is sent unless the request sets its own.
+pub const USER_AGENT: &str = concat!("surge/", env!("CARGO_PKG_VERSION"));
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+impl RequestSpec {
+    /// validate pushes an error for a bad method, header or body.
+    pub fn validate(&self, errors: &mut Vec<PlanError>) {
+        if !is_token(&self.method) {
+            errors.push(PlanError::new("request.method", format!("'{}' is not a valid HTTP method", self.method)));
+        }
+        for (i, (name, value)) in self.headers.iter().enumerate() {
+            if !is_token(name) {
+                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("'{name}' is not a valid header name")));
+            }
+            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("value of '{name}' contains a line break")));
+            }
+            if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
+                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("'{name}' is set by surge from the body")));
+            }
+        }
+        if self.body().is_err() {
+            errors.push(PlanError::new("request.body_base64", "is not valid base64"));
+        }
+    }
+
+    /// body decodes the body (empty if none).
+    pub fn body(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        match &self.body_base64 {
+            None => Ok(Vec::new()),
+            Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64),
+        }
+    }
+
+    /// is_head tells whether the method is HEAD (whose responses carry no body).
+    pub fn is_head(&self) -> bool {
+        self.method.eq_ignore_ascii_case("HEAD")
+    }
+
+    /// serialize builds the request's bytes for `target`, once per run.
+    pub fn serialize(&self, target: &Target) -> Result<Vec<u8>, PlanError> {
+        let body = self.body().map_err(|_| PlanError::new("request.body_base64", "is not valid base64"))?;
+        let mut out = Vec::with_capacity(128 + body.len());
+        out.extend_from_slice(self.method.as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(target.path_and_query.as_bytes());
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        let has = |n: &str| self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
+        if !has("host") {
+            push_header(&mut out, "Host", &target.host_header);
+        }
+        if !has("user-agent") {
+            push_header(&mut out, "User-Agent", USER_AGENT);
+        }
+        for (name, value) in &self.headers {
+            push_header(&mut out, name, value);
+        }
+        let method_expects_body = !matches!(self.method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS" | "TRACE");
+        if !body.is_empty() || method_expects_body {
+            push_header(&mut out, "Content-Length", &body.len().to_string());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+}
+
+fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> Target {
+        Target::parse("http://127.0.0.1:8080/tasks?x=1").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn get_request_bytes() {
+        let spec = RequestSpec { method: "GET".into(), headers: vec![("Accept".into(), "*/*".into())], body_base64: None };
+        let bytes = spec.serialize(&target()).unwrap_or_default();
+        let expected = format!("GET /tasks?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n\r\n");
+        assert_eq!(String::from_utf8_lossy(&bytes), expected);
+    }
+
+    #[test]
+    fn post_with_body_and_overridden_host() {
+        let body = base64::engine::general_purpose::STANDARD.encode(b"{\"a\":1}");
+        let spec = RequestSpec {
+            method: "POST".into(),
+            headers: vec![("Host".into(), "api".into()), ("User-Agent".into(), "me".into())],
+            body_base64: Some(body),
+        };
+        let text = String::from_utf8(spec.serialize(&target()).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(text, "POST /tasks?x=1 HTTP/1.1\r\nHost: api\r\nUser-Agent: me\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
+    }
+
+    #[test]
+    fn empty_post_sends_zero_length() {
+        let spec = RequestSpec { method: "POST".into(), ..Default::default() };
+        let text = String::from_utf8(spec.serialize(&target()).unwrap_or_default()).unwrap_or_default();
+        assert!(text.contains("Content-Length: 0\r\n"), "{text}");
+    }
+
+    #[test]
+    fn invalid_specs_are_reported() {
+        let spec = RequestSpec {
+            method: "GE T".into(),
+            headers: vec![("X".into(), "a\r\nb".into()), ("Content-Length".into(), "3".into())],
+            body_base64: Some("!!!".into()),
+        };
+        let mut errors = Vec::new();
+        spec.validate(&mut errors);
+        assert_eq!(errors.len(), 4, "{errors:?}");
+    }
+}
