@@ -1,0 +1,162 @@
+"""The load generators under comparison: how to invoke them and how to read their output."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+
+
+@dataclasses.dataclass
+class GenReport:
+    """GenReport is what a generator said about its own run (the server count is separate)."""
+
+    requests: int | None = None
+    sent: int | None = None
+    duration_s: float | None = None
+    requests_per_s: float | None = None
+    p99_ms: float | None = None
+    errors: dict = dataclasses.field(default_factory=dict)
+    parse_error: str | None = None
+
+
+def _seconds(value: str, unit: str) -> float:
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return float(value) * scale[unit]
+
+
+def parse_wrk(text: str) -> GenReport:
+    """parse_wrk reads wrk's summary: count, duration, req/s, p99 (with --latency), errors."""
+    rep = GenReport()
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m|h)", text)
+    if not m:
+        rep.parse_error = "no 'N requests in T' line in wrk output"
+        return rep
+    rep.requests = int(m.group(1))
+    rep.duration_s = _seconds(m.group(2), m.group(3))
+    m = re.search(r"Requests/sec:\s*([\d.]+)", text)
+    rep.requests_per_s = float(m.group(1)) if m else None
+    m = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M)
+    rep.p99_ms = _seconds(m.group(1), m.group(2)) * 1e3 if m else None
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        rep.errors.update(zip(("connect", "read", "write", "timeout"), map(int, m.groups())))
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if m:
+        rep.errors["non_2xx_3xx"] = int(m.group(1))
+    return rep
+
+
+def dig(doc, dotted: str):
+    """dig returns doc["a"]["b"] for "a.b", or None where any step is missing."""
+    for key in dotted.split("."):
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]
+    return doc
+
+
+def _last_json_object(text: str):
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    # Tolerate log lines before the document: try from each line that opens an object.
+    starts = [m.start() for m in re.finditer(r"^\{", text, re.M)]
+    for start in starts:
+        try:
+            return json.loads(text[start:])
+        except ValueError:
+            continue
+    raise ValueError("no JSON document on stdout")
+
+
+def parse_surge(text: str) -> GenReport:
+    """parse_surge reads `surge run --json` (requests.completed, duration_s, ...)."""
+    rep = GenReport()
+    try:
+        doc = _last_json_object(text)
+    except ValueError as e:
+        rep.parse_error = str(e)
+        return rep
+    completed = dig(doc, "requests.completed")
+    rep.requests = int(completed) if isinstance(completed, (int, float)) else None
+    rep.sent = dig(doc, "requests.sent")
+    rep.duration_s = dig(doc, "duration_s")
+    rep.requests_per_s = dig(doc, "throughput.requests_per_s")
+    rep.p99_ms = dig(doc, "latency.all.p99_ms")
+    for key in ("requests.errors", "requests.dropped", "requests.late", "errors"):
+        value = dig(doc, key)
+        if value not in (None, 0, {}, []):
+            rep.errors[key] = value
+    return rep
+
+
+@dataclasses.dataclass
+class Generator:
+    """Generator is one load tool: its name in the output, its binary, how to call it."""
+
+    name: str
+    kind: str  # "wrk" or "surge"
+    binary: str
+
+    def closed_argv(self, url: str, connections: int, duration_s: int) -> list[str]:
+        """closed_argv is a closed-loop run: one thread, N keep-alive connections, T seconds."""
+        if self.kind == "wrk":
+            return [self.binary, "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", url]
+        return [self.binary, "run", url, "-c", str(connections), "-d", f"{duration_s}s",
+                "--threads", "1", "--json"]
+
+    def rate_argv(self, url: str, rate: int, duration_s: int) -> list[str]:
+        """rate_argv is an open-model run at a constant arrival rate (surge only)."""
+        return [self.binary, "run", url, "-r", str(rate), "-d", f"{duration_s}s", "--json"]
+
+    def parse(self, stdout: str) -> GenReport:
+        """parse reads this tool's output."""
+        return parse_wrk(stdout) if self.kind == "wrk" else parse_surge(stdout)
+
+
+def find_wrk() -> str | None:
+    """find_wrk is the wrk binary on PATH, or None."""
+    return shutil.which("wrk")
+
+
+def _help_ok(argv: list[str]) -> tuple[bool, str]:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, str(e)
+    return out.returncode == 0, (out.stdout + out.stderr)
+
+
+def find_surge(repo: str, explicit: str | None) -> tuple[str | None, str]:
+    """find_surge locates a surge whose `run` has --json; returns (binary, why-not)."""
+    candidates = [explicit] if explicit else [
+        os.path.join(repo, ".venv", "bin", "surge"), shutil.which("surge")]
+    for path in candidates:
+        if not path or not os.path.exists(path):
+            continue
+        ok, text = _help_ok([path, "run", "--help"])
+        if not ok:
+            return None, f"{path} run --help failed: {text.strip()[-300:]}"
+        if "--json" not in text:
+            return None, f"{path} run has no --json option yet"
+        return path, ""
+    return None, "no surge in .venv/bin or on PATH (run `make build`)"
+
+
+def find_target(repo: str, surge: str | None) -> tuple[list[str] | None, str]:
+    """find_target is the argv that starts the reference target on a free loopback port."""
+    tail = ["--bind", "127.0.0.1:0", "--threads", "1"]
+    if surge:
+        ok, _ = _help_ok([surge, "target", "--help"])
+        if ok:
+            return [surge, "target", *tail], ""
+    binary = os.path.join(repo, "target", "release", "surge-target")
+    if os.access(binary, os.X_OK):
+        return [binary, *tail], ""
+    return None, "neither `surge target` nor target/release/surge-target is available yet"

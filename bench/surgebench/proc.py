@@ -1,0 +1,161 @@
+"""Child processes with rusage, pinned cores, and CPU accounting from /proc."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def raise_nofile() -> tuple[int, int]:
+    """raise_nofile lifts this process's soft RLIMIT_NOFILE to its hard limit and returns both."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    return soft, hard
+
+
+def child_setup(cpus: set[int] | None):
+    """child_setup returns a preexec_fn that pins the child and raises its fd limit."""
+
+    def setup() -> None:
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        raise_nofile()
+
+    return setup
+
+
+@dataclasses.dataclass
+class RunResult:
+    """RunResult is one finished child: exit status, output, wall time and wait4 rusage."""
+
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    user_s: float
+    sys_s: float
+    maxrss_kb: int
+    timed_out: bool
+
+    @property
+    def cpu_s(self) -> float:
+        """cpu_s is user + system CPU seconds of the child (ru_utime + ru_stime)."""
+        return self.user_s + self.sys_s
+
+    @property
+    def maxrss_mb(self) -> float:
+        """maxrss_mb is the peak resident set size in MB (ru_maxrss is in KiB on Linux)."""
+        return self.maxrss_kb / 1024.0
+
+
+def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float) -> RunResult:
+    """run_measured runs argv pinned to cpus, reaps it with os.wait4 and returns its rusage.
+
+    Output goes to temporary files (a large JSON document never blocks on a pipe). The child
+    gets its own session; past timeout_s its process group is killed and timed_out is set.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            preexec_fn=child_setup(cpus),
+            start_new_session=True,
+        )
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout_s, kill)
+        timer.daemon = True
+        timer.start()
+        try:
+            _, status, ru = os.wait4(proc.pid, 0)
+        except BaseException:
+            kill()
+            os.wait4(proc.pid, 0)
+            raise
+        finally:
+            timer.cancel()
+        wall = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return RunResult(
+            argv=list(argv),
+            returncode=proc.returncode,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+            wall_s=wall,
+            user_s=ru.ru_utime,
+            sys_s=ru.ru_stime,
+            maxrss_kb=ru.ru_maxrss,
+            timed_out=timed_out.is_set(),
+        )
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """process_cpu_s is utime + stime of a live process from /proc/PID/stat, or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode()
+    except OSError:
+        return None
+    fields = data[data.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def children_of(pid: int) -> list[int]:
+    """children_of lists the pids whose parent is pid (scanning /proc)."""
+    kids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read().decode()
+        except OSError:
+            continue
+        if int(data[data.rindex(")") + 2 :].split()[1]) == pid:
+            kids.append(int(name))
+    return kids
+
+
+def cpu_busy_s(cpus: list[int]) -> dict[int, float]:
+    """cpu_busy_s is the busy (non-idle, non-iowait) seconds of each listed core so far."""
+    busy = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if not line.startswith("cpu") or line.startswith("cpu "):
+                continue
+            name, *vals = line.split()
+            core = int(name[3:])
+            if core in cpus:
+                v = [int(x) for x in vals]
+                # user nice system idle iowait irq softirq steal (guest is inside user)
+                busy[core] = (sum(v[:8]) - v[3] - v[4]) / CLOCK_TICKS
+    return busy
+
+
+def loadavg() -> str:
+    """loadavg is the first three fields of /proc/loadavg."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])

@@ -1,0 +1,360 @@
+"""The four benchmark sections: cpu, conns, rate, target."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import proc
+from .generators import Generator
+from .measure import Measurement, measure
+from .stats import fmt, fmt_summary, steady_rate, summary
+from .target import TargetProc
+
+
+@dataclasses.dataclass
+class Row:
+    """Row is one line of the final Markdown table."""
+
+    measurement: str
+    baseline: str
+    surge: str
+    ratio: str
+    bar: str
+    meets: str
+
+
+@dataclasses.dataclass
+class Context:
+    """Context is what every section needs: tools found, cores, durations, the output."""
+
+    quick: bool
+    rounds: int
+    gen_core: int
+    server_core: int
+    wrk: Generator | None
+    surge: Generator | None
+    surge_why: str
+    nginx: object | None
+    nginx_why: str
+    target_argv: list[str] | None
+    target_why: str
+    rate: int
+    rows: list[Row] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def dur(self, full: int, quick: int) -> int:
+        """dur is the run length in seconds for this mode."""
+        return quick if self.quick else full
+
+    @property
+    def subject(self) -> str:
+        """subject is the name in surge's column: "surge", or "wrk-AA" in an A/A run."""
+        return self.surge.name if self.surge else "surge"
+
+    def verdict(self, value, bar: float, below: bool, surge_result: bool = True) -> str:
+        """verdict is "yes"/"no" against the bar, "—" without a value, "n/a" in an A/A run."""
+        if value is None:
+            return "—"
+        if surge_result and self.surge and self.surge.kind != "surge":
+            return "n/a (A/A)"
+        return "yes" if (value <= bar if below else value >= bar) else "no"
+
+
+def say(text: str = "") -> None:
+    """say prints a line of the benchmark's log at once."""
+    print(text, flush=True)
+
+
+def skipped(ctx: Context, name: str, why: str, measurement: str) -> dict:
+    """skipped prints and records why a section did not run."""
+    say(f"  SKIPPED: {why}")
+    ctx.rows.append(Row(measurement, "—", "not yet measured", "—", "—", "—"))
+    ctx.notes.append(f"{name}: not measured: {why}")
+    return {"skipped": why}
+
+
+def run_line(label: str, m: Measurement) -> None:
+    """run_line prints one measured run with every raw number that goes into the ratios."""
+    errors = {k: v for k, v in m.report.errors.items() if v}
+    state = "ok" if m.ok else (
+        f"FAILED rc={m.returncode}{' timeout' if m.timed_out else ''} "
+        f"{m.report.parse_error or ''} {m.stderr_tail[-200:]!r}")
+    say(
+        f"  {label:<26} {fmt(m.req_per_s):>9} req/s  {fmt(m.requests):>10} req  "
+        f"{fmt(m.cpu_us_per_req, '.2f'):>6} µs/req  CPU {m.gen_cpu_s:6.2f}s "
+        f"({m.gen_util:4.0%})  RSS {m.peak_rss_mb:6.1f} MB  "
+        f"server {fmt(m.server_util, '4.0%')} {fmt(m.server_us_per_req, '.2f')} µs/req  "
+        f"others: gen-core {fmt(m.other_load_gen_core, '.0%')} "
+        f"srv-core {fmt(m.other_load_server_core, '.0%')}"
+        + (f"  conns {m.peak_active}" if m.peak_active is not None else "")
+        + (f"  errors {errors}" if errors else "")
+        + (f"  [saturated: {m.saturated}]" if m.saturated else "")
+        + (f"  [{state}]" if not m.ok else "")
+    )
+
+
+def _gen_summary(runs: list[Measurement]) -> dict:
+    ok = [m for m in runs if m.ok]
+    return {
+        "req_per_s": summary(m.req_per_s for m in ok),
+        "cpu_us_per_req": summary(m.cpu_us_per_req for m in ok),
+        "peak_rss_mb": summary(m.peak_rss_mb for m in ok),
+        "gen_util": summary(m.gen_util for m in ok),
+        "failed_runs": len(runs) - len(ok),
+    }
+
+
+def surge_startup(ctx: Context) -> dict | None:
+    """surge_startup is the CPU and RSS of `surge run --help`: the Python start-up cost that is
+    part of every surge measurement here (reported, not subtracted)."""
+    if not ctx.surge or ctx.surge.kind != "surge":
+        return None
+    res = proc.run_measured([ctx.surge.binary, "run", "--help"], {ctx.gen_core}, timeout_s=60)
+    out = {"cpu_s": res.cpu_s, "peak_rss_mb": res.maxrss_mb, "wall_s": res.wall_s}
+    say(f"  surge start-up (`surge run --help`): CPU {res.cpu_s * 1e3:.0f} ms, "
+        f"RSS {res.maxrss_mb:.1f} MB, wall {res.wall_s * 1e3:.0f} ms (included in every surge run)")
+    return out
+
+
+def _interleaved(ctx: Context, gens: list[Generator], argv_for, nominal: int,
+                 rounds: int, server) -> dict[str, list[Measurement]]:
+    """_interleaved runs each generator once per round, reversing the order every round."""
+    runs: dict[str, list[Measurement]] = {g.name: [] for g in gens}
+    for r in range(rounds):
+        order = gens if r % 2 == 0 else list(reversed(gens))
+        for g in order:
+            m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal)
+            runs[g.name].append(m)
+            run_line(f"round {r + 1} {g.name}", m)
+    return runs
+
+
+def _paired_ratios(a: list[Measurement], b: list[Measurement], key: str) -> list[float]:
+    """_paired_ratios is b/a for each round where both ran, on attribute key."""
+    out = []
+    for ma, mb in zip(a, b):
+        va, vb = getattr(ma, key), getattr(mb, key)
+        if ma.ok and mb.ok and va and vb is not None:
+            out.append(vb / va)
+    return out
+
+
+def section_cpu(ctx: Context) -> dict:
+    """section_cpu: req/s and generator CPU per request, wrk vs surge, 64 connections."""
+    conns, nominal = 64, ctx.dur(8, 3)
+    say(f"\n## cpu: closed loop, {conns} connections, 1 thread, {nominal} s, "
+        f"{ctx.rounds} rounds, order alternating")
+    name = f"generator CPU µs/request ({conns} conns)"
+    if not ctx.nginx:
+        return skipped(ctx, "cpu", ctx.nginx_why, name)
+    if not ctx.wrk:
+        return skipped(ctx, "cpu", "wrk not found (apt-get install wrk)", name)
+    url = ctx.nginx.url
+    gens = [ctx.wrk] + ([ctx.surge] if ctx.surge else [])
+    if not ctx.surge:
+        say(f"  surge not available ({ctx.surge_why}): measuring wrk alone")
+    warm = measure(ctx.wrk, ctx.wrk.closed_argv(url, conns, 1), ctx.nginx,
+                   ctx.gen_core, ctx.server_core, 1)
+    run_line("warm-up wrk (discarded)", warm)
+    runs = _interleaved(ctx, gens, lambda g: g.closed_argv(url, conns, nominal), nominal,
+                        ctx.rounds, ctx.nginx)
+    result = {"connections": conns, "duration_s": nominal, "url": url,
+              "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+              "summary": {k: _gen_summary(v) for k, v in runs.items()}}
+    w = result["summary"][ctx.wrk.name]
+    s = result["summary"].get(ctx.surge.name) if ctx.surge else None
+    cpu_ratio = rps_ratio = rss_ratio = None
+    if ctx.surge:
+        sr = runs[ctx.surge.name]
+        cpu_ratio = summary(_paired_ratios(runs[ctx.wrk.name], sr, "cpu_us_per_req"))
+        rps_ratio = summary(_paired_ratios(runs[ctx.wrk.name], sr, "req_per_s"))
+        rss_ratio = summary(_paired_ratios(runs[ctx.wrk.name], sr, "peak_rss_mb"))
+        result["ratio_cpu_us_per_req"] = cpu_ratio
+        result["ratio_req_per_s"] = rps_ratio
+    missing = "not yet measured"
+    if not ctx.surge:
+        ctx.notes.append(f"cpu: surge not measured: {ctx.surge_why}")
+    sv = (lambda k, spec: fmt_summary(s[k], spec)) if s else (lambda k, spec: missing)
+    say(f"  wrk   : {fmt_summary(w['req_per_s'])} req/s, {fmt_summary(w['cpu_us_per_req'], '.2f')}"
+        f" µs/req, RSS {fmt_summary(w['peak_rss_mb'], '.1f')} MB   (median [min–max])")
+    if s:
+        say(f"  {ctx.surge.name:<6}: {sv('req_per_s', ',.0f')} req/s, {sv('cpu_us_per_req', '.2f')}"
+            f" µs/req, RSS {sv('peak_rss_mb', '.1f')} MB")
+        say(f"  ratio {ctx.subject}/wrk CPU µs/request, per round: {fmt_summary(cpu_ratio, '.3f')} "
+            f"(spread {fmt(cpu_ratio and cpu_ratio['spread_pct'], '.1f')} %); bar ≤ 0.9")
+    med = cpu_ratio["median"] if cpu_ratio else None
+    ctx.rows += [
+        Row(name, fmt_summary(w["cpu_us_per_req"], ".2f"), sv("cpu_us_per_req", ".2f"),
+            fmt_summary(cpu_ratio, ".3f"), "≤ 0.9", ctx.verdict(med, 0.9, below=True)),
+        Row(f"req/s, server-counted ({conns} conns)", fmt_summary(w["req_per_s"]),
+            sv("req_per_s", ",.0f"), fmt_summary(rps_ratio, ".3f"), "—", "—"),
+        Row(f"peak RSS MB ({conns} conns)", fmt_summary(w["peak_rss_mb"], ".1f"),
+            sv("peak_rss_mb", ".1f"), fmt_summary(rss_ratio, ".2f"), "—", "—"),
+    ]
+    return result
+
+
+def section_conns(ctx: Context) -> dict:
+    """section_conns: 10,000 keep-alive connections from one thread; RSS and req/s."""
+    conns, nominal = 10_000, ctx.dur(10, 4)
+    rounds = 1 if ctx.quick else 2
+    say(f"\n## conns: closed loop, {conns:,} connections, 1 thread, {nominal} s, {rounds} rounds")
+    name = f"peak RSS MB ({conns:,} conns)"
+    if not ctx.nginx:
+        return skipped(ctx, "conns", ctx.nginx_why, name)
+    soft, hard = proc.raise_nofile()
+    say(f"  file-descriptor limit: soft raised to {soft}, hard {hard} (children inherit it)")
+    if hard != -1 and hard < conns + 100:
+        return skipped(ctx, "conns", f"hard RLIMIT_NOFILE {hard} < {conns + 100}", name)
+    gens = [g for g in (ctx.wrk, ctx.surge) if g]
+    if not gens:
+        return skipped(ctx, "conns", "neither wrk nor surge is available", name)
+    for label, g in (("wrk", ctx.wrk), ("surge", ctx.surge)):
+        if not g:
+            say(f"  {label} not available: " + (ctx.surge_why if label == "surge" else "not found"))
+    url = ctx.nginx.url
+    runs = _interleaved(ctx, gens, lambda g: g.closed_argv(url, conns, nominal), nominal,
+                        rounds, ctx.nginx)
+    result = {"connections": conns, "duration_s": nominal,
+              "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+              "summary": {}}
+    for g in gens:
+        ok = [m for m in runs[g.name] if m.ok]
+        result["summary"][g.name] = {
+            **_gen_summary(runs[g.name]),
+            "peak_server_connections": max((m.peak_active or 0 for m in ok), default=None),
+        }
+    w = result["summary"].get(ctx.wrk.name) if ctx.wrk else None
+    s = result["summary"].get(ctx.surge.name) if ctx.surge else None
+    missing = "not yet measured"
+    if not ctx.surge:
+        ctx.notes.append(f"conns: surge not measured: {ctx.surge_why}")
+
+    def col(d, key, spec):
+        return fmt_summary(d[key], spec) if d else missing
+
+    rss_med = s["peak_rss_mb"]["median"] if s and s["peak_rss_mb"] else None
+    ratio = (f"{rss_med / w['peak_rss_mb']['median']:.2f}"
+             if rss_med and w and w["peak_rss_mb"] else "—")
+    ctx.rows += [
+        Row(name, col(w, "peak_rss_mb", ".1f"), col(s, "peak_rss_mb", ".1f"), ratio,
+            "surge < 200 MB", ctx.verdict(rss_med, 200, below=True)),
+        Row(f"req/s, server-counted ({conns:,} conns)", col(w, "req_per_s", ",.0f"),
+            col(s, "req_per_s", ",.0f"), "—", "—", "—"),
+        Row(f"generator CPU µs/request ({conns:,} conns)", col(w, "cpu_us_per_req", ".2f"),
+            col(s, "cpu_us_per_req", ".2f"), "—", "—", "—"),
+        Row("connections open at the server (peak, sampled 1/s)",
+            fmt(w and w["peak_server_connections"], ","),
+            fmt(s and s["peak_server_connections"], ",", missing), "—", f"{conns:,}", "—"),
+    ]
+    return result
+
+
+def section_rate(ctx: Context) -> dict:
+    """section_rate: open model at a fixed arrival rate; achieved rate counted by nginx."""
+    rate, nominal = ctx.rate, ctx.dur(30, 10)
+    say(f"\n## rate: open model, {rate:,} req/s requested, {nominal} s (surge only)")
+    name = f"achieved rate, server-counted ({rate:,} req/s asked)"
+    if not ctx.nginx:
+        return skipped(ctx, "rate", ctx.nginx_why, name)
+    if not ctx.surge or ctx.surge.kind != "surge":
+        return skipped(ctx, "rate", f"surge not available ({ctx.surge_why})", name)
+    url = ctx.nginx.url
+    m = measure(ctx.surge, ctx.surge.rate_argv(url, rate, nominal), ctx.nginx,
+                ctx.gen_core, ctx.server_core, nominal, sample_interval_s=0.5)
+    run_line("surge open model", m)
+    steady = steady_rate(m.samples)
+    total = m.server_requests / m.duration_s if m.server_requests and m.duration_s else None
+    reported = m.report.requests_per_s
+
+    def err(v):
+        return (v - rate) / rate * 100 if v is not None else None
+
+    result = {"requested_rate": rate, "duration_s": nominal, "run": m.to_json(),
+              "steady": steady, "server_total_over_duration": total,
+              "surge_reported": reported,
+              "error_pct": {"steady": err(steady and steady["rate"]),
+                            "server_total": err(total), "surge_reported": err(reported)}}
+    e = result["error_pct"]
+    if steady:
+        say(f"  server-side steady rate: {steady['rate']:,.1f} req/s over {steady['window_s']:.1f} s"
+            f" (per-0.5 s intervals {steady['interval_min']:,.0f}–{steady['interval_max']:,.0f}); "
+            f"error {fmt(e['steady'], '+.3f')} %")
+    say(f"  surge sent {fmt(m.report.sent, ',')}, completed {fmt(m.report.requests, ',')}; "
+        f"nginx counted {fmt(m.server_requests, ',')}")
+    say(f"  server count / surge duration: {fmt(total, ',.1f')} req/s, error "
+        f"{fmt(e['server_total'], '+.3f')} %; surge reports {fmt(reported, ',.1f')} req/s, "
+        f"error {fmt(e['surge_reported'], '+.3f')} %; bar ±0.5 %")
+    ctx.rows += [
+        Row(name + ", steady part", f"{rate:,}", fmt(steady and steady["rate"], ",.1f"),
+            f"{fmt(e['steady'], '+.3f')} %", "±0.5 %",
+            ctx.verdict(e["steady"] and abs(e["steady"]), 0.5, below=True)),
+        Row(name + ", whole run / duration_s", f"{rate:,}", fmt(total, ",.1f"),
+            f"{fmt(e['server_total'], '+.3f')} %", "±0.5 %",
+            ctx.verdict(e["server_total"] and abs(e["server_total"]), 0.5, below=True)),
+        Row("rate surge reports (throughput.requests_per_s)", f"{rate:,}", fmt(reported, ",.1f"),
+            f"{fmt(e['surge_reported'], '+.3f')} %", "—", "—"),
+    ]
+    return result
+
+
+def section_target(ctx: Context) -> dict:
+    """section_target: wrk against the reference target vs against nginx, server on one core."""
+    conns, nominal = 64, ctx.dur(8, 3)
+    say(f"\n## target: wrk -t1 -c{conns} {nominal} s against surge-target and nginx, "
+        f"each server on core {ctx.server_core}, {ctx.rounds} rounds")
+    name = "wrk req/s against /health: nginx vs surge-target"
+    if not ctx.wrk:
+        return skipped(ctx, "target", "wrk not found", name)
+    if not ctx.nginx:
+        return skipped(ctx, "target", ctx.nginx_why, name)
+    if not ctx.target_argv:
+        return skipped(ctx, "target", ctx.target_why, name)
+    say(f"  target command: {' '.join(ctx.target_argv)} (pinned to core {ctx.server_core})")
+    try:
+        tgt = TargetProc(ctx.target_argv, ctx.server_core)
+        tgt.start()
+    except (OSError, RuntimeError) as e:
+        return skipped(ctx, "target", f"target did not start: {e}", name)
+    runs: dict[str, list[Measurement]] = {"nginx": [], "surge-target": []}
+    try:
+        servers = [("nginx", ctx.nginx), ("surge-target", tgt)]
+        for r in range(ctx.rounds):
+            for label, srv in (servers if r % 2 == 0 else list(reversed(servers))):
+                m = measure(ctx.wrk, ctx.wrk.closed_argv(srv.url, conns, nominal), srv,
+                            ctx.gen_core, ctx.server_core, nominal)
+                runs[label].append(m)
+                run_line(f"round {r + 1} wrk→{label}", m)
+    finally:
+        tgt.stop()
+
+    def wrk_rps(m: Measurement):  # wrk's own count, so both servers are counted alike
+        return m.report.requests / m.duration_s if m.ok and m.report.requests else None
+
+    summ = {k: {"wrk_req_per_s": summary(wrk_rps(m) for m in v),
+                "server_us_per_req": summary(
+                    m.server_cpu_s / m.report.requests * 1e6
+                    for m in v if m.ok and m.server_cpu_s is not None and m.report.requests)}
+            for k, v in runs.items()}
+    ratios = summary(
+        wrk_rps(t) / wrk_rps(n) for n, t in zip(runs["nginx"], runs["surge-target"])
+        if wrk_rps(n) and wrk_rps(t))
+    say(f"  req/s nginx {fmt_summary(summ['nginx']['wrk_req_per_s'])}, surge-target "
+        f"{fmt_summary(summ['surge-target']['wrk_req_per_s'])}; ratio target/nginx "
+        f"{fmt_summary(ratios, '.3f')} (bar ≥ 0.8)")
+    ctx.rows += [
+        Row(name, fmt_summary(summ["nginx"]["wrk_req_per_s"]),
+            fmt_summary(summ["surge-target"]["wrk_req_per_s"]), fmt_summary(ratios, ".3f"),
+            "≥ 0.8", ctx.verdict(ratios and ratios["median"], 0.8, below=False, surge_result=False)),
+        Row("server CPU µs/request: nginx vs surge-target",
+            fmt_summary(summ["nginx"]["server_us_per_req"], ".2f"),
+            fmt_summary(summ["surge-target"]["server_us_per_req"], ".2f"), "—", "—", "—"),
+    ]
+    return {"connections": conns, "duration_s": nominal, "command": ctx.target_argv,
+            "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+            "summary": summ, "ratio_req_per_s": ratios,
+            "target_output_tail": list(tgt.output)[-10:]}
+
+
+SECTIONS = {"cpu": section_cpu, "conns": section_conns, "rate": section_rate,
+            "target": section_target}

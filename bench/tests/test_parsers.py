@@ -1,0 +1,97 @@
+"""Offline tests for the harness's parsers and arithmetic: `python -m pytest bench/tests`."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from surgebench.generators import parse_surge, parse_wrk  # noqa: E402
+from surgebench.measure import Sample  # noqa: E402
+from surgebench.nginx import parse_status  # noqa: E402
+from surgebench.stats import steady_rate, summary  # noqa: E402
+
+WRK = """\
+Running 8s test @ http://127.0.0.1:40000/health
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   794.12us  210.33us  10.01ms   91.20%
+    Req/Sec    80.61k     2.10k   84.00k    70.00%
+  Latency Distribution
+     50%  760.00us
+     75%  850.00us
+     90%    0.95ms
+     99%    1.52ms
+  641528 requests in 8.00s, 91.77MB read
+  Socket errors: connect 0, read 3, write 0, timeout 2
+  Non-2xx or 3xx responses: 7
+Requests/sec:  80190.23
+Transfer/sec:     11.47MB
+"""
+
+
+def test_parse_wrk_reads_count_duration_p99_and_errors():
+    rep = parse_wrk(WRK)
+    assert rep.requests == 641528
+    assert rep.duration_s == pytest.approx(8.0)
+    assert rep.requests_per_s == pytest.approx(80190.23)
+    assert rep.p99_ms == pytest.approx(1.52)
+    assert rep.errors == {"connect": 0, "read": 3, "write": 0, "timeout": 2, "non_2xx_3xx": 7}
+
+
+@pytest.mark.parametrize("text", ["", "garbage", "Running 1s test"])
+def test_parse_wrk_reports_unparseable_output(text):
+    assert parse_wrk(text).parse_error
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"requests": {"sent": 10, "completed": 9}, "duration_s": 2.0,'
+        ' "throughput": {"requests_per_s": 4.5}, "latency": {"all": {"p99_ms": 1.25}}}',
+        'starting...\n{"requests": {"sent": 10, "completed": 9}, "duration_s": 2.0,\n'
+        ' "throughput": {"requests_per_s": 4.5}, "latency": {"all": {"p99_ms": 1.25}}}\n',
+    ],
+)
+def test_parse_surge_reads_the_contract_keys(text):
+    rep = parse_surge(text)
+    assert (rep.requests, rep.sent, rep.duration_s) == (9, 10, 2.0)
+    assert (rep.requests_per_s, rep.p99_ms) == (4.5, 1.25)
+
+
+def test_parse_surge_without_json_is_a_parse_error():
+    assert parse_surge("error: no such option").parse_error
+
+
+def test_parse_status():
+    st = parse_status(
+        "Active connections: 65 \nserver accepts handled requests\n 70 70 123456 \n"
+        "Reading: 0 Writing: 3 Waiting: 62 \n"
+    )
+    assert (st.active, st.accepts, st.handled, st.requests) == (65, 70, 70, 123456)
+    assert (st.reading, st.writing, st.waiting) == (0, 3, 62)
+
+
+def test_steady_rate_trims_start_and_end():
+    # idle 1 s, ramp, 10 s at exactly 1000/s, then idle: trimmed window sees exactly 1000/s.
+    samples, count = [], 0
+    for i in range(30):
+        t = i * 0.5
+        if 1.0 < t <= 11.0:
+            count += 500 if t > 1.5 else 123  # a partial first interval
+        samples.append(Sample(t, count, 1))
+    got = steady_rate(samples, trim_s=1.0)
+    assert got["rate"] == pytest.approx(1000.0)
+    assert got["window_s"] == pytest.approx(8.0)  # 1.0–11.0 s less 1 s each end
+
+
+def test_steady_rate_needs_activity():
+    assert steady_rate([Sample(i * 0.5, 0, 1) for i in range(10)]) is None
+
+
+def test_summary_median_and_spread():
+    s = summary([3.0, None, 1.0, 2.0])
+    assert (s["n"], s["median"], s["min"], s["max"]) == (3, 2.0, 1.0, 3.0)
+    assert s["spread_pct"] == pytest.approx(100.0)
+    assert summary([None]) is None
