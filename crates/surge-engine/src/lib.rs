@@ -1,12 +1,28 @@
 //! surge-engine: the load engine. A validated [`plan::Plan`] goes in, interval snapshots
-//! stream out while it runs, and a final [`result::RunResult`] comes back.
+//! ([`result::Interval`]) stream out to an [`run::Observer`] while it runs, and a final
+//! [`result::RunResult`] comes back from [`run::run`].
 
-pub mod failure;
-pub mod http1;
-pub mod pacer;
-pub mod histogram;
-pub mod metrics;
+pub mod budget;
+pub mod conn;
+pub mod error;
 pub mod executor;
+pub mod failure;
+pub mod histogram;
+pub mod http1;
+pub mod metrics;
+pub mod pacer;
 pub mod plan;
 pub mod request;
+pub mod result;
+pub mod run;
+pub mod system;
 pub mod target;
+pub mod timer;
+pub mod tls;
+pub mod transport;
+pub mod worker;
+
+pub use error::EngineError;
+pub use plan::Plan;
+pub use result::{Interval, RunResult};
+pub use run::{run, Control, NoObserver, Observer};

@@ -1,0 +1,127 @@
+//! conn: one client connection's state, owned by exactly one event-loop thread.
+//!
+//! A connection carries one request at a time (no pipelining). It holds no buffers of
+//! its own in the steady state: reads go through the thread's scratch buffer and the
+//! request bytes are shared; only a header block split across reads is stashed.
+
+use std::io;
+use std::net::SocketAddr;
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+
+use crate::http1::ResponseParser;
+use crate::tls::TlsSetup;
+use crate::transport::Transport;
+
+/// Phase is where a connection is in its request cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Closed: no socket.
+    Closed,
+    /// Connecting: the TCP connect is in progress.
+    Connecting,
+    /// Idle: connected, no request outstanding.
+    Idle,
+    /// Sending: a request is being written.
+    Sending,
+    /// Awaiting: the request is written; the response is being read.
+    Awaiting,
+}
+
+/// Conn is one connection's state.
+pub struct Conn {
+    /// transport is the socket (and TLS session), None when closed.
+    pub transport: Option<Transport>,
+    /// phase is the connection's state.
+    pub phase: Phase,
+    /// parser parses the response to the outstanding request.
+    pub parser: ResponseParser,
+    /// written counts bytes of the current request written so far.
+    pub written: usize,
+    /// intended_ns is when the outstanding request was due (ns since run start).
+    pub intended_ns: u64,
+    /// sent_ns is when its first byte was written.
+    pub sent_ns: u64,
+    /// deadline_ns is when the outstanding connect or request times out.
+    pub deadline_ns: u64,
+    /// in_idle_list marks open-model connections already in the idle stack.
+    pub in_idle_list: bool,
+    /// requests counts responses received on the current socket.
+    pub requests: u64,
+}
+
+impl Conn {
+    /// new returns a closed connection slot.
+    pub fn new() -> Conn {
+        Conn {
+            transport: None,
+            phase: Phase::Closed,
+            parser: ResponseParser::new(),
+            written: 0,
+            intended_ns: 0,
+            sent_ns: 0,
+            deadline_ns: u64::MAX,
+            in_idle_list: false,
+            requests: 0,
+        }
+    }
+
+    /// has_request tells whether a request is outstanding on this connection.
+    pub fn has_request(&self) -> bool {
+        matches!(self.phase, Phase::Sending | Phase::Awaiting)
+    }
+
+    /// open starts a non-blocking connect to `addr` and registers the socket under `token`.
+    pub fn open(&mut self, addr: SocketAddr, tls: Option<&TlsSetup>, registry: &Registry, token: Token) -> io::Result<()> {
+        let mut stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        // Registered once, edge-triggered, for both directions: a request is written
+        // straight after the previous response, and write interest costs nothing until
+        // a write would block.
+        registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
+        self.transport = Some(match tls {
+            None => Transport::Plain(stream),
+            Some(setup) => {
+                let session = setup.connection().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                Transport::Tls(stream, Box::new(session))
+            }
+        });
+        self.phase = Phase::Connecting;
+        self.requests = 0;
+        Ok(())
+    }
+
+    /// connect_result checks a connecting socket after an event: Ok(true) once connected,
+    /// Ok(false) if still in progress, Err with the connect error otherwise.
+    pub fn connect_result(&mut self) -> io::Result<bool> {
+        let Some(transport) = self.transport.as_mut() else {
+            return Err(io::Error::from(io::ErrorKind::NotConnected));
+        };
+        let stream = transport.stream_mut();
+        if let Some(err) = stream.take_error()? {
+            return Err(err);
+        }
+        match stream.peer_addr() {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// close drops the socket (deregistering it) and marks the slot closed.
+    pub fn close(&mut self, registry: &Registry) {
+        if let Some(mut transport) = self.transport.take() {
+            let _ = registry.deregister(transport.stream_mut());
+        }
+        self.phase = Phase::Closed;
+        self.deadline_ns = u64::MAX;
+    }
+}
+
+impl Default for Conn {
+    fn default() -> Self {
+        Conn::new()
+    }
+}

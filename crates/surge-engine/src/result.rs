@@ -1,0 +1,123 @@
+//! result: what a run reports: interval snapshots while it runs, a RunResult at the end.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{Counts, LatencySummaries};
+use crate::system::CpuTime;
+
+/// RESULT_SCHEMA names the version of the result document.
+pub const RESULT_SCHEMA: &str = "surge.result/1";
+
+/// Interval is the merged snapshot of all threads for one interval of the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Interval {
+    /// index counts intervals from 0.
+    pub index: u64,
+    /// start_s is the interval's start, in seconds since the run started.
+    pub start_s: f64,
+    /// end_s is the interval's end (the last interval may be shorter).
+    pub end_s: f64,
+    /// counts are the requests, responses and failures of this interval.
+    pub counts: Counts,
+    /// latency summarizes the interval's latency histograms.
+    pub latency: LatencySummaries,
+    /// responses_per_s is responses divided by the interval's length.
+    pub responses_per_s: f64,
+    /// sent_per_s is requests sent divided by the interval's length.
+    pub sent_per_s: f64,
+    /// target_rate_per_s is the open-model schedule's rate at the interval's middle.
+    pub target_rate_per_s: Option<f64>,
+    /// open_connections is the number of connections open at the interval's end.
+    pub open_connections: u64,
+    /// in_flight is the number of requests outstanding at the interval's end.
+    pub in_flight: u64,
+    /// latency_histogram is the interval's latency histogram (HdrHistogram V2, base64).
+    pub latency_histogram: String,
+}
+
+/// StopReason says why the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Duration: the planned duration elapsed.
+    Duration,
+    /// Iterations: the planned number of requests was sent.
+    Iterations,
+    /// Interrupted: the caller cancelled the run (Ctrl-C).
+    Interrupted,
+}
+
+/// Throughput holds the run's rates.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Throughput {
+    /// requests_per_s is requests sent divided by the load window.
+    pub requests_per_s: f64,
+    /// responses_per_s is responses divided by the whole elapsed time.
+    pub responses_per_s: f64,
+    /// successes_per_s is successful responses divided by the whole elapsed time.
+    pub successes_per_s: f64,
+}
+
+/// Histograms are the run's full histograms (HdrHistogram V2 compressed, base64).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Histograms {
+    /// latency: every response and timeout, from the intended send time.
+    pub latency: String,
+    /// latency_success: successful responses, from the intended send time.
+    pub latency_success: String,
+    /// service_time: every response, from the actual send time.
+    pub service_time: String,
+}
+
+/// Generator describes the load generator's own resource use, to tell when it, not the
+/// target, was the bottleneck.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Generator {
+    /// cpu is the whole process's CPU time during the run.
+    pub cpu: CpuTime,
+    /// cpu_us_per_request is process CPU time per request sent, in microseconds.
+    pub cpu_us_per_request: f64,
+    /// thread_busy is each worker thread's CPU time over the elapsed time (1.0 = saturated).
+    pub thread_busy: Vec<f64>,
+    /// max_rss_kib is the process's peak resident set size.
+    pub max_rss_kib: u64,
+    /// open_file_limit is the soft RLIMIT_NOFILE in force during the run.
+    pub open_file_limit: u64,
+}
+
+/// RunResult is everything a run measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    /// schema is [`RESULT_SCHEMA`].
+    pub schema: String,
+    /// url is the target URL.
+    pub url: String,
+    /// addresses are the addresses the host resolved to (the first one is used).
+    pub addresses: Vec<String>,
+    /// started_at_unix_s is the wall-clock start time.
+    pub started_at_unix_s: f64,
+    /// duration_s is the load window: from start until no new request was issued.
+    pub duration_s: f64,
+    /// elapsed_s is the whole run, including the drain of requests in flight.
+    pub elapsed_s: f64,
+    /// threads is the number of event-loop threads.
+    pub threads: usize,
+    /// stop_reason says why the run ended.
+    pub stop_reason: StopReason,
+    /// counts are the totals.
+    pub counts: Counts,
+    /// latency summarizes the total histograms.
+    pub latency: LatencySummaries,
+    /// throughput holds the rates.
+    pub throughput: Throughput,
+    /// histograms are the full histograms for logs and later merging.
+    pub histograms: Histograms,
+    /// peak_open_connections is the most connections open at an interval end.
+    pub peak_open_connections: u64,
+    /// generator is the load generator's own resource use.
+    pub generator: Generator,
+    /// intervals are the per-interval snapshots, in order.
+    pub intervals: Vec<Interval>,
+    /// notes are things the user should know (limits raised, generator saturated, …).
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,401 @@
+//! run: the engine's one entry point. A Plan goes in, Interval snapshots go to an
+//! Observer while it runs, and a RunResult comes back.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::budget::Budget;
+use crate::error::EngineError;
+use crate::executor::Model;
+use crate::failure::FailureClass;
+use crate::metrics::Metrics;
+use crate::pacer::{Pacer, RatePacer};
+use crate::plan::{Plan, PlanError};
+use crate::result::{Generator, Histograms, Interval, RunResult, StopReason, Throughput, RESULT_SCHEMA};
+use crate::system::{process_usage, raise_open_file_limit, CpuTime};
+use crate::target::Target;
+use crate::tls::TlsSetup;
+use crate::worker::{run_worker, Report, Work, WorkerSpec};
+
+/// Control is an observer's answer: go on, or stop the run (its results are kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Continue lets the run go on.
+    Continue,
+    /// Stop ends the run early, as if interrupted.
+    Stop,
+}
+
+/// Observer receives each interval as soon as all threads have reported it, and is
+/// polled about ten times a second so that it can stop the run (e.g. on Ctrl-C).
+pub trait Observer {
+    /// on_interval is called once per interval, in order.
+    fn on_interval(&mut self, interval: &Interval) -> Control;
+
+    /// poll is called between intervals; returning Stop ends the run.
+    fn poll(&mut self) -> Control {
+        Control::Continue
+    }
+}
+
+/// NoObserver ignores intervals (for callers that only want the result).
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn on_interval(&mut self, _interval: &Interval) -> Control {
+        Control::Continue
+    }
+}
+
+/// FD_RESERVE is the descriptors kept for the engine itself (polls, timers, files).
+const FD_RESERVE: u64 = 64;
+
+/// PREFLIGHT_TIMEOUT caps the reachability check made before the load starts.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// run executes `plan`, reporting intervals to `observer`; setting `cancel` stops it.
+pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) -> Result<RunResult, EngineError> {
+    plan.validate().map_err(EngineError::InvalidPlan)?;
+    let target = Target::parse(&plan.target.url)
+        .map_err(|m| EngineError::InvalidPlan(vec![PlanError::new("target.url", m)]))?;
+    let addresses = target
+        .resolve()
+        .map_err(|e| EngineError::Unresolvable { host: target.host.clone(), message: e.to_string() })?;
+    let addr = addresses[0];
+    let threads = plan.thread_count();
+
+    let mut notes = Vec::new();
+    let open_file_limit = match raise_open_file_limit() {
+        Ok((old, new)) => {
+            if new > old {
+                notes.push(format!("raised the open-file limit from {old} to {new}"));
+            }
+            new
+        }
+        Err(e) => {
+            notes.push(format!("could not read or raise the open-file limit: {e}"));
+            0
+        }
+    };
+    let needed = u64::from(plan.executor.max_connections());
+    let needed_fds = needed + FD_RESERVE + 4 * threads as u64;
+    if open_file_limit > 0 && needed_fds > open_file_limit {
+        return Err(EngineError::TooManyConnections { needed, needed_fds, limit: open_file_limit });
+    }
+
+    let tls = match target.tls {
+        true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
+        false => None,
+    };
+    let request: Arc<[u8]> = plan.request.serialize(&target).map_err(|e| EngineError::InvalidPlan(vec![e]))?.into();
+    preflight(addr, Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
+
+    let model = plan.executor.model();
+    let pacer = match &model {
+        Model::Open { pacer, .. } => Some(Arc::new(pacer.clone())),
+        Model::Closed { .. } => None,
+    };
+    let started_at_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let (cpu_before, _) = process_usage();
+    let origin = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    let end_ns = secs_to_ns(plan.executor.duration_s());
+    let budget = match &model {
+        Model::Closed { iterations: Some(n), .. } => Some(Arc::new(Budget::new(*n))),
+        _ => None,
+    };
+    let stripes = plan.stripe.split(threads as u64);
+    let mut handles = Vec::with_capacity(threads);
+    for (thread, stripe) in stripes.into_iter().enumerate() {
+        let work = match &model {
+            Model::Closed { vus, .. } => Work::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
+            Model::Open { max_in_flight, .. } => Work::Open {
+                pacer: pacer.clone().unwrap_or_else(|| Arc::new(RatePacer::constant(0.0, 0.0))),
+                stripe,
+                max_in_flight: share(*max_in_flight, threads, thread).max(1),
+            },
+        };
+        let spec = WorkerSpec {
+            thread,
+            origin,
+            addr,
+            tls: tls.clone(),
+            request: request.clone(),
+            head_request: plan.request.is_head(),
+            work,
+            end_ns,
+            grace_ns: secs_to_ns(plan.limits.grace_period_s),
+            timeout_ns: secs_to_ns(plan.limits.timeout_s),
+            interval_ns: secs_to_ns(plan.interval_s),
+            cancel: cancel.clone(),
+            reports: tx.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("surge-worker-{thread}"))
+            .spawn(move || run_worker(spec))
+            .map_err(|e| EngineError::Setup(format!("cannot start worker thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(tx);
+
+    let mut aggregator = Aggregator::new(threads, plan.interval_s, pacer.as_deref());
+    let mut stopped_by_observer = false;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(report) => {
+                let elapsed_s = origin.elapsed().as_secs_f64();
+                for interval in aggregator.accept(report, elapsed_s) {
+                    if observer.on_interval(&interval) == Control::Stop {
+                        stopped_by_observer = true;
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+                if aggregator.all_done() {
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if observer.poll() == Control::Stop {
+                    stopped_by_observer = true;
+                    cancel.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for handle in handles {
+        let _ = handle.join();
+    }
+    if let Some(error) = aggregator.worker_errors.first() {
+        return Err(EngineError::Setup(error.clone()));
+    }
+
+    let elapsed_s = origin.elapsed().as_secs_f64();
+    let (cpu_after, max_rss_kib) = process_usage();
+    let cancelled = stopped_by_observer || cancel.load(Ordering::Relaxed);
+    let duration_s = (aggregator.stopped_ns as f64 / 1e9).clamp(1e-9, elapsed_s.max(1e-9));
+    let stop_reason = if cancelled {
+        StopReason::Interrupted
+    } else if budget.is_some() || pacer.as_ref().is_some_and(|p| aggregator.stopped_ns < end_ns && p.total() > 0) {
+        StopReason::Iterations
+    } else {
+        StopReason::Duration
+    };
+    let totals = &aggregator.totals;
+    let counts = totals.counts();
+    let cpu = cpu_after.since(&cpu_before);
+    notes.extend(diagnose(totals, &aggregator.thread_cpu, elapsed_s, plan));
+    Ok(RunResult {
+        schema: RESULT_SCHEMA.to_string(),
+        url: plan.target.url.clone(),
+        addresses: addresses.iter().map(ToString::to_string).collect(),
+        started_at_unix_s,
+        duration_s,
+        elapsed_s,
+        threads,
+        stop_reason,
+        throughput: Throughput {
+            requests_per_s: counts.sent as f64 / duration_s,
+            responses_per_s: counts.responses as f64 / elapsed_s,
+            successes_per_s: counts.succeeded as f64 / elapsed_s,
+        },
+        latency: totals.latency_summaries(),
+        histograms: Histograms {
+            latency: totals.latency.to_base64(),
+            latency_success: totals.latency_success.to_base64(),
+            service_time: totals.service_time.to_base64(),
+        },
+        peak_open_connections: aggregator.peak_open_connections,
+        generator: Generator {
+            cpu,
+            cpu_us_per_request: if counts.sent > 0 { cpu.total_s() * 1e6 / counts.sent as f64 } else { 0.0 },
+            thread_busy: aggregator.thread_cpu.iter().map(|c| c.total_s() / elapsed_s).collect(),
+            max_rss_kib,
+            open_file_limit,
+        },
+        counts,
+        intervals: std::mem::take(&mut aggregator.intervals),
+        notes,
+    })
+}
+
+fn secs_to_ns(seconds: f64) -> u64 {
+    (seconds * 1e9).round().clamp(0.0, u64::MAX as f64 / 2.0) as u64
+}
+
+/// share splits `total` over `parts` as evenly as possible; part `k` gets this much.
+fn share(total: u32, parts: usize, k: usize) -> u32 {
+    let parts = parts as u32;
+    total / parts + u32::from((k as u32) < total % parts)
+}
+
+/// preflight opens and closes one connection so that a target that is down, or a port
+/// nobody listens on, is reported at once instead of as a run full of failures.
+fn preflight(addr: SocketAddr, timeout: Duration) -> Result<(), EngineError> {
+    match TcpStream::connect_timeout(&addr, timeout) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(EngineError::Unreachable {
+            address: addr.to_string(),
+            class: FailureClass::from_connect_error(&e),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// diagnose turns signs of a saturated or misconfigured generator into notes.
+fn diagnose(totals: &Metrics, thread_cpu: &[CpuTime], elapsed_s: f64, plan: &Plan) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (thread, cpu) in thread_cpu.iter().enumerate() {
+        let busy = cpu.total_s() / elapsed_s;
+        if busy > 0.9 {
+            notes.push(format!(
+                "generator thread {thread} was busy {:.0}% of the run: the load generator itself may be the bottleneck",
+                busy * 100.0
+            ));
+        }
+    }
+    if totals.dropped > 0 {
+        let limit = plan.executor.max_connections();
+        notes.push(format!(
+            "{} scheduled requests were not sent because {limit} requests were already in flight (max in-flight): the target is not keeping up with the rate, or the limit is too low",
+            totals.dropped
+        ));
+    }
+    if totals.sent > 0 && totals.late * 100 > totals.sent {
+        notes.push(format!(
+            "{} requests ({:.1}%) were sent more than 1 ms after their intended time; their latency includes that wait",
+            totals.late,
+            totals.late as f64 * 100.0 / totals.sent as f64
+        ));
+    }
+    notes
+}
+
+/// Aggregator merges the threads' interval reports in order.
+struct Aggregator<'p> {
+    threads: usize,
+    interval_s: f64,
+    pacer: Option<&'p RatePacer>,
+    pending: BTreeMap<u64, PendingInterval>,
+    reported_up_to: Vec<Option<u64>>,
+    done: Vec<bool>,
+    next_emit: u64,
+    totals: Metrics,
+    intervals: Vec<Interval>,
+    thread_cpu: Vec<CpuTime>,
+    stopped_ns: u64,
+    peak_open_connections: u64,
+    worker_errors: Vec<String>,
+}
+
+#[derive(Default)]
+struct PendingInterval {
+    metrics: Option<Metrics>,
+    open_connections: u64,
+    in_flight: u64,
+}
+
+impl<'p> Aggregator<'p> {
+    fn new(threads: usize, interval_s: f64, pacer: Option<&'p RatePacer>) -> Self {
+        Aggregator {
+            threads,
+            interval_s,
+            pacer,
+            pending: BTreeMap::new(),
+            reported_up_to: vec![None; threads],
+            done: vec![false; threads],
+            next_emit: 0,
+            totals: Metrics::new(),
+            intervals: Vec::new(),
+            thread_cpu: vec![CpuTime::default(); threads],
+            stopped_ns: 0,
+            peak_open_connections: 0,
+            worker_errors: Vec::new(),
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.done.iter().all(|d| *d)
+    }
+
+    /// accept takes one report and returns the intervals it completed.
+    fn accept(&mut self, report: Report, elapsed_s: f64) -> Vec<Interval> {
+        match report {
+            Report::Interval { thread, index, metrics, open_connections, in_flight } => {
+                let slot = self.pending.entry(index).or_default();
+                match &mut slot.metrics {
+                    Some(m) => m.add(&metrics),
+                    None => slot.metrics = Some(*metrics),
+                }
+                slot.open_connections += open_connections;
+                slot.in_flight += in_flight;
+                self.reported_up_to[thread] = Some(index);
+            }
+            Report::Done { thread, stopped_ns, cpu, error } => {
+                self.done[thread] = true;
+                self.thread_cpu[thread] = cpu;
+                self.stopped_ns = self.stopped_ns.max(stopped_ns);
+                if let Some(e) = error {
+                    self.worker_errors.push(e);
+                }
+            }
+        }
+        let mut completed = Vec::new();
+        while let Some(interval) = self.try_emit(elapsed_s) {
+            completed.push(interval);
+        }
+        completed
+    }
+
+    fn try_emit(&mut self, elapsed_s: f64) -> Option<Interval> {
+        let k = self.next_emit;
+        let ready = (0..self.threads).all(|t| self.done[t] || self.reported_up_to[t].is_some_and(|i| i >= k));
+        if !ready || !self.pending.contains_key(&k) {
+            return None;
+        }
+        let slot = self.pending.remove(&k)?;
+        let metrics = slot.metrics.unwrap_or_default();
+        self.next_emit += 1;
+        self.totals.add(&metrics);
+        self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
+        let start_s = k as f64 * self.interval_s;
+        let full_end = start_s + self.interval_s;
+        let end_s = if self.all_done() && self.pending.is_empty() { full_end.min(elapsed_s.max(start_s)) } else { full_end };
+        let length = (end_s - start_s).max(1e-9);
+        let counts = metrics.counts();
+        let interval = Interval {
+            index: k,
+            start_s,
+            end_s,
+            responses_per_s: counts.responses as f64 / length,
+            sent_per_s: counts.sent as f64 / length,
+            target_rate_per_s: self.pacer.map(|p| p.rate_at((start_s + end_s) / 2.0)),
+            counts,
+            latency: metrics.latency_summaries(),
+            open_connections: slot.open_connections,
+            in_flight: slot.in_flight,
+            latency_histogram: metrics.latency.to_base64(),
+        };
+        self.intervals.push(interval.clone());
+        Some(interval)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for total in [1u32, 7, 64, 10_000] {
+            for parts in 1..=5usize {
+                let sum: u32 = (0..parts).map(|k| share(total, parts, k)).sum();
+                assert_eq!(sum, total);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! system: process limits and CPU accounting the engine reads or adjusts.
+
+use std::io;
+
+/// raise_open_file_limit lifts the soft RLIMIT_NOFILE to the hard limit and returns
+/// (old soft limit, new soft limit).
+pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the valid struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let old = limit.rlim_cur;
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max;
+        // SAFETY: setrlimit reads the valid struct we pass.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((old as u64, limit.rlim_cur as u64))
+}
+
+/// CpuTime is user and system CPU time in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuTime {
+    /// user_s is time spent in user mode.
+    pub user_s: f64,
+    /// system_s is time spent in the kernel on our behalf.
+    pub system_s: f64,
+}
+
+impl CpuTime {
+    /// total_s is user plus system time.
+    pub fn total_s(&self) -> f64 {
+        self.user_s + self.system_s
+    }
+
+    /// since returns the CPU time spent between `earlier` and self.
+    pub fn since(&self, earlier: &CpuTime) -> CpuTime {
+        CpuTime { user_s: self.user_s - earlier.user_s, system_s: self.system_s - earlier.system_s }
+    }
+}
+
+fn usage(who: libc::c_int) -> (CpuTime, u64) {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the valid struct we pass.
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+        return (CpuTime::default(), 0);
+    }
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (CpuTime { user_s: secs(ru.ru_utime), system_s: secs(ru.ru_stime) }, ru.ru_maxrss as u64)
+}
+
+/// thread_cpu_time is the calling thread's CPU time.
+pub fn thread_cpu_time() -> CpuTime {
+    usage(libc::RUSAGE_THREAD).0
+}
+
+/// process_usage is the whole process's CPU time and peak resident set size in KiB.
+pub fn process_usage() -> (CpuTime, u64) {
+    usage(libc::RUSAGE_SELF)
+}

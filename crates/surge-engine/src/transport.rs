@@ -1,0 +1,89 @@
+//! transport: a connection's byte stream, plain TCP or TLS over it, behind one interface.
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+
+/// Transport moves bytes over one connection; all calls are non-blocking and report
+/// `WouldBlock` when the socket has no more to give or take.
+pub enum Transport {
+    /// Plain is cleartext TCP.
+    Plain(TcpStream),
+    /// Tls is a rustls client session over TCP.
+    Tls(TcpStream, Box<rustls::ClientConnection>),
+}
+
+impl Transport {
+    /// stream is the underlying socket (for registration and error checks).
+    pub fn stream_mut(&mut self) -> &mut TcpStream {
+        match self {
+            Transport::Plain(s) | Transport::Tls(s, _) => s,
+        }
+    }
+
+    /// is_tls tells whether this is a TLS session.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Transport::Tls(..))
+    }
+
+    /// write sends as much of `data` as the socket takes now and returns how much that was.
+    /// TLS accepts the plaintext into its buffer and flushes what the socket takes.
+    pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(stream) => stream.write(data),
+            Transport::Tls(stream, tls) => {
+                let accepted = tls.writer().write(data)?;
+                flush_tls(stream, tls)?;
+                Ok(accepted)
+            }
+        }
+    }
+
+    /// flush writes buffered TLS records; true when nothing is left to write.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        match self {
+            Transport::Plain(_) => Ok(true),
+            Transport::Tls(stream, tls) => match flush_tls(stream, tls) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// read fills `buf` with received bytes; Ok(0) means the peer closed the connection.
+    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Transport::Plain(stream) => stream.read(buf),
+            Transport::Tls(stream, tls) => loop {
+                match tls.reader().read(buf) {
+                    Ok(n) => return Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+                // No plaintext buffered: pull records from the socket.
+                match tls.read_tls(stream) {
+                    Ok(0) => return Ok(0),
+                    Ok(_) => {
+                        tls.process_new_packets()
+                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                        // Handshake messages may need an answer.
+                        match flush_tls(stream, tls) {
+                            Ok(()) => {}
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            },
+        }
+    }
+}
+
+fn flush_tls(stream: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Result<()> {
+    while tls.wants_write() {
+        tls.write_tls(stream)?;
+    }
+    Ok(())
+}
