@@ -48,7 +48,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="comma-separated sections: cpu, conns, rate, target (default: all)")
     p.add_argument("--quick", action="store_true", help="short runs (a smoke test, not a result)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="rounds per generator in cpu/target (default 3, quick 2)")
+                   help="rounds per generator in cpu/target (default 5, quick 2)")
     p.add_argument("--rate", type=int, default=20_000, help="open-model rate (default 20000)")
     p.add_argument("--surge", default=None, help="surge executable (default .venv/bin/surge)")
     p.add_argument("--target-cmd", default=None,
@@ -65,7 +65,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if unknown:
         p.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     if args.rounds is None:
-        args.rounds = 2 if args.quick else 3
+        args.rounds = 2 if args.quick else 5
     return args
 
 

@@ -101,6 +101,12 @@ class Measurement:
         return "+".join(sides)
 
     @property
+    def other_load(self) -> float:
+        """other_load is the larger share of either measured core used by other processes."""
+        return max(v for v in (self.other_load_gen_core, self.other_load_server_core, 0.0)
+                   if v is not None)
+
+    @property
     def peak_active(self) -> int | None:
         """peak_active is the most connections the server saw open (minus the status one)."""
         return max((s.active - 1 for s in self.samples), default=None)
@@ -110,7 +116,7 @@ class Measurement:
         d = dataclasses.asdict(self)
         for key in ("ok", "requests", "req_per_s", "cpu_us_per_req", "server_us_per_req",
                     "gen_util", "server_util", "other_load_gen_core", "other_load_server_core",
-                    "saturated", "peak_active"):
+                    "saturated", "other_load", "peak_active"):
             d[key] = getattr(self, key)
         return d
 

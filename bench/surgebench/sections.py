@@ -11,6 +11,9 @@ from .stats import fmt, fmt_summary, steady_rate, summary
 from .target import TargetProc
 
 
+NOISY = 0.10  # share of a measured core used by other processes that marks a run as noisy
+
+
 @dataclasses.dataclass
 class Row:
     """Row is one line of the final Markdown table."""
@@ -89,8 +92,21 @@ def run_line(label: str, m: Measurement) -> None:
         + (f"  conns {m.peak_active}" if m.peak_active is not None else "")
         + (f"  errors {errors}" if errors else "")
         + (f"  [saturated: {m.saturated}]" if m.saturated else "")
+        + (f"  [NOISY: {m.other_load:.0%} of a core used by others]"
+           if m.other_load >= NOISY else "")
         + (f"  [{state}]" if not m.ok else "")
     )
+
+
+def noise_note(ctx: Context, section: str, runs: list[Measurement]) -> None:
+    """noise_note prints and records how many runs shared a measured core with other work."""
+    noisy = [m for m in runs if m.other_load >= NOISY]
+    if noisy:
+        text = (f"{section}: {len(noisy)} of {len(runs)} runs had ≥ {NOISY:.0%} of a measured "
+                f"core used by other processes (worst {max(m.other_load for m in noisy):.0%}); "
+                "a quieter re-run is worth more than these numbers")
+        say(f"  NOTE {text}")
+        ctx.notes.append(text)
 
 
 def _gen_summary(runs: list[Measurement]) -> dict:
@@ -116,7 +132,7 @@ def surge_startup(ctx: Context) -> dict | None:
     return out
 
 
-def _interleaved(ctx: Context, gens: list[Generator], argv_for, nominal: int,
+def _interleaved(ctx: Context, section: str, gens: list[Generator], argv_for, nominal: int,
                  rounds: int, server) -> dict[str, list[Measurement]]:
     """_interleaved runs each generator once per round, reversing the order every round."""
     runs: dict[str, list[Measurement]] = {g.name: [] for g in gens}
@@ -126,6 +142,7 @@ def _interleaved(ctx: Context, gens: list[Generator], argv_for, nominal: int,
             m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal)
             runs[g.name].append(m)
             run_line(f"round {r + 1} {g.name}", m)
+    noise_note(ctx, section, [m for v in runs.values() for m in v])
     return runs
 
 
@@ -156,8 +173,8 @@ def section_cpu(ctx: Context) -> dict:
     warm = measure(ctx.wrk, ctx.wrk.closed_argv(url, conns, 1), ctx.nginx,
                    ctx.gen_core, ctx.server_core, 1)
     run_line("warm-up wrk (discarded)", warm)
-    runs = _interleaved(ctx, gens, lambda g: g.closed_argv(url, conns, nominal), nominal,
-                        ctx.rounds, ctx.nginx)
+    runs = _interleaved(ctx, "cpu", gens, lambda g: g.closed_argv(url, conns, nominal),
+                        nominal, ctx.rounds, ctx.nginx)
     result = {"connections": conns, "duration_s": nominal, "url": url,
               "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
               "summary": {k: _gen_summary(v) for k, v in runs.items()}}
@@ -213,8 +230,8 @@ def section_conns(ctx: Context) -> dict:
         if not g:
             say(f"  {label} not available: " + (ctx.surge_why if label == "surge" else "not found"))
     url = ctx.nginx.url
-    runs = _interleaved(ctx, gens, lambda g: g.closed_argv(url, conns, nominal), nominal,
-                        rounds, ctx.nginx)
+    runs = _interleaved(ctx, "conns", gens, lambda g: g.closed_argv(url, conns, nominal),
+                        nominal, rounds, ctx.nginx)
     result = {"connections": conns, "duration_s": nominal,
               "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
               "summary": {}}
@@ -263,6 +280,7 @@ def section_rate(ctx: Context) -> dict:
     m = measure(ctx.surge, ctx.surge.rate_argv(url, rate, nominal), ctx.nginx,
                 ctx.gen_core, ctx.server_core, nominal, sample_interval_s=0.5)
     run_line("surge open model", m)
+    noise_note(ctx, "rate", [m])
     steady = steady_rate(m.samples)
     total = m.server_requests / m.duration_s if m.server_requests and m.duration_s else None
     reported = m.report.requests_per_s
@@ -327,6 +345,7 @@ def section_target(ctx: Context) -> dict:
                 run_line(f"round {r + 1} wrk→{label}", m)
     finally:
         tgt.stop()
+    noise_note(ctx, "target", runs["nginx"] + runs["surge-target"])
 
     def wrk_rps(m: Measurement):  # wrk's own count, so both servers are counted alike
         return m.report.requests / m.duration_s if m.ok and m.report.requests else None
