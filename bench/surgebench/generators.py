@@ -156,7 +156,8 @@ def find_target(repo: str, surge: str | None) -> tuple[list[str] | None, str]:
         ok, _ = _help_ok([surge, "target", "--help"])
         if ok:
             return [surge, "target", *tail], ""
-    binary = os.path.join(repo, "target", "release", "surge-target")
+    target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
+    binary = os.path.join(target_dir, "release", "surge-target")
     if os.access(binary, os.X_OK):
         return [binary, *tail], ""
-    return None, "neither `surge target` nor target/release/surge-target is available yet"
+    return None, f"neither `surge target` nor {binary} is available yet (or pass --target-cmd)"

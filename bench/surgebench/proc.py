@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import resource
@@ -23,10 +24,20 @@ def raise_nofile() -> tuple[int, int]:
     return soft, hard
 
 
+_PR_SET_PDEATHSIG = 1
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:  # pragma: no cover - no libc symbol table: children just lack the safety net
+    _LIBC = None
+
+
 def child_setup(cpus: set[int] | None):
-    """child_setup returns a preexec_fn that pins the child and raises its fd limit."""
+    """child_setup returns a preexec_fn that pins the child, raises its fd limit, and asks the
+    kernel to SIGTERM it if the harness dies (so no server or generator outlives a killed run)."""
 
     def setup() -> None:
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if cpus:
             os.sched_setaffinity(0, cpus)
         raise_nofile()
