@@ -1,1 +1,45 @@
-//! surge-target: the reference system under test (placeholder until issue 4 lands).
+//! surge-target: the reference system under test, an HTTP/1.1 server with known capacity.
+//!
+//! `GET /health` is answered as fast as the machine allows (the bar is 0.8 × nginx on one
+//! core); every other route goes through a configurable server model (service slots with a
+//! service-time distribution, a bounded wait queue, a token-bucket rate limit, injected
+//! errors) so tests and demos know the capacity they are measuring. See `docs/target.md`.
+//!
+//! ```no_run
+//! use std::sync::{atomic::AtomicBool, Arc};
+//! use surge_target::{serve, TargetConfig};
+//!
+//! let config = TargetConfig::from_json(r#"{"bind": "127.0.0.1:0", "workers": 4, "service_time": "10ms"}"#)?;
+//! let stop = Arc::new(AtomicBool::new(false));
+//! let summary = serve(config, |addr| println!("listening on http://{addr}"), stop)?;
+//! println!("{} requests", summary.received);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod config;
+pub mod conn;
+pub mod counters;
+pub mod duration;
+pub mod error;
+pub mod http;
+pub mod model;
+pub mod plan;
+pub mod rate_limit;
+pub mod rng;
+pub mod routes;
+pub mod server;
+pub mod service_time;
+pub mod shared;
+pub mod slots;
+pub mod stall;
+pub mod stats;
+pub mod store;
+pub mod summary;
+
+pub use config::TargetConfig;
+pub use duration::parse_duration;
+pub use error::{ConfigError, ConfigErrors, TargetError};
+pub use plan::TargetPlan;
+pub use server::{serve, serve_plan};
+pub use service_time::ServiceTime;
+pub use summary::{StopReason, TargetSummary};

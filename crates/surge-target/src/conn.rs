@@ -1,0 +1,202 @@
+//! One connection: read requests, answer them in order, keep it alive.
+//!
+//! Per request the steady state is one `read` and one `write` system call: requests are parsed
+//! in place in a fixed buffer, responses are appended to an output buffer that is written in
+//! one go when no further complete request is buffered (so pipelined requests share a write)
+//! or before any wait. `/health` is answered from constant bytes with no allocation.
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::counters::{Route, ThreadCounters};
+use crate::http::{self, Head, Parsed};
+use crate::model::Decision;
+use crate::routes::{self, Reply};
+use crate::shared::Shared;
+
+/// READ_BUFFER is each connection's read buffer; a request head must fit in it (else 431).
+pub const READ_BUFFER: usize = 8 * 1024;
+/// MAX_BODY is the largest request body accepted (else 413).
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// Conn is one connection's socket and buffers.
+struct Conn {
+    stream: TcpStream,
+    out: Vec<u8>,
+    shared: Arc<Shared>,
+    counters: Arc<ThreadCounters>,
+}
+
+/// serve_connection answers requests on `stream` until the client closes, an error occurs,
+/// or the connection must close (`Connection: close`, `--close-after`, a malformed request).
+pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>) {
+    let _ = stream.set_nodelay(true);
+    let mut conn = Conn { stream, out: Vec::with_capacity(1024), shared, counters };
+    let mut buf = vec![0u8; READ_BUFFER];
+    let (mut start, mut end) = (0usize, 0usize);
+    let mut served: u64 = 0;
+    let mut continue_sent = false;
+    loop {
+        let head = match http::parse(&buf[start..end]) {
+            Parsed::Complete(head) => head,
+            Parsed::Partial => {
+                if end - start == buf.len() {
+                    conn.reject(431, "request head larger than 8 KiB").await;
+                    return;
+                }
+                if !conn.flush().await || !conn.read_more(&mut buf, &mut start, &mut end).await {
+                    return;
+                }
+                continue;
+            }
+            Parsed::Invalid { status, reason } => {
+                conn.reject(status, reason).await;
+                return;
+            }
+        };
+        let total = head.head_len + head.content_length;
+        if head.content_length > MAX_BODY {
+            conn.reject(413, "request body larger than 1 MiB").await;
+            return;
+        }
+        if end - start < total {
+            if head.expect_continue && !continue_sent {
+                conn.out.extend_from_slice(http::CONTINUE);
+                continue_sent = true;
+            }
+            if buf.len() < total {
+                buf.resize(total, 0);
+            }
+            if !conn.flush().await || !conn.read_more(&mut buf, &mut start, &mut end).await {
+                return;
+            }
+            continue;
+        }
+        continue_sent = false;
+        served += 1;
+        let close = !head.keep_alive || conn.shared.plan.close_after.is_some_and(|n| served >= n);
+        let body = &buf[start + head.head_len..start + total];
+        if !conn.answer(&head, body, close).await {
+            return;
+        }
+        start += total;
+        if start == end {
+            (start, end) = (0, 0);
+            if buf.len() > READ_BUFFER {
+                buf.truncate(READ_BUFFER);
+                buf.shrink_to_fit();
+            }
+        }
+        if close {
+            conn.flush().await;
+            return;
+        }
+    }
+}
+
+impl Conn {
+    /// answer appends the response to one complete request, waiting as the model says;
+    /// false when the connection failed.
+    async fn answer(&mut self, head: &Head<'_>, body: &[u8], close: bool) -> bool {
+        let route = routes::classify(head.method, head.path);
+        self.counters.record_received(route);
+        if route == Route::Health {
+            if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
+                return false;
+            }
+            http::write_health(&mut self.out, close, head.http10);
+            self.counters.record_response(route, 200);
+            return true;
+        }
+        let reply = if route.is_modeled() {
+            match self.shared.model.decide() {
+                Decision::RateLimited { retry_after_s } => {
+                    Reply::error(429, "rate limit exceeded").with_header("Retry-After", retry_after_s.to_string())
+                }
+                Decision::Overloaded { retry_after_s } => Reply::error(503, "all workers busy and the queue is full")
+                    .with_header("Retry-After", retry_after_s.to_string()),
+                Decision::Serve { due_ns, fail } => {
+                    let delay = if route == Route::Delay { routes::delay_ms(head.path) } else { Ok(0) };
+                    let due_ns = due_ns.saturating_add(delay.as_ref().map_or(0, |ms| ms * 1_000_000));
+                    if !self.hold(due_ns).await {
+                        return false;
+                    }
+                    match (fail, delay) {
+                        (true, _) => Reply::error(500, "injected error (--error-rate)"),
+                        (false, Err(reply)) => reply,
+                        (false, Ok(_)) => routes::handle(route, head.method, head.path, head.query, body, &self.shared),
+                    }
+                }
+            }
+        } else {
+            routes::handle(route, head.method, head.path, head.query, body, &self.shared)
+        };
+        if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
+            return false;
+        }
+        let header = reply.header.as_ref().map(|(name, value)| (*name, value.as_str()));
+        http::write_response(
+            &mut self.out,
+            reply.status,
+            reply.content_type,
+            header.as_slice(),
+            reply.body.bytes(),
+            close,
+            head.http10,
+        );
+        self.counters.record_response(route, reply.status);
+        true
+    }
+
+    /// hold waits until server time `due_ns` (and past any stall), first writing what is
+    /// buffered so waiting never delays earlier responses; false when the write failed.
+    async fn hold(&mut self, due_ns: u64) -> bool {
+        let model = &self.shared.model;
+        let release = model.release_ns(due_ns);
+        if release <= model.now_ns() {
+            return true;
+        }
+        let at = model.instant_at(release);
+        if !self.flush().await {
+            return false;
+        }
+        tokio::time::sleep_until(at.into()).await;
+        true
+    }
+
+    /// flush writes the output buffer; false when the connection failed.
+    async fn flush(&mut self) -> bool {
+        if self.out.is_empty() {
+            return true;
+        }
+        let ok = self.stream.write_all(&self.out).await.is_ok();
+        self.out.clear();
+        ok
+    }
+
+    /// read_more moves unread bytes to the front of `buf` and reads more after them; false on
+    /// end of stream or error.
+    async fn read_more(&mut self, buf: &mut [u8], start: &mut usize, end: &mut usize) -> bool {
+        if *start > 0 {
+            buf.copy_within(*start..*end, 0);
+            *end -= *start;
+            *start = 0;
+        }
+        match self.stream.read(&mut buf[*end..]).await {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                *end += n;
+                true
+            }
+        }
+    }
+
+    /// reject answers a request that cannot be served with `status` and closes.
+    async fn reject(&mut self, status: u16, reason: &str) {
+        let reply = Reply::error(status, reason);
+        http::write_response(&mut self.out, status, reply.content_type, &[], reply.body.bytes(), true, false);
+        self.counters.record_response(Route::Invalid, status);
+        self.flush().await;
+    }
+}

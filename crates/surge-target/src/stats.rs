@@ -1,0 +1,77 @@
+//! The `/stats` document: what the server received, answered and rejected.
+use std::sync::atomic::Ordering;
+
+use serde_json::{json, Map, Value};
+
+use crate::counters::{status_name, Counts, Route, STATUS_COUNT};
+use crate::shared::Shared;
+
+/// render is the `/stats` JSON. Counts start at the last `POST /stats/reset`:
+/// `received` is every request parsed on every route (this `/stats` request included, see
+/// `received_by_route`), `responses` is responses written by route and status, `by_status`
+/// the same summed over routes, `rejected` the 429s and 503s; `queue_depth` and
+/// `busy_workers` are the service model now.
+pub fn render(shared: &Shared) -> String {
+    let counts = shared.since_reset();
+    let load = shared.model.load();
+    let service = shared.plan.service.as_ref();
+    let by_status = counts.by_status();
+    let rejected_429 = counts.responses_for(429);
+    let rejected_503 = counts.responses_for(503);
+    json!({
+        "received": counts.received_total(),
+        "received_by_route": received_by_route(&counts),
+        "responses": responses(&counts),
+        "by_status": statuses(&by_status),
+        "rejected": {"429": rejected_429, "503": rejected_503, "total": rejected_429 + rejected_503},
+        "queue_depth": load.queue_depth,
+        "busy_workers": load.busy_workers,
+        "workers": service.map_or(0, |s| s.workers),
+        "capacity_rps": service.map(|s| s.capacity()),
+        "connections": {
+            "open": shared.open_connections.load(Ordering::Relaxed),
+            "accepted": counts.accepted,
+            "refused": counts.refused,
+        },
+        "tasks": shared.store.len(),
+        "uptime_s": shared.started.elapsed().as_secs_f64(),
+    })
+    .to_string()
+}
+
+fn received_by_route(counts: &Counts) -> Map<String, Value> {
+    Route::ALL
+        .iter()
+        .filter(|r| **r != Route::Invalid)
+        .map(|r| (r.name().to_string(), Value::from(counts.received[*r as usize])))
+        .collect()
+}
+
+fn responses(counts: &Counts) -> Map<String, Value> {
+    Route::ALL
+        .iter()
+        .zip(&counts.responses)
+        .filter(|(_, row)| row.iter().any(|&n| n > 0))
+        .map(|(r, row)| (r.name().to_string(), Value::Object(statuses(row))))
+        .collect()
+}
+
+/// statuses is the non-zero buckets of one status row, keyed by code.
+fn statuses(row: &[u64; STATUS_COUNT]) -> Map<String, Value> {
+    row.iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(i, &n)| (status_name(i), Value::from(n)))
+        .collect()
+}
+
+/// by_status_map is the non-zero status buckets of `counts`, keyed by code (for summaries).
+pub fn by_status_map(counts: &Counts) -> std::collections::BTreeMap<String, u64> {
+    counts
+        .by_status()
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(i, &n)| (status_name(i), n))
+        .collect()
+}
