@@ -1,6 +1,256 @@
-"""surge's command line (in progress)."""
+"""surge's command line: ``surge run``, ``surge target``, ``surge demo``.
+
+Every error a user can cause is one line on stderr naming the flag, and exit code 2;
+see ``surge.exit_codes`` for the others.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from surge import exit_codes
+from surge.durations import parse_duration
+from surge.engine import run_plan
+from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.plan import (
+    ConstantArrivalRate,
+    ConstantVus,
+    Limits,
+    Plan,
+    RequestSpec,
+    SharedIterations,
+    TargetSpec,
+)
+from surge.progress import Progress
+from surge.result import RunResult
+from surge.summary import print_summary
+
+app = typer.Typer(
+    name="surge",
+    help="Load and capacity testing for HTTP services.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
 
 
-def main() -> None:
-    """main is the `surge` console entry point."""
-    raise SystemExit(0)
+
+@app.callback()
+def _root() -> None:
+    """Load and capacity testing for HTTP services."""
+
+
+DEFAULT_DURATION = "10s"
+DEFAULT_MAX_IN_FLIGHT = 10_000
+
+
+def _duration(flag: str, text: str, *, positive: bool = True) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise BadInput(flag, str(e)) from None
+    if positive and seconds <= 0:
+        raise BadInput(flag, f"must be above zero, got '{text}'")
+    return seconds
+
+
+def _headers(values: list[str]) -> list[tuple[str, str]]:
+    headers = []
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip():
+            raise BadInput("-H/--header", f"'{value}' must look like 'Name: value'")
+        headers.append((name.strip(), rest.strip()))
+    return headers
+
+
+def _body(value: str | None) -> bytes | None:
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_bytes()
+        except OSError as e:
+            raise BadInput("--body", f"cannot read '{path}': {e.strerror or e}") from None
+    return value.encode()
+
+
+def _default_max_in_flight() -> int:
+    """The default in-flight cap: large enough to ride out a stall, within the fd limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return DEFAULT_MAX_IN_FLIGHT
+    return max(1, min(DEFAULT_MAX_IN_FLIGHT, hard - 256))
+
+
+def build_plan(
+    url: str,
+    *,
+    connections: int,
+    duration: str | None,
+    requests: int | None,
+    rate: float | None,
+    method: str,
+    headers: list[str],
+    body: str | None,
+    timeout: str,
+    threads: int | None,
+    insecure: bool,
+    max_in_flight: int | None,
+    grace: str,
+) -> Plan:
+    """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag."""
+    if connections < 1:
+        raise BadInput("-c/--connections", f"must be at least 1, got {connections}")
+    if requests is not None and requests < 1:
+        raise BadInput("-n/--requests", f"must be at least 1, got {requests}")
+    if rate is not None and not (math.isfinite(rate) and rate > 0):
+        raise BadInput("-r/--rate", f"must be a positive number of requests per second, got {rate:g}")
+    if threads is not None and not 1 <= threads <= 1024:
+        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
+    if max_in_flight is not None and max_in_flight < 1:
+        raise BadInput("--max-in-flight", f"must be at least 1, got {max_in_flight}")
+    if max_in_flight is not None and rate is None:
+        raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
+    from surge._engine import validate_plan  # the engine owns URL parsing
+
+    target = TargetSpec(url=url, insecure=insecure)
+    url_errors = json.loads(validate_plan(json.dumps({
+        "target": target.model_dump(), "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
+        "request": {}})))
+    for error in url_errors:
+        raise BadInput("URL", error["message"])
+    request = RequestSpec.build(method, _headers(headers), _body(body))
+    limits = Limits(timeout_s=_duration("--timeout", timeout), grace_period_s=_duration("--grace", grace, positive=False))
+
+    duration_s = _duration("-d/--duration", duration) if duration is not None else None
+    if rate is not None:
+        if requests is not None:
+            # n requests at the rate take n/rate seconds; -d, if given, may cut it short.
+            by_count = requests / rate
+            duration_s = min(duration_s, by_count) if duration_s is not None else by_count
+        executor = ConstantArrivalRate(
+            rate=rate,
+            duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION),
+            max_in_flight=max_in_flight or _default_max_in_flight(),
+        )
+    elif requests is not None:
+        executor = SharedIterations(vus=min(connections, requests), iterations=requests,
+                                    max_duration_s=duration_s or 600.0)
+    else:
+        executor = ConstantVus(vus=connections, duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION))
+    return Plan(target=target, request=request, executor=executor, limits=limits, threads=threads)
+
+
+def execute(plan: Plan, *, json_output: bool) -> int:
+    """execute runs a plan with progress display and summary; returns the exit code."""
+    console = Console()
+    try:
+        with Progress(plan.duration_s() if not isinstance(plan.executor, SharedIterations) else 0.0) as progress:
+            result = run_plan(plan, progress.update)
+    except UnreachableError as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        return exit_codes.UNREACHABLE
+    except (PlanError, ConnectionLimitError) as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        return exit_codes.BAD_INPUT
+    if json_output:
+        sys.stdout.write(json.dumps(result.to_document()) + "\n")
+    else:
+        print_summary(result, plan, console)
+    return exit_code_for(result)
+
+
+def exit_code_for(result: RunResult) -> int:
+    """exit_code_for maps a finished run to the process exit code."""
+    if result.stop_reason == "interrupted":
+        return exit_codes.INTERRUPTED
+    if result.requests.connections_opened == 0 and result.requests.sent == 0:
+        return exit_codes.UNREACHABLE
+    return exit_codes.OK
+
+
+def _error(message: str) -> None:
+    first_line = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    print(f"surge: error: {first_line}", file=sys.stderr)
+
+
+@app.command("run")
+def run_command(
+    url: Annotated[str, typer.Argument(help="Target URL, e.g. http://127.0.0.1:8080/health")],
+    connections: Annotated[int, typer.Option("-c", "--connections", help="Virtual users / connections (closed model).")] = 64,
+    duration: Annotated[Optional[str], typer.Option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")] = None,
+    requests: Annotated[Optional[int], typer.Option("-n", "--requests", help="Send exactly this many requests.")] = None,
+    rate: Annotated[Optional[float], typer.Option("-r", "--rate", help="Open model: requests per second, timed from the intended send time.")] = None,
+    method: Annotated[str, typer.Option("-m", "--method", help="HTTP method.")] = "GET",
+    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' header; repeatable.")] = None,
+    body: Annotated[Optional[str], typer.Option("--body", help="Request body: text, or @file.")] = None,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout.")] = "30s",
+    threads: Annotated[Optional[int], typer.Option("--threads", help="Event-loop threads (default: one per core).")] = None,
+    max_in_flight: Annotated[Optional[int], typer.Option("--max-in-flight", help="Open model: cap on outstanding requests (and connections).")] = None,
+    grace: Annotated[str, typer.Option("--grace", help="How long requests in flight at the end may still finish.")] = "5s",
+    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify TLS certificates.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON document on stdout.")] = False,
+) -> None:
+    """Run a load test against URL and print a summary."""
+    plan = build_plan(
+        url,
+        connections=connections,
+        duration=duration,
+        requests=requests,
+        rate=rate,
+        method=method,
+        headers=header or [],
+        body=body,
+        timeout=timeout,
+        threads=threads,
+        insecure=insecure,
+        max_in_flight=max_in_flight,
+        grace=grace,
+    )
+    raise typer.Exit(execute(plan, json_output=json_output))
+
+
+def _register_subcommands() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("surge.cli_target") is not None:
+        from surge import cli_target
+
+        cli_target.register(app)
+
+
+_register_subcommands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """main is the ``surge`` console entry point: one-line errors, documented exit codes."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="surge", standalone_mode=False)
+    except typer.Exit as e:
+        code = e.exit_code
+    except typer.TyperException as e:  # usage errors: unknown flag, bad type, missing argument
+        _error(e.format_message())
+        code = exit_codes.BAD_INPUT
+    except typer.Abort:
+        code = exit_codes.INTERRUPTED
+    except BadInput as e:
+        _error(str(e))
+        code = exit_codes.BAD_INPUT
+    except KeyboardInterrupt:
+        code = exit_codes.INTERRUPTED
+    except SurgeError as e:
+        _error(str(e))
+        code = exit_codes.RUN_FAILED
+    sys.exit(code if isinstance(code, int) else 0)

@@ -17,8 +17,8 @@ pub struct Interval {
     pub start_s: f64,
     /// end_s is the interval's end (the last interval may be shorter).
     pub end_s: f64,
-    /// counts are the requests, responses and failures of this interval.
-    pub counts: Counts,
+    /// requests counts the interval's requests, responses and failures.
+    pub requests: Counts,
     /// latency summarizes the interval's latency histograms.
     pub latency: LatencySummaries,
     /// responses_per_s is responses divided by the interval's length.
@@ -104,8 +104,8 @@ pub struct RunResult {
     pub threads: usize,
     /// stop_reason says why the run ended.
     pub stop_reason: StopReason,
-    /// counts are the totals.
-    pub counts: Counts,
+    /// requests counts the run's requests, responses and failures.
+    pub requests: Counts,
     /// latency summarizes the total histograms.
     pub latency: LatencySummaries,
     /// throughput holds the rates.

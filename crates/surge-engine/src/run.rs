@@ -217,7 +217,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             max_rss_kib,
             open_file_limit,
         },
-        counts,
+        requests: counts,
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
     })
@@ -374,7 +374,7 @@ impl<'p> Aggregator<'p> {
             responses_per_s: counts.responses as f64 / length,
             sent_per_s: counts.sent as f64 / length,
             target_rate_per_s: self.pacer.map(|p| p.rate_at((start_s + end_s) / 2.0)),
-            counts,
+            requests: counts,
             latency: metrics.latency_summaries(),
             open_connections: slot.open_connections,
             in_flight: slot.in_flight,

@@ -223,6 +223,10 @@ impl Worker {
         }
         loop {
             let now = self.now_ns();
+            if self.open_model && !self.stopping {
+                // Send whatever fell due before the end, even if we woke after it.
+                self.dispatch_due(now);
+            }
             if !self.stopping && self.should_stop(now) {
                 self.begin_stop(now);
             }
@@ -237,9 +241,6 @@ impl Worker {
                 self.next_scan_ns = now + self.scan_period_ns;
             }
             self.retry_connects(now);
-            if self.open_model && !self.stopping {
-                self.dispatch_due(now);
-            }
             let deadline = self.next_deadline();
             if let Err(e) = self.wait(now, deadline) {
                 if e.kind() != io::ErrorKind::Interrupted {

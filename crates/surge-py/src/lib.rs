@@ -1,11 +1,17 @@
-//! surge._engine: thin PyO3 bindings over surge-engine and surge-target.
+//! surge._engine: thin PyO3 bindings over surge-engine and surge-target. Each function
+//! converts its arguments, releases the GIL once, delegates, and converts back.
 use pyo3::prelude::*;
 
+mod errors;
+mod run;
 mod target;
 
 /// _engine: the compiled module behind the `surge` package (private; import from `surge`).
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    run::register(m)?;
     target::register(m)?;
     Ok(())
 }

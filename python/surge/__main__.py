@@ -1,0 +1,5 @@
+"""``python -m surge``: the same as the ``surge`` command."""
+
+from surge.cli import main
+
+main()

@@ -1,0 +1,141 @@
+"""RunResult and Interval: what the engine reports, as typed models."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class LatencySummary(_Model):
+    """LatencySummary: count, mean and percentiles of one histogram, in milliseconds."""
+
+    count: int = 0
+    min_ms: float = 0.0
+    mean_ms: float = 0.0
+    stdev_ms: float = 0.0
+    p50_ms: float = 0.0
+    p90_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+    p99_9_ms: float = 0.0
+    max_ms: float = 0.0
+
+
+class LatencySummaries(_Model):
+    """LatencySummaries: all responses, successful ones, service time and send lag."""
+
+    all: LatencySummary = Field(default_factory=LatencySummary)
+    success: LatencySummary = Field(default_factory=LatencySummary)
+    service_time: LatencySummary = Field(default_factory=LatencySummary)
+    send_lag: LatencySummary = Field(default_factory=LatencySummary)
+
+
+class Requests(_Model):
+    """Requests: the counters of a run or an interval."""
+
+    sent: int = 0
+    responses: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    shed: int = 0
+    timed_out: int = 0
+    interrupted: int = 0
+    dropped: int = 0
+    late: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    connections_opened: int = 0
+    status_codes: dict[str, int] = Field(default_factory=dict)
+    failure_classes: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> int:
+        """outcomes counts requests that ended in a success or a failure."""
+        return self.succeeded + self.failed
+
+    @property
+    def success_rate(self) -> float:
+        """success_rate is succeeded / (succeeded + failed); 0 when nothing ended."""
+        return self.succeeded / self.outcomes if self.outcomes else 0.0
+
+    @property
+    def failure_rate(self) -> float:
+        """failure_rate is failed / (succeeded + failed); 0 when nothing ended."""
+        return self.failed / self.outcomes if self.outcomes else 0.0
+
+
+class Interval(_Model):
+    """Interval: one period's merged snapshot of all threads."""
+
+    index: int
+    start_s: float
+    end_s: float
+    requests: Requests
+    latency: LatencySummaries
+    responses_per_s: float
+    sent_per_s: float
+    target_rate_per_s: float | None = None
+    open_connections: int = 0
+    in_flight: int = 0
+    latency_histogram: str = ""
+
+
+class Throughput(_Model):
+    """Throughput: requests sent per second of load, responses and successes per second."""
+
+    requests_per_s: float = 0.0
+    responses_per_s: float = 0.0
+    successes_per_s: float = 0.0
+
+
+class Generator(_Model):
+    """Generator: the load generator's own CPU and memory use during the run."""
+
+    cpu: dict[str, float] = Field(default_factory=dict)
+    cpu_us_per_request: float = 0.0
+    thread_busy: list[float] = Field(default_factory=list)
+    max_rss_kib: int = 0
+    open_file_limit: int = 0
+
+
+class RunResult(_Model):
+    """RunResult: everything one run measured."""
+
+    schema_: str = Field(alias="schema")
+    url: str
+    addresses: list[str] = Field(default_factory=list)
+    started_at_unix_s: float
+    duration_s: float
+    elapsed_s: float
+    threads: int
+    stop_reason: str
+    requests: Requests
+    latency: LatencySummaries
+    throughput: Throughput
+    histograms: dict[str, str] = Field(default_factory=dict)
+    peak_open_connections: int = 0
+    generator: Generator = Field(default_factory=Generator)
+    intervals: list[Interval] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunResult:
+        """from_json parses the engine's result document."""
+        return cls.model_validate(json.loads(text))
+
+    def to_document(self, *, interval_histograms: bool = False) -> dict[str, Any]:
+        """to_document returns the JSON-ready summary (``--json``), without per-interval
+        histograms unless asked."""
+        doc = self.model_dump(by_alias=True)
+        if not interval_histograms:
+            for interval in doc["intervals"]:
+                interval.pop("latency_histogram", None)
+        doc["requests"]["success_rate"] = self.requests.success_rate
+        doc["requests"]["failure_rate"] = self.requests.failure_rate
+        return doc

@@ -1,0 +1,108 @@
+"""Summary: the end-of-run report printed in the terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from surge.plan import Plan
+from surge.result import LatencySummary, RunResult
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} GB"
+
+
+def describe_plan(plan: Plan) -> str:
+    """describe_plan says in one line what the run does."""
+    ex = plan.executor
+    kind = ex.type
+    if kind == "constant-vus":
+        what = f"{ex.vus} VUs for {ex.duration_s:g}s"
+    elif kind == "shared-iterations":
+        what = f"{ex.iterations:,} requests over {ex.vus} VUs"
+    elif kind == "constant-arrival-rate":
+        what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_in_flight:,} in flight)"
+    else:
+        what = f"{len(ex.stages)} rate stages (max {ex.max_in_flight:,} in flight)"
+    return f"{plan.request.method} {plan.target.url} · {kind}: {what}"
+
+
+def _latency_row(name: str, s: LatencySummary) -> list[str]:
+    if s.count == 0:
+        return [name, "-", "-", "-", "-", "-", "-", "-", "-", "0"]
+    values = [s.mean_ms, s.min_ms, s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms, s.p99_9_ms, s.max_ms]
+    return [name, *(f"{v:,.2f}" for v in values), f"{s.count:,}"]
+
+
+def render_summary(result: RunResult, plan: Plan) -> Group:
+    """render_summary builds the summary: counts, rates, latency table, statuses, failures."""
+    r = result.requests
+    head = Text()
+    head.append("surge ", style="bold cyan")
+    head.append(describe_plan(plan))
+    if result.stop_reason == "interrupted":
+        head.append("  [interrupted: partial results]", style="bold yellow")
+
+    counts = Table.grid(padding=(0, 2))
+    counts.add_column(style="bold")
+    counts.add_column()
+    counts.add_row(
+        "Requests",
+        f"{r.sent:,} sent in {result.duration_s:.2f}s · {result.throughput.requests_per_s:,.1f} req/s · "
+        f"{r.responses:,} responses ({result.throughput.responses_per_s:,.1f}/s)",
+    )
+    rate_style = "green" if r.failed == 0 else "red"
+    counts.add_row(
+        "Outcome",
+        Text(f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed ({r.failure_rate:.2%})",
+             style=rate_style)
+        + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,} · interrupted {r.interrupted:,}"),
+    )
+    if plan.is_open_model():
+        counts.add_row(
+            "Schedule",
+            f"{r.late:,} sent >1 ms late · {r.dropped:,} not sent (in-flight limit) · "
+            f"send lag p99 {result.latency.send_lag.p99_ms:,.2f} ms",
+        )
+    if r.status_codes:
+        counts.add_row("Status codes", " · ".join(f"{code} × {n:,}" for code, n in sorted(r.status_codes.items())))
+    if r.failure_classes:
+        counts.add_row("Failures", Text(" · ".join(f"{k} × {n:,}" for k, n in r.failure_classes.items()), style="red"))
+    counts.add_row(
+        "Data",
+        f"sent {_bytes(r.bytes_sent)} · received {_bytes(r.bytes_received)} · "
+        f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open)",
+    )
+    g = result.generator
+    busy = ", ".join(f"{b:.0%}" for b in g.thread_busy)
+    counts.add_row(
+        "Generator",
+        f"{result.threads} threads (busy {busy}) · {g.cpu_us_per_request:,.1f} µs CPU/request · "
+        f"peak RSS {g.max_rss_kib / 1024:,.0f} MB",
+    )
+
+    table = Table(title="Latency (ms)", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"):
+        table.add_column(col, justify="left" if not col else "right")
+    lat = result.latency
+    origin = "intended send" if plan.is_open_model() else "send"
+    table.add_row(*_latency_row(f"all responses (from {origin})", lat.all))
+    table.add_row(*_latency_row("successful only", lat.success))
+    if plan.is_open_model():
+        table.add_row(*_latency_row("service time (from actual send)", lat.service_time))
+
+    parts: list = [head, counts, table]
+    for note in result.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    return Group(*parts)
+
+
+def print_summary(result: RunResult, plan: Plan, console: Console | None = None) -> None:
+    """print_summary prints the summary to stdout."""
+    (console or Console()).print(render_summary(result, plan))
