@@ -16,7 +16,8 @@ class GenReport:
 
     requests: int | None = None
     sent: int | None = None
-    duration_s: float | None = None
+    duration_s: float | None = None  # measured run time (wrk's "in T", surge's elapsed_s)
+    configured_s: float | None = None  # the duration asked for (surge's duration_s)
     requests_per_s: float | None = None
     p99_ms: float | None = None
     errors: dict = dataclasses.field(default_factory=dict)
@@ -75,22 +76,31 @@ def _last_json_object(text: str):
     raise ValueError("no JSON document on stdout")
 
 
+SURGE_ERROR_KEYS = ("failed", "shed", "timed_out", "interrupted", "dropped", "late", "errors")
+
+
+def _first(doc, *keys):
+    return next((v for v in (dig(doc, k) for k in keys) if v is not None), None)
+
+
 def parse_surge(text: str) -> GenReport:
-    """parse_surge reads `surge run --json` (requests.completed, duration_s, ...)."""
+    """parse_surge reads `surge run --json` (schema surge.result/1: requests.responses,
+    elapsed_s, throughput.requests_per_s, latency.all.p99_ms; older names as fallbacks)."""
     rep = GenReport()
     try:
         doc = _last_json_object(text)
     except ValueError as e:
         rep.parse_error = str(e)
         return rep
-    completed = dig(doc, "requests.completed")
+    completed = _first(doc, "requests.completed", "requests.responses")
     rep.requests = int(completed) if isinstance(completed, (int, float)) else None
     rep.sent = dig(doc, "requests.sent")
-    rep.duration_s = dig(doc, "duration_s")
+    rep.duration_s = _first(doc, "elapsed_s", "duration_s")
+    rep.configured_s = dig(doc, "duration_s")
     rep.requests_per_s = dig(doc, "throughput.requests_per_s")
     rep.p99_ms = dig(doc, "latency.all.p99_ms")
-    for key in ("requests.errors", "requests.dropped", "requests.late", "errors"):
-        value = dig(doc, key)
+    for key in SURGE_ERROR_KEYS:
+        value = dig(doc, f"requests.{key}")
         if value not in (None, 0, {}, []):
             rep.errors[key] = value
     return rep
