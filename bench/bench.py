@@ -56,6 +56,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--aa", action="store_true",
                    help="A/A check: when surge is missing, run wrk again in surge's slot "
                         "(the ratio shows the noise floor; it is labelled wrk-AA, never surge)")
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                   help="before each run, wait up to SECONDS for both cores to be < 10%% busy "
+                        "(for a machine shared with builds; default 0: do not wait)")
     p.add_argument("--gen-core", type=int, default=0)
     p.add_argument("--server-core", type=int, default=1)
     p.add_argument("--out", default=os.path.join(REPO, "bench", "out"))
@@ -107,6 +110,7 @@ def environment(args, ctx: Context) -> dict:
         "server_core": args.server_core,
         "quick": args.quick,
         "rounds": args.rounds,
+        "wait_quiet_s": args.wait_quiet,
         "sections": args.only,
     }
 
@@ -149,6 +153,7 @@ def main(argv: list[str]) -> int:
         server_core=args.server_core, wrk=Generator("wrk", "wrk", wrk_bin) if wrk_bin else None,
         surge=surge, surge_why=surge_why if not surge_bin else "", nginx=None,
         nginx_why="", target_argv=target_argv, target_why=target_why, rate=args.rate,
+        wait_quiet_s=args.wait_quiet,
     )
     nginx_bin = find_nginx()
     soft, hard = proc.raise_nofile()

@@ -146,12 +146,16 @@ class _Sampler(threading.Thread):
 
 
 def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core: int,
-            nominal_s: float, sample_interval_s: float = 1.0) -> Measurement:
+            nominal_s: float, sample_interval_s: float = 1.0,
+            wait_quiet_s: float = 0.0) -> Measurement:
     """measure runs argv pinned to gen_core against server and accounts for every side.
 
     server is an Nginx (counted through stub_status, the status requests themselves taken
     out) or any object with cpu_s() and no status() (then the generator's own count is used).
+    With wait_quiet_s, it first waits up to that long for both cores to be < 10 % busy.
     """
+    if wait_quiet_s > 0:
+        proc.wait_quiet([gen_core, server_core], 0.10, wait_quiet_s)
     counted = hasattr(server, "status")
     base_requests = base_queries = 0
     if counted:

@@ -170,3 +170,16 @@ def loadavg() -> str:
     """loadavg is the first three fields of /proc/loadavg."""
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def wait_quiet(cpus: list[int], threshold: float, max_wait_s: float) -> float:
+    """wait_quiet waits (up to max_wait_s) for a 1 s window in which every listed core is
+    less than threshold busy, and returns the busiest core's share in the last window."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        before = cpu_busy_s(cpus)
+        time.sleep(1.0)
+        after = cpu_busy_s(cpus)
+        load = max(after[c] - before[c] for c in before) if before else 0.0
+        if load < threshold or time.monotonic() >= deadline:
+            return load

@@ -45,6 +45,7 @@ class Context:
     rows: list[Row] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     startup_cpu_s: float | None = None  # CPU of `surge run --help`, set by surge_startup
+    wait_quiet_s: float = 0.0  # before each run, wait up to this long for quiet cores
 
     def dur(self, full: int, quick: int) -> int:
         """dur is the run length in seconds for this mode."""
@@ -141,7 +142,8 @@ def _interleaved(ctx: Context, section: str, gens: list[Generator], argv_for, no
     for r in range(rounds):
         order = gens if r % 2 == 0 else list(reversed(gens))
         for g in order:
-            m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal)
+            m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal,
+                        wait_quiet_s=ctx.wait_quiet_s)
             runs[g.name].append(m)
             run_line(f"round {r + 1} {g.name}", m)
     noise_note(ctx, section, [m for v in runs.values() for m in v])
@@ -177,7 +179,7 @@ def section_cpu(ctx: Context) -> dict:
     if not ctx.surge:
         say(f"  surge not available ({ctx.surge_why}): measuring wrk alone")
     warm = measure(ctx.wrk, ctx.wrk.closed_argv(url, conns, 1), ctx.nginx,
-                   ctx.gen_core, ctx.server_core, 1)
+                   ctx.gen_core, ctx.server_core, 1, wait_quiet_s=ctx.wait_quiet_s)
     run_line("warm-up wrk (discarded)", warm)
     runs = _interleaved(ctx, "cpu", gens, lambda g: g.closed_argv(url, conns, nominal),
                         nominal, ctx.rounds, ctx.nginx)
@@ -306,7 +308,8 @@ def section_rate(ctx: Context) -> dict:
         return skipped(ctx, "rate", f"surge not available ({ctx.surge_why})", name)
     url = ctx.nginx.url
     m = measure(ctx.surge, ctx.surge.rate_argv(url, rate, nominal), ctx.nginx,
-                ctx.gen_core, ctx.server_core, nominal, sample_interval_s=0.5)
+                ctx.gen_core, ctx.server_core, nominal, sample_interval_s=0.5,
+                wait_quiet_s=ctx.wait_quiet_s)
     run_line("surge open model", m)
     noise_note(ctx, "rate", [m])
     steady = steady_rate(m.samples)
@@ -371,7 +374,8 @@ def section_target(ctx: Context) -> dict:
         for r in range(ctx.rounds):
             for label, srv in (servers if r % 2 == 0 else list(reversed(servers))):
                 m = measure(ctx.wrk, ctx.wrk.closed_argv(srv.url, conns, nominal), srv,
-                            ctx.gen_core, ctx.server_core, nominal)
+                            ctx.gen_core, ctx.server_core, nominal,
+                            wait_quiet_s=ctx.wait_quiet_s)
                 runs[label].append(m)
                 run_line(f"round {r + 1} wrk→{label}", m)
     finally:
