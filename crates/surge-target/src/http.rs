@@ -184,6 +184,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn parses_what_matters() {
         // raw, method, path, query, content length, keep-alive, http10, expect
         let cases: &[(&str, &str, &str, &str, usize, bool, bool, bool)] = &[

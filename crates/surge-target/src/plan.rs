@@ -113,3 +113,32 @@ impl TargetPlan {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::TargetConfig;
+
+    #[test]
+    fn warns_only_off_loopback() {
+        let cases: &[(&str, bool)] =
+            &[("127.0.0.1:0", false), ("127.8.9.10:80", false), ("[::1]:0", false), ("0.0.0.0:8080", true), ("[::]:0", true), ("10.1.2.3:80", true)];
+        for &(bind, warns) in cases {
+            let config = TargetConfig { bind: bind.into(), ..TargetConfig::default() };
+            let warnings = config.validate().map(|p| p.warnings()).unwrap_or_default();
+            assert_eq!(warnings.len(), usize::from(warns), "{bind}: {warnings:?}");
+            assert!(warnings.iter().all(|w| w.starts_with("--bind ")));
+        }
+    }
+
+    #[test]
+    fn describes_capacity() {
+        let config = TargetConfig {
+            workers: Some(8),
+            service_time: Some("1.7ms".into()),
+            queue: Some(100),
+            ..TargetConfig::default()
+        };
+        let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
+        assert!(lines[0].contains("capacity 4705.9 req/s, queue 100"), "{lines:?}");
+    }
+}

@@ -248,6 +248,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn reads_page_params() {
         let cases: &[(&str, Result<(usize, usize), u16>)] = &[
             ("", Ok((0, DEFAULT_LIMIT))),

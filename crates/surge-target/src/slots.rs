@@ -41,9 +41,7 @@ impl ServiceSlots {
     /// returns `None`, changing nothing, when every slot is busy and the queue is full.
     pub fn admit(&mut self, now_ns: u64, service_ns: u64) -> Option<Slot> {
         let depth = self.queue_depth(now_ns);
-        let Some(mut earliest) = self.free_at.peek_mut() else {
-            return None;
-        };
+        let mut earliest = self.free_at.peek_mut()?;
         let start_ns = earliest.0.max(now_ns);
         if start_ns > now_ns {
             if self.queue_limit.is_some_and(|limit| depth >= limit) {

@@ -9,6 +9,7 @@ use common::{request_bytes, Server};
 use serde_json::json;
 
 #[test]
+#[allow(clippy::type_complexity)]
 fn task_api_round_trip() {
     let server = Server::start("{}");
     let mut c = server.client();
