@@ -150,6 +150,11 @@ impl ResponseParser {
         self.header_bytes
     }
 
+    /// reads_until_close tells whether the body ends only when the peer closes.
+    pub fn reads_until_close(&self) -> bool {
+        self.state == State::UntilClose
+    }
+
     /// started tells whether any byte of this response has arrived.
     pub fn started(&self) -> bool {
         self.started

@@ -333,7 +333,7 @@ impl Worker {
                         self.write_request(id, now);
                     }
                     if self.conns[id].has_request() && (event.is_readable() || hangup) {
-                        self.read_response(id, now);
+                        self.read_response(id, now, hangup);
                     }
                 }
                 Phase::Awaiting => {
@@ -341,7 +341,7 @@ impl Worker {
                         self.flush_tls(id, now);
                     }
                     if event.is_readable() || hangup || error {
-                        self.read_response(id, now);
+                        self.read_response(id, now, hangup || error);
                     }
                 }
                 Phase::Idle => {
@@ -557,7 +557,9 @@ impl Worker {
         }
     }
 
-    fn read_response(&mut self, id: usize, now: u64) {
+    /// read_response reads and parses what arrived; `hangup` says the peer has closed
+    /// (its FIN may have come in the same edge as the last bytes).
+    fn read_response(&mut self, id: usize, now: u64, hangup: bool) {
         let conn = &mut self.conns[id];
         let Some(transport) = conn.transport.as_mut() else { return };
         let plain = !transport.is_tls();
@@ -573,12 +575,14 @@ impl Worker {
             match conn.parser.feed(&self.scratch[..n]) {
                 Ok(Step::NeedMore) => {
                     // Edge-triggered: a short read means the socket is drained, and the
-                    // next bytes will raise a new edge. Saves the read that returns EAGAIN.
-                    if plain && n < self.scratch.len() {
+                    // next bytes will raise a new edge, which saves the read that returns
+                    // EAGAIN. Not so when the peer closed: its EOF raises no new edge.
+                    let must_drain = hangup || conn.parser.reads_until_close();
+                    if plain && n < self.scratch.len() && !must_drain {
                         return;
                     }
                 }
-                Ok(Step::Complete { consumed }) => return self.on_response(id, now, consumed < n),
+                Ok(Step::Complete { consumed }) => return self.on_response(id, now, consumed < n || hangup),
                 Err(_) => return self.fail(id, FailureClass::InvalidResponse, now),
             }
         }
