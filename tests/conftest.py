@@ -1,0 +1,49 @@
+"""Shared fixtures: a reference target on a free loopback port, and a way to run the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from surge.target import TargetProcess
+
+
+@dataclass
+class CliRun:
+    """CliRun is one finished ``surge`` invocation."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        """json parses stdout as the one JSON document ``--json`` prints."""
+        return json.loads(self.stdout)
+
+
+def surge(*args: str, timeout: float = 120) -> CliRun:
+    """surge runs the CLI in a child process (loopback targets only) and waits for it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "surge", *args],
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+    return CliRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(scope="module")
+def target():
+    """target is a plain reference target (no service model) shared by a test module."""
+    with TargetProcess() as t:
+        yield t
+
+
+@pytest.fixture
+def fresh_target(target):
+    """fresh_target is the module's target with its counts reset."""
+    target.reset_stats()
+    return target
