@@ -14,6 +14,7 @@ use crate::http::{self, Head, Parsed};
 use crate::model::Decision;
 use crate::routes::{self, Reply};
 use crate::shared::Shared;
+use crate::timer::Timer;
 
 /// READ_BUFFER is each connection's read buffer; a request head must fit in it (else 431).
 pub const READ_BUFFER: usize = 8 * 1024;
@@ -26,13 +27,14 @@ struct Conn {
     out: Vec<u8>,
     shared: Arc<Shared>,
     counters: Arc<ThreadCounters>,
+    timer: Timer,
 }
 
 /// serve_connection answers requests on `stream` until the client closes, an error occurs,
 /// or the connection must close (`Connection: close`, `--close-after`, a malformed request).
-pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>) {
+pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>, timer: Timer) {
     let _ = stream.set_nodelay(true);
-    let mut conn = Conn { stream, out: Vec::with_capacity(1024), shared, counters };
+    let mut conn = Conn { stream, out: Vec::with_capacity(1024), shared, counters, timer };
     let mut buf = vec![0u8; READ_BUFFER];
     let (mut start, mut end) = (0usize, 0usize);
     let mut served: u64 = 0;
@@ -161,7 +163,7 @@ impl Conn {
         if !self.flush().await {
             return false;
         }
-        tokio::time::sleep_until(at.into()).await;
+        self.timer.sleep_until(at).await;
         true
     }
 

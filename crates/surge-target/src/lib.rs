@@ -35,6 +35,7 @@ pub mod stall;
 pub mod stats;
 pub mod store;
 pub mod summary;
+pub mod timer;
 
 pub use config::TargetConfig;
 pub use duration::parse_duration;

@@ -17,6 +17,7 @@ use crate::error::TargetError;
 use crate::plan::TargetPlan;
 use crate::shared::Shared;
 use crate::summary::{StopReason, TargetSummary};
+use crate::timer::Timer;
 
 /// STOP_POLL is how often each thread checks the stop flag and the deadline.
 const STOP_POLL: Duration = Duration::from_millis(20);
@@ -145,6 +146,10 @@ fn run_thread(listener: TcpListener, index: usize, shared: Arc<Shared>, control:
         .ok_or_else(|| TargetError::Internal("no counters for thread".into()))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(TargetError::Runtime)?;
+        let (timer, driver) = Timer::new();
+        if let Some(driver) = driver {
+            tokio::spawn(driver);
+        }
         let mut ticker = tokio::time::interval(STOP_POLL);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -160,10 +165,10 @@ fn run_thread(listener: TcpListener, index: usize, shared: Arc<Shared>, control:
                         }
                         counters.record_accepted();
                         let guard = OpenGuard(Arc::clone(&shared));
-                        let (shared, counters) = (Arc::clone(&shared), Arc::clone(&counters));
+                        let (shared, counters, timer) = (Arc::clone(&shared), Arc::clone(&counters), timer.clone());
                         tokio::spawn(async move {
                             let _guard = guard;
-                            serve_connection(stream, shared, counters).await;
+                            serve_connection(stream, shared, counters, timer).await;
                         });
                     }
                     // Out of file descriptors or similar: back off instead of spinning.
