@@ -73,6 +73,6 @@ def test_failures_by_status_are_counted_and_shed_labelled(fresh_target):
 def test_summary_shows_the_sections(fresh_target):
     run = surge("run", f"{fresh_target.url}/health", "-n", "300", "-c", "4")
     assert run.code == 0, run.stderr
-    for needle in ("Requests", "300 sent", "Outcome", "100.00% succeeded", "Latency (ms)", "p99.9",
-                   "successful", "Status codes", "200 × 300", "Generator"):
+    for needle in ("Requests", "300 sent", "Outcome", "100.00% succeeded", "Latency (ms", "p99.9",
+                   "success", "Status codes", "200 × 300", "Generator"):
         assert needle in run.stdout, needle

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import resource
 import sys
 from pathlib import Path
@@ -63,13 +64,27 @@ def _duration(flag: str, text: str, *, positive: bool = True) -> float:
     return seconds
 
 
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+
+
+def _method(value: str) -> str:
+    if not _TOKEN.match(value):
+        raise BadInput("-m/--method", f"'{value}' is not a valid HTTP method")
+    return value.upper()
+
+
 def _headers(values: list[str]) -> list[tuple[str, str]]:
     headers = []
     for value in values:
         name, sep, rest = value.partition(":")
-        if not sep or not name.strip():
+        name = name.strip()
+        if not sep or not name:
             raise BadInput("-H/--header", f"'{value}' must look like 'Name: value'")
-        headers.append((name.strip(), rest.strip()))
+        if not _TOKEN.match(name):
+            raise BadInput("-H/--header", f"'{name}' is not a valid header name")
+        if name.lower() in ("content-length", "transfer-encoding"):
+            raise BadInput("-H/--header", f"'{name}' is set by surge from --body")
+        headers.append((name, rest.strip()))
     return headers
 
 
@@ -130,7 +145,7 @@ def build_plan(
         "request": {}})))
     for error in url_errors:
         raise BadInput("URL", error["message"])
-    request = RequestSpec.build(method, _headers(headers), _body(body))
+    request = RequestSpec.build(_method(method), _headers(headers), _body(body))
     limits = Limits(timeout_s=_duration("--timeout", timeout), grace_period_s=_duration("--grace", grace, positive=False))
 
     duration_s = _duration("-d/--duration", duration) if duration is not None else None
@@ -219,6 +234,16 @@ def run_command(
         grace=grace,
     )
     raise typer.Exit(execute(plan, json_output=json_output))
+
+
+@app.command("demo")
+def demo_command(
+    results: Annotated[Path, typer.Option("--results", help="Directory to write results into.")] = Path("results"),
+) -> None:
+    """Start the reference target, run a short real test that passes its capacity, write results."""
+    from surge.demo import run_demo
+
+    run_demo(results)
 
 
 def _register_subcommands() -> None:

@@ -87,15 +87,15 @@ def render_summary(result: RunResult, plan: Plan) -> Group:
         f"peak RSS {g.max_rss_kib / 1024:,.0f} MB",
     )
 
-    table = Table(title="Latency (ms)", title_justify="left", show_edge=False, pad_edge=False)
+    origin = "intended send time" if plan.is_open_model() else "send time"
+    table = Table(title=f"Latency (ms, from {origin})", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"):
         table.add_column(col, justify="left" if not col else "right")
     lat = result.latency
-    origin = "intended send" if plan.is_open_model() else "send"
-    table.add_row(*_latency_row(f"all responses (from {origin})", lat.all))
-    table.add_row(*_latency_row("successful only", lat.success))
+    table.add_row(*_latency_row("all", lat.all))
+    table.add_row(*_latency_row("success", lat.success))
     if plan.is_open_model():
-        table.add_row(*_latency_row("service time (from actual send)", lat.service_time))
+        table.add_row(*_latency_row("service", lat.service_time))
 
     parts: list = [head, counts, table]
     for note in result.notes:

@@ -30,9 +30,6 @@ const SCRATCH_BYTES: usize = 64 * 1024;
 /// dead target does not turn into a busy loop of failures.
 const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
 
-/// PRECISE_WAIT_NS: waits shorter than this use the timerfd instead of epoll's ms timeout.
-const PRECISE_WAIT_NS: u64 = 2_000_000;
-
 /// Work is what one thread does: its share of the executor.
 pub enum Work {
     /// Closed: `vus` connections sending back to back, optionally from a shared budget.
@@ -295,11 +292,13 @@ impl Worker {
     fn wait(&mut self, now: u64, (deadline, precise): (u64, bool)) -> io::Result<()> {
         let delay = deadline.saturating_sub(now);
         let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(1024));
-        let result = match (&mut self.timer, precise && delay < PRECISE_WAIT_NS) {
-            (Some(timer), true) if delay > 0 => timer.arm(deadline, delay).and_then(|_| self.poll.poll(&mut events, None)),
+        let result = match &mut self.timer {
             _ if delay == 0 => self.poll.poll(&mut events, Some(Duration::ZERO)),
-            // epoll rounds sub-millisecond timeouts up; waking a little late is harmless
-            // for interval flushes, timeout scans and the end of the run.
+            // A send is due: epoll's timeout is whole milliseconds, rounded up, so the
+            // pacing deadline always goes through the timerfd.
+            Some(timer) if precise => timer.arm(deadline, delay).and_then(|_| self.poll.poll(&mut events, None)),
+            // Waking up to a millisecond late is harmless for interval flushes, timeout
+            // scans and the end of the run.
             _ => self.poll.poll(&mut events, Some(Duration::from_nanos(delay))),
         };
         self.events = Some(events);
