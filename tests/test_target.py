@@ -180,3 +180,15 @@ def test_serve_target_reraises_from_on_ready():
 def test_serve_target_rejects_invalid_config():
     with pytest.raises(ValueError, match="--error-rate"):
         _engine.serve_target('{"error_rate": -1}', lambda address: None)
+
+
+def test_port_in_use_is_a_clear_error():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_target("--bind", f"127.0.0.1:{port}")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"surge: error: --bind: cannot listen on 127.0.0.1:{port}:"), result.stderr

@@ -18,25 +18,37 @@ const UNITS: [(&str, f64); 8] = [
 ];
 
 /// parse_duration reads a non-negative duration written as a decimal number followed by a unit
-/// (`ns`, `us` or `µs`, `ms`, `s`, `m` or `min`, `h`), e.g. `10ms`, `1.5s`, `2m`; it returns a
-/// message saying what is wrong instead of panicking, and rejects values above [`MAX_DURATION`].
+/// (`ns`, `us` or `µs`, `ms`, `s`, `m` or `min`, `h`), or several such parts in a row: `10ms`,
+/// `1.5s`, `2m`, `1m30s`. It returns a message saying what is wrong instead of panicking, and
+/// rejects values above [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{text}` has no unit (write e.g. 10ms, 1.5s, 2m)"))?;
-    let (number, unit) = text.split_at(split);
-    let not_a_duration = || format!("`{text}` is not a duration (write e.g. 10ms, 1.5s, 2m)");
-    if number.is_empty() {
+    let not_a_duration = || format!("`{text}` is not a duration (write e.g. 10ms, 1.5s, 2m, 1m30s)");
+    let mut rest = text;
+    let mut nanos = 0.0f64;
+    if rest.is_empty() {
         return Err(not_a_duration());
     }
-    let scale = UNITS
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|(_, scale)| *scale)
-        .ok_or_else(|| format!("`{text}` has an unknown unit `{unit}` (use ns, us, ms, s, m, h)"))?;
-    let value: f64 = number.parse().map_err(|_| not_a_duration())?;
-    let nanos = value * scale;
+    while !rest.is_empty() {
+        let unit_at = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let (number, after) = rest.split_at(unit_at);
+        if number.is_empty() {
+            return Err(not_a_duration());
+        }
+        let next_at = after.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(after.len());
+        let (unit, tail) = after.split_at(next_at);
+        if unit.is_empty() {
+            return Err(format!("`{text}` has no unit after {number} (write e.g. 10ms, 1.5s, 2m)"));
+        }
+        let scale = UNITS
+            .iter()
+            .find(|(name, _)| *name == unit)
+            .map(|(_, scale)| *scale)
+            .ok_or_else(|| format!("`{text}` has an unknown unit `{unit}` (use ns, us, ms, s, m, h)"))?;
+        let value: f64 = number.parse().map_err(|_| not_a_duration())?;
+        nanos += value * scale;
+        rest = tail;
+    }
     if !nanos.is_finite() || nanos > MAX_DURATION.as_nanos() as f64 {
         return Err(format!("`{text}` is longer than {}s", MAX_DURATION.as_secs()));
     }
@@ -61,6 +73,8 @@ mod tests {
             ("0ms", 0),
             (" 1.7ms ", 1_700_000),
             ("0.5ms", 500_000),
+            ("1m30s", 90_000_000_000),
+            ("1s500ms", 1_500_000_000),
         ];
         for (text, nanos) in cases {
             assert_eq!(parse_duration(text), Ok(Duration::from_nanos(*nanos)), "{text}");
@@ -71,7 +85,8 @@ mod tests {
     fn rejects_with_a_reason() {
         let cases: &[(&str, &str)] = &[
             ("10", "no unit"),
-            ("", "no unit"),
+            ("1m30", "no unit"),
+            ("", "is not a duration"),
             ("ms", "is not a duration"),
             ("-1ms", "is not a duration"),
             ("soon", "is not a duration"),
