@@ -77,7 +77,8 @@ def target_command(
     seed: Annotated[Optional[int], typer.Option("--seed", help="Repeat the same random draws (service times, errors).")] = None,
     shards: Annotated[int, typer.Option("--shards", help="Independently locked parts of the task store.")] = 32,
 ) -> None:
-    """Serve the reference target (/health, /delay/{ms}, /tasks, /stats) until stopped."""
+    """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
+    stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
     config = target_config(
         bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
         queue=queue, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,

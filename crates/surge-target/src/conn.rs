@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::counters::{Route, ThreadCounters};
-use crate::http::{self, Head, Parsed};
+use crate::http::{self, Framing, Head, Parsed};
 use crate::model::Decision;
 use crate::routes::{self, Reply};
 use crate::shared::Shared;
@@ -101,13 +101,17 @@ impl Conn {
     /// answer appends the response to one complete request, waiting as the model says;
     /// false when the connection failed.
     async fn answer(&mut self, head: &Head<'_>, body: &[u8], close: bool) -> bool {
-        let route = routes::classify(head.method, head.path);
+        // HEAD is served as GET, without the body.
+        let head_only = head.method == "HEAD";
+        let method = if head_only { "GET" } else { head.method };
+        let framing = Framing { close, http10: head.http10, head_only };
+        let route = routes::classify(method, head.path);
         self.counters.record_received(route);
         if route == Route::Health {
             if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
                 return false;
             }
-            http::write_health(&mut self.out, close, head.http10);
+            http::write_health(&mut self.out, framing);
             self.counters.record_response(route, 200);
             return true;
         }
@@ -127,12 +131,12 @@ impl Conn {
                     match (fail, delay) {
                         (true, _) => Reply::error(500, "injected error (--error-rate)"),
                         (false, Err(reply)) => reply,
-                        (false, Ok(_)) => routes::handle(route, head.method, head.path, head.query, body, &self.shared),
+                        (false, Ok(_)) => routes::handle(route, method, head.path, head.query, body, &self.shared),
                     }
                 }
             }
         } else {
-            routes::handle(route, head.method, head.path, head.query, body, &self.shared)
+            routes::handle(route, method, head.path, head.query, body, &self.shared)
         };
         if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
             return false;
@@ -144,8 +148,7 @@ impl Conn {
             reply.content_type,
             header.as_slice(),
             reply.body.bytes(),
-            close,
-            head.http10,
+            framing,
         );
         self.counters.record_response(route, reply.status);
         true
@@ -197,7 +200,8 @@ impl Conn {
     /// reject answers a request that cannot be served with `status` and closes.
     async fn reject(&mut self, status: u16, reason: &str) {
         let reply = Reply::error(status, reason);
-        http::write_response(&mut self.out, status, reply.content_type, &[], reply.body.bytes(), true, false);
+        let framing = Framing { close: true, ..Framing::default() };
+        http::write_response(&mut self.out, status, reply.content_type, &[], reply.body.bytes(), framing);
         self.counters.record_response(Route::Invalid, status);
         self.flush().await;
     }

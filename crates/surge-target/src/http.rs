@@ -123,13 +123,27 @@ pub fn reason(status: u16) -> &'static str {
     }
 }
 
-/// connection_header is the `Connection` line a response needs: `close` when the server
-/// closes, `keep-alive` for an HTTP/1.0 client it keeps, nothing otherwise.
-pub fn connection_header(close: bool, http10: bool) -> &'static [u8] {
-    match (close, http10) {
-        (true, _) => b"Connection: close\r\n",
-        (false, true) => b"Connection: keep-alive\r\n",
-        (false, false) => b"",
+/// Framing is how a response is framed for its request: whether the connection closes after
+/// it, whether the client speaks HTTP/1.0, and whether it asked with HEAD (headers only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Framing {
+    /// close says the server closes the connection after this response.
+    pub close: bool,
+    /// http10 says the request was HTTP/1.0 (keep-alive must be acknowledged).
+    pub http10: bool,
+    /// head_only says the request was HEAD: the headers GET would get, no body.
+    pub head_only: bool,
+}
+
+impl Framing {
+    /// connection_header is the `Connection` line a response needs: `close` when the server
+    /// closes, `keep-alive` for an HTTP/1.0 client it keeps, nothing otherwise.
+    pub fn connection_header(self) -> &'static [u8] {
+        match (self.close, self.http10) {
+            (true, _) => b"Connection: close\r\n",
+            (false, true) => b"Connection: keep-alive\r\n",
+            (false, false) => b"",
+        }
     }
 }
 
@@ -139,22 +153,22 @@ pub const HEALTH_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n
 /// write_health appends the whole `/health` response (no formatting, no allocation beyond
 /// the buffer's growth).
 #[inline]
-pub fn write_health(out: &mut Vec<u8>, close: bool, http10: bool) {
+pub fn write_health(out: &mut Vec<u8>, framing: Framing) {
     out.extend_from_slice(HEALTH_HEAD);
-    out.extend_from_slice(connection_header(close, http10));
-    out.extend_from_slice(b"\r\nok");
+    out.extend_from_slice(framing.connection_header());
+    out.extend_from_slice(if framing.head_only { b"\r\n" } else { b"\r\nok" });
 }
 
 /// write_response appends a complete response: status line, `Content-Type` (when there is a
-/// body), `Content-Length`, the `extra` header lines, the connection line, and the body.
+/// body), `Content-Length`, the `extra` header lines, the connection line, and the body
+/// (left out, its length kept, for HEAD).
 pub fn write_response(
     out: &mut Vec<u8>,
     status: u16,
     content_type: &str,
     extra: &[(&str, &str)],
     body: &[u8],
-    close: bool,
-    http10: bool,
+    framing: Framing,
 ) {
     // Writing into a Vec cannot fail.
     let _ = write!(out, "HTTP/1.1 {status} {}\r\n", reason(status));
@@ -167,9 +181,11 @@ pub fn write_response(
     for (name, value) in extra {
         let _ = write!(out, "{name}: {value}\r\n");
     }
-    out.extend_from_slice(connection_header(close, http10));
+    out.extend_from_slice(framing.connection_header());
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(body);
+    if !framing.head_only {
+        out.extend_from_slice(body);
+    }
 }
 
 #[cfg(test)]
@@ -234,17 +250,27 @@ mod tests {
     #[test]
     fn writes_responses() {
         let mut out = Vec::new();
-        write_health(&mut out, false, false);
+        write_health(&mut out, Framing::default());
         assert_eq!(out, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok");
         out.clear();
-        write_response(&mut out, 503, "application/json", &[("Retry-After", "1")], b"{}", true, false);
+        write_health(&mut out, Framing { head_only: true, ..Framing::default() });
+        assert_eq!(out, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n");
+        out.clear();
+        let close = Framing { close: true, ..Framing::default() };
+        write_response(&mut out, 503, "application/json", &[("Retry-After", "1")], b"{}", close);
         assert_eq!(
             String::from_utf8_lossy(&out),
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\
              Retry-After: 1\r\nConnection: close\r\n\r\n{}"
         );
         out.clear();
-        write_response(&mut out, 204, "", &[], b"", false, true);
+        write_response(&mut out, 204, "", &[], b"", Framing { http10: true, ..Framing::default() });
         assert_eq!(String::from_utf8_lossy(&out), "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n");
+        out.clear();
+        write_response(&mut out, 200, "application/json", &[], b"{}", Framing { head_only: true, ..Framing::default() });
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+        );
     }
 }

@@ -168,11 +168,11 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
 /// path, 404 otherwise.
 fn other(method: &str, path: &str) -> Reply {
     let allow = match path {
-        "/health" | "/stats" => Some("GET"),
+        "/health" | "/stats" => Some("GET, HEAD"),
         "/stats/reset" => Some("POST"),
-        "/tasks" => Some("GET, POST"),
-        _ if item(path, "/tasks/").is_some() => Some("GET, PUT, DELETE"),
-        _ if item(path, "/delay/").is_some() => Some("GET"),
+        "/tasks" => Some("GET, HEAD, POST"),
+        _ if item(path, "/tasks/").is_some() => Some("GET, HEAD, PUT, DELETE"),
+        _ if item(path, "/delay/").is_some() => Some("GET, HEAD"),
         _ => None,
     };
     match allow {

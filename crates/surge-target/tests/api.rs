@@ -46,7 +46,7 @@ fn task_api_round_trip() {
     }
     let created = c.request("POST", "/tasks", Some("{}"));
     assert_eq!(created.header("Location"), Some("/tasks/3"));
-    assert_eq!(c.request("PATCH", "/tasks/1", None).header("Allow"), Some("GET, PUT, DELETE"));
+    assert_eq!(c.request("PATCH", "/tasks/1", None).header("Allow"), Some("GET, HEAD, PUT, DELETE"));
 }
 
 #[test]
@@ -145,6 +145,21 @@ fn framing_edge_cases() {
         assert_eq!(r.status, *status, "{}", &raw[..raw.len().min(60)]);
         assert_eq!(c.is_closed(), *closed, "{}", &raw[..raw.len().min(60)]);
     }
+    // HEAD gets GET's headers, Content-Length included, and no body; the connection stays usable.
+    let mut c = server.client();
+    c.send(b"HEAD /health HTTP/1.1\r\n\r\nHEAD /tasks/1 HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\n\r\n");
+    let mut raw = Vec::new();
+    while !raw.ends_with(b"\r\n\r\nok") {
+        let mut chunk = [0u8; 4096];
+        let n = std::io::Read::read(&mut c.stream, &mut chunk).unwrap();
+        assert!(n > 0, "closed early");
+        raw.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&raw);
+    let heads: Vec<&str> = text.split("HTTP/1.1 ").filter(|s| !s.is_empty()).collect();
+    assert_eq!(heads.len(), 3, "{text}");
+    assert!(heads[0].starts_with("200 OK") && heads[0].ends_with("Content-Length: 2\r\n\r\n"), "{text}");
+    assert!(heads[1].starts_with("404 Not Found") && heads[1].ends_with("\r\n\r\n"), "{text}");
     // HTTP/1.0 keep-alive is acknowledged and kept.
     let mut c = server.client();
     c.send(b"GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
