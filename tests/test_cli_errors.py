@@ -77,3 +77,19 @@ def test_unresolvable_host_exits_3():
     run = surge("run", "http://surge-no-such-host.invalid/", "-d", "1s")
     assert run.code == 3, run.stderr
     assert "resolve" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_connections_beyond_the_open_file_limit_are_refused_with_numbers():
+    import resource
+    import subprocess
+    import sys
+
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "surge", "run", "http://127.0.0.1:9/", "-c", "400", "-d", "1s"],
+        capture_output=True, text=True, preexec_fn=low_limit, timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "400 connections" in proc.stderr and "limit is 256" in proc.stderr

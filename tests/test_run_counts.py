@@ -76,3 +76,14 @@ def test_summary_shows_the_sections(fresh_target):
     for needle in ("Requests", "300 sent", "Outcome", "100.00% succeeded", "Latency (ms", "p99.9",
                    "success", "Status codes", "200 × 300", "Generator"):
         assert needle in run.stdout, needle
+
+
+def test_head_requests_expect_no_body(fresh_target):
+    # /health answers HEAD with Content-Length but no body; reading a body would hang
+    # until the timeout or misparse the next response.
+    run = surge("run", f"{fresh_target.url}/health", "-m", "HEAD", "-n", "200", "-c", "2",
+                "--timeout", "2s", "--json")
+    doc = run.json()
+    assert doc["requests"]["succeeded"] == 200, doc["requests"]
+    assert doc["requests"]["connections_opened"] == 2
+    assert fresh_target.received() == 200

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from surge import exit_codes
 from surge.durations import parse_duration
@@ -30,9 +29,7 @@ from surge.plan import (
     SharedIterations,
     TargetSpec,
 )
-from surge.progress import Progress
 from surge.result import RunResult
-from surge.summary import print_summary
 
 app = typer.Typer(
     name="surge",
@@ -51,6 +48,7 @@ def _root() -> None:
 
 
 DEFAULT_DURATION = "10s"
+DEFAULT_CONNECTIONS = 64
 DEFAULT_MAX_IN_FLIGHT = 10_000
 
 
@@ -111,7 +109,7 @@ def _default_max_in_flight() -> int:
 def build_plan(
     url: str,
     *,
-    connections: int,
+    connections: int | None,
     duration: str | None,
     requests: int | None,
     rate: float | None,
@@ -125,7 +123,7 @@ def build_plan(
     grace: str,
 ) -> Plan:
     """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag."""
-    if connections < 1:
+    if connections is not None and connections < 1:
         raise BadInput("-c/--connections", f"must be at least 1, got {connections}")
     if requests is not None and requests < 1:
         raise BadInput("-n/--requests", f"must be at least 1, got {requests}")
@@ -154,25 +152,35 @@ def build_plan(
             # n requests at the rate take n/rate seconds; -d, if given, may cut it short.
             by_count = requests / rate
             duration_s = min(duration_s, by_count) if duration_s is not None else by_count
+        limit = max_in_flight or _default_max_in_flight()
+        if connections is not None and connections > limit:
+            raise BadInput("-c/--connections", f"{connections} connections up front exceed --max-in-flight {limit}")
         executor = ConstantArrivalRate(
             rate=rate,
             duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION),
-            max_in_flight=max_in_flight or _default_max_in_flight(),
+            max_in_flight=limit,
+            pre_allocated=connections,
         )
     elif requests is not None:
-        executor = SharedIterations(vus=min(connections, requests), iterations=requests,
-                                    max_duration_s=duration_s or 600.0)
+        vus = connections or DEFAULT_CONNECTIONS
+        executor = SharedIterations(vus=min(vus, requests), iterations=requests, max_duration_s=duration_s or 600.0)
     else:
-        executor = ConstantVus(vus=connections, duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION))
+        executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
+                               duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION))
     return Plan(target=target, request=request, executor=executor, limits=limits, threads=threads)
 
 
 def execute(plan: Plan, *, json_output: bool) -> int:
     """execute runs a plan with progress display and summary; returns the exit code."""
-    console = Console()
     try:
-        with Progress(plan.duration_s() if not isinstance(plan.executor, SharedIterations) else 0.0) as progress:
-            result = run_plan(plan, progress.update)
+        if json_output or not sys.stderr.isatty():
+            result = run_plan(plan)
+        else:
+            from surge.progress import Progress  # Rich only when a terminal shows it
+
+            planned_s = 0.0 if isinstance(plan.executor, SharedIterations) else plan.duration_s()
+            with Progress(planned_s) as progress:
+                result = run_plan(plan, progress.update)
     except UnreachableError as e:
         _error(str(e.args[0]) if e.args else str(e))
         return exit_codes.UNREACHABLE
@@ -182,7 +190,9 @@ def execute(plan: Plan, *, json_output: bool) -> int:
     if json_output:
         sys.stdout.write(json.dumps(result.to_document()) + "\n")
     else:
-        print_summary(result, plan, console)
+        from surge.summary import print_summary
+
+        print_summary(result, plan)
     return exit_code_for(result)
 
 
@@ -203,7 +213,10 @@ def _error(message: str) -> None:
 @app.command("run")
 def run_command(
     url: Annotated[str, typer.Argument(help="Target URL, e.g. http://127.0.0.1:8080/health")],
-    connections: Annotated[int, typer.Option("-c", "--connections", help="Virtual users / connections (closed model).")] = 64,
+    connections: Annotated[Optional[int], typer.Option(
+        "-c", "--connections",
+        help="Closed model: virtual users, one connection each (default 64). With -r: connections opened up front "
+             "(default: 10 ms of arrivals).")] = None,
     duration: Annotated[Optional[str], typer.Option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")] = None,
     requests: Annotated[Optional[int], typer.Option("-n", "--requests", help="Send exactly this many requests.")] = None,
     rate: Annotated[Optional[float], typer.Option("-r", "--rate", help="Open model: requests per second, timed from the intended send time.")] = None,

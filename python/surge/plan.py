@@ -61,6 +61,7 @@ class ConstantArrivalRate(_Strict):
     rate: PositiveFloat
     duration_s: PositiveFloat
     max_in_flight: PositiveInt
+    pre_allocated: PositiveInt | None = None
 
 
 class RateStage(_Strict):
@@ -77,6 +78,7 @@ class RampingArrivalRate(_Strict):
     start_rate: float = Field(default=0.0, ge=0)
     stages: list[RateStage] = Field(min_length=1)
     max_in_flight: PositiveInt
+    pre_allocated: PositiveInt | None = None
 
 
 Executor = Annotated[

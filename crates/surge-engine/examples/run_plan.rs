@@ -19,8 +19,7 @@ fn main() {
         }
     };
     match surge_engine::run(&plan, &mut surge_engine::NoObserver, Arc::new(AtomicBool::new(false))) {
-        Ok(mut result) => {
-            result.intervals.clear();
+        Ok(result) => {
             println!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
         }
         Err(e) => {

@@ -38,6 +38,11 @@ pub enum Executor {
         duration_s: f64,
         /// max_in_flight caps requests outstanding at once (and so connections).
         max_in_flight: u32,
+        /// pre_allocated connections are opened before the first request is due
+        /// (default: 10 ms of arrivals at the peak rate), so that a burst of due
+        /// requests does not wait for new connections.
+        #[serde(default)]
+        pre_allocated: Option<u32>,
     },
     /// RampingArrivalRate follows piecewise-linear rate stages from `start_rate`.
     RampingArrivalRate {
@@ -48,11 +53,25 @@ pub enum Executor {
         stages: Vec<RateStage>,
         /// max_in_flight caps requests outstanding at once (and so connections).
         max_in_flight: u32,
+        /// pre_allocated connections are opened before the first request is due.
+        #[serde(default)]
+        pre_allocated: Option<u32>,
     },
 }
 
 fn default_max_duration_s() -> f64 {
     600.0
+}
+
+fn check_pre_allocated(errors: &mut Vec<PlanError>, pre_allocated: Option<u32>, max_in_flight: u32) {
+    if let Some(n) = pre_allocated {
+        if n > max_in_flight {
+            errors.push(PlanError::new(
+                "executor.pre_allocated",
+                format!("{n} is more than max_in_flight ({max_in_flight})"),
+            ));
+        }
+    }
 }
 
 /// Model is an executor reduced to what the event loops act on.
@@ -71,7 +90,19 @@ pub enum Model {
         pacer: RatePacer,
         /// max_in_flight caps outstanding requests.
         max_in_flight: u32,
+        /// pre_allocated is the number of connections opened up front.
+        pre_allocated: u32,
     },
+}
+
+/// PREALLOCATE_WINDOW_S: by default, open enough connections up front for this many
+/// seconds of arrivals at the peak rate.
+const PREALLOCATE_WINDOW_S: f64 = 0.010;
+
+/// default_pre_allocated is the default number of connections opened up front.
+fn pre_allocated(pacer: &RatePacer, max_in_flight: u32, given: Option<u32>) -> u32 {
+    let default = (pacer.peak_rate() * PREALLOCATE_WINDOW_S).ceil() as u32;
+    given.unwrap_or(default).clamp(1, max_in_flight.max(1))
 }
 
 impl Executor {
@@ -94,12 +125,14 @@ impl Executor {
                 }
                 check_positive(errors, "executor.max_duration_s", *max_duration_s);
             }
-            Executor::ConstantArrivalRate { rate, duration_s, max_in_flight } => {
+            Executor::ConstantArrivalRate { rate, duration_s, max_in_flight, pre_allocated } => {
+                check_pre_allocated(errors, *pre_allocated, *max_in_flight);
                 check_positive(errors, "executor.rate", *rate);
                 check_positive(errors, "executor.duration_s", *duration_s);
                 check_vus(errors, "executor.max_in_flight", *max_in_flight);
             }
-            Executor::RampingArrivalRate { start_rate, stages, max_in_flight } => {
+            Executor::RampingArrivalRate { start_rate, stages, max_in_flight, pre_allocated } => {
+                check_pre_allocated(errors, *pre_allocated, *max_in_flight);
                 if !(start_rate.is_finite() && *start_rate >= 0.0) {
                     errors.push(PlanError::new("executor.start_rate", "must be zero or positive"));
                 }
@@ -147,14 +180,16 @@ impl Executor {
             Executor::SharedIterations { vus, iterations, .. } => {
                 Model::Closed { vus: *vus, iterations: Some(*iterations) }
             }
-            Executor::ConstantArrivalRate { rate, duration_s, max_in_flight } => Model::Open {
-                pacer: RatePacer::constant(*rate, *duration_s),
-                max_in_flight: *max_in_flight,
-            },
-            Executor::RampingArrivalRate { start_rate, stages, max_in_flight } => Model::Open {
-                pacer: RatePacer::ramping(*start_rate, stages),
-                max_in_flight: *max_in_flight,
-            },
+            Executor::ConstantArrivalRate { rate, duration_s, max_in_flight, pre_allocated: given } => {
+                let pacer = RatePacer::constant(*rate, *duration_s);
+                let pre_allocated = pre_allocated(&pacer, *max_in_flight, *given);
+                Model::Open { pacer, max_in_flight: *max_in_flight, pre_allocated }
+            }
+            Executor::RampingArrivalRate { start_rate, stages, max_in_flight, pre_allocated: given } => {
+                let pacer = RatePacer::ramping(*start_rate, stages);
+                let pre_allocated = pre_allocated(&pacer, *max_in_flight, *given);
+                Model::Open { pacer, max_in_flight: *max_in_flight, pre_allocated }
+            }
         }
     }
 }

@@ -99,6 +99,11 @@ impl RatePacer {
         RatePacer { segments, total }
     }
 
+    /// peak_rate is the highest rate anywhere in the schedule.
+    pub fn peak_rate(&self) -> f64 {
+        self.segments.iter().map(|s| s.from_rate.max(s.to_rate)).fold(0.0, f64::max)
+    }
+
     /// duration_s is the total length of the schedule.
     pub fn duration_s(&self) -> f64 {
         self.segments.last().map_or(0.0, |s| s.start_s + s.duration_s)

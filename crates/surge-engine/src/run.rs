@@ -113,10 +113,11 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     for (thread, stripe) in stripes.into_iter().enumerate() {
         let work = match &model {
             Model::Closed { vus, .. } => Work::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
-            Model::Open { max_in_flight, .. } => Work::Open {
+            Model::Open { max_in_flight, pre_allocated, .. } => Work::Open {
                 pacer: pacer.clone().unwrap_or_else(|| Arc::new(RatePacer::constant(0.0, 0.0))),
                 stripe,
                 max_in_flight: share(*max_in_flight, threads, thread).max(1),
+                pre_allocated: share(*pre_allocated, threads, thread),
             },
         };
         let spec = WorkerSpec {

@@ -47,6 +47,8 @@ pub enum Work {
         stripe: Stripe,
         /// max_in_flight caps this thread's outstanding requests and connections.
         max_in_flight: u32,
+        /// pre_allocated connections are opened at the start.
+        pre_allocated: u32,
     },
 }
 
@@ -217,6 +219,11 @@ impl Worker {
         let now = self.now_ns();
         for id in 0..self.conns.len() {
             self.connect(id, now);
+        }
+        if let Work::Open { pre_allocated, .. } = self.spec.work {
+            for _ in 0..pre_allocated {
+                self.open_connection(now);
+            }
         }
         loop {
             let now = self.now_ns();
@@ -668,7 +675,7 @@ impl Worker {
     // ----- open model -----
 
     fn dispatch_due(&mut self, now: u64) {
-        let Work::Open { pacer, stripe, max_in_flight } = &self.spec.work else { return };
+        let Work::Open { pacer, stripe, max_in_flight, .. } = &self.spec.work else { return };
         let (pacer, stripe, max_in_flight) = (pacer.clone(), *stripe, u64::from(*max_in_flight));
         while let Some(due) = self.next_due_ns {
             if due > now || due >= self.spec.end_ns {
