@@ -16,8 +16,11 @@ use crate::routes::{self, Reply};
 use crate::shared::Shared;
 use crate::timer::Timer;
 
-/// READ_BUFFER is each connection's read buffer; a request head must fit in it (else 431).
-pub const READ_BUFFER: usize = 8 * 1024;
+/// READ_BUFFER is each connection's read buffer to begin with (enough for common request
+/// heads); it grows to [`MAX_HEAD`] for a longer head and to head + body for a body.
+pub const READ_BUFFER: usize = 2 * 1024;
+/// MAX_HEAD is the largest request head accepted (else 431).
+pub const MAX_HEAD: usize = 8 * 1024;
 /// MAX_BODY is the largest request body accepted (else 413).
 pub const MAX_BODY: usize = 1024 * 1024;
 
@@ -34,7 +37,7 @@ struct Conn {
 /// or the connection must close (`Connection: close`, `--close-after`, a malformed request).
 pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>, timer: Timer) {
     let _ = stream.set_nodelay(true);
-    let mut conn = Conn { stream, out: Vec::with_capacity(1024), shared, counters, timer };
+    let mut conn = Conn { stream, out: Vec::with_capacity(256), shared, counters, timer };
     let mut buf = vec![0u8; READ_BUFFER];
     let (mut start, mut end) = (0usize, 0usize);
     let mut served: u64 = 0;
@@ -44,8 +47,11 @@ pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: 
             Parsed::Complete(head) => head,
             Parsed::Partial => {
                 if end - start == buf.len() {
-                    conn.reject(431, "request head larger than 8 KiB").await;
-                    return;
+                    if buf.len() >= MAX_HEAD {
+                        conn.reject(431, "request head larger than 8 KiB").await;
+                        return;
+                    }
+                    buf.resize(MAX_HEAD, 0);
                 }
                 if !conn.flush().await || !conn.read_more(&mut buf, &mut start, &mut end).await {
                     return;
@@ -85,7 +91,8 @@ pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: 
         start += total;
         if start == end {
             (start, end) = (0, 0);
-            if buf.len() > READ_BUFFER {
+            if buf.len() > MAX_HEAD {
+                // Grown for a large body: give the memory back.
                 buf.truncate(READ_BUFFER);
                 buf.shrink_to_fit();
             }
