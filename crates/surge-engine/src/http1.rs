@@ -363,9 +363,12 @@ struct Head {
 
 /// parse_head parses a complete header block, or returns None if it is incomplete.
 fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let len = match response.parse(buf) {
+    // Uninitialized header slots: initializing 96 of them would cost a 3 KiB memset per
+    // response; httparse writes only the slots it fills.
+    let mut headers = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let config = httparse::ParserConfig::default();
+    let len = match config.parse_response_with_uninit_headers(&mut response, buf, &mut headers) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(ParseError::OversizedHeaders),
