@@ -110,6 +110,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     };
     let stripes = plan.stripe.split(threads as u64);
     let mut handles = Vec::with_capacity(threads);
+    let mut recyclers = Vec::with_capacity(threads);
     for (thread, stripe) in stripes.into_iter().enumerate() {
         let work = match &model {
             Model::Closed { vus, .. } => Work::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
@@ -120,6 +121,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
                 pre_allocated: share(*pre_allocated, threads, thread),
             },
         };
+        let (recycle_tx, recycled) = mpsc::channel();
+        recyclers.push(recycle_tx);
         let spec = WorkerSpec {
             thread,
             origin,
@@ -134,6 +137,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             interval_ns: secs_to_ns(plan.interval_s),
             cancel: cancel.clone(),
             reports: tx.clone(),
+            recycled,
         };
         let handle = std::thread::Builder::new()
             .name(format!("surge-worker-{thread}"))
@@ -143,7 +147,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     }
     drop(tx);
 
-    let mut aggregator = Aggregator::new(threads, plan.interval_s, pacer.as_deref());
+    let mut aggregator = Aggregator::new(threads, plan.interval_s, pacer.as_deref(), recyclers);
     let mut stopped_by_observer = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
@@ -291,17 +295,19 @@ struct Aggregator<'p> {
     stopped_ns: u64,
     peak_open_connections: u64,
     worker_errors: Vec<String>,
+    recyclers: Vec<mpsc::Sender<Box<Metrics>>>,
+    pool: Vec<Metrics>,
 }
 
-#[derive(Default)]
+/// PendingInterval accumulates the threads' reports for one interval index.
 struct PendingInterval {
-    metrics: Option<Metrics>,
+    metrics: Metrics,
     open_connections: u64,
     in_flight: u64,
 }
 
 impl<'p> Aggregator<'p> {
-    fn new(threads: usize, interval_s: f64, pacer: Option<&'p RatePacer>) -> Self {
+    fn new(threads: usize, interval_s: f64, pacer: Option<&'p RatePacer>, recyclers: Vec<mpsc::Sender<Box<Metrics>>>) -> Self {
         Aggregator {
             threads,
             interval_s,
@@ -316,6 +322,8 @@ impl<'p> Aggregator<'p> {
             stopped_ns: 0,
             peak_open_connections: 0,
             worker_errors: Vec::new(),
+            recyclers,
+            pool: Vec::new(),
         }
     }
 
@@ -327,11 +335,16 @@ impl<'p> Aggregator<'p> {
     fn accept(&mut self, report: Report, elapsed_s: f64) -> Vec<Interval> {
         match report {
             Report::Interval { thread, index, metrics, open_connections, in_flight } => {
-                let slot = self.pending.entry(index).or_default();
-                match &mut slot.metrics {
-                    Some(m) => m.add(&metrics),
-                    None => slot.metrics = Some(*metrics),
-                }
+                let pool = &mut self.pool;
+                let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
+                    metrics: pool.pop().unwrap_or_default(),
+                    open_connections: 0,
+                    in_flight: 0,
+                });
+                slot.metrics.add(&metrics);
+                let mut spare = metrics;
+                spare.reset();
+                let _ = self.recyclers[thread].send(spare);
                 slot.open_connections += open_connections;
                 slot.in_flight += in_flight;
                 self.reported_up_to[thread] = Some(index);
@@ -359,7 +372,7 @@ impl<'p> Aggregator<'p> {
             return None;
         }
         let slot = self.pending.remove(&k)?;
-        let metrics = slot.metrics.unwrap_or_default();
+        let mut metrics = slot.metrics;
         self.next_emit += 1;
         self.totals.add(&metrics);
         self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
@@ -381,6 +394,8 @@ impl<'p> Aggregator<'p> {
             in_flight: slot.in_flight,
             latency_histogram: metrics.latency.to_base64(),
         };
+        metrics.reset();
+        self.pool.push(metrics);
         self.intervals.push(interval.clone());
         Some(interval)
     }

@@ -18,7 +18,7 @@ pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
             return Err(io::Error::last_os_error());
         }
     }
-    Ok((old as u64, limit.rlim_cur as u64))
+    Ok((old, limit.rlim_cur))
 }
 
 /// CpuTime is user and system CPU time in seconds.

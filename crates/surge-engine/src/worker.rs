@@ -4,7 +4,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,6 +80,9 @@ pub struct WorkerSpec {
     pub cancel: Arc<AtomicBool>,
     /// reports carries interval snapshots and the final report to the run.
     pub reports: Sender<Report>,
+    /// recycled brings back emptied Metrics from the run, so that handing one over each
+    /// interval costs a swap instead of copying the histograms.
+    pub recycled: Receiver<Box<Metrics>>,
 }
 
 /// Report is what a worker sends to the run's aggregator.
@@ -717,8 +720,11 @@ impl Worker {
     }
 
     fn send_interval(&mut self) {
-        let metrics = Box::new(self.metrics.clone());
-        self.metrics.reset();
+        let fresh = match self.spec.recycled.try_recv() {
+            Ok(spare) => *spare,
+            Err(_) => Metrics::new(),
+        };
+        let metrics = Box::new(std::mem::replace(&mut self.metrics, fresh));
         let _ = self.spec.reports.send(Report::Interval {
             thread: self.spec.thread,
             index: self.interval_index,
