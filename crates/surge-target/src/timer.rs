@@ -204,6 +204,9 @@ mod precise {
             if read.is_err() {
                 continue; // not expired after all (readiness cleared), or re-armed meanwhile
             }
+            // The expiration is consumed: skip the read that would only say so. An expiry after
+            // this point is a new event, which clear_ready leaves in place.
+            guard.clear_ready();
             let (due, next) = p.deadlines.lock().unwrap_or_else(PoisonError::into_inner).expire(Instant::now());
             if let Some(at) = next {
                 p.arm(at);

@@ -238,3 +238,20 @@ fn invalid_config_is_refused_before_binding() {
     assert!(err.to_string().starts_with("--threads:"), "{err}");
     assert!(!called);
 }
+
+#[test]
+fn many_short_service_times_never_lose_a_wakeup() {
+    // One request at a time, so each response depends on one timer expiry and nothing else
+    // would wake the server: a lost wakeup would hang here (reads time out after 10 s).
+    let server = Server::start(r#"{"workers": 1, "service_time": "uniform:50us-300us", "seed": 3}"#);
+    let mut c = server.client();
+    let mut slowest = Duration::ZERO;
+    let began = Instant::now();
+    for _ in 0..2000 {
+        let sent = Instant::now();
+        assert_eq!(c.get("/tasks").status, 200);
+        slowest = slowest.max(sent.elapsed());
+    }
+    assert!(slowest < 2000 * MS, "slowest {slowest:?}");
+    assert!(began.elapsed() >= 2000 * Duration::from_micros(50));
+}
