@@ -1,5 +1,6 @@
 //! HTTP/1.1 framing: parse a request head from a buffer, write a response into one.
 use std::io::Write;
+use std::mem::MaybeUninit;
 
 /// MAX_HEADERS is the most request headers accepted (more is answered 431).
 pub const MAX_HEADERS: usize = 32;
@@ -43,9 +44,13 @@ pub enum Parsed<'a> {
 
 /// parse reads one request head from the start of `buf`, never panicking on any input.
 pub fn parse(buf: &[u8]) -> Parsed<'_> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(buf) {
+    if buf.is_empty() {
+        return Parsed::Partial;
+    }
+    // httparse fills the slots it uses: no need to zero 32 of them per request.
+    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let head_len = match req.parse_with_uninit_headers(buf, &mut slots) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
         Err(httparse::Error::TooManyHeaders) => {
