@@ -23,7 +23,7 @@ import typer
 
 from surge import exit_codes
 from surge.durations import parse_duration
-from surge.engine import run_plan
+from surge.engine import run_plan, run_plan_json
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 from surge.plan import (
     ConstantArrivalRate,
@@ -34,7 +34,7 @@ from surge.plan import (
     SharedIterations,
     TargetSpec,
 )
-from surge.result import RunResult
+from surge.document import result_document
 
 app = typer.Typer(
     name="surge",
@@ -178,7 +178,13 @@ def build_plan(
 def execute(plan: Plan, *, json_output: bool) -> int:
     """execute runs a plan with progress display and summary; returns the exit code."""
     try:
-        if json_output or not sys.stderr.isatty():
+        if json_output:
+            # The engine's document is printed as it is (less per-interval histograms):
+            # no need to load and validate the result models on this path.
+            doc = result_document(json.loads(run_plan_json(plan)))
+            sys.stdout.write(json.dumps(doc) + "\n")
+            return exit_code_for(doc["stop_reason"], doc["requests"])
+        if not sys.stderr.isatty():
             result = run_plan(plan)
         else:
             from surge.progress import Progress  # Rich only when a terminal shows it
@@ -192,20 +198,18 @@ def execute(plan: Plan, *, json_output: bool) -> int:
     except (PlanError, ConnectionLimitError) as e:
         _error(str(e.args[0]) if e.args else str(e))
         return exit_codes.BAD_INPUT
-    if json_output:
-        sys.stdout.write(json.dumps(result.to_document()) + "\n")
-    else:
-        from surge.summary import print_summary
+    from surge.summary import print_summary
 
-        print_summary(result, plan)
-    return exit_code_for(result)
+    print_summary(result, plan)
+    return exit_code_for(result.stop_reason, result.requests.model_dump())
 
 
-def exit_code_for(result: RunResult) -> int:
-    """exit_code_for maps a finished run to the process exit code."""
-    if result.stop_reason == "interrupted":
+def exit_code_for(stop_reason: str, requests: dict) -> int:
+    """exit_code_for maps a finished run (its stop reason and request counts) to the
+    process exit code."""
+    if stop_reason == "interrupted":
         return exit_codes.INTERRUPTED
-    if result.requests.connections_opened == 0 and result.requests.sent == 0:
+    if requests["connections_opened"] == 0 and requests["sent"] == 0:
         return exit_codes.UNREACHABLE
     return exit_codes.OK
 

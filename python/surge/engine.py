@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from surge import _engine
 from surge.plan import Plan
-from surge.result import Interval, RunResult
 
-IntervalCallback = Callable[[Interval], None]
+if TYPE_CHECKING:
+    from surge.result import Interval, RunResult
+
+IntervalCallback = Callable[["Interval"], None]
+
+
+def run_plan_json(plan: Plan, on_interval: IntervalCallback | None = None) -> str:
+    """run_plan_json is run_plan returning the engine's result document as JSON text."""
+    callback = None
+    if on_interval is not None:
+        from surge.result import Interval
+
+        def callback(interval_json: str) -> None:
+            on_interval(Interval.model_validate_json(interval_json))
+
+    return _engine.run(plan.to_json(), callback)
 
 
 def run_plan(plan: Plan, on_interval: IntervalCallback | None = None) -> RunResult:
@@ -18,10 +32,6 @@ def run_plan(plan: Plan, on_interval: IntervalCallback | None = None) -> RunResu
     the partial result comes back with ``stop_reason == "interrupted"``.
     Raises PlanError, UnreachableError, ConnectionLimitError or SetupError.
     """
-    callback = None
-    if on_interval is not None:
+    from surge.result import RunResult
 
-        def callback(interval_json: str) -> None:
-            on_interval(Interval.model_validate_json(interval_json))
-
-    return RunResult.from_json(_engine.run(plan.to_json(), callback))
+    return RunResult.from_json(run_plan_json(plan, on_interval))

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from surge.document import result_document
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -53,21 +55,8 @@ class Requests(_Model):
     connections_opened: int = 0
     status_codes: dict[str, int] = Field(default_factory=dict)
     failure_classes: dict[str, int] = Field(default_factory=dict)
-
-    @property
-    def outcomes(self) -> int:
-        """outcomes counts requests that ended in a success or a failure."""
-        return self.succeeded + self.failed
-
-    @property
-    def success_rate(self) -> float:
-        """success_rate is succeeded / (succeeded + failed); 0 when nothing ended."""
-        return self.succeeded / self.outcomes if self.outcomes else 0.0
-
-    @property
-    def failure_rate(self) -> float:
-        """failure_rate is failed / (succeeded + failed); 0 when nothing ended."""
-        return self.failed / self.outcomes if self.outcomes else 0.0
+    success_rate: float = 0.0
+    failure_rate: float = 0.0
 
 
 class Interval(_Model):
@@ -132,10 +121,5 @@ class RunResult(_Model):
     def to_document(self, *, interval_histograms: bool = False) -> dict[str, Any]:
         """to_document returns the JSON-ready summary (``--json``), without per-interval
         histograms unless asked."""
-        doc = self.model_dump(by_alias=True)
-        if not interval_histograms:
-            for interval in doc["intervals"]:
-                interval.pop("latency_histogram", None)
-        doc["requests"]["success_rate"] = self.requests.success_rate
-        doc["requests"]["failure_rate"] = self.requests.failure_rate
-        return doc
+        return result_document(self.model_dump(by_alias=True), interval_histograms=interval_histograms)
+

@@ -200,11 +200,16 @@ impl Metrics {
             .filter(|c| self.failure_count(**c) > 0)
             .map(|c| (c.name().to_string(), self.failure_count(*c)))
             .collect();
+        let failed = self.failures();
+        let outcomes = self.succeeded + failed;
+        let rate = |n: u64| if outcomes == 0 { 0.0 } else { n as f64 / outcomes as f64 };
         Counts {
+            success_rate: rate(self.succeeded),
+            failure_rate: rate(failed),
             sent: self.sent,
             responses: self.responses,
             succeeded: self.succeeded,
-            failed: self.failures(),
+            failed,
             shed: self.shed,
             timed_out: self.failure_count(FailureClass::RequestTimeout),
             interrupted: self.failure_count(FailureClass::Interrupted),
@@ -260,6 +265,10 @@ pub struct Counts {
     pub status_codes: BTreeMap<String, u64>,
     /// failure_classes counts failures per class name.
     pub failure_classes: BTreeMap<String, u64>,
+    /// success_rate is succeeded / (succeeded + failed), 0 when nothing ended.
+    pub success_rate: f64,
+    /// failure_rate is failed / (succeeded + failed), 0 when nothing ended.
+    pub failure_rate: f64,
 }
 
 /// LatencySummaries holds the summaries of a run's or an interval's histograms.
