@@ -34,6 +34,7 @@ test-rust:
 	cargo test --release --workspace --exclude surge-py
 
 test-python: build
+	$(BIN)/python -m mypy.stubtest surge._engine
 	$(BIN)/python -m pytest -n 2 tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against

@@ -1,0 +1,34 @@
+"""Type stubs for ``surge._engine``, the compiled module (private: import from ``surge``)."""
+
+from typing import Callable
+
+__version__: str
+
+class SurgeError(Exception):
+    """SurgeError is the base of every error surge raises."""
+
+class PlanError(ValueError):
+    """PlanError: the plan is invalid; args are (message, errors as JSON)."""
+
+class UnreachableError(SurgeError):
+    """UnreachableError: the target could not be resolved or connected to;
+    args are (message, failure class, address or host)."""
+
+class ConnectionLimitError(SurgeError):
+    """ConnectionLimitError: the plan needs more connections than the open-file limit allows."""
+
+class SetupError(SurgeError):
+    """SetupError: the engine could not start (threads, poll, TLS setup)."""
+
+def run(plan_json: str, on_interval: Callable[[str], None] | None = None) -> str:
+    """run runs a plan (JSON) with the GIL released and returns the result document (JSON).
+    ``on_interval`` gets each interval as JSON; Ctrl-C stops the run and returns what ran."""
+
+def validate_plan(plan_json: str) -> str:
+    """validate_plan returns the plan's errors as a JSON list ("[]" when valid)."""
+
+def serve_target(config_json: str, on_ready: Callable[[str], None]) -> str:
+    """serve_target serves the reference target until stopped; returns its summary (JSON)."""
+
+def check_target_config(config_json: str) -> str:
+    """check_target_config validates a target configuration without serving it."""
