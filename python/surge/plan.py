@@ -1,120 +1,128 @@
-"""The Plan: what the engine runs, built from CLI flags or (later) scenario files.
+"""The Plan: what the engine runs, built from CLI flags or compiled from scenarios.
 
-These pydantic models mirror ``surge-engine``'s ``Plan`` field for field; ``Plan.to_json()``
-is the only thing handed to the engine, which validates it again on its side.
+These are plain, frozen dataclasses that mirror ``surge-engine``'s ``Plan`` field for field;
+``Plan.to_json()`` is the only thing handed to the engine, which validates every field and
+names it in its errors (``surge.PlanError``). They hold no validation of their own on
+purpose: user-facing validation (scenario files, with file and line) happens before a Plan
+is built, and keeping this layer free of pydantic keeps ``surge run`` quick to start.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Literal, Union
-
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Literal, Union
 
 
-class TargetSpec(_Strict):
+@dataclass(frozen=True)
+class TargetSpec:
     """TargetSpec: the absolute http(s) URL requests go to."""
 
     url: str
     insecure: bool = False
 
 
-class RequestSpec(_Strict):
+@dataclass(frozen=True)
+class RequestSpec:
     """RequestSpec: the request each iteration sends; the body travels base64-encoded."""
 
     method: str = "GET"
-    headers: list[tuple[str, str]] = Field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list)
     body_base64: str | None = None
 
     @classmethod
     def build(cls, method: str, headers: list[tuple[str, str]], body: bytes | None) -> RequestSpec:
         """build makes a RequestSpec from a raw body."""
         encoded = base64.b64encode(body).decode("ascii") if body else None
-        return cls(method=method.upper(), headers=headers, body_base64=encoded)
+        return cls(method=method.upper(), headers=list(headers), body_base64=encoded)
 
 
-class ConstantVus(_Strict):
+@dataclass(frozen=True)
+class ConstantVus:
     """ConstantVus: ``vus`` virtual users send back to back for ``duration_s``."""
 
+    vus: int
+    duration_s: float
     type: Literal["constant-vus"] = "constant-vus"
-    vus: PositiveInt
-    duration_s: PositiveFloat
 
 
-class SharedIterations(_Strict):
+@dataclass(frozen=True)
+class SharedIterations:
     """SharedIterations: ``vus`` virtual users share exactly ``iterations`` requests."""
 
+    vus: int
+    iterations: int
+    max_duration_s: float = 600.0
     type: Literal["shared-iterations"] = "shared-iterations"
-    vus: PositiveInt
-    iterations: PositiveInt
-    max_duration_s: PositiveFloat = 600.0
 
 
-class ConstantArrivalRate(_Strict):
-    """ConstantArrivalRate: ``rate`` requests start every second for ``duration_s``."""
+@dataclass(frozen=True)
+class ConstantArrivalRate:
+    """ConstantArrivalRate: ``rate`` requests start every second for ``duration_s``; at most
+    ``max_in_flight`` outstanding; ``pre_allocated`` connections opened up front."""
 
+    rate: float
+    duration_s: float
+    max_in_flight: int
+    pre_allocated: int | None = None
     type: Literal["constant-arrival-rate"] = "constant-arrival-rate"
-    rate: PositiveFloat
-    duration_s: PositiveFloat
-    max_in_flight: PositiveInt
-    pre_allocated: PositiveInt | None = None
 
 
-class RateStage(_Strict):
+@dataclass(frozen=True)
+class RateStage:
     """RateStage: over ``duration_s`` the rate moves linearly to ``target_rate``."""
 
-    duration_s: float = Field(ge=0)
-    target_rate: float = Field(ge=0)
+    duration_s: float
+    target_rate: float
 
 
-class RampingArrivalRate(_Strict):
+@dataclass(frozen=True)
+class RampingArrivalRate:
     """RampingArrivalRate: piecewise-linear arrival rate from ``start_rate``."""
 
+    stages: list[RateStage]
+    max_in_flight: int
+    start_rate: float = 0.0
+    pre_allocated: int | None = None
     type: Literal["ramping-arrival-rate"] = "ramping-arrival-rate"
-    start_rate: float = Field(default=0.0, ge=0)
-    stages: list[RateStage] = Field(min_length=1)
-    max_in_flight: PositiveInt
-    pre_allocated: PositiveInt | None = None
 
 
-Executor = Annotated[
-    Union[ConstantVus, SharedIterations, ConstantArrivalRate, RampingArrivalRate],
-    Field(discriminator="type"),
-]
+Executor = Union[ConstantVus, SharedIterations, ConstantArrivalRate, RampingArrivalRate]
+"""Executor is one of the engine's executors (k6's vocabulary)."""
 
 
-class Limits(_Strict):
+@dataclass(frozen=True)
+class Limits:
     """Limits: per-request timeout and the grace period for requests in flight at the end."""
 
-    timeout_s: PositiveFloat = 30.0
-    grace_period_s: float = Field(default=5.0, ge=0)
+    timeout_s: float = 30.0
+    grace_period_s: float = 5.0
 
 
-class Stripe(_Strict):
+@dataclass(frozen=True)
+class Stripe:
     """Stripe: this engine's share of the schedule (every ``stride``-th request from ``offset``)."""
 
-    offset: int = Field(default=0, ge=0)
-    stride: PositiveInt = 1
+    offset: int = 0
+    stride: int = 1
 
 
-class Plan(_Strict):
+@dataclass(frozen=True)
+class Plan:
     """Plan: everything the engine needs for one run."""
 
     target: TargetSpec
-    request: RequestSpec = Field(default_factory=RequestSpec)
     executor: Executor
-    limits: Limits = Field(default_factory=Limits)
-    threads: PositiveInt | None = None
-    stripe: Stripe = Field(default_factory=Stripe)
-    interval_s: float = Field(default=1.0, ge=0.01)
+    request: RequestSpec = field(default_factory=RequestSpec)
+    limits: Limits = field(default_factory=Limits)
+    threads: int | None = None
+    stripe: Stripe = field(default_factory=Stripe)
+    interval_s: float = 1.0
 
     def to_json(self) -> str:
-        """to_json serializes the plan in the engine's format."""
-        return self.model_dump_json()
+        """to_json serializes the plan in the engine's format (``None`` fields omitted)."""
+        return json.dumps(_without_none(asdict(self)))
 
     def is_open_model(self) -> bool:
         """is_open_model tells whether requests follow an arrival-rate schedule."""
@@ -128,3 +136,11 @@ class Plan(_Strict):
         if isinstance(ex, RampingArrivalRate):
             return sum(s.duration_s for s in ex.stages)
         return ex.duration_s
+
+
+def _without_none(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_without_none(v) for v in value]
+    return value
