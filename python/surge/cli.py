@@ -18,9 +18,9 @@ import sys
 # summary's result models) scans every installed package's entry points (~50 ms of CPU).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Optional
 
-import typer
+import click
 
 from surge import exit_codes
 from surge.durations import parse_duration
@@ -37,20 +37,14 @@ from surge.plan import (
 )
 from surge.document import result_document
 
-app = typer.Typer(
+
+@click.group(
     name="surge",
     help="Load and capacity testing for HTTP services.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-
-@app.callback()
-def _root() -> None:
-    """Load and capacity testing for HTTP services."""
+def app() -> None:
+    """app is the ``surge`` command group."""
 
 
 DEFAULT_DURATION = "10s"
@@ -221,24 +215,38 @@ def _error(message: str) -> None:
 
 
 @app.command("run")
+@click.argument("url")
+@click.option("-c", "--connections", type=int,
+              help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
+                   "up front (default: 10 ms of arrivals).")
+@click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")
+@click.option("-n", "--requests", type=int, help="Send exactly this many requests.")
+@click.option("-r", "--rate", type=float, help="Open model: requests per second, timed from the intended send time.")
+@click.option("-m", "--method", default="GET", show_default=True, help="HTTP method.")
+@click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable.")
+@click.option("--body", help="Request body: text, or @file.")
+@click.option("--timeout", default="30s", show_default=True, help="Per-request timeout.")
+@click.option("--threads", type=int, help="Event-loop threads (default: one per core).")
+@click.option("--max-in-flight", "max_in_flight", type=int,
+              help="Open model: cap on outstanding requests (and connections).")
+@click.option("--grace", default="5s", show_default=True, help="How long requests in flight at the end may still finish.")
+@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates.")
+@click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
 def run_command(
-    url: Annotated[str, typer.Argument(help="Target URL, e.g. http://127.0.0.1:8080/health")],
-    connections: Annotated[Optional[int], typer.Option(
-        "-c", "--connections",
-        help="Closed model: virtual users, one connection each (default 64). With -r: connections opened up front "
-             "(default: 10 ms of arrivals).")] = None,
-    duration: Annotated[Optional[str], typer.Option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")] = None,
-    requests: Annotated[Optional[int], typer.Option("-n", "--requests", help="Send exactly this many requests.")] = None,
-    rate: Annotated[Optional[float], typer.Option("-r", "--rate", help="Open model: requests per second, timed from the intended send time.")] = None,
-    method: Annotated[str, typer.Option("-m", "--method", help="HTTP method.")] = "GET",
-    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' header; repeatable.")] = None,
-    body: Annotated[Optional[str], typer.Option("--body", help="Request body: text, or @file.")] = None,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout.")] = "30s",
-    threads: Annotated[Optional[int], typer.Option("--threads", help="Event-loop threads (default: one per core).")] = None,
-    max_in_flight: Annotated[Optional[int], typer.Option("--max-in-flight", help="Open model: cap on outstanding requests (and connections).")] = None,
-    grace: Annotated[str, typer.Option("--grace", help="How long requests in flight at the end may still finish.")] = "5s",
-    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify TLS certificates.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON document on stdout.")] = False,
+    url: str,
+    connections: Optional[int],
+    duration: Optional[str],
+    requests: Optional[int],
+    rate: Optional[float],
+    method: str,
+    header: tuple[str, ...],
+    body: Optional[str],
+    timeout: str,
+    threads: Optional[int],
+    max_in_flight: Optional[int],
+    grace: str,
+    insecure: bool,
+    json_output: bool,
 ) -> None:
     """Run a load test against URL and print a summary."""
     plan = build_plan(
@@ -248,7 +256,7 @@ def run_command(
         requests=requests,
         rate=rate,
         method=method,
-        headers=header or [],
+        headers=list(header),
         body=body,
         timeout=timeout,
         threads=threads,
@@ -256,13 +264,13 @@ def run_command(
         max_in_flight=max_in_flight,
         grace=grace,
     )
-    raise typer.Exit(execute(plan, json_output=json_output))
+    raise click.exceptions.Exit(execute(plan, json_output=json_output))
 
 
 @app.command("demo")
-def demo_command(
-    results: Annotated[Path, typer.Option("--results", help="Directory to write results into.")] = Path("results"),
-) -> None:
+@click.option("--results", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
+              help="Directory to write results into.")
+def demo_command(results: Path) -> None:
     """Start the reference target, run a short real test that passes its capacity, write results."""
     from surge.demo import run_demo
 
@@ -283,15 +291,14 @@ _register_subcommands()
 
 def main(argv: list[str] | None = None) -> None:
     """main is the ``surge`` console entry point: one-line errors, documented exit codes."""
-    command = typer.main.get_command(app)
     try:
-        code = command.main(args=argv, prog_name="surge", standalone_mode=False)
-    except typer.Exit as e:
+        code = app.main(args=argv, prog_name="surge", standalone_mode=False)
+    except click.exceptions.Exit as e:
         code = e.exit_code
-    except typer.TyperException as e:  # usage errors: unknown flag, bad type, missing argument
+    except click.ClickException as e:  # usage errors: unknown flag, bad type, missing argument
         _error(e.format_message())
         code = exit_codes.BAD_INPUT
-    except typer.Abort:
+    except click.exceptions.Abort:
         code = exit_codes.INTERRUPTED
     except BadInput as e:
         _error(str(e))

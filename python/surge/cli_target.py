@@ -1,6 +1,6 @@
 """``surge target``: the reference target, a system under test with known capacity.
 
-``register(app)`` adds the command to a Typer app; ``surge.cli`` calls it. Validation is
+``register(app)`` adds the command to the click group; ``surge.cli`` calls it. Validation is
 the Rust side's (``_engine.check_target_config``), so ``surge target`` and the
 ``surge-target`` binary accept and reject exactly the same values, each error naming its flag.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from typing import Annotated, Any, Optional
+from typing import Any, Optional
 
-import typer
+import click
 
 from surge import _engine
 
@@ -31,7 +31,7 @@ def target_config(**flags: Any) -> str:
 def _fail(message: str) -> None:
     for line in message.strip().splitlines() or ["invalid configuration"]:
         print(f"surge: error: {line}", file=sys.stderr)
-    raise typer.Exit(BAD_INPUT)
+    raise click.exceptions.Exit(BAD_INPUT)
 
 
 def _stop_on_signals() -> None:
@@ -57,25 +57,39 @@ def _print_summary(summary: dict[str, Any]) -> None:
     )
 
 
+@click.command("target", help="Serve the reference target: a system under test with known capacity.")
+@click.option("--bind", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to listen on; port 0 picks a free port.")
+@click.option("--threads", type=int, default=1, show_default=True, help="Server threads, each with its own event loop.")
+@click.option("--duration", help="Stop by itself after this long, e.g. 30s.")
+@click.option("--workers", type=int, help="Service slots; without it requests are answered at once.")
+@click.option("--service-time", "service_time",
+              help="Time a request holds a slot: 2ms, exp:2ms, uniform:1ms-3ms, lognormal:2ms,0.5.")
+@click.option("--queue", type=int, help="Most requests waiting for a slot; beyond, 503. Default unbounded.")
+@click.option("--rate-limit", "rate_limit", type=float, help="Token bucket, requests per second; beyond, 429.")
+@click.option("--burst", type=int, help="Token bucket size (default: one second of --rate-limit).")
+@click.option("--stall-every", "stall_every", help="Freeze the whole server every this long (GC pause).")
+@click.option("--stall-for", "stall_for", help="How long each freeze lasts.")
+@click.option("--error-rate", "error_rate", type=float, help="Share of requests answered 500, 0 to 1.")
+@click.option("--close-after", "close_after", type=int, help="Close each connection after this many responses.")
+@click.option("--max-connections", "max_connections", type=int, help="Refuse connections beyond this many open.")
+@click.option("--seed", type=int, help="Repeat the same random draws (service times, errors).")
+@click.option("--shards", type=int, default=32, show_default=True, help="Independently locked parts of the task store.")
 def target_command(
-    bind: Annotated[str, typer.Option("--bind", help="HOST:PORT to listen on; port 0 picks a free port.")] = "127.0.0.1:8080",
-    threads: Annotated[int, typer.Option("--threads", help="Server threads, each with its own event loop.")] = 1,
-    duration: Annotated[Optional[str], typer.Option("--duration", help="Stop by itself after this long, e.g. 30s.")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Service slots; without it requests are answered at once.")] = None,
-    service_time: Annotated[
-        Optional[str],
-        typer.Option("--service-time", help="Time a request holds a slot: 2ms, exp:2ms, uniform:1ms-3ms, lognormal:2ms,0.5."),
-    ] = None,
-    queue: Annotated[Optional[int], typer.Option("--queue", help="Most requests waiting for a slot; beyond, 503. Default unbounded.")] = None,
-    rate_limit: Annotated[Optional[float], typer.Option("--rate-limit", help="Token bucket, requests per second; beyond, 429.")] = None,
-    burst: Annotated[Optional[int], typer.Option("--burst", help="Token bucket size (default: one second of --rate-limit).")] = None,
-    stall_every: Annotated[Optional[str], typer.Option("--stall-every", help="Freeze the whole server every this long (GC pause).")] = None,
-    stall_for: Annotated[Optional[str], typer.Option("--stall-for", help="How long each freeze lasts.")] = None,
-    error_rate: Annotated[Optional[float], typer.Option("--error-rate", help="Share of requests answered 500, 0 to 1.")] = None,
-    close_after: Annotated[Optional[int], typer.Option("--close-after", help="Close each connection after this many responses.")] = None,
-    max_connections: Annotated[Optional[int], typer.Option("--max-connections", help="Refuse connections beyond this many open.")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Repeat the same random draws (service times, errors).")] = None,
-    shards: Annotated[int, typer.Option("--shards", help="Independently locked parts of the task store.")] = 32,
+    bind: str,
+    threads: int,
+    duration: Optional[str],
+    workers: Optional[int],
+    service_time: Optional[str],
+    queue: Optional[int],
+    rate_limit: Optional[float],
+    burst: Optional[int],
+    stall_every: Optional[str],
+    stall_for: Optional[str],
+    error_rate: Optional[float],
+    close_after: Optional[int],
+    max_connections: Optional[int],
+    seed: Optional[int],
+    shards: int,
 ) -> None:
     """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
     stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
@@ -103,17 +117,10 @@ def target_command(
         summary = json.loads(_engine.serve_target(config, on_ready))
     except OSError as e:
         print(f"surge: error: {e}", file=sys.stderr)
-        raise typer.Exit(1) from None
+        raise click.exceptions.Exit(1) from None
     _print_summary(summary)
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     """register adds the ``target`` command to ``app``."""
-    app.command("target", help="Serve the reference target: a system under test with known capacity.")(target_command)
-
-
-if __name__ == "__main__":  # python -m surge.cli_target target ... (without the main CLI)
-    _app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    _app.callback()(lambda: None)
-    register(_app)
-    _app()
+    app.add_command(target_command)
