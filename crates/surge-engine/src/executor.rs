@@ -99,7 +99,8 @@ pub enum Model {
 /// seconds of arrivals at the peak rate.
 const PREALLOCATE_WINDOW_S: f64 = 0.010;
 
-/// default_pre_allocated is the default number of connections opened up front.
+/// pre_allocated is the number of connections opened up front: the given number, else
+/// [`PREALLOCATE_WINDOW_S`] of arrivals at the peak rate, within 1..=max_in_flight.
 fn pre_allocated(pacer: &RatePacer, max_in_flight: u32, given: Option<u32>) -> u32 {
     let default = (pacer.peak_rate() * PREALLOCATE_WINDOW_S).ceil() as u32;
     given.unwrap_or(default).clamp(1, max_in_flight.max(1))

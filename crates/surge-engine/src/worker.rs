@@ -260,7 +260,7 @@ impl Worker {
         self.finish(started_cpu);
     }
 
-    fn should_stop(&mut self, now: u64) -> bool {
+    fn should_stop(&self, now: u64) -> bool {
         now >= self.spec.end_ns
             || self.spec.cancel.load(Ordering::Relaxed)
             || (self.exhausted && self.in_flight == 0)
@@ -393,12 +393,7 @@ impl Worker {
                 conn.deadline_ns = u64::MAX;
                 self.on_ready(id, now);
             }
-            Err(e) => {
-                self.connecting -= 1;
-                self.open_conns -= 1;
-                self.conns[id].close(self.poll.registry());
-                self.connect_failed(id, FailureClass::from_connect_error(&e), now);
-            }
+            Err(e) => self.fail(id, FailureClass::from_connect_error(&e), now),
         }
     }
 
@@ -436,11 +431,7 @@ impl Worker {
         if let Some(at) = self.retry_connect_ns {
             if at <= now {
                 self.retry_connect_ns = None;
-                while self.connecting < self.pending.len() as u64 && self.open_conns < self.max_in_flight() {
-                    if !self.open_connection(now) {
-                        break;
-                    }
-                }
+                self.open_connections_for_pending(now);
             }
         }
     }
@@ -458,13 +449,7 @@ impl Worker {
         conn.close(self.poll.registry());
         if self.open_model {
             self.free_slots.push(id);
-            if !self.stopping || !self.pending.is_empty() {
-                while self.connecting < self.pending.len() as u64 && self.open_conns < self.max_in_flight() {
-                    if !self.open_connection(now) {
-                        break;
-                    }
-                }
-            }
+            self.open_connections_for_pending(now);
         } else if !self.stopping && !self.exhausted {
             self.connect(id, now);
         }
@@ -474,6 +459,16 @@ impl Worker {
         match &self.spec.work {
             Work::Open { max_in_flight, .. } => u64::from(*max_in_flight),
             Work::Closed { vus, .. } => u64::from(*vus),
+        }
+    }
+
+    /// open_connections_for_pending opens connections until every waiting request has one
+    /// on the way, within the in-flight cap; it stops at an attempt that fails at once.
+    fn open_connections_for_pending(&mut self, now: u64) {
+        while self.connecting < self.pending.len() as u64 && self.open_conns < self.max_in_flight() {
+            if !self.open_connection(now) {
+                break;
+            }
         }
     }
 
@@ -678,18 +673,26 @@ impl Worker {
     // ----- open model -----
 
     fn dispatch_due(&mut self, now: u64) {
-        let Work::Open { pacer, stripe, max_in_flight, .. } = &self.spec.work else { return };
-        let (pacer, stripe, max_in_flight) = (pacer.clone(), *stripe, u64::from(*max_in_flight));
+        let max_in_flight = self.max_in_flight();
         while let Some(due) = self.next_due_ns {
-            if due > now || due >= self.spec.end_ns {
-                if due >= self.spec.end_ns {
-                    self.next_due_ns = None;
-                }
+            if due >= self.spec.end_ns {
+                self.next_due_ns = None;
+                break;
+            }
+            if due > now {
                 break;
             }
             self.dispatch_one(due, now, max_in_flight);
             self.nth += 1;
-            self.next_due_ns = pacer.due_ns(stripe.index(self.nth));
+            self.next_due_ns = self.due_ns(self.nth);
+        }
+    }
+
+    /// due_ns is when this thread's `nth` request is due; None past the schedule's end.
+    fn due_ns(&self, nth: u64) -> Option<u64> {
+        match &self.spec.work {
+            Work::Open { pacer, stripe, .. } => pacer.due_ns(stripe.index(nth)),
+            Work::Closed { .. } => None,
         }
     }
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use surge_engine::{Control, Interval, Observer, Plan};
+use surge_engine::{Control, EngineError, Interval, Observer, Plan};
 
-use crate::errors::{to_py_err, PlanError};
+use crate::errors::to_py_err;
 
 /// PyObserver forwards intervals to a Python callable (as JSON) and turns a pending
 /// Ctrl-C into a stop of the run, keeping what was measured so far.
@@ -48,11 +48,7 @@ impl Observer for PyObserver {
 #[pyfunction]
 #[pyo3(signature = (plan_json, on_interval=None))]
 pub fn run(py: Python<'_>, plan_json: &str, on_interval: Option<Py<PyAny>>) -> PyResult<String> {
-    let plan = Plan::from_json(plan_json).map_err(|errors| {
-        let message = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
-        let json = serde_json::to_string(&errors).unwrap_or_else(|_| "[]".to_string());
-        PlanError::new_err((format!("invalid plan: {message}"), json))
-    })?;
+    let plan = Plan::from_json(plan_json).map_err(|errors| to_py_err(EngineError::InvalidPlan(errors)))?;
     let mut observer = PyObserver { callback: on_interval, error: None };
     let cancel = Arc::new(AtomicBool::new(false));
     let outcome = py.detach(|| surge_engine::run(&plan, &mut observer, cancel));
