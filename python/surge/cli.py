@@ -136,8 +136,8 @@ def build_plan(
         executor = ConstantArrivalRate(
             rate=rate,
             duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION),
-            max_in_flight=limit,
-            pre_allocated=connections,
+            max_vus=limit,
+            pre_allocated_vus=connections,
         )
     elif requests is not None:
         vus = connections or DEFAULT_CONNECTIONS
@@ -145,7 +145,7 @@ def build_plan(
     else:
         executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
                                duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION))
-    plan = Plan(target=target, request=request, executor=executor, limits=limits, threads=threads)
+    plan = Plan.single(target, request, executor, limits=limits, threads=threads)
     _check_with_engine(plan)
     return plan
 
@@ -157,12 +157,12 @@ _FLAG_FOR_FIELD = {
     "request.headers": "-H/--header",
     "request.body_base64": "--body",
     "executor.vus": "-c/--connections",
-    "executor.pre_allocated": "-c/--connections",
+    "executor.pre_allocated_vus": "-c/--connections",
     "executor.iterations": "-n/--requests",
     "executor.rate": "-r/--rate",
     "executor.duration_s": "-d/--duration",
     "executor.max_duration_s": "-d/--duration",
-    "executor.max_in_flight": "--max-in-flight",
+    "executor.max_vus": "--max-in-flight",
     "limits.timeout_s": "--timeout",
     "limits.grace_period_s": "--grace",
     "threads": "--threads",
@@ -176,6 +176,7 @@ def _check_with_engine(plan: Plan) -> None:
 
     for error in json.loads(validate_plan(plan.to_json())):
         field = re.sub(r"\[\d+\]", "", error["field"])
+        field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
         raise BadInput(_FLAG_FOR_FIELD.get(field, field), error["message"])
 
 

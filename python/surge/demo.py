@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from surge.engine import run_plan
-from surge.plan import Plan, RampingArrivalRate, RateStage, TargetSpec
+from surge.plan import Plan, RampingArrivalRate, RateStage, RequestSpec, TargetSpec
 from surge.progress import Progress
 from surge.summary import print_summary
 from surge.target import TargetProcess
@@ -35,9 +35,10 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     console.print("[bold]surge demo[/bold]: reference target with 4 workers × 10 ms "
                   "(capacity 400 req/s, queue 32), arrival rate ramping 50 → 600 req/s\n")
     with TargetProcess(**DEMO_TARGET) as target:
-        plan = Plan(
-            target=TargetSpec(url=f"{target.url}/delay/0"),
-            executor=RampingArrivalRate(start_rate=50, stages=DEMO_STAGES, max_in_flight=2000),
+        plan = Plan.single(
+            TargetSpec(url=f"{target.url}/delay/0"),
+            RequestSpec(),
+            RampingArrivalRate(start_rate=50, stages=DEMO_STAGES, max_vus=2000),
         )
         with Progress(plan.duration_s()) as progress:
             result = run_plan(plan, progress.update)

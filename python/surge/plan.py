@@ -25,10 +25,13 @@ class TargetSpec:
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """RequestSpec: the request each iteration sends; the body travels base64-encoded."""
+    """RequestSpec: what a step sends. ``path`` (default: the target URL's), header values
+    and ``body`` may hold ``{{name}}`` templates; a binary body travels base64-encoded."""
 
     method: str = "GET"
+    path: str | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
+    body: str | None = None
     body_base64: str | None = None
 
     @classmethod
@@ -40,7 +43,7 @@ class RequestSpec:
 
 @dataclass(frozen=True)
 class ConstantVus:
-    """ConstantVus: ``vus`` virtual users send back to back for ``duration_s``."""
+    """ConstantVus: ``vus`` virtual users iterate back to back for ``duration_s``."""
 
     vus: int
     duration_s: float
@@ -48,8 +51,36 @@ class ConstantVus:
 
 
 @dataclass(frozen=True)
+class VuStage:
+    """VuStage: over ``duration_s`` the number of VUs moves linearly to ``target``."""
+
+    duration_s: float
+    target: int
+
+
+@dataclass(frozen=True)
+class RampingVus:
+    """RampingVus: the number of VUs follows linear stages from ``start_vus``."""
+
+    stages: list[VuStage]
+    start_vus: int = 0
+    graceful_ramp_down_s: float = 30.0
+    type: Literal["ramping-vus"] = "ramping-vus"
+
+
+@dataclass(frozen=True)
+class PerVuIterations:
+    """PerVuIterations: each of ``vus`` virtual users runs exactly ``iterations`` iterations."""
+
+    vus: int
+    iterations: int
+    max_duration_s: float = 600.0
+    type: Literal["per-vu-iterations"] = "per-vu-iterations"
+
+
+@dataclass(frozen=True)
 class SharedIterations:
-    """SharedIterations: ``vus`` virtual users share exactly ``iterations`` requests."""
+    """SharedIterations: ``vus`` virtual users share exactly ``iterations`` iterations."""
 
     vus: int
     iterations: int
@@ -59,13 +90,14 @@ class SharedIterations:
 
 @dataclass(frozen=True)
 class ConstantArrivalRate:
-    """ConstantArrivalRate: ``rate`` requests start every second for ``duration_s``; at most
-    ``max_in_flight`` outstanding; ``pre_allocated`` connections opened up front."""
+    """ConstantArrivalRate: ``rate`` iterations start every second for ``duration_s``; at
+    most ``max_vus`` in progress (more are dropped); ``pre_allocated_vus`` connections
+    opened up front."""
 
     rate: float
     duration_s: float
-    max_in_flight: int
-    pre_allocated: int | None = None
+    max_vus: int
+    pre_allocated_vus: int | None = None
     type: Literal["constant-arrival-rate"] = "constant-arrival-rate"
 
 
@@ -82,14 +114,54 @@ class RampingArrivalRate:
     """RampingArrivalRate: piecewise-linear arrival rate from ``start_rate``."""
 
     stages: list[RateStage]
-    max_in_flight: int
+    max_vus: int
     start_rate: float = 0.0
-    pre_allocated: int | None = None
+    pre_allocated_vus: int | None = None
     type: Literal["ramping-arrival-rate"] = "ramping-arrival-rate"
 
 
-Executor = Union[ConstantVus, SharedIterations, ConstantArrivalRate, RampingArrivalRate]
+Executor = Union[ConstantVus, RampingVus, PerVuIterations, SharedIterations, ConstantArrivalRate, RampingArrivalRate]
 """Executor is one of the engine's executors (k6's vocabulary)."""
+
+OPEN_MODEL = (ConstantArrivalRate, RampingArrivalRate)
+"""OPEN_MODEL are the executors that start iterations on a schedule."""
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """StepSpec: one request of a sequence, its metrics tag, timeout and pause after."""
+
+    request: RequestSpec = field(default_factory=RequestSpec)
+    tag: str | None = None
+    timeout_s: float | None = None
+    think_after: dict | None = None
+
+
+@dataclass(frozen=True)
+class SequenceSpec:
+    """SequenceSpec: steps run in order; an iteration picks a sequence by ``weight``."""
+
+    steps: list[StepSpec]
+    weight: float = 1.0
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """FlowSpec: what each iteration of a scenario does."""
+
+    sequences: list[SequenceSpec]
+    think_after_iteration: dict | None = None
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """ScenarioSpec: a named executor and flow, starting ``start_time_s`` into the run."""
+
+    name: str
+    executor: Executor
+    flow: FlowSpec
+    start_time_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -110,32 +182,53 @@ class Stripe:
 
 @dataclass(frozen=True)
 class Plan:
-    """Plan: everything the engine needs for one run."""
+    """Plan: everything the engine needs for one run (see docs/plan.md)."""
 
     target: TargetSpec
-    executor: Executor
-    request: RequestSpec = field(default_factory=RequestSpec)
+    scenarios: list[ScenarioSpec]
+    pools: dict[str, list[str]] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     threads: int | None = None
     stripe: Stripe = field(default_factory=Stripe)
     interval_s: float = 1.0
 
+    @classmethod
+    def single(cls, target: TargetSpec, request: RequestSpec, executor: Executor, *, limits: Limits | None = None,
+               threads: int | None = None) -> Plan:
+        """single is a plan of one scenario sending one request per iteration (``surge run URL``)."""
+        flow = FlowSpec(sequences=[SequenceSpec(steps=[StepSpec(request=request)])])
+        return cls(target=target, scenarios=[ScenarioSpec(name="default", executor=executor, flow=flow)],
+                   limits=limits or Limits(), threads=threads)
+
     def to_json(self) -> str:
         """to_json serializes the plan in the engine's format (``None`` fields omitted)."""
         return json.dumps(_without_none(asdict(self)))
 
+    @property
+    def executor(self) -> Executor:
+        """executor is the first scenario's executor (the only one for ``surge run URL``)."""
+        return self.scenarios[0].executor
+
+    @property
+    def request(self) -> RequestSpec:
+        """request is the first scenario's first request."""
+        return self.scenarios[0].flow.sequences[0].steps[0].request
+
     def is_open_model(self) -> bool:
-        """is_open_model tells whether requests follow an arrival-rate schedule."""
-        return isinstance(self.executor, (ConstantArrivalRate, RampingArrivalRate))
+        """is_open_model tells whether every scenario follows an arrival-rate schedule."""
+        return all(isinstance(s.executor, OPEN_MODEL) for s in self.scenarios)
 
     def duration_s(self) -> float:
-        """duration_s is the longest the load window may last."""
-        ex = self.executor
-        if isinstance(ex, SharedIterations):
-            return ex.max_duration_s
-        if isinstance(ex, RampingArrivalRate):
-            return sum(s.duration_s for s in ex.stages)
-        return ex.duration_s
+        """duration_s is when the last scenario stops starting iterations."""
+        return max(s.start_time_s + _executor_duration_s(s.executor) for s in self.scenarios)
+
+
+def _executor_duration_s(ex: Executor) -> float:
+    if isinstance(ex, (SharedIterations, PerVuIterations)):
+        return ex.max_duration_s
+    if isinstance(ex, (RampingArrivalRate, RampingVus)):
+        return sum(s.duration_s for s in ex.stages)
+    return ex.duration_s
 
 
 def _without_none(value: object) -> object:

@@ -59,6 +59,43 @@ class Requests(_Model):
     failure_rate: float = 0.0
 
 
+class Iterations(_Model):
+    """Iterations: a scenario's iteration counts (started, completed, dropped, interrupted)."""
+
+    iterations_started: int = 0
+    iterations_completed: int = 0
+    iterations_dropped: int = 0
+    iterations_interrupted: int = 0
+    connections_opened: int = 0
+
+
+class ScenarioInterval(_Model):
+    """ScenarioInterval: one scenario's share of an interval."""
+
+    name: str
+    iterations: Iterations = Field(default_factory=Iterations)
+    active_vus: int = 0
+    responses_per_s: float = 0.0
+
+
+class ScenarioResult(_Model):
+    """ScenarioResult: one scenario's totals."""
+
+    name: str
+    iterations: Iterations = Field(default_factory=Iterations)
+    requests: Requests = Field(default_factory=Requests)
+    latency: LatencySummaries = Field(default_factory=LatencySummaries)
+
+
+class TagResult(_Model):
+    """TagResult: the totals of one tag (endpoint) within one scenario."""
+
+    tag: str
+    scenario: str
+    requests: Requests = Field(default_factory=Requests)
+    latency: LatencySummaries = Field(default_factory=LatencySummaries)
+
+
 class Interval(_Model):
     """Interval: one period's merged snapshot of all threads."""
 
@@ -73,6 +110,7 @@ class Interval(_Model):
     open_connections: int = 0
     in_flight: int = 0
     latency_histogram: str = ""
+    scenarios: list[ScenarioInterval] = Field(default_factory=list)
 
 
 class Throughput(_Model):
@@ -110,6 +148,8 @@ class RunResult(_Model):
     histograms: dict[str, str] = Field(default_factory=dict)
     peak_open_connections: int = 0
     generator: Generator = Field(default_factory=Generator)
+    scenarios: list[ScenarioResult] = Field(default_factory=list)
+    tags: list[TagResult] = Field(default_factory=list)
     intervals: list[Interval] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 

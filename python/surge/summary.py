@@ -22,14 +22,22 @@ def describe_plan(plan: Plan) -> str:
     """describe_plan says in one line what the run does."""
     ex = plan.executor
     kind = ex.type
+    if len(plan.scenarios) > 1 or len(plan.scenarios[0].flow.sequences) > 1 \
+            or len(plan.scenarios[0].flow.sequences[0].steps) > 1:
+        names = ", ".join(s.name for s in plan.scenarios)
+        return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}"
     if kind == "constant-vus":
         what = f"{ex.vus} VUs for {ex.duration_s:g}s"
     elif kind == "shared-iterations":
         what = f"{ex.iterations:,} requests over {ex.vus} VUs"
+    elif kind == "per-vu-iterations":
+        what = f"{ex.iterations:,} iterations for each of {ex.vus} VUs"
+    elif kind == "ramping-vus":
+        what = f"{len(ex.stages)} VU stages (peak {max([ex.start_vus, *(s.target for s in ex.stages)]):,} VUs)"
     elif kind == "constant-arrival-rate":
-        what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_in_flight:,} in flight)"
+        what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_vus:,} in flight)"
     else:
-        what = f"{len(ex.stages)} rate stages (max {ex.max_in_flight:,} in flight)"
+        what = f"{len(ex.stages)} rate stages (max {ex.max_vus:,} in flight)"
     return f"{plan.request.method} {plan.target.url} · {kind}: {what}"
 
 

@@ -49,6 +49,26 @@ pub struct Conn {
     pub in_idle_list: bool,
     /// requests counts responses received on the current socket.
     pub requests: u64,
+    /// group is the scenario this connection's virtual user belongs to.
+    pub group: u32,
+    /// vu is the virtual user's index within its scenario on this thread.
+    pub vu: u32,
+    /// seq is the sequence of the iteration in progress.
+    pub seq: u16,
+    /// step is the step in progress (u16::MAX: past the last step, pausing).
+    pub step: u16,
+    /// in_iteration tells whether the VU is inside an iteration.
+    pub in_iteration: bool,
+    /// thinking tells whether the VU is pausing until `wake_ns`.
+    pub thinking: bool,
+    /// active tells whether a closed-model VU should run iterations.
+    pub active: bool,
+    /// wake_ns is when a thinking VU resumes.
+    pub wake_ns: u64,
+    /// retire_deadline_ns is when a VU removed by a ramp-down must have finished.
+    pub retire_deadline_ns: u64,
+    /// iterations counts the VU's completed iterations.
+    pub iterations: u64,
 }
 
 impl Conn {
@@ -64,6 +84,16 @@ impl Conn {
             deadline_ns: u64::MAX,
             in_idle_list: false,
             requests: 0,
+            group: 0,
+            vu: 0,
+            seq: 0,
+            step: 0,
+            in_iteration: false,
+            thinking: false,
+            active: false,
+            wake_ns: 0,
+            retire_deadline_ns: u64::MAX,
+            iterations: 0,
         }
     }
 

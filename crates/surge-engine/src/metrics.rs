@@ -234,6 +234,81 @@ impl Metrics {
     }
 }
 
+/// ScenarioCounters count one scenario's iterations and connections on one thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScenarioCounters {
+    /// iterations_started counts iterations begun.
+    pub iterations_started: u64,
+    /// iterations_completed counts iterations that ran all their steps.
+    pub iterations_completed: u64,
+    /// iterations_dropped counts open-model iterations never started: all `max_vus` were busy.
+    pub iterations_dropped: u64,
+    /// iterations_interrupted counts iterations cut short by the end of the run.
+    pub iterations_interrupted: u64,
+    /// connections_opened counts connections established for this scenario.
+    pub connections_opened: u64,
+}
+
+impl ScenarioCounters {
+    /// add merges another thread's counters into these.
+    pub fn add(&mut self, other: &ScenarioCounters) {
+        self.iterations_started += other.iterations_started;
+        self.iterations_completed += other.iterations_completed;
+        self.iterations_dropped += other.iterations_dropped;
+        self.iterations_interrupted += other.iterations_interrupted;
+        self.connections_opened += other.connections_opened;
+    }
+}
+
+/// ThreadMetrics are one thread's measurements for one interval: a [`Metrics`] per slot
+/// (scenario and tag) and counters per scenario.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadMetrics {
+    /// slots are the request metrics of each slot.
+    pub slots: Vec<Metrics>,
+    /// scenarios are the iteration counters of each scenario.
+    pub scenarios: Vec<ScenarioCounters>,
+}
+
+impl ThreadMetrics {
+    /// new returns zeroed metrics for `slots` slots and `scenarios` scenarios.
+    pub fn new(slots: usize, scenarios: usize) -> Self {
+        ThreadMetrics { slots: (0..slots).map(|_| Metrics::new()).collect(), scenarios: vec![ScenarioCounters::default(); scenarios] }
+    }
+
+    /// add merges another thread's metrics into these (same shape).
+    pub fn add(&mut self, other: &ThreadMetrics) {
+        for (mine, theirs) in self.slots.iter_mut().zip(&other.slots) {
+            mine.add(theirs);
+        }
+        for (mine, theirs) in self.scenarios.iter_mut().zip(&other.scenarios) {
+            mine.add(theirs);
+        }
+    }
+
+    /// reset zeroes everything, keeping the histograms' memory.
+    pub fn reset(&mut self) {
+        self.slots.iter_mut().for_each(Metrics::reset);
+        self.scenarios.iter_mut().for_each(|c| *c = ScenarioCounters::default());
+    }
+
+    /// merge_into adds the slots selected by `keep` into `out`, and the iteration-level
+    /// counts (dropped iterations, connections) of the scenarios selected by `scenario`.
+    pub fn merge_into(&self, out: &mut Metrics, keep: impl Fn(usize) -> bool, scenario: impl Fn(usize) -> bool) {
+        for (i, slot) in self.slots.iter().enumerate() {
+            if keep(i) {
+                out.add(slot);
+            }
+        }
+        for (i, counters) in self.scenarios.iter().enumerate() {
+            if scenario(i) {
+                out.dropped += counters.iterations_dropped;
+                out.connections_opened += counters.connections_opened;
+            }
+        }
+    }
+}
+
 /// Counts are the serializable counters of a run or an interval.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {

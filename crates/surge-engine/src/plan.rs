@@ -1,13 +1,14 @@
-//! plan: the validated description of one run: target, request, executor, limits.
+//! plan: the validated description of one run: target, scenarios, data pools, limits.
 //!
-//! A Plan is what Python's scenario and CLI layers compile to (as JSON), and what a
-//! distributed run hands each machine with its own [`Stripe`].
+//! A Plan is what Python's scenario and CLI layers compile to (as JSON, see
+//! `docs/plan.md`), and what a distributed run hands each machine with its own [`Stripe`].
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::executor::Executor;
 use crate::pacer::Stripe;
-use crate::request::RequestSpec;
+use crate::scenario::ScenarioSpec;
 use crate::target::TargetSpec;
 
 /// Plan is everything the engine needs to run a load test.
@@ -16,10 +17,11 @@ use crate::target::TargetSpec;
 pub struct Plan {
     /// target is where requests go.
     pub target: TargetSpec,
-    /// request is the request every iteration sends.
-    pub request: RequestSpec,
-    /// executor decides how many requests are sent and when.
-    pub executor: Executor,
+    /// scenarios run in parallel, each from its start time; at least one.
+    pub scenarios: Vec<ScenarioSpec>,
+    /// pools are named lists of values variables draw from and captures add to.
+    #[serde(default)]
+    pub pools: BTreeMap<String, Vec<String>>,
     /// limits bound each request and the end of the run.
     #[serde(default)]
     pub limits: Limits,
@@ -107,8 +109,16 @@ impl Plan {
     pub fn validate(&self) -> Result<(), Vec<PlanError>> {
         let mut errors = Vec::new();
         self.target.validate(&mut errors);
-        self.request.validate(&mut errors);
-        self.executor.validate(&mut errors);
+        if self.scenarios.is_empty() {
+            errors.push(PlanError::new("scenarios", "needs at least one scenario"));
+        }
+        let mut names = BTreeSet::new();
+        for (i, scenario) in self.scenarios.iter().enumerate() {
+            scenario.validate(&format!("scenarios[{i}]"), &mut errors);
+            if !names.insert(scenario.name.as_str()) {
+                errors.push(PlanError::new(format!("scenarios[{i}].name"), format!("'{}' is used by an earlier scenario", scenario.name)));
+            }
+        }
         check_positive(&mut errors, "limits.timeout_s", self.limits.timeout_s);
         if !(self.limits.grace_period_s.is_finite() && self.limits.grace_period_s >= 0.0) {
             errors.push(PlanError::new("limits.grace_period_s", "must be zero or a positive number"));
@@ -137,8 +147,18 @@ impl Plan {
         let wanted = self
             .threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let most = self.executor.max_connections().max(1) as usize;
+        let most = self.max_connections().max(1) as usize;
         wanted.clamp(1, most)
+    }
+
+    /// max_connections is the most connections all scenarios may hold at once.
+    pub fn max_connections(&self) -> u64 {
+        self.scenarios.iter().map(|s| u64::from(s.executor.max_connections())).sum()
+    }
+
+    /// duration_s is when the last scenario stops starting iterations.
+    pub fn duration_s(&self) -> f64 {
+        self.scenarios.iter().map(ScenarioSpec::end_s).fold(0.0, f64::max)
     }
 }
 
@@ -149,8 +169,8 @@ mod tests {
     fn plan_json(executor: &str) -> String {
         format!(
             r#"{{"target": {{"url": "http://127.0.0.1:8080/health"}},
-                "request": {{"method": "GET"}},
-                "executor": {executor}}}"#
+                "scenarios": [{{"name": "default", "executor": {executor},
+                                "flow": {{"sequences": [{{"steps": [{{"request": {{"method": "GET"}}}}]}}]}}}}]}}"#
         )
     }
 
@@ -159,7 +179,9 @@ mod tests {
         for executor in [
             r#"{"type": "constant-vus", "vus": 10, "duration_s": 5}"#,
             r#"{"type": "shared-iterations", "vus": 2, "iterations": 100}"#,
-            r#"{"type": "constant-arrival-rate", "rate": 1000, "duration_s": 5, "max_in_flight": 100}"#,
+            r#"{"type": "constant-arrival-rate", "rate": 1000, "duration_s": 5, "max_vus": 100}"#,
+            r#"{"type": "ramping-vus", "stages": [{"duration_s": 5, "target": 10}]}"#,
+            r#"{"type": "per-vu-iterations", "vus": 2, "iterations": 3}"#,
         ] {
             let plan = Plan::from_json(&plan_json(executor));
             assert!(plan.is_ok(), "{executor}: {plan:?}");
@@ -169,19 +191,24 @@ mod tests {
     #[test]
     fn every_error_is_reported_with_its_field() {
         let json = r#"{"target": {"url": "ftp://"},
-                       "request": {"method": "G ET", "headers": [["Bad Name", "v"]]},
-                       "executor": {"type": "constant-arrival-rate", "rate": -5, "duration_s": 0, "max_in_flight": 0},
+                       "scenarios": [
+                         {"name": "a", "executor": {"type": "constant-arrival-rate", "rate": -5, "duration_s": 0, "max_vus": 0},
+                          "flow": {"sequences": [{"steps": [{"request": {"method": "G ET", "headers": [["Bad Name", "v"]]}}]}]}},
+                         {"name": "a", "start_time_s": -1, "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
+                          "flow": {"sequences": [{"steps": [{}]}]}}],
                        "limits": {"timeout_s": 0},
                        "threads": 0}"#;
         let errors = Plan::from_json(json).err().unwrap_or_default();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
         for field in [
             "target.url",
-            "request.method",
-            "request.headers[0]",
-            "executor.rate",
-            "executor.duration_s",
-            "executor.max_in_flight",
+            "scenarios[0].flow.sequences[0].steps[0].request.method",
+            "scenarios[0].flow.sequences[0].steps[0].request.headers[0]",
+            "scenarios[0].executor.rate",
+            "scenarios[0].executor.duration_s",
+            "scenarios[0].executor.max_vus",
+            "scenarios[1].name",
+            "scenarios[1].start_time_s",
             "limits.timeout_s",
             "threads",
         ] {

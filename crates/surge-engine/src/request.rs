@@ -8,22 +8,34 @@ use crate::plan::PlanError;
 use crate::target::Target;
 
 /// RequestSpec is the request as the user describes it.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RequestSpec {
     /// method is the HTTP method (default GET).
     #[serde(default = "default_method")]
     pub method: String,
+    /// path is the request target (path and query); default: the target URL's.
+    #[serde(default)]
+    pub path: Option<String>,
     /// headers are sent in order; Host and User-Agent are added unless given.
     #[serde(default)]
     pub headers: Vec<(String, String)>,
-    /// body_base64 is the request body, base64-encoded (bodies may be binary).
+    /// body is a text body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// body_base64 is a binary body, base64-encoded (exclusive with `body`).
     #[serde(default)]
     pub body_base64: Option<String>,
 }
 
 fn default_method() -> String {
     "GET".to_string()
+}
+
+impl Default for RequestSpec {
+    fn default() -> Self {
+        RequestSpec { method: default_method(), path: None, headers: Vec::new(), body: None, body_base64: None }
+    }
 }
 
 /// USER_AGENT is sent unless the request sets its own.
@@ -34,33 +46,52 @@ fn is_token(s: &str) -> bool {
 }
 
 impl RequestSpec {
-    /// validate pushes an error for a bad method, header or body.
-    pub fn validate(&self, errors: &mut Vec<PlanError>) {
+    /// validate pushes an error for a bad method, path, header or body, under `field`.
+    pub fn validate(&self, field: &str, errors: &mut Vec<PlanError>) {
         if !is_token(&self.method) {
-            errors.push(PlanError::new("request.method", format!("'{}' is not a valid HTTP method", self.method)));
+            errors.push(PlanError::new(format!("{field}.method"), format!("'{}' is not a valid HTTP method", self.method)));
+        }
+        if let Some(path) = &self.path {
+            if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+                errors.push(PlanError::new(
+                    format!("{field}.path"),
+                    format!("'{path}' must start with '/' and hold no spaces or control characters (percent-encode them)"),
+                ));
+            }
         }
         for (i, (name, value)) in self.headers.iter().enumerate() {
             if !is_token(name) {
-                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("'{name}' is not a valid header name")));
+                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("'{name}' is not a valid header name")));
             }
             if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("value of '{name}' contains a line break")));
+                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("value of '{name}' contains a line break")));
             }
             if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
-                errors.push(PlanError::new(format!("request.headers[{i}]"), format!("'{name}' is set by surge from the body")));
+                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("'{name}' is set by surge from the body")));
             }
         }
         if self.body().is_err() {
-            errors.push(PlanError::new("request.body_base64", "is not valid base64"));
+            errors.push(PlanError::new(format!("{field}.body_base64"), "is not valid base64"));
+        }
+        if self.body.is_some() && self.body_base64.is_some() {
+            errors.push(PlanError::new(format!("{field}.body"), "give either body or body_base64, not both"));
         }
     }
 
     /// body decodes the body (empty if none).
     pub fn body(&self) -> Result<Vec<u8>, base64::DecodeError> {
-        match &self.body_base64 {
-            None => Ok(Vec::new()),
-            Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64),
+        match (&self.body, &self.body_base64) {
+            (Some(text), _) => Ok(text.as_bytes().to_vec()),
+            (None, None) => Ok(Vec::new()),
+            (None, Some(b64)) => base64::engine::general_purpose::STANDARD.decode(b64),
         }
+    }
+
+    /// default_tag names a step without a tag: its method and path (without the query).
+    pub fn default_tag(&self, target: &Target) -> String {
+        let path = self.path.as_deref().unwrap_or(&target.path_and_query);
+        let path = path.split('?').next().unwrap_or(path);
+        format!("{} {path}", self.method.to_ascii_uppercase())
     }
 
     /// is_head tells whether the method is HEAD (whose responses carry no body).
@@ -71,10 +102,11 @@ impl RequestSpec {
     /// serialize builds the request's bytes for `target`, once per run.
     pub fn serialize(&self, target: &Target) -> Result<Vec<u8>, PlanError> {
         let body = self.body().map_err(|_| PlanError::new("request.body_base64", "is not valid base64"))?;
+        let path = self.path.as_deref().unwrap_or(&target.path_and_query);
         let mut out = Vec::with_capacity(128 + body.len());
         out.extend_from_slice(self.method.as_bytes());
         out.push(b' ');
-        out.extend_from_slice(target.path_and_query.as_bytes());
+        out.extend_from_slice(path.as_bytes());
         out.extend_from_slice(b" HTTP/1.1\r\n");
         let has = |n: &str| self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
         if !has("host") {
@@ -113,7 +145,7 @@ mod tests {
 
     #[test]
     fn get_request_bytes() {
-        let spec = RequestSpec { method: "GET".into(), headers: vec![("Accept".into(), "*/*".into())], body_base64: None };
+        let spec = RequestSpec { method: "GET".into(), headers: vec![("Accept".into(), "*/*".into())], ..Default::default() };
         let bytes = spec.serialize(&target()).unwrap_or_default();
         let expected = format!("GET /tasks?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n\r\n");
         assert_eq!(String::from_utf8_lossy(&bytes), expected);
@@ -126,6 +158,7 @@ mod tests {
             method: "POST".into(),
             headers: vec![("Host".into(), "api".into()), ("User-Agent".into(), "me".into())],
             body_base64: Some(body),
+            ..Default::default()
         };
         let text = String::from_utf8(spec.serialize(&target()).unwrap_or_default()).unwrap_or_default();
         assert_eq!(text, "POST /tasks?x=1 HTTP/1.1\r\nHost: api\r\nUser-Agent: me\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
@@ -142,11 +175,14 @@ mod tests {
     fn invalid_specs_are_reported() {
         let spec = RequestSpec {
             method: "GE T".into(),
+            path: Some("tasks".into()),
             headers: vec![("X".into(), "a\r\nb".into()), ("Content-Length".into(), "3".into())],
             body_base64: Some("!!!".into()),
+            body: None,
         };
         let mut errors = Vec::new();
-        spec.validate(&mut errors);
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        spec.validate("request", &mut errors);
+        assert_eq!(errors.len(), 5, "{errors:?}");
+        assert_eq!(errors[1].field, "request.path");
     }
 }

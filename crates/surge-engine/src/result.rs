@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{Counts, LatencySummaries};
+use crate::metrics::{Counts, LatencySummaries, ScenarioCounters};
 use crate::system::CpuTime;
 
 /// RESULT_SCHEMA names the version of the result document.
@@ -33,6 +33,47 @@ pub struct Interval {
     pub in_flight: u64,
     /// latency_histogram is the interval's latency histogram (HdrHistogram V2, base64).
     pub latency_histogram: String,
+    /// scenarios are the interval's per-scenario figures, in plan order.
+    pub scenarios: Vec<ScenarioInterval>,
+}
+
+/// ScenarioInterval is one scenario's share of an interval.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ScenarioInterval {
+    /// name is the scenario's name.
+    pub name: String,
+    /// iterations counts the interval's iterations.
+    pub iterations: ScenarioCounters,
+    /// active_vus is the number of VUs inside an iteration at the interval's end.
+    pub active_vus: u64,
+    /// responses_per_s is the scenario's responses over the interval's length.
+    pub responses_per_s: f64,
+}
+
+/// ScenarioResult is one scenario's totals.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// name is the scenario's name.
+    pub name: String,
+    /// iterations counts the scenario's iterations.
+    pub iterations: ScenarioCounters,
+    /// requests counts the scenario's requests.
+    pub requests: Counts,
+    /// latency summarizes the scenario's latencies.
+    pub latency: LatencySummaries,
+}
+
+/// TagResult is the totals of one tag within one scenario (a per-endpoint breakdown).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TagResult {
+    /// tag is the steps' tag.
+    pub tag: String,
+    /// scenario is the scenario's name.
+    pub scenario: String,
+    /// requests counts the tag's requests.
+    pub requests: Counts,
+    /// latency summarizes the tag's latencies.
+    pub latency: LatencySummaries,
 }
 
 /// StopReason says why the run ended.
@@ -116,6 +157,10 @@ pub struct RunResult {
     pub peak_open_connections: u64,
     /// generator is the load generator's own resource use.
     pub generator: Generator,
+    /// scenarios are the per-scenario totals, in plan order.
+    pub scenarios: Vec<ScenarioResult>,
+    /// tags are the per-tag totals, one per scenario and tag.
+    pub tags: Vec<TagResult>,
     /// intervals are the per-interval snapshots, in order.
     pub intervals: Vec<Interval>,
     /// notes are things the user should know (limits raised, generator saturated, …).

@@ -10,16 +10,20 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::budget::Budget;
 use crate::error::EngineError;
-use crate::executor::Model;
+use crate::executor::{Iterations, Model};
 use crate::failure::FailureClass;
-use crate::metrics::Metrics;
-use crate::pacer::{Pacer, RatePacer};
+use crate::metrics::{Metrics, ThreadMetrics};
+use crate::pacer::Pacer;
 use crate::plan::{Plan, PlanError};
-use crate::result::{Generator, Histograms, Interval, RunResult, StopReason, Throughput, RESULT_SCHEMA};
+use crate::result::{
+    Generator, Histograms, Interval, RunResult, ScenarioInterval, ScenarioResult, StopReason, TagResult, Throughput,
+    RESULT_SCHEMA,
+};
+use crate::scenario::{self, secs_to_ns, Scenario, Slot};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
 use crate::target::Target;
 use crate::tls::TlsSetup;
-use crate::worker::{run_worker, Report, Work, WorkerSpec};
+use crate::worker::{run_worker, Report, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +85,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             0
         }
     };
-    let needed = u64::from(plan.executor.max_connections());
+    let needed = plan.max_connections();
     let needed_fds = needed + FD_RESERVE + 4 * threads as u64;
     if open_file_limit > 0 && needed_fds > open_file_limit {
         return Err(EngineError::TooManyConnections { needed, needed_fds, limit: open_file_limit });
@@ -91,50 +95,58 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
         false => None,
     };
-    let request: Arc<[u8]> = plan.request.serialize(&target).map_err(|e| EngineError::InvalidPlan(vec![e]))?.into();
+    let (scenarios, slots) = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s).map_err(EngineError::InvalidPlan)?;
+    let scenarios: Arc<[Scenario]> = scenarios.into();
     preflight(addr, Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
 
-    let model = plan.executor.model();
-    let pacer = match &model {
-        Model::Open { pacer, .. } => Some(Arc::new(pacer.clone())),
-        Model::Closed { .. } => None,
-    };
     let started_at_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
     let (cpu_before, _) = process_usage();
     let origin = Instant::now();
     let (tx, rx) = mpsc::channel();
-    let end_ns = secs_to_ns(plan.executor.duration_s());
-    let budget = match &model {
-        Model::Closed { iterations: Some(n), .. } => Some(Arc::new(Budget::new(*n))),
-        _ => None,
-    };
+    let budgets: Vec<Option<Arc<Budget>>> = scenarios
+        .iter()
+        .map(|s| match &s.model {
+            Model::Closed { iterations: Iterations::Shared(n), .. } => Some(Arc::new(Budget::new(*n))),
+            _ => None,
+        })
+        .collect();
     let stripes = plan.stripe.split(threads as u64);
+    let min_timeout_s = plan
+        .scenarios
+        .iter()
+        .flat_map(|s| s.flow.sequences.iter().flat_map(|q| q.steps.iter().filter_map(|st| st.timeout_s)))
+        .fold(plan.limits.timeout_s, f64::min);
+    let scan_period_ns = secs_to_ns(min_timeout_s / 100.0).clamp(1_000_000, 100_000_000);
     let mut handles = Vec::with_capacity(threads);
     let mut recyclers = Vec::with_capacity(threads);
     for (thread, stripe) in stripes.into_iter().enumerate() {
-        let work = match &model {
-            Model::Closed { vus, .. } => Work::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
-            Model::Open { max_in_flight, pre_allocated, .. } => Work::Open {
-                pacer: pacer.clone().unwrap_or_else(|| Arc::new(RatePacer::constant(0.0, 0.0))),
-                stripe,
-                max_in_flight: share(*max_in_flight, threads, thread).max(1),
-                pre_allocated: share(*pre_allocated, threads, thread),
-            },
-        };
+        let shares = scenarios
+            .iter()
+            .zip(&budgets)
+            .map(|(s, budget)| match &s.model {
+                Model::Closed { vus, .. } => Share::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
+                Model::Open { max_vus, pre_allocated_vus, .. } => Share::Open {
+                    stripe,
+                    max_vus: share(*max_vus, threads, thread).max(1),
+                    pre_allocated_vus: share(*pre_allocated_vus, threads, thread),
+                },
+            })
+            .collect();
         let (recycle_tx, recycled) = mpsc::channel();
         recyclers.push(recycle_tx);
         let spec = WorkerSpec {
             thread,
+            threads,
             origin,
             addr,
             tls: tls.clone(),
-            request: request.clone(),
-            head_request: plan.request.is_head(),
-            work,
-            end_ns,
+            scenarios: scenarios.clone(),
+            shares,
+            slots: slots.len(),
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
-            timeout_ns: secs_to_ns(plan.limits.timeout_s),
+            scan_period_ns,
             interval_ns: secs_to_ns(plan.interval_s),
+            seed: 0x5eed_0000 + (plan.stripe.offset * 1024 + thread as u64),
             cancel: cancel.clone(),
             reports: tx.clone(),
             recycled,
@@ -147,7 +159,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     }
     drop(tx);
 
-    let mut aggregator = Aggregator::new(threads, plan.interval_s, pacer.as_deref(), recyclers);
+    let end_ns = secs_to_ns(plan.duration_s());
+    let mut aggregator = Aggregator::new(threads, plan.interval_s, &scenarios, &slots, recyclers);
     let mut stopped_by_observer = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
@@ -185,15 +198,17 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let duration_s = (aggregator.stopped_ns as f64 / 1e9).clamp(1e-9, elapsed_s.max(1e-9));
     let stop_reason = if cancelled {
         StopReason::Interrupted
-    } else if budget.is_some() || pacer.as_ref().is_some_and(|p| aggregator.stopped_ns < end_ns && p.total() > 0) {
+    } else if aggregator.stopped_ns < end_ns {
         StopReason::Iterations
     } else {
         StopReason::Duration
     };
-    let totals = &aggregator.totals;
+    let mut totals = Metrics::new();
+    aggregator.totals.merge_into(&mut totals, |_| true, |_| true);
     let counts = totals.counts();
     let cpu = cpu_after.since(&cpu_before);
-    notes.extend(diagnose(totals, &aggregator.thread_cpu, elapsed_s, plan));
+    notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
+    let (scenario_results, tag_results) = breakdowns(&aggregator.totals, &scenarios, &slots);
     Ok(RunResult {
         schema: RESULT_SCHEMA.to_string(),
         url: plan.target.url.clone(),
@@ -223,13 +238,41 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             open_file_limit,
         },
         requests: counts,
+        scenarios: scenario_results,
+        tags: tag_results,
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
     })
 }
 
-fn secs_to_ns(seconds: f64) -> u64 {
-    (seconds * 1e9).round().clamp(0.0, u64::MAX as f64 / 2.0) as u64
+/// breakdowns splits the totals per scenario and per tag.
+fn breakdowns(totals: &ThreadMetrics, scenarios: &[Scenario], slots: &[Slot]) -> (Vec<ScenarioResult>, Vec<TagResult>) {
+    let mut merged = Metrics::new();
+    let scenario_results = scenarios
+        .iter()
+        .enumerate()
+        .map(|(index, scenario)| {
+            merged.reset();
+            totals.merge_into(&mut merged, |slot| slots[slot].scenario == index, |s| s == index);
+            ScenarioResult {
+                name: scenario.name.clone(),
+                iterations: totals.scenarios[index],
+                requests: merged.counts(),
+                latency: merged.latency_summaries(),
+            }
+        })
+        .collect();
+    let tag_results = slots
+        .iter()
+        .zip(&totals.slots)
+        .map(|(slot, metrics)| TagResult {
+            tag: slot.tag.clone(),
+            scenario: scenarios[slot.scenario].name.clone(),
+            requests: metrics.counts(),
+            latency: metrics.latency_summaries(),
+        })
+        .collect();
+    (scenario_results, tag_results)
 }
 
 /// share splits `total` over `parts` as evenly as possible; part `k` gets this much.
@@ -264,10 +307,16 @@ fn diagnose(totals: &Metrics, thread_cpu: &[CpuTime], elapsed_s: f64, plan: &Pla
         }
     }
     if totals.dropped > 0 {
-        let limit = plan.executor.max_connections();
+        let limits: Vec<String> = plan
+            .scenarios
+            .iter()
+            .filter(|s| s.executor.is_open())
+            .map(|s| format!("{} ({} VUs)", s.name, s.executor.max_connections()))
+            .collect();
         notes.push(format!(
-            "{} scheduled requests were not sent because {limit} requests were already in flight (max in-flight): the target is not keeping up with the rate, or the limit is too low",
-            totals.dropped
+            "{} scheduled iterations were not started because all VUs were busy (max_vus: {}): the target is not keeping up with the rate, or the limit is too low",
+            totals.dropped,
+            limits.join(", ")
         ));
     }
     if totals.sent > 0 && totals.late * 100 > totals.sent {
@@ -284,39 +333,50 @@ fn diagnose(totals: &Metrics, thread_cpu: &[CpuTime], elapsed_s: f64, plan: &Pla
 struct Aggregator<'p> {
     threads: usize,
     interval_s: f64,
-    pacer: Option<&'p RatePacer>,
+    scenarios: &'p [Scenario],
+    slots: &'p [Slot],
     pending: BTreeMap<u64, PendingInterval>,
     reported_up_to: Vec<Option<u64>>,
     done: Vec<bool>,
     next_emit: u64,
-    totals: Metrics,
+    totals: ThreadMetrics,
+    merged: Metrics,
     intervals: Vec<Interval>,
     thread_cpu: Vec<CpuTime>,
     stopped_ns: u64,
     peak_open_connections: u64,
     worker_errors: Vec<String>,
-    recyclers: Vec<mpsc::Sender<Box<Metrics>>>,
-    pool: Vec<Metrics>,
+    recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
+    pool: Vec<ThreadMetrics>,
 }
 
 /// PendingInterval accumulates the threads' reports for one interval index.
 struct PendingInterval {
-    metrics: Metrics,
+    metrics: ThreadMetrics,
     open_connections: u64,
     in_flight: u64,
+    active_vus: Vec<u64>,
 }
 
 impl<'p> Aggregator<'p> {
-    fn new(threads: usize, interval_s: f64, pacer: Option<&'p RatePacer>, recyclers: Vec<mpsc::Sender<Box<Metrics>>>) -> Self {
+    fn new(
+        threads: usize,
+        interval_s: f64,
+        scenarios: &'p [Scenario],
+        slots: &'p [Slot],
+        recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
+    ) -> Self {
         Aggregator {
             threads,
             interval_s,
-            pacer,
+            scenarios,
+            slots,
             pending: BTreeMap::new(),
             reported_up_to: vec![None; threads],
             done: vec![false; threads],
             next_emit: 0,
-            totals: Metrics::new(),
+            totals: ThreadMetrics::new(slots.len(), scenarios.len()),
+            merged: Metrics::new(),
             intervals: Vec::new(),
             thread_cpu: vec![CpuTime::default(); threads],
             stopped_ns: 0,
@@ -334,13 +394,18 @@ impl<'p> Aggregator<'p> {
     /// accept takes one report and returns the intervals it completed.
     fn accept(&mut self, report: Report, elapsed_s: f64) -> Vec<Interval> {
         match report {
-            Report::Interval { thread, index, metrics, open_connections, in_flight } => {
+            Report::Interval { thread, index, metrics, open_connections, in_flight, active_vus } => {
                 let pool = &mut self.pool;
+                let (slots, scenarios) = (self.slots.len(), self.scenarios.len());
                 let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
-                    metrics: pool.pop().unwrap_or_default(),
+                    metrics: pool.pop().unwrap_or_else(|| ThreadMetrics::new(slots, scenarios)),
                     open_connections: 0,
                     in_flight: 0,
+                    active_vus: vec![0; scenarios],
                 });
+                for (sum, vus) in slot.active_vus.iter_mut().zip(&active_vus) {
+                    *sum += vus;
+                }
                 slot.metrics.add(&metrics);
                 let mut spare = metrics;
                 spare.reset();
@@ -372,33 +437,75 @@ impl<'p> Aggregator<'p> {
             return None;
         }
         let slot = self.pending.remove(&k)?;
-        let mut metrics = slot.metrics;
+        let mut thread_metrics = slot.metrics;
         self.next_emit += 1;
-        self.totals.add(&metrics);
+        self.totals.add(&thread_metrics);
+        let last = self.all_done() && self.pending.is_empty();
+        let metrics = &mut self.merged;
+        metrics.reset();
+        thread_metrics.merge_into(metrics, |_| true, |_| true);
         self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
         let start_s = k as f64 * self.interval_s;
         let full_end = start_s + self.interval_s;
-        let end_s = if self.all_done() && self.pending.is_empty() { full_end.min(elapsed_s.max(start_s)) } else { full_end };
+        let end_s = if last { full_end.min(elapsed_s.max(start_s)) } else { full_end };
         let length = (end_s - start_s).max(1e-9);
         let counts = metrics.counts();
+        let scenario_figures = self
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(index, scenario)| {
+                let responses: u64 = self
+                    .slots
+                    .iter()
+                    .zip(&thread_metrics.slots)
+                    .filter(|(s, _)| s.scenario == index)
+                    .map(|(_, m)| m.responses)
+                    .sum();
+                ScenarioInterval {
+                    name: scenario.name.clone(),
+                    iterations: thread_metrics.scenarios[index],
+                    active_vus: slot.active_vus[index],
+                    responses_per_s: responses as f64 / length,
+                }
+            })
+            .collect();
         let interval = Interval {
             index: k,
             start_s,
             end_s,
             responses_per_s: counts.responses as f64 / length,
             sent_per_s: counts.sent as f64 / length,
-            target_rate_per_s: self.pacer.map(|p| p.rate_at((start_s + end_s) / 2.0)),
+            target_rate_per_s: target_rate(self.scenarios, (start_s + end_s) / 2.0),
             requests: counts,
             latency: metrics.latency_summaries(),
             open_connections: slot.open_connections,
             in_flight: slot.in_flight,
             latency_histogram: metrics.latency.to_base64(),
+            scenarios: scenario_figures,
         };
-        metrics.reset();
-        self.pool.push(metrics);
+        thread_metrics.reset();
+        self.pool.push(thread_metrics);
         self.intervals.push(interval.clone());
         Some(interval)
     }
+}
+
+/// target_rate is the open-model scenarios' summed scheduled rate at `t_s`, if any.
+fn target_rate(scenarios: &[Scenario], t_s: f64) -> Option<f64> {
+    let mut any = false;
+    let mut total = 0.0;
+    for scenario in scenarios {
+        if let Model::Open { pacer, .. } = &scenario.model {
+            any = true;
+            let start_s = scenario.start_ns as f64 / 1e9;
+            let end_s = scenario.end_ns as f64 / 1e9;
+            if t_s >= start_s && t_s < end_s {
+                total += pacer.rate_at(t_s - start_s);
+            }
+        }
+    }
+    any.then_some(total)
 }
 
 #[cfg(test)]

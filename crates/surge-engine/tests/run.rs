@@ -12,7 +12,9 @@ use surge_engine::{run, Control, EngineError, Interval, NoObserver, Observer, Pl
 
 fn plan(url: &str, executor: &str, extra: &str) -> Plan {
     let json = format!(
-        r#"{{"target": {{"url": "{url}"}}, "request": {{"method": "GET"}}, "executor": {executor}{extra}}}"#
+        r#"{{"target": {{"url": "{url}"}},
+             "scenarios": [{{"name": "default", "executor": {executor},
+                             "flow": {{"sequences": [{{"steps": [{{"request": {{"method": "GET"}}}}]}}]}}}}]{extra}}}"#
     );
     Plan::from_json(&json).unwrap_or_else(|e| panic!("{e:?}"))
 }
@@ -114,7 +116,7 @@ fn open_model_sends_exactly_the_schedule() {
     let server = TestServer::start(Behavior::Ok);
     let p = plan(
         &server.url("/"),
-        r#"{"type": "constant-arrival-rate", "rate": 400, "duration_s": 1.0, "max_in_flight": 50}"#,
+        r#"{"type": "constant-arrival-rate", "rate": 400, "duration_s": 1.0, "max_vus": 50}"#,
         r#", "threads": 2"#,
     );
     let result = run_plan(&p);
@@ -131,14 +133,14 @@ fn open_model_latency_includes_time_waiting_for_a_slow_server() {
     let server = TestServer::start(Behavior::Delay(50));
     let p = plan(
         &server.url("/"),
-        r#"{"type": "constant-arrival-rate", "rate": 100, "duration_s": 1.0, "max_in_flight": 2}"#,
+        r#"{"type": "constant-arrival-rate", "rate": 100, "duration_s": 1.0, "max_vus": 2}"#,
         r#", "threads": 1"#,
     );
     let result = run_plan(&p);
     let r = &result.requests;
     assert_eq!(r.sent + r.dropped, 100, "{r:?}");
     assert!(r.dropped > 0, "{r:?}");
-    assert!(result.notes.iter().any(|n| n.contains("max in-flight")), "{:?}", result.notes);
+    assert!(result.notes.iter().any(|n| n.contains("max_vus")), "{:?}", result.notes);
     assert!(result.latency.all.p50_ms >= result.latency.service_time.p50_ms);
 }
 

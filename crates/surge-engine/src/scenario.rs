@@ -1,0 +1,162 @@
+//! scenario: one named workload of a plan: an executor, the flow its iterations run,
+//! and when it starts. Scenarios of a plan run in parallel on the same event loops.
+
+use serde::{Deserialize, Serialize};
+
+use crate::executor::{Executor, Model};
+use crate::flow::{FlowSpec, SequencePicker, ThinkTime};
+use crate::plan::PlanError;
+use crate::target::Target;
+
+/// ScenarioSpec is a scenario as the plan describes it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// name identifies the scenario in reports and thresholds.
+    pub name: String,
+    /// start_time_s delays the scenario's start from the start of the run.
+    #[serde(default)]
+    pub start_time_s: f64,
+    /// executor decides how many iterations run and when.
+    pub executor: Executor,
+    /// flow is what each iteration does.
+    pub flow: FlowSpec,
+}
+
+/// MAX_START_TIME_S bounds a scenario's start offset (a day).
+const MAX_START_TIME_S: f64 = 86_400.0;
+
+impl ScenarioSpec {
+    /// validate pushes an error for every invalid field, under `field` (e.g. `scenarios[0]`).
+    pub fn validate(&self, field: &str, errors: &mut Vec<PlanError>) {
+        if self.name.trim().is_empty() {
+            errors.push(PlanError::new(format!("{field}.name"), "must not be empty"));
+        }
+        if !(self.start_time_s.is_finite() && (0.0..=MAX_START_TIME_S).contains(&self.start_time_s)) {
+            errors.push(PlanError::new(
+                format!("{field}.start_time_s"),
+                format!("must be from 0 to {MAX_START_TIME_S} seconds, got {}", self.start_time_s),
+            ));
+        }
+        self.executor.validate(&format!("{field}.executor"), errors);
+        self.flow.validate(&format!("{field}.flow"), errors);
+    }
+
+    /// end_s is when the scenario stops starting iterations, from the start of the run.
+    pub fn end_s(&self) -> f64 {
+        self.start_time_s + self.executor.duration_s()
+    }
+}
+
+/// Step is a compiled step: its request serialized once, its metrics slot and timings.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// slot indexes the metrics this step records into (one per scenario and tag).
+    pub slot: usize,
+    /// request is the request's bytes, written by every VU that runs this step.
+    pub request: Box<[u8]>,
+    /// head says the request is HEAD (its response carries no body).
+    pub head: bool,
+    /// timeout_ns is this step's request timeout.
+    pub timeout_ns: u64,
+    /// think_after is the pause after this step's response.
+    pub think_after: Option<ThinkTime>,
+}
+
+/// Scenario is a compiled scenario, shared read-only by every worker thread.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// name identifies the scenario.
+    pub name: String,
+    /// start_ns is when the scenario starts, from the start of the run.
+    pub start_ns: u64,
+    /// end_ns is when it stops starting iterations.
+    pub end_ns: u64,
+    /// model is the executor reduced to what the event loops act on.
+    pub model: Model,
+    /// picker chooses each iteration's sequence.
+    pub picker: SequencePicker,
+    /// sequences are the compiled steps of each sequence.
+    pub sequences: Vec<Vec<Step>>,
+    /// think_after_iteration is the pause after each iteration.
+    pub think_after_iteration: Option<ThinkTime>,
+    /// connect_timeout_ns bounds a connection attempt (the plan's request timeout).
+    pub connect_timeout_ns: u64,
+}
+
+impl Scenario {
+    /// connect_timeout_ns bounds a connection attempt of this scenario's VUs.
+    pub fn connect_timeout_ns(&self) -> u64 {
+        self.connect_timeout_ns
+    }
+}
+
+/// Slot names what one metrics slot measures: a tag within a scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// scenario indexes the plan's scenarios.
+    pub scenario: usize,
+    /// tag is the steps' tag.
+    pub tag: String,
+}
+
+/// compile turns validated scenario specs into runtime scenarios and their metrics slots.
+pub fn compile(
+    specs: &[ScenarioSpec],
+    target: &Target,
+    default_timeout_s: f64,
+) -> Result<(Vec<Scenario>, Vec<Slot>), Vec<PlanError>> {
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut scenarios = Vec::with_capacity(specs.len());
+    let mut errors = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let mut sequences = Vec::with_capacity(spec.flow.sequences.len());
+        for (i, sequence) in spec.flow.sequences.iter().enumerate() {
+            let mut steps = Vec::with_capacity(sequence.steps.len());
+            for (j, step) in sequence.steps.iter().enumerate() {
+                let tag = step.tag.clone().unwrap_or_else(|| step.request.default_tag(target));
+                let slot = match slots.iter().position(|s| s.scenario == index && s.tag == tag) {
+                    Some(slot) => slot,
+                    None => {
+                        slots.push(Slot { scenario: index, tag });
+                        slots.len() - 1
+                    }
+                };
+                match step.request.serialize(target) {
+                    Ok(bytes) => steps.push(Step {
+                        slot,
+                        request: bytes.into_boxed_slice(),
+                        head: step.request.is_head(),
+                        timeout_ns: secs_to_ns(step.timeout_s.unwrap_or(default_timeout_s)),
+                        think_after: step.think_after,
+                    }),
+                    Err(mut e) => {
+                        e.field = format!("scenarios[{index}].flow.sequences[{i}].steps[{j}].{}", e.field);
+                        errors.push(e);
+                    }
+                }
+            }
+            sequences.push(steps);
+        }
+        scenarios.push(Scenario {
+            name: spec.name.clone(),
+            start_ns: secs_to_ns(spec.start_time_s),
+            end_ns: secs_to_ns(spec.end_s()),
+            model: spec.executor.model(),
+            picker: SequencePicker::new(spec.flow.sequences.iter().map(|s| s.weight)),
+            sequences,
+            think_after_iteration: spec.flow.think_after_iteration,
+            connect_timeout_ns: secs_to_ns(default_timeout_s),
+        });
+    }
+    if errors.is_empty() {
+        Ok((scenarios, slots))
+    } else {
+        Err(errors)
+    }
+}
+
+/// secs_to_ns converts seconds to nanoseconds, saturating far beyond any run's length.
+pub fn secs_to_ns(seconds: f64) -> u64 {
+    (seconds * 1e9).round().clamp(0.0, u64::MAX as f64 / 4.0) as u64
+}
