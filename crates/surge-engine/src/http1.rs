@@ -4,6 +4,11 @@
 //! (Content-Length, chunked, or close-delimited). Header bytes are copied into a small
 //! per-connection stash only when a read ends in the middle of the header block, so the
 //! common case (a whole response in one read) copies nothing and allocates nothing.
+//!
+//! Retention is opt-in, per response: after [`ResponseParser::begin_retaining`] the parser
+//! also keeps the final header block and the de-chunked body (up to a limit) in buffers it
+//! owns and reuses, for captures and checks to read once the response is complete. After a
+//! plain [`ResponseParser::begin`] it keeps nothing, as before.
 
 use std::fmt;
 
@@ -13,6 +18,9 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// MAX_HEADERS is the largest number of header fields accepted in one response.
 pub const MAX_HEADERS: usize = 96;
+
+/// RESERVE_CAP bounds the body buffer reserved up front from a Content-Length when retaining.
+const RESERVE_CAP: usize = 1024 * 1024;
 
 /// ParseError says why the bytes received are not a valid HTTP/1.1 response.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +102,12 @@ pub struct ResponseParser {
     keep_alive: bool,
     body_bytes: u64,
     header_bytes: usize,
+    /// retain is set by begin_retaining: keep the head and up to `max_body` body bytes.
+    retain: bool,
+    max_body: usize,
+    head_buf: Vec<u8>,
+    body_buf: Vec<u8>,
+    body_truncated: bool,
 }
 
 impl Default for ResponseParser {
@@ -114,6 +128,11 @@ impl ResponseParser {
             keep_alive: true,
             body_bytes: 0,
             header_bytes: 0,
+            retain: false,
+            max_body: 0,
+            head_buf: Vec::new(),
+            body_buf: Vec::new(),
+            body_truncated: false,
         }
     }
 
@@ -128,6 +147,57 @@ impl ResponseParser {
         self.keep_alive = true;
         self.body_bytes = 0;
         self.header_bytes = 0;
+        self.retain = false;
+        self.max_body = 0;
+        self.head_buf.clear();
+        self.body_buf.clear();
+        self.body_truncated = false;
+    }
+
+    /// begin_retaining resets the parser like [`ResponseParser::begin`] and also keeps this
+    /// response's final header block (status line, headers and the blank line, within
+    /// [`MAX_HEADER_BYTES`]) and its first `max_body` body bytes, de-chunked. A longer body is
+    /// still parsed to its end, but only its first `max_body` bytes are kept and
+    /// [`ResponseParser::body_truncated`] turns true. The buffers are reused across responses.
+    pub fn begin_retaining(&mut self, head_request: bool, max_body: usize) {
+        self.begin(head_request);
+        self.retain = true;
+        self.max_body = max_body;
+    }
+
+    /// head is the retained header block of the final response (interim 1xx heads are
+    /// dropped); empty unless retaining and the head has been parsed.
+    pub fn head(&self) -> &[u8] {
+        &self.head_buf
+    }
+
+    /// body is the retained, de-chunked body: at most `max_body` bytes, complete once `feed`
+    /// returned `Step::Complete` (or `finish_on_eof` succeeded); empty unless retaining.
+    pub fn body(&self) -> &[u8] {
+        &self.body_buf
+    }
+
+    /// body_truncated tells whether the body had more than `max_body` bytes, so that
+    /// [`ResponseParser::body`] holds only its beginning.
+    pub fn body_truncated(&self) -> bool {
+        self.body_truncated
+    }
+
+    /// header returns the trimmed value of the first retained header named `name`
+    /// (ASCII case-insensitive), or None when absent or not retaining.
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        header_value(&self.head_buf, name)
+    }
+
+    /// keep_body appends body bytes to the retained body, up to `max_body`.
+    fn keep_body(&mut self, bytes: &[u8]) {
+        let room = self.max_body.saturating_sub(self.body_buf.len());
+        if bytes.len() > room {
+            self.body_buf.extend_from_slice(&bytes[..room]);
+            self.body_truncated = true;
+        } else {
+            self.body_buf.extend_from_slice(bytes);
+        }
     }
 
     /// status is the final status code once the head has been parsed (0 before).
@@ -177,6 +247,9 @@ impl ResponseParser {
                     let available = (input.len() - pos) as u64;
                     let take = remaining.min(available);
                     self.body_bytes += take;
+                    if self.retain {
+                        self.keep_body(&input[pos..pos + take as usize]);
+                    }
                     pos += take as usize;
                     if take == remaining {
                         self.state = State::Done;
@@ -198,6 +271,9 @@ impl ResponseParser {
                 }
                 State::UntilClose => {
                     self.body_bytes += (input.len() - pos) as u64;
+                    if self.retain {
+                        self.keep_body(&input[pos..]);
+                    }
                     return Ok(Step::NeedMore);
                 }
                 State::Done => return Ok(Step::Complete { consumed: pos }),
@@ -241,14 +317,26 @@ impl ResponseParser {
             return Err(ParseError::OversizedHeaders);
         }
         let used = head.len - stashed;
-        self.stash.clear();
         if (100..200).contains(&head.status) {
+            self.stash.clear();
             // Interim response (100 Continue, 103 Early Hints): the real one follows.
             if head.status == 101 {
                 return Err(ParseError::Malformed("unexpected 101 Switching Protocols"));
             }
             return Ok(Some(used));
         }
+        if self.retain {
+            let block = if stashed == 0 { &input[..head.len] } else { &self.stash[..head.len] };
+            self.head_buf.clear();
+            self.head_buf.extend_from_slice(block);
+            if let Body::Length(n) = head.body {
+                // One allocation up front rather than doubling while the body streams in;
+                // capped, so a server claiming a huge length allocates nothing it does not send.
+                let want = usize::try_from(n).unwrap_or(usize::MAX).min(self.max_body).min(RESERVE_CAP);
+                self.body_buf.reserve(want.saturating_sub(self.body_buf.len()));
+            }
+        }
+        self.stash.clear();
         self.status = head.status;
         self.keep_alive = head.keep_alive;
         self.header_bytes = head.len;
@@ -273,6 +361,9 @@ impl ResponseParser {
             if let Chunk::Data { remaining } = chunk {
                 // Skip chunk data in bulk; it is counted, never copied.
                 let take = remaining.min((input.len() - pos) as u64);
+                if self.retain {
+                    self.keep_body(&input[pos..pos + take as usize]);
+                }
                 pos += take as usize;
                 self.body_bytes += take;
                 chunk = if take == remaining { Chunk::DataCr } else { Chunk::Data { remaining: remaining - take } };
@@ -334,6 +425,24 @@ fn size_done(size: u64) -> Chunk {
     } else {
         Chunk::Data { remaining: size }
     }
+}
+
+/// header_value returns the trimmed value of the first header named `name` (ASCII
+/// case-insensitive) in a header block `head` as received (status line first, CRLF or LF
+/// line ends), or None when no such header is present.
+pub fn header_value<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let name = name.as_bytes();
+    // Skip the status line; the block ends at the first empty line.
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .skip(1)
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .take_while(|line| !line.is_empty());
+    lines.find_map(|line| {
+        let colon = memchr::memchr(b':', line)?;
+        let (field, rest) = line.split_at(colon);
+        field.eq_ignore_ascii_case(name).then(|| rest[1..].trim_ascii())
+    })
 }
 
 fn hex_value(byte: u8) -> Option<u64> {
@@ -572,5 +681,179 @@ mod tests {
             assert_eq!(parser.feed(&bytes[..10]), Ok(Step::NeedMore));
             assert_eq!(parser.feed(&bytes[10..]), Ok(Step::Complete { consumed: bytes.len() - 10 }));
         }
+    }
+
+    type RetainCase = (&'static str, &'static [u8], bool, &'static [u8], &'static [u8]);
+    type TruncateCase = (&'static str, &'static [u8], usize, &'static [u8], bool, u64);
+
+    /// feed_retaining feeds `bytes` split every `step` bytes to a parser retaining up to
+    /// `max_body` body bytes, finishing at EOF when the response never completed.
+    fn feed_retaining(
+        parser: &mut ResponseParser,
+        bytes: &[u8],
+        step: usize,
+        head: bool,
+        max_body: usize,
+    ) -> Result<(), ParseError> {
+        parser.begin_retaining(head, max_body);
+        let mut offset = 0;
+        while offset < bytes.len() {
+            let end = (offset + step).min(bytes.len());
+            match parser.feed(&bytes[offset..end])? {
+                Step::Complete { .. } => return Ok(()),
+                Step::NeedMore => offset = end,
+            }
+        }
+        parser.finish_on_eof()
+    }
+
+    #[test]
+    fn retained_head_and_body_at_every_split_size() {
+        // (name, bytes, HEAD request, expected head, expected body)
+        let cases: &[RetainCase] = &[
+            (
+                "content-length",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+                false,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n",
+                b"hello",
+            ),
+            (
+                "chunked ext+trailer",
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n6\r\n world\r\n0;x\r\nX-Trailer: 1\r\nX-Other: 2\r\n\r\n",
+                false,
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                b"hello world",
+            ),
+            (
+                "close-delimited",
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end",
+                false,
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
+                b"until the end",
+            ),
+            (
+                "HEAD",
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+                true,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+                b"",
+            ),
+            (
+                "204",
+                b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n",
+                false,
+                b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n",
+                b"",
+            ),
+            (
+                "100 continue dropped",
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx",
+                false,
+                b"HTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\n",
+                b"x",
+            ),
+            ("lf only", b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok", false, b"HTTP/1.1 200 OK\nContent-Length: 2\n\n", b"ok"),
+        ];
+        let mut parser = ResponseParser::new();
+        for &(name, bytes, head, want_head, want_body) in cases {
+            for step in 1..=bytes.len() {
+                assert_eq!(feed_retaining(&mut parser, bytes, step, head, 1 << 20), Ok(()), "{name} step {step}");
+                assert_eq!(parser.head(), want_head, "{name} step {step}");
+                assert_eq!(parser.body(), want_body, "{name} step {step}");
+                assert!(!parser.body_truncated(), "{name} step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn retained_body_is_truncated_at_max_body() {
+        // (name, bytes, max_body, expected body, truncated, body bytes parsed)
+        let cases: &[TruncateCase] = &[
+            ("length over", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 3, b"hel", true, 5),
+            ("length exact", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 5, b"hello", false, 5),
+            ("zero limit", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 0, b"", true, 5),
+            ("zero limit empty body", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 0, b"", false, 0),
+            (
+                "chunked across chunks",
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+                7,
+                b"hello w",
+                true,
+                11,
+            ),
+            ("close-delimited", b"HTTP/1.1 200 OK\r\n\r\nsome body bytes", 4, b"some", true, 15),
+        ];
+        let mut parser = ResponseParser::new();
+        for &(name, bytes, max_body, want_body, truncated, total) in cases {
+            for step in 1..=bytes.len() {
+                assert_eq!(feed_retaining(&mut parser, bytes, step, false, max_body), Ok(()), "{name} step {step}");
+                assert_eq!(parser.body(), want_body, "{name} step {step}");
+                assert_eq!(parser.body_truncated(), truncated, "{name} step {step}");
+                assert_eq!(parser.body_bytes(), total, "{name} step {step}: the whole body is still parsed");
+            }
+        }
+    }
+
+    #[test]
+    fn retained_response_leaves_following_bytes_alone() {
+        let bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 Not Found\r\n";
+        let mut parser = ResponseParser::new();
+        parser.begin_retaining(false, 100);
+        assert_eq!(parser.feed(bytes), Ok(Step::Complete { consumed: 40 }));
+        assert_eq!(parser.head(), b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n");
+        assert_eq!(parser.body(), b"ok");
+    }
+
+    #[test]
+    fn retained_headers_are_found_by_name() {
+        let bytes = b"HTTP/1.1 201 Created\r\nLocation:  /items/7 \r\nX-Id: 1\r\nx-id: 2\r\nX-Empty:\r\nContent-Length: 0\r\n\r\n";
+        let mut parser = ResponseParser::new();
+        assert_eq!(feed_retaining(&mut parser, bytes, 5, false, 10), Ok(()));
+        let cases: &[(&str, Option<&[u8]>)] = &[
+            ("Location", Some(b"/items/7")),
+            ("location", Some(b"/items/7")),
+            ("X-ID", Some(b"1")),
+            ("x-empty", Some(b"")),
+            ("Content", None),
+            ("Content-Length-X", None),
+            ("HTTP/1.1 201 Created\r\nLocation", None),
+            ("", None),
+        ];
+        for &(name, want) in cases {
+            assert_eq!(parser.header(name), want, "{name}");
+        }
+        assert_eq!(header_value(b"HTTP/1.1 200 OK\nA: 1\n\nB: 2\n", "b"), None, "stops at the blank line");
+        assert_eq!(header_value(b"HTTP/1.1 200 OK\nA: 1\n\n", "a"), Some(&b"1"[..]));
+    }
+
+    #[test]
+    fn plain_begin_keeps_no_bytes_and_allocates_nothing() {
+        let bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+        let mut parser = ResponseParser::new();
+        parser.begin(false);
+        assert_eq!(parser.feed(bytes), Ok(Step::Complete { consumed: bytes.len() }));
+        assert!(parser.head().is_empty() && parser.body().is_empty());
+        assert_eq!(parser.header("X-A"), None);
+        assert_eq!((parser.stash.capacity(), parser.head_buf.capacity(), parser.body_buf.capacity()), (0, 0, 0));
+
+        // After a retained response, a plain one clears what was kept (capacity stays).
+        assert_eq!(feed_retaining(&mut parser, bytes, 7, false, 3), Ok(()));
+        assert!(parser.body_truncated());
+        let capacity = (parser.head_buf.capacity(), parser.body_buf.capacity());
+        for step in 1..=bytes.len() {
+            parser.begin(false);
+            let mut offset = 0;
+            while offset < bytes.len() {
+                let end = (offset + step).min(bytes.len());
+                if let Ok(Step::Complete { .. }) = parser.feed(&bytes[offset..end]) {
+                    break;
+                }
+                offset = end;
+            }
+            assert_eq!(parser.status(), 200);
+            assert!(parser.head().is_empty() && parser.body().is_empty() && !parser.body_truncated(), "step {step}");
+        }
+        assert_eq!((parser.head_buf.capacity(), parser.body_buf.capacity()), capacity, "buffers are reused");
     }
 }

@@ -3,6 +3,8 @@
 //! [`result::RunResult`] comes back from [`run::run`].
 
 pub mod budget;
+pub mod capture;
+pub mod check;
 pub mod conn;
 pub mod error;
 pub mod executor;
@@ -10,10 +12,12 @@ pub mod failure;
 pub mod flow;
 pub mod histogram;
 pub mod http1;
+pub mod jsonpath;
 pub mod metrics;
 pub mod pacer;
 pub mod plan;
 pub mod request;
+pub mod response;
 pub mod result;
 pub mod run;
 pub mod scenario;
