@@ -69,6 +69,10 @@ pub struct Conn {
     pub retire_deadline_ns: u64,
     /// iterations counts the VU's completed iterations.
     pub iterations: u64,
+    /// abort_iteration ends the iteration after the current step (a capture found nothing).
+    pub abort_iteration: bool,
+    /// values are the VU's captured values, by the scenario's value slot.
+    pub values: Vec<Vec<u8>>,
 }
 
 impl Conn {
@@ -94,6 +98,8 @@ impl Conn {
             wake_ns: 0,
             retire_deadline_ns: u64::MAX,
             iterations: 0,
+            abort_iteration: false,
+            values: Vec::new(),
         }
     }
 

@@ -5,6 +5,8 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::capture::{Capture, CaptureSpec};
+use crate::check::{Check, CheckSpec};
 use crate::plan::{check_positive, PlanError};
 use crate::request::RequestSpec;
 
@@ -93,6 +95,12 @@ pub struct StepSpec {
     /// think_after is a pause after this step's response.
     #[serde(default)]
     pub think_after: Option<ThinkTime>,
+    /// captures take values from the response for later steps (or a pool).
+    #[serde(default)]
+    pub captures: Vec<CaptureSpec>,
+    /// checks are assertions on the response, counted per check.
+    #[serde(default)]
+    pub checks: Vec<CheckSpec>,
 }
 
 /// SequenceSpec is an ordered list of steps, chosen for an iteration by `weight`.
@@ -134,7 +142,14 @@ impl FlowSpec {
             sequences: vec![SequenceSpec {
                 name: None,
                 weight: 1.0,
-                steps: vec![StepSpec { tag: None, request, timeout_s: None, think_after: None }],
+                steps: vec![StepSpec {
+                    tag: None,
+                    request,
+                    timeout_s: None,
+                    think_after: None,
+                    captures: Vec::new(),
+                    checks: Vec::new(),
+                }],
             }],
             think_after_iteration: None,
         }
@@ -167,6 +182,16 @@ impl FlowSpec {
                 }
                 if let Some(think) = &step.think_after {
                     think.validate(&format!("{at}.think_after"), errors);
+                }
+                for (k, capture) in step.captures.iter().enumerate() {
+                    if let Err(e) = Capture::compile(capture, &format!("{at}.captures[{k}]")) {
+                        errors.extend(e);
+                    }
+                }
+                for (k, check) in step.checks.iter().enumerate() {
+                    if let Err(e) = Check::compile(check, &format!("{at}.checks[{k}]")) {
+                        errors.extend(e);
+                    }
                 }
             }
         }

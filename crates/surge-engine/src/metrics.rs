@@ -245,6 +245,9 @@ pub struct ScenarioCounters {
     pub iterations_dropped: u64,
     /// iterations_interrupted counts iterations cut short by the end of the run.
     pub iterations_interrupted: u64,
+    /// iterations_aborted counts iterations ended early because a capture found nothing
+    /// (included in completed: they ran to their end, which came early).
+    pub iterations_aborted: u64,
     /// connections_opened counts connections established for this scenario.
     pub connections_opened: u64,
 }
@@ -256,8 +259,22 @@ impl ScenarioCounters {
         self.iterations_completed += other.iterations_completed;
         self.iterations_dropped += other.iterations_dropped;
         self.iterations_interrupted += other.iterations_interrupted;
+        self.iterations_aborted += other.iterations_aborted;
         self.connections_opened += other.connections_opened;
     }
+}
+
+/// MetricsShape is how many of each thing a run measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MetricsShape {
+    /// slots is the number of (scenario, tag) slots.
+    pub slots: usize,
+    /// scenarios is the number of scenarios.
+    pub scenarios: usize,
+    /// checks is the number of checks.
+    pub checks: usize,
+    /// captures is the number of captures.
+    pub captures: usize,
 }
 
 /// ThreadMetrics are one thread's measurements for one interval: a [`Metrics`] per slot
@@ -268,12 +285,42 @@ pub struct ThreadMetrics {
     pub slots: Vec<Metrics>,
     /// scenarios are the iteration counters of each scenario.
     pub scenarios: Vec<ScenarioCounters>,
+    /// checks count passes and fails of each check (plan-wide index).
+    pub checks: Vec<Tally>,
+    /// captures count values found and missing of each capture (plan-wide index).
+    pub captures: Vec<Tally>,
+}
+
+/// Tally counts the outcomes of a check (passed/failed) or a capture (found/missing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// yes counts passes (checks) or values found (captures).
+    pub yes: u64,
+    /// no counts fails (checks) or values missing (captures).
+    pub no: u64,
+}
+
+impl Tally {
+    /// record counts one outcome.
+    #[inline]
+    pub fn record(&mut self, outcome: bool) {
+        if outcome {
+            self.yes += 1;
+        } else {
+            self.no += 1;
+        }
+    }
 }
 
 impl ThreadMetrics {
-    /// new returns zeroed metrics for `slots` slots and `scenarios` scenarios.
-    pub fn new(slots: usize, scenarios: usize) -> Self {
-        ThreadMetrics { slots: (0..slots).map(|_| Metrics::new()).collect(), scenarios: vec![ScenarioCounters::default(); scenarios] }
+    /// new returns zeroed metrics for the given numbers of slots, scenarios, checks and captures.
+    pub fn new(shape: MetricsShape) -> Self {
+        ThreadMetrics {
+            slots: (0..shape.slots).map(|_| Metrics::new()).collect(),
+            scenarios: vec![ScenarioCounters::default(); shape.scenarios],
+            checks: vec![Tally::default(); shape.checks],
+            captures: vec![Tally::default(); shape.captures],
+        }
     }
 
     /// add merges another thread's metrics into these (same shape).
@@ -284,12 +331,17 @@ impl ThreadMetrics {
         for (mine, theirs) in self.scenarios.iter_mut().zip(&other.scenarios) {
             mine.add(theirs);
         }
+        for (mine, theirs) in self.checks.iter_mut().zip(&other.checks).chain(self.captures.iter_mut().zip(&other.captures)) {
+            mine.yes += theirs.yes;
+            mine.no += theirs.no;
+        }
     }
 
     /// reset zeroes everything, keeping the histograms' memory.
     pub fn reset(&mut self) {
         self.slots.iter_mut().for_each(Metrics::reset);
         self.scenarios.iter_mut().for_each(|c| *c = ScenarioCounters::default());
+        self.checks.iter_mut().chain(self.captures.iter_mut()).for_each(|t| *t = Tally::default());
     }
 
     /// merge_into adds the slots selected by `keep` into `out`, and the iteration-level

@@ -63,6 +63,36 @@ pub struct ScenarioResult {
     pub latency: LatencySummaries,
 }
 
+/// CheckResult counts one check's outcomes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// name is the check's name.
+    pub name: String,
+    /// scenario is the scenario's name.
+    pub scenario: String,
+    /// tag is the tag of the step it checks.
+    pub tag: String,
+    /// passes counts responses that passed.
+    pub passes: u64,
+    /// fails counts responses (or failed requests) that did not.
+    pub fails: u64,
+}
+
+/// CaptureResult counts one capture's outcomes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaptureResult {
+    /// name is the variable (or pool) the capture fills.
+    pub name: String,
+    /// scenario is the scenario's name.
+    pub scenario: String,
+    /// tag is the tag of the step it captures from.
+    pub tag: String,
+    /// found counts values captured.
+    pub found: u64,
+    /// missing counts responses where the value was not found (the iteration ended there).
+    pub missing: u64,
+}
+
 /// TagResult is the totals of one tag within one scenario (a per-endpoint breakdown).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TagResult {
@@ -161,6 +191,10 @@ pub struct RunResult {
     pub scenarios: Vec<ScenarioResult>,
     /// tags are the per-tag totals, one per scenario and tag.
     pub tags: Vec<TagResult>,
+    /// checks are the outcomes of every check, in plan order.
+    pub checks: Vec<CheckResult>,
+    /// captures are the outcomes of every capture, in plan order.
+    pub captures: Vec<CaptureResult>,
     /// intervals are the per-interval snapshots, in order.
     pub intervals: Vec<Interval>,
     /// notes are things the user should know (limits raised, generator saturated, …).

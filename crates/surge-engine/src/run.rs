@@ -12,14 +12,14 @@ use crate::budget::Budget;
 use crate::error::EngineError;
 use crate::executor::{Iterations, Model};
 use crate::failure::FailureClass;
-use crate::metrics::{Metrics, ThreadMetrics};
+use crate::metrics::{Metrics, MetricsShape, ThreadMetrics};
 use crate::pacer::Pacer;
 use crate::plan::{Plan, PlanError};
 use crate::result::{
-    Generator, Histograms, Interval, RunResult, ScenarioInterval, ScenarioResult, StopReason, TagResult, Throughput,
-    RESULT_SCHEMA,
+    CaptureResult, CheckResult, Generator, Histograms, Interval, RunResult, ScenarioInterval, ScenarioResult, StopReason,
+    TagResult, Throughput, RESULT_SCHEMA,
 };
-use crate::scenario::{self, secs_to_ns, Scenario, Slot};
+use crate::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
 use crate::target::Target;
 use crate::tls::TlsSetup;
@@ -95,8 +95,15 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
         false => None,
     };
-    let (scenarios, slots) = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s).map_err(EngineError::InvalidPlan)?;
-    let scenarios: Arc<[Scenario]> = scenarios.into();
+    let compiled = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s).map_err(EngineError::InvalidPlan)?;
+    let shape = MetricsShape {
+        slots: compiled.slots.len(),
+        scenarios: compiled.scenarios.len(),
+        checks: compiled.checks.len(),
+        captures: compiled.captures.len(),
+    };
+    let (slots, checks, captures) = (compiled.slots, compiled.checks, compiled.captures);
+    let scenarios: Arc<[Scenario]> = compiled.scenarios.into();
     preflight(addr, Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
 
     let started_at_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
@@ -142,7 +149,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             tls: tls.clone(),
             scenarios: scenarios.clone(),
             shares,
-            slots: slots.len(),
+            shape,
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
             scan_period_ns,
             interval_ns: secs_to_ns(plan.interval_s),
@@ -160,7 +167,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     drop(tx);
 
     let end_ns = secs_to_ns(plan.duration_s());
-    let mut aggregator = Aggregator::new(threads, plan.interval_s, &scenarios, &slots, recyclers);
+    let mut aggregator = Aggregator::new(threads, plan.interval_s, &scenarios, &slots, shape, recyclers);
     let mut stopped_by_observer = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
@@ -240,6 +247,28 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         requests: counts,
         scenarios: scenario_results,
         tags: tag_results,
+        checks: checks
+            .iter()
+            .zip(&aggregator.totals.checks)
+            .map(|(probe, tally)| CheckResult {
+                name: probe.name.clone(),
+                scenario: scenarios[probe.scenario].name.clone(),
+                tag: probe.tag.clone(),
+                passes: tally.yes,
+                fails: tally.no,
+            })
+            .collect(),
+        captures: captures
+            .iter()
+            .zip(&aggregator.totals.captures)
+            .map(|(probe, tally): (&Probe, _)| CaptureResult {
+                name: probe.name.clone(),
+                scenario: scenarios[probe.scenario].name.clone(),
+                tag: probe.tag.clone(),
+                found: tally.yes,
+                missing: tally.no,
+            })
+            .collect(),
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
     })
@@ -348,6 +377,7 @@ struct Aggregator<'p> {
     worker_errors: Vec<String>,
     recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
     pool: Vec<ThreadMetrics>,
+    shape: MetricsShape,
 }
 
 /// PendingInterval accumulates the threads' reports for one interval index.
@@ -364,6 +394,7 @@ impl<'p> Aggregator<'p> {
         interval_s: f64,
         scenarios: &'p [Scenario],
         slots: &'p [Slot],
+        shape: MetricsShape,
         recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
     ) -> Self {
         Aggregator {
@@ -375,7 +406,8 @@ impl<'p> Aggregator<'p> {
             reported_up_to: vec![None; threads],
             done: vec![false; threads],
             next_emit: 0,
-            totals: ThreadMetrics::new(slots.len(), scenarios.len()),
+            totals: ThreadMetrics::new(shape),
+            shape,
             merged: Metrics::new(),
             intervals: Vec::new(),
             thread_cpu: vec![CpuTime::default(); threads],
@@ -396,9 +428,9 @@ impl<'p> Aggregator<'p> {
         match report {
             Report::Interval { thread, index, metrics, open_connections, in_flight, active_vus } => {
                 let pool = &mut self.pool;
-                let (slots, scenarios) = (self.slots.len(), self.scenarios.len());
+                let (shape, scenarios) = (self.shape, self.scenarios.len());
                 let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
-                    metrics: pool.pop().unwrap_or_else(|| ThreadMetrics::new(slots, scenarios)),
+                    metrics: pool.pop().unwrap_or_else(|| ThreadMetrics::new(shape)),
                     open_connections: 0,
                     in_flight: 0,
                     active_vus: vec![0; scenarios],

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capture::Capture;
+use crate::check::Check;
 use crate::executor::{Executor, Model};
 use crate::flow::{FlowSpec, SequencePicker, ThinkTime};
 use crate::plan::PlanError;
@@ -61,6 +63,22 @@ pub struct Step {
     pub timeout_ns: u64,
     /// think_after is the pause after this step's response.
     pub think_after: Option<ThinkTime>,
+    /// checks are evaluated on every response, each with its plan-wide check index.
+    pub checks: Vec<(usize, Check)>,
+    /// captures take values from every response, each with its plan-wide capture index
+    /// and where the value goes.
+    pub captures: Vec<(usize, Capture, CaptureTarget)>,
+    /// retain says the response's head and body must be kept for checks or captures.
+    pub retain: bool,
+}
+
+/// CaptureTarget is where a captured value goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureTarget {
+    /// Value sets the VU's value slot (read by later steps' templates).
+    Value(usize),
+    /// Pool appends to the thread's part of a data pool (not wired yet).
+    Pool(usize),
 }
 
 /// Scenario is a compiled scenario, shared read-only by every worker thread.
@@ -82,6 +100,8 @@ pub struct Scenario {
     pub think_after_iteration: Option<ThinkTime>,
     /// connect_timeout_ns bounds a connection attempt (the plan's request timeout).
     pub connect_timeout_ns: u64,
+    /// value_names name each VU's value slots (captured variables).
+    pub value_names: Vec<String>,
 }
 
 impl Scenario {
@@ -100,16 +120,42 @@ pub struct Slot {
     pub tag: String,
 }
 
+/// Probe names a check or capture for reports: its name, scenario and the tag of its step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// name is the check's or capture's name.
+    pub name: String,
+    /// scenario indexes the plan's scenarios.
+    pub scenario: usize,
+    /// tag is the tag of the step it belongs to.
+    pub tag: String,
+}
+
+/// Compiled is a plan's scenarios made ready to run, with the names of what they measure.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// scenarios are the runtime scenarios, in plan order.
+    pub scenarios: Vec<Scenario>,
+    /// slots name the metrics slots.
+    pub slots: Vec<Slot>,
+    /// checks name the checks, by plan-wide index.
+    pub checks: Vec<Probe>,
+    /// captures name the captures, by plan-wide index.
+    pub captures: Vec<Probe>,
+}
+
+/// MAX_RETAINED_BODY is the most of a response body kept for checks and captures.
+pub const MAX_RETAINED_BODY: usize = 1 << 20;
+
 /// compile turns validated scenario specs into runtime scenarios and their metrics slots.
-pub fn compile(
-    specs: &[ScenarioSpec],
-    target: &Target,
-    default_timeout_s: f64,
-) -> Result<(Vec<Scenario>, Vec<Slot>), Vec<PlanError>> {
+pub fn compile(specs: &[ScenarioSpec], target: &Target, default_timeout_s: f64) -> Result<Compiled, Vec<PlanError>> {
     let mut slots: Vec<Slot> = Vec::new();
+    let mut checks: Vec<Probe> = Vec::new();
+    let mut captures: Vec<Probe> = Vec::new();
     let mut scenarios = Vec::with_capacity(specs.len());
     let mut errors = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
+        let mut value_names: Vec<String> = Vec::new();
         let mut sequences = Vec::with_capacity(spec.flow.sequences.len());
         for (i, sequence) in spec.flow.sequences.iter().enumerate() {
             let mut steps = Vec::with_capacity(sequence.steps.len());
@@ -118,10 +164,44 @@ pub fn compile(
                 let slot = match slots.iter().position(|s| s.scenario == index && s.tag == tag) {
                     Some(slot) => slot,
                     None => {
-                        slots.push(Slot { scenario: index, tag });
+                        slots.push(Slot { scenario: index, tag: tag.clone() });
                         slots.len() - 1
                     }
                 };
+                let at = format!("scenarios[{index}].flow.sequences[{i}].steps[{j}]");
+                let mut step_checks = Vec::with_capacity(step.checks.len());
+                for (k, spec) in step.checks.iter().enumerate() {
+                    match Check::compile(spec, &format!("{at}.checks[{k}]")) {
+                        Ok(check) => {
+                            checks.push(Probe { name: spec.name.clone(), scenario: index, tag: tag.clone() });
+                            step_checks.push((checks.len() - 1, check));
+                        }
+                        Err(e) => errors.extend(e),
+                    }
+                }
+                let mut step_captures = Vec::with_capacity(step.captures.len());
+                for (k, spec) in step.captures.iter().enumerate() {
+                    match Capture::compile(spec, &format!("{at}.captures[{k}]")) {
+                        Ok(_) if spec.to_pool => errors.push(PlanError::new(
+                            format!("{at}.captures[{k}].to_pool"),
+                            "captures into pools are not supported yet",
+                        )),
+                        Ok(capture) => {
+                            let value = match value_names.iter().position(|n| *n == spec.name) {
+                                Some(v) => v,
+                                None => {
+                                    value_names.push(spec.name.clone());
+                                    value_names.len() - 1
+                                }
+                            };
+                            captures.push(Probe { name: spec.name.clone(), scenario: index, tag: tag.clone() });
+                            step_captures.push((captures.len() - 1, capture, CaptureTarget::Value(value)));
+                        }
+                        Err(e) => errors.extend(e),
+                    }
+                }
+                let retain = step_checks.iter().any(|(_, c)| c.needs_body() || c.needs_head())
+                    || step_captures.iter().any(|(_, c, _)| c.needs_body() || c.needs_head());
                 match step.request.serialize(target) {
                     Ok(bytes) => steps.push(Step {
                         slot,
@@ -129,6 +209,9 @@ pub fn compile(
                         head: step.request.is_head(),
                         timeout_ns: secs_to_ns(step.timeout_s.unwrap_or(default_timeout_s)),
                         think_after: step.think_after,
+                        checks: step_checks,
+                        captures: step_captures,
+                        retain,
                     }),
                     Err(mut e) => {
                         e.field = format!("scenarios[{index}].flow.sequences[{i}].steps[{j}].{}", e.field);
@@ -147,10 +230,11 @@ pub fn compile(
             sequences,
             think_after_iteration: spec.flow.think_after_iteration,
             connect_timeout_ns: secs_to_ns(default_timeout_s),
+            value_names,
         });
     }
     if errors.is_empty() {
-        Ok((scenarios, slots))
+        Ok(Compiled { scenarios, slots, checks, captures })
     } else {
         Err(errors)
     }

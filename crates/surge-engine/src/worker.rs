@@ -20,9 +20,10 @@ use crate::conn::{Conn, Phase};
 use crate::executor::{Iterations, Model};
 use crate::failure::FailureClass;
 use crate::http1::Step as ParseStep;
-use crate::metrics::ThreadMetrics;
+use crate::metrics::{MetricsShape, ThreadMetrics};
+use crate::response::{JsonCache, ResponseView};
 use crate::pacer::{Pacer, Stripe};
-use crate::scenario::Scenario;
+use crate::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
 use crate::system::{thread_cpu_time, CpuTime};
 use crate::timer::{set_precise_timer_slack, Timer};
 use crate::tls::TlsSetup;
@@ -77,8 +78,8 @@ pub struct WorkerSpec {
     pub scenarios: Arc<[Scenario]>,
     /// shares are this thread's part of each scenario, in the same order.
     pub shares: Vec<Share>,
-    /// slots is the number of metrics slots.
-    pub slots: usize,
+    /// shape is how many slots, scenarios, checks and captures the metrics hold.
+    pub shape: MetricsShape,
     /// grace_ns is how long iterations in progress may still complete after the end.
     pub grace_ns: u64,
     /// scan_period_ns is how often timeouts are checked.
@@ -218,6 +219,8 @@ struct Worker {
     wakeups: BinaryHeap<Reverse<(u64, usize)>>,
     /// reconnects are closed-model VUs waiting out a connect backoff, in time order.
     reconnects: VecDeque<(u64, usize)>,
+    /// json caches the parsed body of the response being checked.
+    json: JsonCache,
 }
 
 impl Worker {
@@ -237,6 +240,7 @@ impl Worker {
                         let mut conn = Conn::new();
                         conn.group = index as u32;
                         conn.vu = vu;
+                        conn.values = vec![Vec::new(); scenario.value_names.len()];
                         conns.push(conn);
                     }
                     group.closed = Some(ClosedGroup {
@@ -279,7 +283,7 @@ impl Worker {
         } else {
             None
         };
-        let metrics = ThreadMetrics::new(spec.slots, scenarios.len());
+        let metrics = ThreadMetrics::new(spec.shape);
         Ok(Worker {
             next_interval_ns: spec.interval_ns,
             next_scan_ns: spec.scan_period_ns,
@@ -299,6 +303,7 @@ impl Worker {
             interval_index: 0,
             wakeups: BinaryHeap::new(),
             reconnects: VecDeque::new(),
+            json: JsonCache::new(),
         })
     }
 
@@ -791,6 +796,7 @@ impl Worker {
             None => {
                 let mut conn = Conn::new();
                 conn.group = g as u32;
+                conn.values = vec![Vec::new(); self.scenarios[g].value_names.len()];
                 self.conns.push(conn);
                 self.conns.len() - 1
             }
@@ -863,6 +869,7 @@ impl Worker {
         let seq = scenario.picker.pick(&mut self.rng);
         let conn = &mut self.conns[id];
         conn.in_iteration = true;
+        conn.abort_iteration = false;
         conn.thinking = false;
         conn.seq = seq as u16;
         conn.step = 0;
@@ -879,7 +886,10 @@ impl Worker {
         let conn = &mut self.conns[id];
         let steps = &scenario.sequences[conn.seq as usize];
         let step = &steps[conn.step as usize];
-        let last = conn.step as usize + 1 >= steps.len();
+        let last = conn.step as usize + 1 >= steps.len() || conn.abort_iteration;
+        if conn.abort_iteration && conn.step as usize + 1 < steps.len() {
+            self.metrics.scenarios[g].iterations_aborted += 1;
+        }
         let mut pause = step.think_after.map_or(0, |t| t.sample_ns(&mut self.rng));
         if last {
             pause += scenario.think_after_iteration.map_or(0, |t| t.sample_ns(&mut self.rng));
@@ -979,7 +989,11 @@ impl Worker {
         conn.sent_ns = now;
         conn.deadline_ns = now.saturating_add(step.timeout_ns);
         conn.written = 0;
-        conn.parser.begin(step.head);
+        if step.retain {
+            conn.parser.begin_retaining(step.head, MAX_RETAINED_BODY);
+        } else {
+            conn.parser.begin(step.head);
+        }
         conn.phase = Phase::Sending;
         self.in_flight += 1;
         self.write_request(id, now);
@@ -1092,12 +1106,40 @@ impl Worker {
         conn.requests += 1;
         self.in_flight -= 1;
         metrics.record_response(status, latency, service);
+        if !step.checks.is_empty() || !step.captures.is_empty() {
+            let view = ResponseView::from_parser(&conn.parser, latency);
+            self.json.reset();
+            for (index, check) in &step.checks {
+                self.metrics.checks[*index].record(check.evaluate(&view, &mut self.json));
+            }
+            for (index, capture, target) in &step.captures {
+                let CaptureTarget::Value(value) = *target else { continue };
+                let found = capture.extract(&view, &mut self.json, &mut conn.values[value]);
+                self.metrics.captures[*index].record(found);
+                // Later steps would send what they could not fill in: end the iteration.
+                conn.abort_iteration |= !found;
+            }
+        }
         if !reuse {
             let conn = &mut self.conns[id];
             self.open_conns -= 1;
             conn.close(self.poll.registry());
         }
         self.after_response(id, now);
+    }
+
+    /// fail_probes counts a step's checks as failed and its captures as missing when its
+    /// request ended without a response.
+    fn fail_probes(&mut self, id: usize) {
+        let conn = &mut self.conns[id];
+        let step = &self.scenarios[conn.group as usize].sequences[conn.seq as usize][conn.step as usize];
+        for (index, _) in &step.checks {
+            self.metrics.checks[*index].record(false);
+        }
+        for (index, _, _) in &step.captures {
+            self.metrics.captures[*index].record(false);
+            conn.abort_iteration = true;
+        }
     }
 
     /// fail counts the outstanding request (or connection attempt) of a VU as failed,
@@ -1114,6 +1156,7 @@ impl Worker {
                 conn.phase = Phase::Idle;
                 self.open_conns -= 1;
                 conn.close(self.poll.registry());
+                self.fail_probes(id);
                 // The iteration goes on (as in k6, a failed request returns an error and
                 // the script continues); the next step reconnects.
                 self.after_response(id, now);
@@ -1208,7 +1251,7 @@ impl Worker {
     fn send_interval(&mut self) {
         let fresh = match self.spec.recycled.try_recv() {
             Ok(spare) => *spare,
-            Err(_) => ThreadMetrics::new(self.spec.slots, self.scenarios.len()),
+            Err(_) => ThreadMetrics::new(self.spec.shape),
         };
         let metrics = Box::new(std::mem::replace(&mut self.metrics, fresh));
         let _ = self.spec.reports.send(Report::Interval {

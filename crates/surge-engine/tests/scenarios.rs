@@ -1,0 +1,187 @@
+//! End-to-end scenario tests against the reference target (in-process): flows, weighted
+//! mixes, executors, think times, start offsets, checks and captures. Expected counts follow
+//! from each plan, and the target's own /stats must agree.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../surge-target/tests/common/mod.rs"]
+mod target;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use surge_engine::{run, NoObserver, Plan, RunResult};
+use target::Server;
+
+fn plan(server: &Server, scenarios: Value, extra: Value) -> Plan {
+    let mut doc = json!({"target": {"url": format!("http://{}/", server.addr)}, "scenarios": scenarios});
+    if let (Some(doc), Some(extra)) = (doc.as_object_mut(), extra.as_object()) {
+        doc.extend(extra.clone());
+    }
+    Plan::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn run_plan(plan: &Plan) -> RunResult {
+    run(plan, &mut NoObserver, Arc::new(AtomicBool::new(false))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn route(stats: &Value, name: &str) -> u64 {
+    stats["received_by_route"][name].as_u64().unwrap_or(0)
+}
+
+fn get(path: &str) -> Value {
+    json!({"request": {"method": "GET", "path": path}})
+}
+
+#[test]
+fn a_sequence_runs_its_steps_in_order_every_iteration() {
+    let server = Server::start("{}");
+    let flow = json!({"sequences": [{"steps": [
+        {"tag": "create", "request": {"method": "POST", "path": "/tasks", "body": "{\"title\": \"t\"}"},
+         "checks": [{"name": "created", "type": "status", "in": [201]}],
+         "captures": [{"name": "id", "from": "json", "path": "$.id"}]},
+        get("/tasks?limit=1"),
+        {"tag": "health", "request": {"path": "/health"}}
+    ]}]});
+    let p = plan(&server, json!([{"name": "crud", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 100}, "flow": flow}]), json!({"threads": 2}));
+    let result = run_plan(&p);
+    let stats = server.stats();
+    assert_eq!(route(&stats, "POST /tasks"), 100);
+    assert_eq!(route(&stats, "GET /tasks"), 100);
+    assert_eq!(route(&stats, "GET /health"), 100);
+    assert_eq!(result.requests.sent, 300);
+    let s = &result.scenarios[0];
+    assert_eq!((s.iterations.iterations_started, s.iterations.iterations_completed), (100, 100));
+    let tags: Vec<(&str, u64)> = result.tags.iter().map(|t| (t.tag.as_str(), t.requests.responses)).collect();
+    assert_eq!(tags, [("create", 100), ("GET /tasks", 100), ("health", 100)]);
+    assert_eq!((result.checks[0].passes, result.checks[0].fails), (100, 0));
+    assert_eq!((result.captures[0].found, result.captures[0].missing), (100, 0));
+}
+
+#[test]
+fn a_weighted_mix_follows_its_weights() {
+    let server = Server::start("{}");
+    let flow = json!({"sequences": [
+        {"weight": 70, "steps": [get("/health")]},
+        {"weight": 25, "steps": [get("/tasks?limit=1")]},
+        {"weight": 5, "steps": [get("/delay/0")]}
+    ]});
+    let p = plan(&server, json!([{"name": "mix", "executor": {"type": "shared-iterations", "vus": 8, "iterations": 4000}, "flow": flow}]), json!({}));
+    let result = run_plan(&p);
+    let stats = server.stats();
+    let counts = [route(&stats, "GET /health"), route(&stats, "GET /tasks"), route(&stats, "GET /delay/{ms}")];
+    assert_eq!(counts.iter().sum::<u64>(), 4000, "{stats}");
+    for (count, share) in counts.iter().zip([0.70, 0.25, 0.05]) {
+        let observed = *count as f64 / 4000.0;
+        // 4000 draws: three standard deviations of a 70 % share are ~2.2 %.
+        assert!((observed - share).abs() < 0.025, "{counts:?}");
+    }
+    assert_eq!(result.requests.sent, 4000);
+}
+
+#[test]
+fn per_vu_iterations_run_exactly_that_many_per_vu() {
+    let server = Server::start("{}");
+    let flow = json!({"sequences": [{"steps": [get("/health"), get("/delay/1")]}]});
+    let p = plan(&server, json!([{"name": "pvi", "executor": {"type": "per-vu-iterations", "vus": 3, "iterations": 7}, "flow": flow}]), json!({"threads": 2}));
+    let result = run_plan(&p);
+    assert_eq!(result.scenarios[0].iterations.iterations_completed, 21);
+    assert_eq!(route(&server.stats(), "GET /health"), 21);
+    assert_eq!(result.requests.sent, 42);
+    assert_eq!(result.stop_reason, surge_engine::result::StopReason::Iterations);
+}
+
+#[test]
+fn think_time_paces_each_virtual_user() {
+    let server = Server::start("{}");
+    // 2 VUs, each iteration is a fast request then 100 ms of thinking: ~10 iterations per
+    // VU in a second (the last one still thinking when the scenario ends is not counted twice).
+    let flow = json!({"sequences": [{"steps": [get("/health")]}], "think_after_iteration": {"type": "fixed", "s": 0.1}});
+    let p = plan(&server, json!([{"name": "think", "executor": {"type": "constant-vus", "vus": 2, "duration_s": 1.0}, "flow": flow}]), json!({"limits": {"grace_period_s": 0.0}}));
+    let result = run_plan(&p);
+    let sent = result.requests.sent;
+    assert!((18..=22).contains(&sent), "sent {sent}");
+    assert_eq!(sent, route(&server.stats(), "GET /health"));
+}
+
+#[test]
+fn ramping_vus_follow_their_stages() {
+    let server = Server::start("{}");
+    let flow = json!({"sequences": [{"steps": [get("/delay/5")]}]});
+    let executor = json!({"type": "ramping-vus", "start_vus": 0, "stages": [
+        {"duration_s": 0.6, "target": 6}, {"duration_s": 0.6, "target": 6}, {"duration_s": 0.6, "target": 0}]});
+    let p = plan(&server, json!([{"name": "ramp", "executor": executor, "flow": flow}]), json!({"interval_s": 0.3, "threads": 2}));
+    let result = run_plan(&p);
+    let active: Vec<u64> = result.intervals.iter().map(|i| i.scenarios[0].active_vus).collect();
+    // Intervals end at 0.3 s (3 VUs on the way up), 0.6, 0.9, 1.2 (6 held), 1.5 (3 left).
+    assert!(active.len() >= 6, "{active:?}");
+    assert!((2..=4).contains(&active[0]), "{active:?}");
+    assert!(active[1..4].iter().all(|&n| (5..=6).contains(&n)), "{active:?}");
+    assert!((2..=4).contains(&active[4]), "{active:?}");
+    assert!(result.peak_open_connections <= 6, "{}", result.peak_open_connections);
+    assert_eq!(result.requests.sent, result.requests.responses);
+    assert_eq!(result.requests.sent, route(&server.stats(), "GET /delay/{ms}"));
+}
+
+#[test]
+fn scenarios_run_in_parallel_from_their_start_times() {
+    let server = Server::start("{}");
+    let early = json!({"name": "early", "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1.0},
+                       "flow": {"sequences": [{"steps": [get("/health")]}]}});
+    let late = json!({"name": "late", "start_time_s": 0.5, "executor": {"type": "constant-arrival-rate", "rate": 100, "duration_s": 0.5, "max_vus": 10},
+                      "flow": {"sequences": [{"steps": [get("/tasks?limit=1")]}]}});
+    let p = plan(&server, json!([early, late]), json!({"interval_s": 0.25}));
+    let result = run_plan(&p);
+    let late_per_interval: Vec<u64> = result.intervals.iter().map(|i| i.scenarios[1].iterations.iterations_started).collect();
+    assert_eq!(&late_per_interval[..2], &[0, 0], "{late_per_interval:?}");
+    assert_eq!(result.scenarios[1].iterations.iterations_started, 50);
+    assert_eq!(route(&server.stats(), "GET /tasks"), 50);
+    assert!(result.scenarios[0].requests.sent > 50);
+    assert_eq!(result.requests.sent, result.scenarios[0].requests.sent + 50);
+}
+
+#[test]
+fn checks_count_passes_and_fails_without_stopping_iterations() {
+    let server = Server::start("{}");
+    let steps = json!([
+        {"tag": "missing", "request": {"path": "/tasks/999999"}, "checks": [
+            {"name": "is 200", "type": "status", "in": [200]},
+            {"name": "says not found", "type": "body_contains", "text": "not found"},
+            {"name": "json error", "type": "json_equals", "path": "$.error", "value": "/tasks/999999 not found"},
+            {"name": "json wrong", "type": "json_equals", "path": "$.error", "value": "something else"},
+            {"name": "no location", "type": "header_present", "header": "Location"}]},
+        {"tag": "health", "request": {"path": "/health"}, "checks": [
+            {"name": "fast", "type": "latency_under", "ms": 10000},
+            {"name": "ok body", "type": "body_matches", "pattern": "^ok$"}]}
+    ]);
+    let p = plan(&server, json!([{"name": "checks", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20}, "flow": {"sequences": [{"steps": steps}]}}]), json!({}));
+    let result = run_plan(&p);
+    let outcomes: Vec<(&str, u64, u64)> = result.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("is 200", 0, 20),
+            ("says not found", 20, 0),
+            ("json error", 20, 0),
+            ("json wrong", 0, 20),
+            ("no location", 0, 20),
+            ("fast", 20, 0),
+            ("ok body", 20, 0)
+        ]
+    );
+    assert_eq!(route(&server.stats(), "GET /health"), 20, "failed checks never stop an iteration");
+}
+
+#[test]
+fn a_capture_that_finds_nothing_ends_its_iteration_and_is_counted() {
+    let server = Server::start("{}");
+    let steps = json!([
+        {"request": {"path": "/health"}, "captures": [{"name": "token", "from": "json", "path": "$.token"}]},
+        {"request": {"path": "/tasks?limit=1"}}
+    ]);
+    let p = plan(&server, json!([{"name": "capture", "executor": {"type": "shared-iterations", "vus": 1, "iterations": 5}, "flow": {"sequences": [{"steps": steps}]}}]), json!({}));
+    let result = run_plan(&p);
+    assert_eq!((result.captures[0].found, result.captures[0].missing), (0, 5));
+    assert_eq!(result.scenarios[0].iterations.iterations_aborted, 5);
+    assert_eq!(route(&server.stats(), "GET /tasks"), 0);
+}
