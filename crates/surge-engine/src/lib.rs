@@ -12,14 +12,17 @@ pub mod http1;
 pub mod metrics;
 pub mod pacer;
 pub mod plan;
+pub mod pool;
 pub mod request;
 pub mod result;
 pub mod run;
 pub mod system;
 pub mod target;
+pub mod template;
 pub mod timer;
 pub mod tls;
 pub mod transport;
+pub mod variables;
 pub mod worker;
 
 pub use error::EngineError;
