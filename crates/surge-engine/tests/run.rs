@@ -95,7 +95,7 @@ fn failures_are_classified() {
         assert_eq!(r.succeeded, 0);
         if class == "request_timeout" {
             assert_eq!(r.timed_out, 4);
-            assert!(result.latency.all.min_ms >= 300.0, "timeouts enter the histogram at their duration");
+            assert!(result.latency.all.min_ms >= 299.0, "timeouts enter the histogram at their duration (within its 0.1 % precision)");
         }
     }
 }
