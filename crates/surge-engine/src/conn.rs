@@ -71,8 +71,10 @@ pub struct Conn {
     pub iterations: u64,
     /// abort_iteration ends the iteration after the current step (a capture found nothing).
     pub abort_iteration: bool,
-    /// values are the VU's captured values, by the scenario's value slot.
+    /// values are the VU's variable and captured values, by the scenario's value slot.
     pub values: Vec<Vec<u8>>,
+    /// out holds the rendered request of a templated step.
+    pub out: Vec<u8>,
 }
 
 impl Conn {
@@ -100,6 +102,7 @@ impl Conn {
             iterations: 0,
             abort_iteration: false,
             values: Vec::new(),
+            out: Vec::new(),
         }
     }
 

@@ -134,6 +134,15 @@ impl Plan {
         if !(self.interval_s.is_finite() && self.interval_s >= 0.01) {
             errors.push(PlanError::new("interval_s", "must be at least 0.01 seconds"));
         }
+        // Templates, variables, captures and checks are checked by compiling the scenarios,
+        // once everything they rest on is valid.
+        if errors.is_empty() {
+            if let Ok(target) = crate::target::Target::parse(&self.target.url) {
+                if let Err(e) = crate::scenario::compile(&self.scenarios, &target, self.limits.timeout_s, &self.pools) {
+                    errors.extend(e);
+                }
+            }
+        }
         if errors.is_empty() {
             Ok(())
         } else {

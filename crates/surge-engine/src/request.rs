@@ -6,6 +6,43 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::PlanError;
 use crate::target::Target;
+use crate::template::Template;
+
+/// RequestBytes is a step's request made ready to send: serialized once when it has no
+/// template slots, else a template rendered per request into the connection's buffer.
+#[derive(Clone, Debug)]
+pub enum RequestBytes {
+    /// Static bytes shared by every VU.
+    Static(Box<[u8]>),
+    /// Template: rendered for each request.
+    Template(RequestTemplate),
+}
+
+/// RequestTemplate is a request whose path, header values or body hold slots.
+#[derive(Clone, Debug)]
+pub struct RequestTemplate {
+    /// head is the request line and headers, without Content-Length and the blank line.
+    head: Template,
+    /// body is the body template, if the request has or expects one.
+    body: Option<Template>,
+}
+
+impl RequestTemplate {
+    /// render writes the request for these slot values into `out` (cleared first).
+    pub fn render(&self, values: &[Vec<u8>], out: &mut Vec<u8>) {
+        out.clear();
+        self.head.render(values, out);
+        if let Some(body) = &self.body {
+            let length = body.rendered_len(values);
+            out.extend_from_slice(b"Content-Length: ");
+            out.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
+            out.extend_from_slice(b"\r\n\r\n");
+            body.render(values, out);
+        } else {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+}
 
 /// RequestSpec is the request as the user describes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,6 +136,71 @@ impl RequestSpec {
         self.method.eq_ignore_ascii_case("HEAD")
     }
 
+    /// compile prepares the request for `target`, resolving template names against
+    /// `names` (the VU's value slots, in order); errors name the field under `field`.
+    pub fn compile(
+        &self,
+        target: &Target,
+        field: &str,
+        names: &[String],
+    ) -> Result<RequestBytes, Vec<PlanError>> {
+        let mut errors = Vec::new();
+        let mut parse = |text: &str, at: String| match Template::parse_names(text, names) {
+            Ok(t) => Some(t),
+            Err(message) => {
+                errors.push(PlanError::new(at, message));
+                None
+            }
+        };
+        let path = self.path.as_deref().unwrap_or(&target.path_and_query);
+        let path_t = parse(path, format!("{field}.path"));
+        let header_ts: Vec<Option<Template>> =
+            self.headers.iter().enumerate().map(|(i, (_, v))| parse(v, format!("{field}.headers[{i}]"))).collect();
+        let body_t = self.body.as_deref().map(|b| parse(b, format!("{field}.body")));
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let is_static = path_t.as_ref().is_some_and(Template::is_static)
+            && header_ts.iter().all(|t| t.as_ref().is_some_and(Template::is_static))
+            && body_t.as_ref().is_none_or(|b| b.as_ref().is_some_and(Template::is_static));
+        if is_static {
+            return self.serialize(target).map(|b| RequestBytes::Static(b.into_boxed_slice())).map_err(|e| vec![e]);
+        }
+        // The head is one template: literal request line and headers around the user's
+        // templated path and header values (method and names are validated tokens).
+        let mut head = String::with_capacity(128);
+        head.push_str(&self.method);
+        head.push(' ');
+        head.push_str(path);
+        head.push_str(" HTTP/1.1\r\n");
+        let has = |n: &str| self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
+        if !has("host") {
+            head.push_str(&format!("Host: {}\r\n", target.host_header));
+        }
+        if !has("user-agent") {
+            head.push_str(&format!("User-Agent: {USER_AGENT}\r\n"));
+        }
+        for (name, value) in &self.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        let head = Template::parse_names(&head, names).map_err(|m| vec![PlanError::new(field.to_string(), m)])?;
+        let body = match (&self.body, &self.body_base64) {
+            (Some(text), _) => Some(Template::parse_names(text, names).map_err(|m| vec![PlanError::new(format!("{field}.body"), m)])?),
+            (None, Some(_)) => {
+                let bytes = self.body().map_err(|_| vec![PlanError::new(format!("{field}.body_base64"), "is not valid base64")])?;
+                // A binary body has no slots: its bytes go in as they are.
+                Some(Template::literal_bytes(bytes))
+            }
+            (None, None) if self.method_expects_body() => Some(Template::literal_bytes(Vec::new())),
+            (None, None) => None,
+        };
+        Ok(RequestBytes::Template(RequestTemplate { head, body }))
+    }
+
+    fn method_expects_body(&self) -> bool {
+        !matches!(self.method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS" | "TRACE")
+    }
+
     /// serialize builds the request's bytes for `target`, once per run.
     pub fn serialize(&self, target: &Target) -> Result<Vec<u8>, PlanError> {
         let body = self.body().map_err(|_| PlanError::new("request.body_base64", "is not valid base64"))?;
@@ -118,8 +220,7 @@ impl RequestSpec {
         for (name, value) in &self.headers {
             push_header(&mut out, name, value);
         }
-        let method_expects_body = !matches!(self.method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS" | "TRACE");
-        if !body.is_empty() || method_expects_body {
+        if !body.is_empty() || self.method_expects_body() {
             push_header(&mut out, "Content-Length", &body.len().to_string());
         }
         out.extend_from_slice(b"\r\n");

@@ -195,6 +195,9 @@ pub struct RunResult {
     pub checks: Vec<CheckResult>,
     /// captures are the outcomes of every capture, in plan order.
     pub captures: Vec<CaptureResult>,
+    /// pools are the values captured into each pool during the run (a setup phase's
+    /// results, handed to the main run).
+    pub pools: std::collections::BTreeMap<String, Vec<String>>,
     /// intervals are the per-interval snapshots, in order.
     pub intervals: Vec<Interval>,
     /// notes are things the user should know (limits raised, generator saturated, …).

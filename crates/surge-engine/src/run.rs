@@ -23,6 +23,8 @@ use crate::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
 use crate::target::Target;
 use crate::tls::TlsSetup;
+use crate::pool::{merge, PoolSpecs};
+use crate::variables::ThreadShare;
 use crate::worker::{run_worker, Report, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).
@@ -95,14 +97,16 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
         false => None,
     };
-    let compiled = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s).map_err(EngineError::InvalidPlan)?;
+    let compiled =
+        scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools).map_err(EngineError::InvalidPlan)?;
+    check_unique_rows(&compiled.scenarios, threads).map_err(EngineError::InvalidPlan)?;
     let shape = MetricsShape {
         slots: compiled.slots.len(),
         scenarios: compiled.scenarios.len(),
         checks: compiled.checks.len(),
         captures: compiled.captures.len(),
     };
-    let (slots, checks, captures) = (compiled.slots, compiled.checks, compiled.captures);
+    let (slots, checks, captures, pools) = (compiled.slots, compiled.checks, compiled.captures, compiled.pools);
     let scenarios: Arc<[Scenario]> = compiled.scenarios.into();
     preflight(addr, Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
 
@@ -154,6 +158,11 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             scan_period_ns,
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.stripe.offset * 1024 + thread as u64),
+            share: ThreadShare {
+                index: plan.stripe.offset * threads as u64 + thread as u64,
+                count: plan.stripe.stride * threads as u64,
+            },
+            pools: pools.fork(),
             cancel: cancel.clone(),
             reports: tx.clone(),
             recycled,
@@ -258,6 +267,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
                 fails: tally.no,
             })
             .collect(),
+        pools: std::mem::take(&mut aggregator.captured_pools),
         captures: captures
             .iter()
             .zip(&aggregator.totals.captures)
@@ -272,6 +282,32 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
     })
+}
+
+/// check_unique_rows refuses a plan whose `unique` rows cannot give every VU its own row:
+/// VU `v` of thread `t` takes row `t + threads·v`.
+fn check_unique_rows(scenarios: &[Scenario], threads: usize) -> Result<(), Vec<PlanError>> {
+    let mut errors = Vec::new();
+    for (index, scenario) in scenarios.iter().enumerate() {
+        let Some(rows) = scenario.variables.unique_rows_capacity() else { continue };
+        let vus = match &scenario.model {
+            Model::Closed { vus, .. } => *vus,
+            Model::Open { max_vus, .. } => *max_vus,
+        };
+        let per_thread = share(vus, threads, 0) as usize;
+        let needed = threads * per_thread;
+        if needed > rows {
+            errors.push(PlanError::new(
+                format!("scenarios[{index}].variables"),
+                format!("'unique' rows: {rows} rows for {vus} VUs on {threads} threads (needs {needed}); add rows or lower the VUs"),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// breakdowns splits the totals per scenario and per tag.
@@ -378,6 +414,7 @@ struct Aggregator<'p> {
     recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
     pool: Vec<ThreadMetrics>,
     shape: MetricsShape,
+    captured_pools: PoolSpecs,
 }
 
 /// PendingInterval accumulates the threads' reports for one interval index.
@@ -408,6 +445,7 @@ impl<'p> Aggregator<'p> {
             next_emit: 0,
             totals: ThreadMetrics::new(shape),
             shape,
+            captured_pools: PoolSpecs::new(),
             merged: Metrics::new(),
             intervals: Vec::new(),
             thread_cpu: vec![CpuTime::default(); threads],
@@ -446,7 +484,8 @@ impl<'p> Aggregator<'p> {
                 slot.in_flight += in_flight;
                 self.reported_up_to[thread] = Some(index);
             }
-            Report::Done { thread, stopped_ns, cpu, error } => {
+            Report::Done { thread, stopped_ns, cpu, error, pools } => {
+                merge(&mut self.captured_pools, pools);
                 self.done[thread] = true;
                 self.thread_cpu[thread] = cpu;
                 self.stopped_ns = self.stopped_ns.max(stopped_ns);

@@ -8,7 +8,10 @@ use crate::check::Check;
 use crate::executor::{Executor, Model};
 use crate::flow::{FlowSpec, SequencePicker, ThinkTime};
 use crate::plan::PlanError;
+use crate::pool::Pools;
+use crate::request::RequestBytes;
 use crate::target::Target;
+use crate::variables::{VariableSet, VariableSpec};
 
 /// ScenarioSpec is a scenario as the plan describes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -21,6 +24,9 @@ pub struct ScenarioSpec {
     pub start_time_s: f64,
     /// executor decides how many iterations run and when.
     pub executor: Executor,
+    /// variables are drawn once per iteration and templated into requests.
+    #[serde(default)]
+    pub variables: Vec<VariableSpec>,
     /// flow is what each iteration does.
     pub flow: FlowSpec,
 }
@@ -55,8 +61,8 @@ impl ScenarioSpec {
 pub struct Step {
     /// slot indexes the metrics this step records into (one per scenario and tag).
     pub slot: usize,
-    /// request is the request's bytes, written by every VU that runs this step.
-    pub request: Box<[u8]>,
+    /// request is the request, serialized once or rendered per request.
+    pub request: RequestBytes,
     /// head says the request is HEAD (its response carries no body).
     pub head: bool,
     /// timeout_ns is this step's request timeout.
@@ -77,7 +83,7 @@ pub struct Step {
 pub enum CaptureTarget {
     /// Value sets the VU's value slot (read by later steps' templates).
     Value(usize),
-    /// Pool appends to the thread's part of a data pool (not wired yet).
+    /// Pool appends to the thread's part of a data pool.
     Pool(usize),
 }
 
@@ -100,8 +106,12 @@ pub struct Scenario {
     pub think_after_iteration: Option<ThinkTime>,
     /// connect_timeout_ns bounds a connection attempt (the plan's request timeout).
     pub connect_timeout_ns: u64,
-    /// value_names name each VU's value slots (captured variables).
+    /// value_names name each VU's value slots: the variables' slots, then captured values.
     pub value_names: Vec<String>,
+    /// variables draws the variable slots at the start of each iteration.
+    pub variables: VariableSet,
+    /// variable_slots is how many leading value slots the variables fill.
+    pub variable_slots: usize,
 }
 
 impl Scenario {
@@ -132,7 +142,7 @@ pub struct Probe {
 }
 
 /// Compiled is a plan's scenarios made ready to run, with the names of what they measure.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Compiled {
     /// scenarios are the runtime scenarios, in plan order.
     pub scenarios: Vec<Scenario>,
@@ -142,20 +152,51 @@ pub struct Compiled {
     pub checks: Vec<Probe>,
     /// captures name the captures, by plan-wide index.
     pub captures: Vec<Probe>,
+    /// pools are the plan's data pools plus every pool a capture fills.
+    pub pools: Pools,
 }
 
 /// MAX_RETAINED_BODY is the most of a response body kept for checks and captures.
 pub const MAX_RETAINED_BODY: usize = 1 << 20;
 
 /// compile turns validated scenario specs into runtime scenarios and their metrics slots.
-pub fn compile(specs: &[ScenarioSpec], target: &Target, default_timeout_s: f64) -> Result<Compiled, Vec<PlanError>> {
+pub fn compile(
+    specs: &[ScenarioSpec],
+    target: &Target,
+    default_timeout_s: f64,
+    pools: &crate::pool::PoolSpecs,
+) -> Result<Compiled, Vec<PlanError>> {
     let mut slots: Vec<Slot> = Vec::new();
     let mut checks: Vec<Probe> = Vec::new();
     let mut captures: Vec<Probe> = Vec::new();
     let mut scenarios = Vec::with_capacity(specs.len());
     let mut errors = Vec::new();
+    // Pool ids must be the same on every thread: create every captured pool up front.
+    let mut pools = Pools::new(pools);
+    for spec in specs {
+        for step in spec.flow.sequences.iter().flat_map(|q| &q.steps) {
+            for capture in step.captures.iter().filter(|c| c.to_pool) {
+                pools.ensure(&capture.name);
+            }
+        }
+    }
     for (index, spec) in specs.iter().enumerate() {
-        let mut value_names: Vec<String> = Vec::new();
+        let variables = match VariableSet::compile(&spec.variables, &format!("scenarios[{index}].variables"), &pools) {
+            Ok(v) => v,
+            Err(e) => {
+                errors.extend(e);
+                VariableSet::default()
+            }
+        };
+        let mut value_names: Vec<String> = variables.slot_names();
+        let variable_slots = value_names.len();
+        for step in spec.flow.sequences.iter().flat_map(|q| &q.steps) {
+            for capture in step.captures.iter().filter(|c| !c.to_pool) {
+                if !value_names.contains(&capture.name) {
+                    value_names.push(capture.name.clone());
+                }
+            }
+        }
         let mut sequences = Vec::with_capacity(spec.flow.sequences.len());
         for (i, sequence) in spec.flow.sequences.iter().enumerate() {
             let mut steps = Vec::with_capacity(sequence.steps.len());
@@ -182,30 +223,30 @@ pub fn compile(specs: &[ScenarioSpec], target: &Target, default_timeout_s: f64) 
                 let mut step_captures = Vec::with_capacity(step.captures.len());
                 for (k, spec) in step.captures.iter().enumerate() {
                     match Capture::compile(spec, &format!("{at}.captures[{k}]")) {
-                        Ok(_) if spec.to_pool => errors.push(PlanError::new(
-                            format!("{at}.captures[{k}].to_pool"),
-                            "captures into pools are not supported yet",
-                        )),
                         Ok(capture) => {
-                            let value = match value_names.iter().position(|n| *n == spec.name) {
-                                Some(v) => v,
-                                None => {
-                                    value_names.push(spec.name.clone());
-                                    value_names.len() - 1
-                                }
+                            let target = if spec.to_pool {
+                                CaptureTarget::Pool(pools.ensure(&spec.name))
+                            } else if variables.slot_index(&spec.name).is_some() {
+                                errors.push(PlanError::new(
+                                    format!("{at}.captures[{k}].name"),
+                                    format!("'{}' is a variable of this scenario; capture into another name", spec.name),
+                                ));
+                                continue;
+                            } else {
+                                CaptureTarget::Value(value_names.iter().position(|n| *n == spec.name).unwrap_or(0))
                             };
                             captures.push(Probe { name: spec.name.clone(), scenario: index, tag: tag.clone() });
-                            step_captures.push((captures.len() - 1, capture, CaptureTarget::Value(value)));
+                            step_captures.push((captures.len() - 1, capture, target));
                         }
                         Err(e) => errors.extend(e),
                     }
                 }
                 let retain = step_checks.iter().any(|(_, c)| c.needs_body() || c.needs_head())
                     || step_captures.iter().any(|(_, c, _)| c.needs_body() || c.needs_head());
-                match step.request.serialize(target) {
-                    Ok(bytes) => steps.push(Step {
+                match step.request.compile(target, &format!("{at}.request"), &value_names) {
+                    Ok(request) => steps.push(Step {
                         slot,
-                        request: bytes.into_boxed_slice(),
+                        request,
                         head: step.request.is_head(),
                         timeout_ns: secs_to_ns(step.timeout_s.unwrap_or(default_timeout_s)),
                         think_after: step.think_after,
@@ -213,10 +254,7 @@ pub fn compile(specs: &[ScenarioSpec], target: &Target, default_timeout_s: f64) 
                         captures: step_captures,
                         retain,
                     }),
-                    Err(mut e) => {
-                        e.field = format!("scenarios[{index}].flow.sequences[{i}].steps[{j}].{}", e.field);
-                        errors.push(e);
-                    }
+                    Err(e) => errors.extend(e),
                 }
             }
             sequences.push(steps);
@@ -231,10 +269,12 @@ pub fn compile(specs: &[ScenarioSpec], target: &Target, default_timeout_s: f64) 
             think_after_iteration: spec.flow.think_after_iteration,
             connect_timeout_ns: secs_to_ns(default_timeout_s),
             value_names,
+            variables,
+            variable_slots,
         });
     }
     if errors.is_empty() {
-        Ok(Compiled { scenarios, slots, checks, captures })
+        Ok(Compiled { scenarios, slots, checks, captures, pools })
     } else {
         Err(errors)
     }

@@ -123,6 +123,12 @@ impl Template {
         })
     }
 
+    /// literal_bytes is a template of fixed bytes (a binary body), never parsed for slots.
+    pub fn literal_bytes(bytes: Vec<u8>) -> Template {
+        let parts = if bytes.is_empty() { Vec::new() } else { vec![Part::Literal(bytes.into_boxed_slice())] };
+        Template { parts }
+    }
+
     /// is_static reports whether the template has no slots, so it renders the same bytes
     /// every time.
     pub fn is_static(&self) -> bool {

@@ -23,7 +23,10 @@ use crate::http1::Step as ParseStep;
 use crate::metrics::{MetricsShape, ThreadMetrics};
 use crate::response::{JsonCache, ResponseView};
 use crate::pacer::{Pacer, Stripe};
+use crate::pool::{PoolSpecs, Pools};
+use crate::request::RequestBytes;
 use crate::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
+use crate::variables::{ThreadShare, VariableState};
 use crate::system::{thread_cpu_time, CpuTime};
 use crate::timer::{set_precise_timer_slack, Timer};
 use crate::tls::TlsSetup;
@@ -88,6 +91,10 @@ pub struct WorkerSpec {
     pub interval_ns: u64,
     /// seed makes this thread's random draws (sequence choice, think times) reproducible.
     pub seed: u64,
+    /// share is this thread's place among all generator threads (for variables).
+    pub share: ThreadShare,
+    /// pools are this thread's data pools (shared initial values, its own captures).
+    pub pools: Pools,
     /// cancel is set by the caller to stop the run early.
     pub cancel: Arc<AtomicBool>,
     /// reports carries interval snapshots and the final report to the run.
@@ -124,6 +131,8 @@ pub enum Report {
         cpu: CpuTime,
         /// error is set if the worker could not run at all.
         error: Option<String>,
+        /// pools are the values this thread captured into pools.
+        pools: PoolSpecs,
     },
 }
 
@@ -140,6 +149,7 @@ pub fn run_worker(spec: WorkerSpec) {
                 stopped_ns: 0,
                 cpu: thread_cpu_time().since(&started_cpu),
                 error: Some(e.to_string()),
+                pools: PoolSpecs::new(),
             });
         }
     }
@@ -195,6 +205,8 @@ struct OpenGroup {
     vus: u64,
     connecting: u64,
     retry_connect_ns: Option<u64>,
+    /// created counts the VUs (connection slots) created, to number them.
+    created: u32,
 }
 
 /// Worker is one thread's event loop.
@@ -221,6 +233,12 @@ struct Worker {
     reconnects: VecDeque<(u64, usize)>,
     /// json caches the parsed body of the response being checked.
     json: JsonCache,
+    /// variables are each scenario's variable-drawing state on this thread.
+    variables: Vec<VariableState>,
+    /// pools are this thread's data pools.
+    pools: Pools,
+    /// captured holds a value on its way into a pool.
+    captured: Vec<u8>,
 }
 
 impl Worker {
@@ -260,6 +278,7 @@ impl Worker {
                 (Share::Open { stripe, max_vus, pre_allocated_vus }, Model::Open { pacer, .. }) => {
                     any_open = true;
                     group.open = Some(OpenGroup {
+                        created: 0,
                         stripe: *stripe,
                         max_vus: u64::from(*max_vus),
                         pre_allocated_vus: *pre_allocated_vus,
@@ -284,6 +303,9 @@ impl Worker {
             None
         };
         let metrics = ThreadMetrics::new(spec.shape);
+        let variables =
+            scenarios.iter().map(|s| s.variables.thread_state(spec.share, spec.seed ^ s.start_ns.rotate_left(17))).collect();
+        let pools = spec.pools.fork();
         Ok(Worker {
             next_interval_ns: spec.interval_ns,
             next_scan_ns: spec.scan_period_ns,
@@ -304,6 +326,9 @@ impl Worker {
             wakeups: BinaryHeap::new(),
             reconnects: VecDeque::new(),
             json: JsonCache::new(),
+            variables,
+            pools,
+            captured: Vec::new(),
         })
     }
 
@@ -796,6 +821,8 @@ impl Worker {
             None => {
                 let mut conn = Conn::new();
                 conn.group = g as u32;
+                conn.vu = open.created;
+                open.created += 1;
                 conn.values = vec![Vec::new(); self.scenarios[g].value_names.len()];
                 self.conns.push(conn);
                 self.conns.len() - 1
@@ -868,6 +895,12 @@ impl Worker {
         let scenario = &self.scenarios[g];
         let seq = scenario.picker.pick(&mut self.rng);
         let conn = &mut self.conns[id];
+        if scenario.variable_slots > 0 {
+            let slots = &mut conn.values[..scenario.variable_slots];
+            // Past-the-end unique rows are refused before the run; a draw error leaves
+            // that variable empty rather than stopping the VU.
+            let _ = scenario.variables.draw(&mut self.variables[g], u64::from(conn.vu), &self.pools, slots);
+        }
         conn.in_iteration = true;
         conn.abort_iteration = false;
         conn.thinking = false;
@@ -994,6 +1027,9 @@ impl Worker {
         } else {
             conn.parser.begin(step.head);
         }
+        if let RequestBytes::Template(template) = &step.request {
+            template.render(&conn.values, &mut conn.out);
+        }
         conn.phase = Phase::Sending;
         self.in_flight += 1;
         self.write_request(id, now);
@@ -1003,7 +1039,10 @@ impl Worker {
         let conn = &mut self.conns[id];
         let g = conn.group as usize;
         let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
-        let request = &step.request;
+        let request: &[u8] = match &step.request {
+            RequestBytes::Static(bytes) => bytes,
+            RequestBytes::Template(_) => &conn.out,
+        };
         let Some(transport) = conn.transport.as_mut() else { return };
         let failure = loop {
             if conn.written >= request.len() {
@@ -1098,7 +1137,7 @@ impl Worker {
             // The server answered before reading the whole request (e.g. 413): the
             // server did receive it, so it counts as sent; the framing is now unknown.
             let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
-            metrics.record_sent(step.request.len(), lag, false);
+            metrics.record_sent(conn.written, lag, false);
         }
         let reuse = conn.parser.keep_alive() && !must_close && conn.phase == Phase::Awaiting;
         conn.phase = Phase::Idle;
@@ -1113,8 +1152,18 @@ impl Worker {
                 self.metrics.checks[*index].record(check.evaluate(&view, &mut self.json));
             }
             for (index, capture, target) in &step.captures {
-                let CaptureTarget::Value(value) = *target else { continue };
-                let found = capture.extract(&view, &mut self.json, &mut conn.values[value]);
+                let found = match *target {
+                    CaptureTarget::Value(value) => capture.extract(&view, &mut self.json, &mut conn.values[value]),
+                    CaptureTarget::Pool(pool) => {
+                        let found = capture.extract(&view, &mut self.json, &mut self.captured);
+                        // A full pool refuses the value (counted by the pool); the
+                        // iteration still had what it needed.
+                        if found {
+                            self.pools.push(pool, &self.captured);
+                        }
+                        found
+                    }
+                };
                 self.metrics.captures[*index].record(found);
                 // Later steps would send what they could not fill in: end the iteration.
                 conn.abort_iteration |= !found;
@@ -1284,6 +1333,7 @@ impl Worker {
             stopped_ns: self.stopped_ns,
             cpu: thread_cpu_time().since(&started_cpu),
             error: None,
+            pools: self.pools.take_local(),
         });
     }
 }

@@ -185,3 +185,83 @@ fn a_capture_that_finds_nothing_ends_its_iteration_and_is_counted() {
     assert_eq!(result.scenarios[0].iterations.iterations_aborted, 5);
     assert_eq!(route(&server.stats(), "GET /tasks"), 0);
 }
+
+#[test]
+fn templates_fill_in_variables_and_captures_and_pools_carry_ids_to_the_next_run() {
+    let server = Server::start("{}");
+    // Setup-like run: create 50 tasks with counter titles, keep their ids in a pool.
+    let create = json!({"request": {"method": "POST", "path": "/tasks", "headers": [["X-Title", "t{{n}}"]],
+                                    "body": "{\"title\": \"t{{n}}\", \"owner\": \"{{who}}\"}"},
+                        "captures": [{"name": "task_ids", "to_pool": true, "from": "json", "path": "$.id"}]});
+    let setup = plan(&server, json!([{"name": "setup", "executor": {"type": "shared-iterations", "vus": 3, "iterations": 50},
+        "variables": [{"name": "n", "type": "counter", "start": 1}, {"name": "who", "type": "choice", "values": ["ann", "bob"]}],
+        "flow": {"sequences": [{"steps": [create]}]}}]), json!({"threads": 2}));
+    let created = run_plan(&setup);
+    let mut ids: Vec<u64> = created.pools["task_ids"].iter().map(|v| v.parse().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=50).collect::<Vec<u64>>());
+    let list = server.client().get("/tasks?limit=100").body;
+    let tasks: Value = serde_json::from_str(&list).unwrap();
+    let mut titles: Vec<String> = tasks["tasks"].as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap().to_string()).collect();
+    titles.sort_unstable();
+    titles.dedup();
+    assert_eq!(titles.len(), 50, "counter values are unique across threads: {titles:?}");
+    assert!(tasks["tasks"].as_array().unwrap().iter().all(|t| t["owner"] == "ann" || t["owner"] == "bob"));
+
+    // Main run: read the pool's tasks (Zipf-hot), and per VU create one, read it back by the
+    // captured id and update it.
+    let read = json!({"tag": "read", "request": {"path": "/tasks/{{task}}"}, "checks": [{"name": "read ok", "type": "status", "in": [200]}]});
+    let crud = json!([
+        {"tag": "create", "request": {"method": "POST", "path": "/tasks", "body": "{\"title\": \"{{rid}}\"}"},
+         "captures": [{"name": "id", "from": "json", "path": "$.id"}, {"name": "title", "from": "json", "path": "$.title"}]},
+        {"tag": "get", "request": {"path": "/tasks/{{id}}"}, "checks": [{"name": "get ok", "type": "status", "in": [200]}]},
+        {"tag": "put", "request": {"method": "PUT", "path": "/tasks/{{id}}", "body": "{\"title\": \"{{title}}-done\"}"},
+         "checks": [{"name": "put ok", "type": "status", "in": [200]}, {"name": "renamed", "type": "body_contains", "text": "-done"}]}
+    ]);
+    let main = plan(&server, json!([
+        {"name": "reads", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 400},
+         "variables": [{"name": "task", "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.1}],
+         "flow": {"sequences": [{"steps": [read]}]}},
+        {"name": "writes", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20},
+         "variables": [{"name": "rid", "type": "uuid"}],
+         "flow": {"sequences": [{"steps": crud}]}}
+    ]), json!({"pools": created.pools}));
+    let result = run_plan(&main);
+    let checks: Vec<(&str, u64, u64)> = result.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
+    assert_eq!(checks, [("read ok", 400, 0), ("get ok", 20, 0), ("put ok", 20, 0), ("renamed", 20, 0)]);
+    let stats = server.stats();
+    assert_eq!(route(&stats, "GET /tasks/{id}"), 420);
+    assert_eq!(route(&stats, "PUT /tasks/{id}"), 20);
+}
+
+#[test]
+fn template_and_variable_mistakes_are_reported_before_anything_runs() {
+    let json = json!({"target": {"url": "http://127.0.0.1:9/"}, "scenarios": [{"name": "s",
+        "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
+        "variables": [{"name": "n", "type": "uniform", "min": 1, "max": 5}],
+        "flow": {"sequences": [{"steps": [
+            {"request": {"path": "/tasks/{{tsk}}", "headers": [["X", "{{n"]]}},
+            {"request": {"path": "/x"}, "captures": [{"name": "n", "from": "header", "header": "Location"}]}
+        ]}]}}]});
+    let errors = Plan::from_json(&json.to_string()).err().unwrap_or_default();
+    let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+    assert!(fields.contains(&"scenarios[0].flow.sequences[0].steps[0].request.path"), "{errors:?}");
+    assert!(fields.contains(&"scenarios[0].flow.sequences[0].steps[0].request.headers[0]"), "{errors:?}");
+    assert!(fields.contains(&"scenarios[0].flow.sequences[0].steps[1].captures[0].name"), "{errors:?}");
+    let path_error = errors.iter().find(|e| e.field.ends_with("request.path")).unwrap();
+    assert!(path_error.message.contains("tsk"), "{path_error}");
+    let bad_variable = json.to_string().replace(r#""max":5"#, r#""max":0"#);
+    let errors = Plan::from_json(&bad_variable).err().unwrap_or_default();
+    assert_eq!(errors[0].field, "scenarios[0].variables[0].max", "{errors:?}");
+}
+
+#[test]
+fn unique_rows_are_refused_when_vus_outnumber_them() {
+    let server = Server::start("{}");
+    let p = plan(&server, json!([{"name": "u", "executor": {"type": "constant-vus", "vus": 3, "duration_s": 1},
+        "variables": [{"name": "user", "type": "rows", "columns": ["id"], "rows": [["a"], ["b"]], "pick": "unique"}],
+        "flow": {"sequences": [{"steps": [{"request": {"path": "/health?u={{user.id}}"}}]}]}}]), json!({"threads": 1}));
+    let error = run(&p, &mut NoObserver, Arc::new(AtomicBool::new(false))).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("2 rows for 3 VUs"), "{error}");
+    assert_eq!(route(&server.stats(), "GET /health"), 0, "nothing ran");
+}
