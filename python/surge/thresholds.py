@@ -43,7 +43,7 @@ _FORMS = ("p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, serv
           "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99")
 _EXPR = re.compile(
     r"\s*(?:(?P<metric>[A-Za-z_]+)\s*\.\s*)?"
-    r"(?P<stat>p\s*\(\s*(?P<q>[^)]*?)\s*\)|[A-Za-z_]+)"
+    r"(?P<stat>p\s*\(\s*(?P<q>[^)]*?)\s*\)|[A-Za-z_][A-Za-z0-9_]*)"
     r"\s*(?P<op><=|>=|==|!=|<|>)\s*"
     r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\S*)\s*"
 )
@@ -111,6 +111,8 @@ def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None =
         stat = "p"
     elif stat == "med":
         stat, quantile = "p", 50.0
+    elif re.fullmatch(r"p\d+(\.\d+)?", stat):
+        raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (write a percentile as p({stat[1:]}))")
     elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks"):
         raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (expected p(N), med, avg, min, max, "
                              f"failure_rate, rate or checks)")

@@ -13,6 +13,9 @@ from surge.scenario.jsonpath import JSON_PATH_FORMS, is_json_path
 from surge.scenario.units import Duration
 
 
+_LITERAL = "checks compare literal values: {{slots}} are not filled in checks"
+
+
 def _as_list(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
 
@@ -52,7 +55,11 @@ class Check(FileModel):
         for i, pattern in enumerate(self.body_matches):
             if (why := regex_problem(pattern)) is not None:
                 found.append((("body_matches", i), why))
-        for path in self.json_equals:
+        for path, expected in self.json_equals.items():
             if not is_json_path(path):
                 found.append((("json", path), f"'{path}' is not a JSON path (e.g. {JSON_PATH_FORMS})"))
+            if "{{" in str(expected):
+                found.append((("json", path), _LITERAL))
+        for key in ("body_contains", "body_matches", "header_present"):
+            found += [((key, i), _LITERAL) for i, text in enumerate(getattr(self, key)) if "{{" in text]
         return found

@@ -81,4 +81,4 @@ class Request(FileModel):
         """default_tag names a step without a name: ``GET /tasks/{id}`` (method and path
         template without the query, slots shown as ``{name}``)."""
         path = self.path if self.path is not None else default_path
-        return f"{self.method} {display(path)}"
+        return f"{self.method} {display(path.split('?', 1)[0])}"
