@@ -102,6 +102,10 @@ def translate(err: Any, data: Any) -> tuple[Path, str]:
     return tuple(path), _message(err, loc, node, tuple(model_loc))
 
 
+def _num(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
@@ -149,11 +153,11 @@ def _message(err: Any, loc: tuple[Any, ...], node: Any, model_loc: tuple[Any, ..
     if kind == "literal_error":
         return f"expected one of {ctx.get('expected')}, got {_show(given)}"
     if kind == "greater_than":
-        return f"must be above {ctx.get('gt')}, got {_show(given)}"
+        return f"must be above {_num(ctx.get('gt'))}, got {_show(given)}"
     if kind == "greater_than_equal":
-        return f"must be at least {ctx.get('ge')}, got {_show(given)}"
+        return f"must be at least {_num(ctx.get('ge'))}, got {_show(given)}"
     if kind == "less_than_equal":
-        return f"must be at most {ctx.get('le')}, got {_show(given)}"
+        return f"must be at most {_num(ctx.get('le'))}, got {_show(given)}"
     if kind == "too_short":
         return "must not be empty" if ctx.get("min_length") == 1 else f"needs at least {ctx.get('min_length')} items"
     if kind == "string_too_short":
