@@ -17,4 +17,4 @@ class FileModel(BaseModel):
     """FileModel is the base of the scenario-file models: unknown keys are refused, values
     are validated when assigned, and instances are compared field by field."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)

@@ -87,7 +87,7 @@ def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str
     if problems:
         raise ScenarioError(problems, f._source)
     scaled = scale_time(f, time_scale)
-    measured = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
+    measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
     return CompiledRun(
         main=_plan(scaled, measured, env),
         setup=_plan(scaled, [("setup", scaled.setup, 0.0)], env) if scaled.setup is not None else None,

@@ -190,8 +190,8 @@ def _step(tp: Any, part: Any) -> Any:
                     return field.annotation
     members = [t for t in _unwrap(tp) if isinstance(t, type) and issubclass(t, BaseModel)]
     for t in members:  # a union member named by its discriminating tag
-        field = t.model_fields.get("type")
-        if field is not None and field.default == part:
+        tag_field = t.model_fields.get("type")
+        if tag_field is not None and tag_field.default == part:
             return t
     return None
 

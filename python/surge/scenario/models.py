@@ -106,6 +106,7 @@ class Phase(FileModel):
             return [Sequence(name, 1.0, [(("flow", i), s) for i, s in enumerate(self.flow)])]
         out = []
         for i, entry in enumerate(self.mix or []):
+            steps: list[tuple[Path, Step]]
             if entry.flow is not None:
                 steps = [(("mix", i, "flow", j), s) for j, s in enumerate(entry.flow)]
                 default = f"flow-{i + 1}"

@@ -123,12 +123,12 @@ class _Checker:
                 self.step((*base, *spath), step, defined, captured_later, label, pools)
         for hname, value in self.f.defaults.headers.items():
             self.template(("defaults", "headers", hname), value, visible, {}, label, pools)
-        for vname, (vpath, var) in visible.items():
-            if isinstance(var, Csv) and var.pick == "unique":
-                table = self.tables.get(id(var))
+        for vname, (vpath, seen) in visible.items():
+            if isinstance(seen, Csv) and seen.pick == "unique":
+                table = self.tables.get(id(seen))
                 if table is not None and self._uses(phase, name, vname) and phase.executor.peak_vus() > len(table.rows):
                     self.add((*vpath, "pick"), f"pick: unique needs a row per VU: {label} runs up to "
-                                               f"{phase.executor.peak_vus()} VUs but {var.file} has "
+                                               f"{phase.executor.peak_vus()} VUs but {seen.file} has "
                                                f"{len(table.rows)} rows")
 
     def _uses(self, phase: Phase, name: str, variable: str) -> bool:

@@ -23,7 +23,7 @@ def _is_scaled(field: FieldInfo) -> bool:
     pending = [field.annotation]
     while pending:  # a Scaled inside Optional[...] or another wrapper
         tp = pending.pop()
-        if typing.get_origin(tp) is typing.Annotated and any(isinstance(m, Scaled) for m in tp.__metadata__):
+        if typing.get_origin(tp) is typing.Annotated and any(isinstance(m, Scaled) for m in typing.get_args(tp)[1:]):
             return True
         pending += [a for a in typing.get_args(tp) if a is not None]
     return False
