@@ -3,6 +3,7 @@ list item, so that errors can name the line a mistake is on."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,20 @@ from typing import Any
 import yaml
 
 from surge.scenario.base import Path
+
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+class _Loader(yaml.SafeLoader):
+    """_Loader reads YAML's safe types, except that only true and false are booleans (as in
+    YAML 1.2): ``yes``, ``no``, ``on`` and ``off`` stay text (a choice of [yes, no] means it)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 
 
 @dataclass
@@ -33,10 +48,11 @@ class YamlSyntaxError(ValueError):
 
 
 def parse_yaml(text: str) -> YamlDocument:
-    """parse_yaml parses one YAML document with YAML 1.1 safe types (no custom tags); an
+    """parse_yaml parses one YAML document with safe types (no custom tags; only true and false
+    are booleans); an
     empty document is None. YamlSyntaxError for text that is not YAML or holds several documents."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -46,7 +62,7 @@ def parse_yaml(text: str) -> YamlDocument:
     doc = YamlDocument(None)
     if node is not None:
         doc.lines[()] = node.start_mark.line + 1
-        doc.data = _build(node, (), doc, yaml.SafeLoader(""))
+        doc.data = _build(node, (), doc, _Loader(""))
     return doc
 
 
