@@ -429,3 +429,12 @@ def test_one_example_file_per_executor():
              for p in SCENARIOS.glob("*.yaml") for n in load(p, env={}).scenarios}
     assert types == {"constant-vus", "ramping-vus", "per-vu-iterations", "shared-iterations",
                      "constant-arrival-rate", "ramping-arrival-rate"}
+
+
+def test_a_file_can_be_aimed_at_another_target():
+    f = load(SCENARIOS / "per-vu-iterations.yaml")
+    moved = f.with_target("http://127.0.0.1:4321")
+    assert moved.compile().main["target"]["url"] == "http://127.0.0.1:4321"
+    assert f.target == "http://127.0.0.1:8080"
+    with pytest.raises(ValueError, match="not an http:// or https:// URL"):
+        f.with_target("localhost:80")

@@ -156,6 +156,12 @@ class ScenarioFile(FileModel):
             raise PydanticCustomError("url", "the target is a base URL: put the query on each request's path")
         return target
 
+    def with_target(self, url: str) -> ScenarioFile:
+        """with_target returns a copy aimed at ``url`` (validated like ``target``), e.g. for a
+        ``--target`` flag or a test server on a free port; the copy keeps the file's folder and lines."""
+        copy = self.model_copy(update={"target": type(self)._url(url)})
+        return copy
+
     def default_path(self) -> str:
         """default_path is the target URL's path, used by steps that give none (``/`` if empty)."""
         return urlsplit(self.target).path or "/"
