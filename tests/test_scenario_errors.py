@@ -167,6 +167,9 @@ ROWS = [
     ("threshold with a bad no_data", HEAD + "scenarios:\n  a:\n" + VUS + GET
      + "thresholds:\n  - {expr: \"p(95) < 1s\", no_data: ignore}\n",
      "7: thresholds[0].no_data", "expected one of 'fail' or 'pass', got 'ignore'"),
+    ("threshold delay without abort", HEAD + "scenarios:\n  a:\n" + VUS + GET
+     + "thresholds:\n  - {expr: \"p(95) < 1s\", delay: 5s}\n",
+     "7: thresholds[0].delay", "delay only applies with abort_on_fail: true"),
     ("YAML syntax", HEAD + "scenarios:\n  a:\n    executor: {type: constant-vus\n" + GET,
      "5: ", "not valid YAML"),
     ("not a mapping", "- a\n- b\n", "1: ", "expected a mapping with target: and scenarios:, got a list"),

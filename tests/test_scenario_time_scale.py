@@ -76,5 +76,6 @@ def test_scaling_up_slows_everything_down():
 @pytest.mark.parametrize("factor", [0, -1, math.nan, math.inf, True])
 def test_bad_factors_are_refused(factor):
     f = load(SCENARIOS / "constant-vus.yaml")
-    with pytest.raises(ValueError, match="the time scale must be a number above 0"):
+    with pytest.raises(ValueError, match="^--time-scale: the time scale must be a number above 0") as err:
         f.compile(time_scale=factor)
+    assert err.value.where == "--time-scale"

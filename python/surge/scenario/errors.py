@@ -9,10 +9,12 @@ from dataclasses import dataclass, replace
 from surge.scenario.base import Path
 
 try:
-    from surge.errors import BadInput as _BadInput
+    from surge.errors import BadInput
 except ImportError:  # the compiled engine is absent (pure-Python use): same interface, no engine base
 
-    class _BadInput(ValueError):  # type: ignore[no-redef]
+    class BadInput(ValueError):  # type: ignore[no-redef]
+        """BadInput: a value the user gave is invalid; ``where`` names the flag, file or key."""
+
         def __init__(self, where: str, message: str) -> None:
             super().__init__(f"{where}: {message}")
             self.where = where
@@ -54,7 +56,7 @@ class Problem:
         return f"{where}{key}: {self.message}" if key else f"{where}{self.message}"
 
 
-class ScenarioError(_BadInput):
+class ScenarioError(BadInput):
     """ScenarioError: a scenario file or model is invalid; ``problems`` lists every mistake
     and ``str()`` gives one line per mistake. It is a ``surge.errors.BadInput`` (exit code 2)."""
 

@@ -185,6 +185,8 @@ class _Checker:
                     tags.setdefault(self.tag(step), set()).add(name)
         for i, spec in enumerate(self.f.thresholds):
             path: Path = ("thresholds", i)
+            if spec.delay > 0 and not spec.abort_on_fail:
+                self.add((*path, "delay"), "delay only applies with abort_on_fail: true")
             if spec.scenario is not None and spec.scenario not in self.f.scenarios:
                 self.add((*path, "scenario"), f"no scenario is named '{spec.scenario}'"
                                               f"{suggest(spec.scenario, self.f.scenarios)}")

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from surge.scenario.errors import BadInput
 from surge.scenario.units import Scaled
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,15 +31,17 @@ def _is_scaled(field: FieldInfo) -> bool:
 
 
 def check_factor(factor: float) -> float:
-    """check_factor returns ``factor`` if it is a finite number above zero; ValueError otherwise."""
+    """check_factor returns ``factor`` if it is a finite number above zero; otherwise a
+    BadInput naming ``--time-scale`` (a ValueError; exit code 2 in the CLI)."""
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 0:
-        raise ValueError(f"the time scale must be a number above 0 (0.1 runs ten times faster), got {factor!r}")
+        raise BadInput("--time-scale", f"the time scale must be a number above 0 (0.1 runs ten times faster), "
+                                       f"got {factor!r}")
     return float(factor)
 
 
 def scale_time(model: M, factor: float) -> M:
     """scale_time returns a copy of ``model`` with every scheduled duration multiplied by
-    ``factor`` (the model itself when the factor is 1); ValueError for a factor not above 0."""
+    ``factor`` (the model itself when the factor is 1); BadInput for a factor not above 0."""
     factor = check_factor(factor)
     return model if factor == 1.0 else _scale(model, factor)
 
