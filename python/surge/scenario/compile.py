@@ -1,0 +1,255 @@
+"""Compile: scenario models → the engine's plan JSON (docs/plan.md), the one place where
+the file's keys are mapped to the engine's fields.
+
+The measured scenarios compile to one plan; ``setup`` and ``teardown`` each to a plan of
+their own with one scenario. Pools that setup fills reach the measured plan (and the
+teardown plan) through ``CompiledRun.with_pools``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from surge.scenario.captures import Capture
+from surge.scenario.checks import Check
+from surge.scenario.errors import ScenarioError
+from surge.scenario.executors import (
+    ConstantArrivalRate,
+    ConstantVus,
+    PerVuIterations,
+    RampingArrivalRate,
+    RampingVus,
+    SharedIterations,
+)
+from surge.scenario.flow import Step
+from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.templates import TemplateError, slots
+from surge.scenario.think import ExponentialThink, FixedThink, UniformThink
+from surge.scenario.time_scale import scale_time
+from surge.scenario.units import format_seconds
+from surge.scenario.variables import (
+    AnyVariable,
+    Choice,
+    Constant,
+    Counter,
+    Csv,
+    Env,
+    Pool,
+    RandomString,
+    Uniform,
+    Uuid,
+    Zipf,
+)
+from surge.thresholds import Threshold
+
+Plan = dict[str, Any]
+"""Plan is an engine plan as JSON-ready data (docs/plan.md)."""
+
+
+@dataclass(frozen=True)
+class CompiledRun:
+    """CompiledRun: what a scenario file runs: the measured ``main`` plan, optional
+    ``setup`` and ``teardown`` plans (not measured), and the parsed ``thresholds``."""
+
+    main: Plan
+    setup: Plan | None = None
+    teardown: Plan | None = None
+    thresholds: list[Threshold] = field(default_factory=list)
+
+    def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
+        """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
+        main and teardown plans."""
+        def fill(plan: Plan | None) -> Plan | None:
+            if plan is None:
+                return None
+            return {**plan, "pools": {**plan["pools"], **{k: [str(v) for v in vs] for k, vs in pools.items()}}}
+
+        return replace(self, main=fill(self.main) or self.main, teardown=fill(self.teardown))
+
+    def plans(self) -> list[tuple[str, Plan]]:
+        """plans lists the plans in the order they run: setup, main, teardown."""
+        return [(n, p) for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
+                if p is not None]
+
+    @staticmethod
+    def to_json(plan: Plan) -> str:
+        """to_json serializes a plan for ``surge._engine.run``."""
+        return json.dumps(plan)
+
+
+def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:
+    """compile_file checks ``f`` (ScenarioError lists every mistake), applies the time
+    scale and compiles every phase."""
+    problems = f.problems(env)
+    if problems:
+        raise ScenarioError(problems, f._source)
+    scaled = scale_time(f, time_scale)
+    measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
+    return CompiledRun(
+        main=_plan(scaled, measured, env),
+        setup=_plan(scaled, [("setup", scaled.setup, 0.0)], env) if scaled.setup is not None else None,
+        teardown=_plan(scaled, [("teardown", scaled.teardown, 0.0)], env) if scaled.teardown is not None else None,
+        thresholds=scaled.thresholds_parsed(),
+    )
+
+
+def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[str, str] | None) -> Plan:
+    return {
+        "target": {"url": f.target, "insecure": f.insecure},
+        "scenarios": [_scenario(f, name, phase, start, env) for name, phase, start in phases],
+        "pools": {},
+        "limits": {"timeout_s": f.defaults.timeout, "grace_period_s": f.graceful_stop},
+        "threads": None,
+        "stripe": {"offset": 0, "stride": 1},
+        "interval_s": 1.0,
+    }
+
+
+def _scenario(f: ScenarioFile, name: str, phase: Phase, start: float, env: Mapping[str, str] | None) -> Plan:
+    sequences = phase.sequences(name, f.default_path())
+    steps = [_step(f, step) for seq in sequences for _, step in seq.steps]
+    used = {slot.name for spec in steps for text in _templates(spec) for slot in _slots(text)}
+    visible = {**f.variables, **phase.variables}
+    return {
+        "name": name,
+        "start_time_s": start,
+        "executor": executor_spec(phase.executor),
+        "variables": [variable_spec(n, v, f, env) for n, v in visible.items() if n in used],
+        "flow": {
+            "sequences": [{"name": seq.name, "weight": seq.weight, "steps": [_step(f, s) for _, s in seq.steps]}
+                          for seq in sequences],
+            "think_after_iteration": think_spec(phase.think_time),
+        },
+    }
+
+
+def _slots(text: str) -> list[Any]:
+    try:
+        return slots(text)
+    except TemplateError:
+        return []
+
+
+def _templates(step: Plan) -> list[str]:
+    r = step["request"]
+    return [r["path"], *(v for _, v in r["headers"]), r["body"] or ""]
+
+
+def executor_spec(ex: Any) -> Plan:
+    """executor_spec maps an executor model to the engine's executor object."""
+    if isinstance(ex, ConstantVus):
+        return {"type": ex.type, "vus": ex.vus, "duration_s": ex.duration}
+    if isinstance(ex, RampingVus):
+        return {"type": ex.type, "start_vus": ex.start_vus,
+                "stages": [{"duration_s": s.duration, "target": s.target} for s in ex.stages],
+                "graceful_ramp_down_s": ex.graceful_ramp_down}
+    if isinstance(ex, (PerVuIterations, SharedIterations)):
+        return {"type": ex.type, "vus": ex.vus, "iterations": ex.iterations, "max_duration_s": ex.max_duration}
+    if isinstance(ex, ConstantArrivalRate):
+        return {"type": ex.type, "rate": ex.rate, "duration_s": ex.duration,
+                "max_vus": ex.max_vus or ex.pre_allocated_vus, "pre_allocated_vus": ex.pre_allocated_vus}
+    if isinstance(ex, RampingArrivalRate):
+        return {"type": ex.type, "start_rate": ex.start_rate,
+                "stages": [{"duration_s": s.duration, "target_rate": s.target} for s in ex.stages],
+                "max_vus": ex.max_vus or ex.pre_allocated_vus, "pre_allocated_vus": ex.pre_allocated_vus}
+    raise TypeError(f"not an executor: {ex!r}")
+
+
+def think_spec(think: Any) -> Plan | None:
+    """think_spec maps a think time to the engine's ThinkTime (None: no pause)."""
+    if think is None:
+        return None
+    if isinstance(think, FixedThink):
+        return {"type": "fixed", "s": think.duration}
+    if isinstance(think, UniformThink):
+        return {"type": "uniform", "min_s": think.min, "max_s": think.max}
+    if isinstance(think, ExponentialThink):
+        return {"type": "exponential", "mean_s": think.mean}
+    raise TypeError(f"not a think time: {think!r}")
+
+
+def variable_spec(name: str, var: AnyVariable, f: ScenarioFile, env: Mapping[str, str] | None) -> Plan:
+    """variable_spec maps a variable to the engine's VariableSpec (CSV rows read, env resolved)."""
+    head: Plan = {"name": name, "type": var.type}
+    if isinstance(var, Counter):
+        return {**head, "start": var.start, "step": var.step}
+    if isinstance(var, Uniform):
+        return {**head, "min": var.min, "max": var.max}
+    if isinstance(var, Zipf):
+        return {**head, "n": var.n, "s": var.s}
+    if isinstance(var, Choice):
+        return {**head, "values": list(var.values), "weights": var.weights}
+    if isinstance(var, Uuid):
+        return head
+    if isinstance(var, RandomString):
+        return {**head, "length": var.length, "alphabet": var.alphabet}
+    if isinstance(var, Csv):
+        table = var.table(f.base_dir())
+        return {"name": name, "type": "rows", "columns": list(table.columns),
+                "rows": [list(r) for r in table.rows], "pick": var.pick}
+    if isinstance(var, Pool):
+        return {**head, "pool": var.pool, "pick": var.pick, "s": var.s}
+    if isinstance(var, Env):
+        return {"name": name, "type": "constant", "value": var.resolve(env) or ""}
+    if isinstance(var, Constant):
+        return {**head, "value": var.value}
+    raise TypeError(f"not a variable: {var!r}")
+
+
+def capture_spec(name: str, c: Capture) -> Plan:
+    """capture_spec maps a capture to the engine's CaptureSpec."""
+    head: Plan = {"name": name, "to_pool": c.to_pool}
+    if c.json_path is not None:
+        return {**head, "from": "json", "path": c.json_path}
+    if c.header is not None:
+        return {**head, "from": "header", "header": c.header}
+    return {**head, "from": "regex", "pattern": c.regex, "group": c.regex_group()}
+
+
+def check_specs(c: Check | None) -> list[Plan]:
+    """check_specs maps a check to the engine's CheckSpecs, one per item, each with a readable name."""
+    if c is None:
+        return []
+    out: list[Plan] = []
+    if c.status:
+        codes = ", ".join(str(s) for s in c.status)
+        out.append({"name": f"status in [{codes}]", "type": "status", "in": list(c.status)})
+    out += [{"name": f"body contains {t!r}", "type": "body_contains", "text": t} for t in c.body_contains]
+    out += [{"name": f"body matches {p!r}", "type": "body_matches", "pattern": p} for p in c.body_matches]
+    out += [{"name": f"{path} == {json.dumps(v)}", "type": "json_equals", "path": path, "value": v}
+            for path, v in c.json_equals.items()]
+    out += [{"name": f"header {h} present", "type": "header_present", "header": h} for h in c.header_present]
+    if c.latency_under is not None:
+        out.append({"name": f"latency < {format_seconds(c.latency_under)}", "type": "latency_under",
+                    "ms": c.latency_under * 1000})
+    return out
+
+
+def _headers(f: ScenarioFile, step: Step) -> list[list[str]]:
+    merged: dict[str, tuple[str, str]] = {}
+    for k, v in [*f.defaults.headers.items(), *step.request.headers.items()]:
+        merged[k.lower()] = (k, v)
+    if step.request.has_json() and "content-type" not in merged:
+        merged["content-type"] = ("Content-Type", "application/json")
+    return [[k, v] for k, v in merged.values()]
+
+
+def _step(f: ScenarioFile, step: Step) -> Plan:
+    r = step.request
+    return {
+        "tag": step.name or r.default_tag(f.default_path()),
+        "request": {
+            "method": r.method,
+            "path": r.full_path(f.default_path()),
+            "headers": _headers(f, step),
+            "body": r.body_text(),
+            "body_base64": None,
+        },
+        "timeout_s": r.timeout,
+        "think_after": think_spec(step.think_time),
+        "captures": [capture_spec(n, c) for n, c in step.capture.items()],
+        "checks": check_specs(step.check),
+    }

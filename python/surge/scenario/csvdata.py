@@ -1,0 +1,63 @@
+"""CSV data for ``csv`` variables: a header row naming the columns, then one row per value set."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class CsvError(ValueError):
+    """CsvError: a CSV file cannot be used; ``line`` is its 1-based line (0 when the file
+    as a whole is at fault) and the message says what was expected."""
+
+    def __init__(self, path: Path, line: int, message: str) -> None:
+        where = f"{path}:{line}" if line else f"{path}"
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """CsvTable: the columns (from the header) and the rows of a CSV file, every row as long
+    as the header."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def read_csv(path: Path) -> CsvTable:
+    """read_csv reads a UTF-8 CSV file with a header row; CsvError names the file and the
+    line of the first problem (unreadable, empty, duplicate or blank column names, a row with
+    a different number of fields than the header)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                raise CsvError(path, 0, "the file is empty: expected a header row naming the columns")
+            columns = tuple(h.strip() for h in header)
+            for i, name in enumerate(columns):
+                if not name:
+                    raise CsvError(path, 1, f"column {i + 1} of the header has no name")
+                if name in columns[:i]:
+                    raise CsvError(path, 1, f"column name '{name}' appears twice in the header")
+            rows = []
+            for row in reader:
+                if not row:  # blank line
+                    continue
+                if len(row) != len(columns):
+                    raise CsvError(path, reader.line_num,
+                                   f"row has {len(row)} fields, the header has {len(columns)}")
+                rows.append(tuple(row))
+    except OSError as e:
+        raise CsvError(path, 0, f"cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CsvError(path, 0, f"is not UTF-8 text ({e.reason})") from None
+    except csv.Error as e:
+        raise CsvError(path, 0, f"is not valid CSV ({e})") from None
+    if not rows:
+        raise CsvError(path, 0, "has a header but no rows")
+    return CsvTable(columns=columns, rows=tuple(rows))

@@ -1,0 +1,67 @@
+"""Time scale: ``--time-scale FACTOR`` multiplies every scheduled duration of a scenario
+file: executor durations and stages, ``max_duration``, ``graceful_ramp_down``,
+``start_time``, think times and threshold ``delay``. Timeouts and ``graceful_stop`` stay as
+written (they bound single requests, not the schedule); rates and counts stay too."""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from surge.scenario.errors import BadInput
+from surge.scenario.units import Scaled
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _is_scaled(field: FieldInfo) -> bool:
+    if any(isinstance(m, Scaled) for m in field.metadata):
+        return True
+    pending = [field.annotation]
+    while pending:  # a Scaled inside Optional[...] or another wrapper
+        tp = pending.pop()
+        if typing.get_origin(tp) is typing.Annotated and any(isinstance(m, Scaled) for m in typing.get_args(tp)[1:]):
+            return True
+        pending += [a for a in typing.get_args(tp) if a is not None]
+    return False
+
+
+def check_factor(factor: float) -> float:
+    """check_factor returns ``factor`` if it is a finite number above zero; otherwise a
+    BadInput naming ``--time-scale`` (a ValueError; exit code 2 in the CLI)."""
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 0:
+        raise BadInput("--time-scale", f"the time scale must be a number above 0 (0.1 runs ten times faster), "
+                                       f"got {factor!r}")
+    return float(factor)
+
+
+def scale_time(model: M, factor: float) -> M:
+    """scale_time returns a copy of ``model`` with every scheduled duration multiplied by
+    ``factor`` (the model itself when the factor is 1); BadInput for a factor not above 0."""
+    factor = check_factor(factor)
+    return model if factor == 1.0 else _scale(model, factor)
+
+
+def _scale(value: Any, factor: float) -> Any:
+    if isinstance(value, BaseModel):
+        updates: dict[str, Any] = {}
+        for name, field in type(value).model_fields.items():
+            current = getattr(value, name)
+            if isinstance(current, float) and _is_scaled(field):
+                updates[name] = current * factor
+            else:
+                scaled = _scale(current, factor)
+                if scaled is not current:
+                    updates[name] = scaled
+        return value.model_copy(update=updates) if updates else value
+    if isinstance(value, list):
+        items = [_scale(v, factor) for v in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    if isinstance(value, dict):
+        scaled_dict = {k: _scale(v, factor) for k, v in value.items()}
+        return scaled_dict if any(scaled_dict[k] is not v for k, v in value.items()) else value
+    return value
