@@ -156,7 +156,7 @@ teardown:
     filled = run.with_pools({"task_ids": [1, 2, 3]})
     assert filled.main["pools"] == {"task_ids": ["1", "2", "3"]}
     assert filled.teardown is not None and filled.teardown["pools"] == {"task_ids": ["1", "2", "3"]}
-    assert filled.setup == run.setup and run.main["pools"] == {}
+    assert filled.setup == run.setup and run.main["pools"] == {"task_ids": []}
     assert [name for name, _ in filled.plans()] == ["setup", "main", "teardown"]
 
 

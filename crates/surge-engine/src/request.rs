@@ -89,10 +89,12 @@ impl RequestSpec {
             errors.push(PlanError::new(format!("{field}.method"), format!("'{}' is not a valid HTTP method", self.method)));
         }
         if let Some(path) = &self.path {
-            if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+            // A path may be all template (e.g. a captured Location): it must then render to
+            // a path, which the server will judge.
+            if !(path.starts_with('/') || path.starts_with("{{")) || path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
                 errors.push(PlanError::new(
                     format!("{field}.path"),
-                    format!("'{path}' must start with '/' and hold no spaces or control characters (percent-encode them)"),
+                    format!("'{path}' must start with '/' (or a template) and hold no spaces or control characters (percent-encode them)"),
                 ));
             }
         }

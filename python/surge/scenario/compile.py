@@ -97,10 +97,14 @@ def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str
 
 
 def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[str, str] | None) -> Plan:
+    scenarios = [_scenario(f, name, phase, start, env) for name, phase, start in phases]
+    # Pools a variable reads exist from the start (empty until setup's captures fill them
+    # through CompiledRun.with_pools), so the engine can tell them from a misspelt name.
+    read = {v["pool"] for s in scenarios for v in s["variables"] if v["type"] == "pool"}
     return {
         "target": {"url": f.target, "insecure": f.insecure},
-        "scenarios": [_scenario(f, name, phase, start, env) for name, phase, start in phases],
-        "pools": {},
+        "scenarios": scenarios,
+        "pools": {name: [] for name in sorted(read)},
         "limits": {"timeout_s": f.defaults.timeout, "grace_period_s": f.graceful_stop},
         "threads": None,
         "stripe": {"offset": 0, "stride": 1},
