@@ -20,9 +20,10 @@ class ConnectionLimitError(SurgeError):
 class SetupError(SurgeError):
     """SetupError: the engine could not start (threads, poll, TLS setup)."""
 
-def run(plan_json: str, on_interval: Callable[[str], None] | None = None) -> str:
+def run(plan_json: str, on_interval: Callable[[str], bool | None] | None = None) -> str:
     """run runs a plan (JSON) with the GIL released and returns the result document (JSON).
-    ``on_interval`` gets each interval as JSON; Ctrl-C stops the run and returns what ran."""
+    ``on_interval`` gets each interval as JSON; returning True ends the run early (stop
+    reason "aborted"). Ctrl-C stops the run and returns what ran."""
 
 def validate_plan(plan_json: str) -> str:
     """validate_plan returns the plan's errors as a JSON list ("[]" when valid)."""

@@ -224,6 +224,11 @@ def _error(message: str) -> None:
     print(f"surge: error: {first_line}", file=sys.stderr)
 
 
+def _is_scenario_file(target: str) -> bool:
+    return target.lower().endswith((".yaml", ".yml")) or (not target.lower().startswith(("http://", "https://"))
+                                                           and Path(target).is_file())
+
+
 @app.command("run")
 @click.argument("url")
 @click.option("-c", "--connections", type=int,
@@ -242,6 +247,9 @@ def _error(message: str) -> None:
 @click.option("--grace", default="5s", show_default=True, help="How long requests in flight at the end may still finish.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates.")
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
+@click.option("--time-scale", "time_scale", type=float,
+              help="Scenario files: multiply every duration, stage, start time and think time by FACTOR.")
+@click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's target.")
 def run_command(
     url: str,
     connections: Optional[int],
@@ -257,8 +265,23 @@ def run_command(
     grace: str,
     insecure: bool,
     json_output: bool,
+    time_scale: Optional[float],
+    target_url: Optional[str],
 ) -> None:
-    """Run a load test against URL and print a summary."""
+    """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
+    if _is_scenario_file(url):
+        given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
+                 "-r/--rate": rate, "-H/--header": header or None, "--body": body, "--max-in-flight": max_in_flight,
+                 "--insecure": insecure or None}
+        if method != "GET":
+            given["-m/--method"] = method
+        for flag, value in given.items():
+            if value is not None:
+                raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
+        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output))
+    for flag, value in (("--time-scale", time_scale), ("--target", target_url)):
+        if value is not None:
+            raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
     plan = build_plan(
         url,
         connections=connections,
@@ -275,6 +298,27 @@ def run_command(
         grace=grace,
     )
     raise click.exceptions.Exit(execute(plan, json_output=json_output))
+
+
+def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
+                       json_output: bool) -> int:
+    if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
+        raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
+    if threads is not None and not 1 <= threads <= 1024:
+        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
+    if not Path(path).is_file():
+        raise BadInput(path, "no such scenario file")
+    from surge.scenario_run import run_file
+
+    try:
+        return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
+                        json_output=json_output)
+    except UnreachableError as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        return exit_codes.UNREACHABLE
+    except (PlanError, ConnectionLimitError) as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        return exit_codes.BAD_INPUT
 
 
 @app.command("demo")
@@ -311,7 +355,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         code = exit_codes.INTERRUPTED
     except BadInput as e:
-        _error(str(e))
+        # A scenario file reports every mistake, one line each.
+        for line in str(e).splitlines() or [""]:
+            _error(line)
         code = exit_codes.BAD_INPUT
     except KeyboardInterrupt:
         code = exit_codes.INTERRUPTED

@@ -82,6 +82,7 @@ class ScenarioResult(_Model):
     """ScenarioResult: one scenario's totals."""
 
     name: str
+    duration_s: float = 0.0
     iterations: Iterations = Field(default_factory=Iterations)
     requests: Requests = Field(default_factory=Requests)
     latency: LatencySummaries = Field(default_factory=LatencySummaries)
@@ -150,6 +151,9 @@ class RunResult(_Model):
     generator: Generator = Field(default_factory=Generator)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     tags: list[TagResult] = Field(default_factory=list)
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    captures: list[dict[str, Any]] = Field(default_factory=list)
+    pools: dict[str, list[str]] = Field(default_factory=dict)
     intervals: list[Interval] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 

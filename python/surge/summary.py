@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -48,14 +51,34 @@ def _latency_row(name: str, s: LatencySummary) -> list[str]:
     return [name, *(f"{v:,.2f}" for v in values), f"{s.count:,}"]
 
 
-def render_summary(result: RunResult, plan: Plan) -> Group:
+OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
+"""OPEN_MODEL_TYPES are the executor types that start iterations on a schedule."""
+
+
+def _describe(plan: Plan | Mapping[str, Any]) -> str:
+    if isinstance(plan, Plan):
+        return describe_plan(plan)
+    names = ", ".join(f"{s['name']} ({s['executor']['type']})" for s in plan["scenarios"])
+    return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}"
+
+
+def _open_model(plan: Plan | Mapping[str, Any]) -> bool:
+    if isinstance(plan, Plan):
+        return plan.is_open_model()
+    return all(s["executor"]["type"] in OPEN_MODEL_TYPES for s in plan["scenarios"])
+
+
+def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     """render_summary builds the summary: counts, rates, latency table, statuses, failures."""
     r = result.requests
+    open_model = _open_model(plan)
     head = Text()
     head.append("surge ", style="bold cyan")
-    head.append(describe_plan(plan))
+    head.append(_describe(plan))
     if result.stop_reason == "interrupted":
         head.append("  [interrupted: partial results]", style="bold yellow")
+    if result.stop_reason == "aborted":
+        head.append("  [aborted by a threshold: partial results]", style="bold red")
 
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold")
@@ -72,10 +95,10 @@ def render_summary(result: RunResult, plan: Plan) -> Group:
              style=rate_style)
         + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,} · interrupted {r.interrupted:,}"),
     )
-    if plan.is_open_model():
+    if open_model:
         counts.add_row(
             "Schedule",
-            f"{r.late:,} sent >1 ms late · {r.dropped:,} not sent (in-flight limit) · "
+            f"{r.late:,} sent >1 ms late · {r.dropped:,} not started (all VUs busy) · "
             f"send lag p99 {result.latency.send_lag.p99_ms:,.2f} ms",
         )
     if r.status_codes:
@@ -95,14 +118,14 @@ def render_summary(result: RunResult, plan: Plan) -> Group:
         f"peak RSS {g.max_rss_kib / 1024:,.0f} MB",
     )
 
-    origin = "intended send time" if plan.is_open_model() else "send time"
+    origin = "intended send time" if open_model else "send time"
     table = Table(title=f"Latency (ms, from {origin})", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"):
         table.add_column(col, justify="left" if not col else "right")
     lat = result.latency
     table.add_row(*_latency_row("all", lat.all))
     table.add_row(*_latency_row("success", lat.success))
-    if plan.is_open_model():
+    if open_model:
         table.add_row(*_latency_row("service", lat.service_time))
 
     parts: list = [head, counts, table]
@@ -114,3 +137,71 @@ def render_summary(result: RunResult, plan: Plan) -> Group:
 def print_summary(result: RunResult, plan: Plan, console: Console | None = None) -> None:
     """print_summary prints the summary to stdout."""
     (console or Console()).print(render_summary(result, plan))
+
+
+def render_breakdowns(result: RunResult) -> list[Any]:
+    """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
+    parts: list[Any] = []
+    if result.scenarios:
+        table = Table(title="Scenarios", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("scenario", "iterations", "dropped", "interrupted", "requests", "failed", "p50 ms", "p95 ms",
+                    "p99 ms"):
+            table.add_column(col, justify="left" if col == "scenario" else "right")
+        for s in result.scenarios:
+            it, rq, lat = s.iterations, s.requests, s.latency.all
+            table.add_row(s.name, f"{it.iterations_completed:,}/{it.iterations_started:,}", f"{it.iterations_dropped:,}",
+                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
+                          f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
+        parts.append(table)
+    if result.tags:
+        table = Table(title="Requests by tag", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("scenario", "tag", "requests", "failed", "avg ms", "p50 ms", "p95 ms", "p99 ms", "max ms"):
+            table.add_column(col, justify="left" if col in ("scenario", "tag") else "right")
+        for t in result.tags:
+            rq, lat = t.requests, t.latency.all
+            table.add_row(t.scenario, t.tag, f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
+                          f"{lat.mean_ms:,.2f}", f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}",
+                          f"{lat.max_ms:,.2f}")
+        parts.append(table)
+    checks = result.checks
+    if checks:
+        table = Table(title="Checks", title_justify="left", show_edge=False, pad_edge=False)
+        for col in ("scenario", "tag", "check", "passed", "failed", "rate"):
+            table.add_column(col, justify="left" if col in ("scenario", "tag", "check") else "right")
+        for c in checks:
+            total = c["passes"] + c["fails"]
+            rate = f"{c['passes'] / total:.2%}" if total else "no data"
+            table.add_row(c["scenario"], c["tag"], c["name"], f"{c['passes']:,}", Text(f"{c['fails']:,}",
+                          style="red" if c["fails"] else ""), rate)
+        parts.append(table)
+    for c in result.captures:
+        if c["missing"]:
+            parts.append(Text(f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
+                              f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
+                              "ended there", style="yellow"))
+    return parts
+
+
+def render_verdicts(verdicts: list[Any], aborted_by: list[Any]) -> list[Any]:
+    """render_verdicts lists each threshold with its value and verdict."""
+    if not verdicts:
+        return []
+    parts: list[Any] = [Text("Thresholds", style="bold")]
+    for v in verdicts:
+        parts.append(Text("  " + v.line(), style="green" if v.passed else "red"))
+    for v in aborted_by:
+        parts.append(Text(f"run aborted: {v.threshold.expr} [{v.threshold.scope()}] failed "
+                          f"(abort_on_fail, after {v.threshold.delay_s:g}s)", style="bold red"))
+    return parts
+
+
+def print_scenario_summary(result: RunResult, plan: Mapping[str, Any], verdicts: list[Any], aborted_by: list[Any],
+                           console: Console | None = None) -> None:
+    """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds."""
+    if console is None:
+        probe = Console()
+        # Piped output gets room for the breakdown tables instead of an 80-column guess.
+        console = probe if probe.is_terminal else Console(width=132)
+    console.print(render_summary(result, plan))
+    for part in render_breakdowns(result) + render_verdicts(verdicts, aborted_by):
+        console.print(part)

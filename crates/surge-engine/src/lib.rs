@@ -2,6 +2,7 @@
 //! ([`result::Interval`]) stream out to an [`run::Observer`] while it runs, and a final
 //! [`result::RunResult`] comes back from [`run::run`].
 
+pub mod breakdown;
 pub mod budget;
 pub mod capture;
 pub mod check;

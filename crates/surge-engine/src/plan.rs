@@ -34,6 +34,10 @@ pub struct Plan {
     /// interval_s is the period of interval snapshots, in seconds.
     #[serde(default = "default_interval_s")]
     pub interval_s: f64,
+    /// interval_totals adds the cumulative totals (per scenario, tag and check) to every
+    /// interval, for thresholds judged while the run goes (abort_on_fail).
+    #[serde(default)]
+    pub interval_totals: bool,
 }
 
 fn default_interval_s() -> f64 {

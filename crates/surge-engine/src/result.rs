@@ -35,6 +35,27 @@ pub struct Interval {
     pub latency_histogram: String,
     /// scenarios are the interval's per-scenario figures, in plan order.
     pub scenarios: Vec<ScenarioInterval>,
+    /// totals are the run's cumulative figures at the interval's end, when the plan asks
+    /// for them (`interval_totals`), so that thresholds can be judged while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
+}
+
+/// Totals are a run's cumulative figures so far, in the final result's shape.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Totals {
+    /// duration_s is the time since the run started.
+    pub duration_s: f64,
+    /// requests counts all requests so far.
+    pub requests: Counts,
+    /// latency summarizes all latencies so far.
+    pub latency: LatencySummaries,
+    /// scenarios are the per-scenario totals.
+    pub scenarios: Vec<ScenarioResult>,
+    /// tags are the per-tag totals.
+    pub tags: Vec<TagResult>,
+    /// checks are the checks' outcomes so far.
+    pub checks: Vec<CheckResult>,
 }
 
 /// ScenarioInterval is one scenario's share of an interval.
@@ -55,6 +76,9 @@ pub struct ScenarioInterval {
 pub struct ScenarioResult {
     /// name is the scenario's name.
     pub name: String,
+    /// duration_s is the scenario's load window: from its start until it stopped starting
+    /// iterations (rates of the scenario are per second of it).
+    pub duration_s: f64,
     /// iterations counts the scenario's iterations.
     pub iterations: ScenarioCounters,
     /// requests counts the scenario's requests.
@@ -116,6 +140,8 @@ pub enum StopReason {
     Iterations,
     /// Interrupted: the caller cancelled the run (Ctrl-C).
     Interrupted,
+    /// Aborted: the observer ended the run on its results (a threshold's abort_on_fail).
+    Aborted,
 }
 
 /// Throughput holds the run's rates.

@@ -16,9 +16,9 @@ use crate::metrics::{Metrics, MetricsShape, ThreadMetrics};
 use crate::pacer::Pacer;
 use crate::plan::{Plan, PlanError};
 use crate::result::{
-    CaptureResult, CheckResult, Generator, Histograms, Interval, RunResult, ScenarioInterval, ScenarioResult, StopReason,
-    TagResult, Throughput, RESULT_SCHEMA,
+    Generator, Histograms, Interval, RunResult, ScenarioInterval, StopReason, Throughput, RESULT_SCHEMA,
 };
+use crate::breakdown::{breakdowns, capture_results, check_results, totals};
 use crate::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
 use crate::target::Target;
@@ -34,6 +34,9 @@ pub enum Control {
     Continue,
     /// Stop ends the run early, as if interrupted.
     Stop,
+    /// Abort ends the run early because its results already decide it (a threshold with
+    /// abort_on_fail failed); the stop reason says so.
+    Abort,
 }
 
 /// Observer receives each interval as soon as all threads have reported it, and is
@@ -177,14 +180,22 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
 
     let end_ns = secs_to_ns(plan.duration_s());
     let mut aggregator = Aggregator::new(threads, plan.interval_s, &scenarios, &slots, shape, recyclers);
+    if plan.interval_totals {
+        aggregator.checks = Some(&checks);
+    }
     let mut stopped_by_observer = false;
+    let mut aborted = false;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(report) => {
                 let elapsed_s = origin.elapsed().as_secs_f64();
                 for interval in aggregator.accept(report, elapsed_s) {
-                    if observer.on_interval(&interval) == Control::Stop {
-                        stopped_by_observer = true;
+                    match observer.on_interval(&interval) {
+                        Control::Continue => {}
+                        Control::Stop => stopped_by_observer = true,
+                        Control::Abort => aborted = true,
+                    }
+                    if stopped_by_observer || aborted {
                         cancel.store(true, Ordering::Relaxed);
                     }
                 }
@@ -193,7 +204,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                if observer.poll() == Control::Stop {
+                if observer.poll() != Control::Continue {
                     stopped_by_observer = true;
                     cancel.store(true, Ordering::Relaxed);
                 }
@@ -210,10 +221,12 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
 
     let elapsed_s = origin.elapsed().as_secs_f64();
     let (cpu_after, max_rss_kib) = process_usage();
-    let cancelled = stopped_by_observer || cancel.load(Ordering::Relaxed);
+    let cancelled = stopped_by_observer || (cancel.load(Ordering::Relaxed) && !aborted);
     let duration_s = (aggregator.stopped_ns as f64 / 1e9).clamp(1e-9, elapsed_s.max(1e-9));
     let stop_reason = if cancelled {
         StopReason::Interrupted
+    } else if aborted {
+        StopReason::Aborted
     } else if aggregator.stopped_ns < end_ns {
         StopReason::Iterations
     } else {
@@ -224,7 +237,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let counts = totals.counts();
     let cpu = cpu_after.since(&cpu_before);
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
-    let (scenario_results, tag_results) = breakdowns(&aggregator.totals, &scenarios, &slots);
+    let (scenario_results, tag_results) = breakdowns(&aggregator.totals, &scenarios, &slots, duration_s);
+    let check_results = check_results(&aggregator.totals, &scenarios, &checks);
+    let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);
     Ok(RunResult {
         schema: RESULT_SCHEMA.to_string(),
         url: plan.target.url.clone(),
@@ -256,29 +271,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         requests: counts,
         scenarios: scenario_results,
         tags: tag_results,
-        checks: checks
-            .iter()
-            .zip(&aggregator.totals.checks)
-            .map(|(probe, tally)| CheckResult {
-                name: probe.name.clone(),
-                scenario: scenarios[probe.scenario].name.clone(),
-                tag: probe.tag.clone(),
-                passes: tally.yes,
-                fails: tally.no,
-            })
-            .collect(),
+        checks: check_results,
         pools: std::mem::take(&mut aggregator.captured_pools),
-        captures: captures
-            .iter()
-            .zip(&aggregator.totals.captures)
-            .map(|(probe, tally): (&Probe, _)| CaptureResult {
-                name: probe.name.clone(),
-                scenario: scenarios[probe.scenario].name.clone(),
-                tag: probe.tag.clone(),
-                found: tally.yes,
-                missing: tally.no,
-            })
-            .collect(),
+        captures: capture_results,
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
     })
@@ -308,36 +303,6 @@ fn check_unique_rows(scenarios: &[Scenario], threads: usize) -> Result<(), Vec<P
     } else {
         Err(errors)
     }
-}
-
-/// breakdowns splits the totals per scenario and per tag.
-fn breakdowns(totals: &ThreadMetrics, scenarios: &[Scenario], slots: &[Slot]) -> (Vec<ScenarioResult>, Vec<TagResult>) {
-    let mut merged = Metrics::new();
-    let scenario_results = scenarios
-        .iter()
-        .enumerate()
-        .map(|(index, scenario)| {
-            merged.reset();
-            totals.merge_into(&mut merged, |slot| slots[slot].scenario == index, |s| s == index);
-            ScenarioResult {
-                name: scenario.name.clone(),
-                iterations: totals.scenarios[index],
-                requests: merged.counts(),
-                latency: merged.latency_summaries(),
-            }
-        })
-        .collect();
-    let tag_results = slots
-        .iter()
-        .zip(&totals.slots)
-        .map(|(slot, metrics)| TagResult {
-            tag: slot.tag.clone(),
-            scenario: scenarios[slot.scenario].name.clone(),
-            requests: metrics.counts(),
-            latency: metrics.latency_summaries(),
-        })
-        .collect();
-    (scenario_results, tag_results)
 }
 
 /// share splits `total` over `parts` as evenly as possible; part `k` gets this much.
@@ -415,6 +380,8 @@ struct Aggregator<'p> {
     pool: Vec<ThreadMetrics>,
     shape: MetricsShape,
     captured_pools: PoolSpecs,
+    /// checks names the checks when intervals carry cumulative totals.
+    checks: Option<&'p [Probe]>,
 }
 
 /// PendingInterval accumulates the threads' reports for one interval index.
@@ -446,6 +413,7 @@ impl<'p> Aggregator<'p> {
             totals: ThreadMetrics::new(shape),
             shape,
             captured_pools: PoolSpecs::new(),
+            checks: None,
             merged: Metrics::new(),
             intervals: Vec::new(),
             thread_cpu: vec![CpuTime::default(); threads],
@@ -554,6 +522,7 @@ impl<'p> Aggregator<'p> {
             in_flight: slot.in_flight,
             latency_histogram: metrics.latency.to_base64(),
             scenarios: scenario_figures,
+            totals: self.checks.map(|checks| totals(&self.totals, self.scenarios, self.slots, checks, end_s)),
         };
         thread_metrics.reset();
         self.pool.push(thread_metrics);

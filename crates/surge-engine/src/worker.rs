@@ -426,6 +426,9 @@ impl Worker {
     fn group_exhausted(&self, g: usize) -> bool {
         let group = &self.groups[g];
         if let Some(closed) = &group.closed {
+            if closed.vus == 0 && closed.next_ramp_ns.is_none() {
+                return true; // this thread has no share of the scenario's VUs
+            }
             if closed.budget.is_some() && closed.exhausted && group.busy == 0 {
                 return true;
             }

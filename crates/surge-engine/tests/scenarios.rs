@@ -265,3 +265,17 @@ fn unique_rows_are_refused_when_vus_outnumber_them() {
     assert!(error.contains("2 rows for 3 VUs"), "{error}");
     assert_eq!(route(&server.stats(), "GET /health"), 0, "nothing ran");
 }
+
+#[test]
+fn a_scenario_with_fewer_vus_than_threads_still_ends_on_every_thread() {
+    let server = Server::start("{}");
+    let one = |name: &str, executor: Value| json!({"name": name, "executor": executor, "flow": {"sequences": [{"steps": [get("/health")]}]}});
+    let p = plan(&server, json!([
+        one("shared", json!({"type": "shared-iterations", "vus": 1, "iterations": 10})),
+        one("per-vu", json!({"type": "per-vu-iterations", "vus": 1, "iterations": 10}))
+    ]), json!({"threads": 4}));
+    let began = std::time::Instant::now();
+    let result = run_plan(&p);
+    assert!(began.elapsed().as_secs_f64() < 5.0, "took {:?}", began.elapsed());
+    assert_eq!(result.requests.sent, 20);
+}

@@ -27,8 +27,11 @@ impl Observer for PyObserver {
     fn on_interval(&mut self, interval: &Interval) -> Control {
         let Some(callback) = &self.callback else { return self.poll() };
         let json = serde_json::to_string(interval).unwrap_or_default();
-        match Python::attach(|py| callback.call1(py, (json,)).map(|_| ())) {
-            Ok(()) => Control::Continue,
+        let answer = Python::attach(|py| callback.call1(py, (json,)).and_then(|r| r.bind(py).is_truthy()));
+        match answer {
+            Ok(false) => Control::Continue,
+            // A true answer ends the run on its results (a threshold's abort_on_fail).
+            Ok(true) => Control::Abort,
             Err(e) => self.stop_with(e),
         }
     }
@@ -42,9 +45,10 @@ impl Observer for PyObserver {
 }
 
 /// run validates the plan (JSON), runs it with the GIL released and returns the result as
-/// JSON. `on_interval(json)` is called once per interval. Ctrl-C stops the run early and
-/// the result (stop_reason "interrupted") is still returned; an exception raised by
-/// `on_interval` stops the run and is re-raised.
+/// JSON. `on_interval(json)` is called once per interval; returning True ends the run
+/// early with stop_reason "aborted". Ctrl-C stops the run early and the result
+/// (stop_reason "interrupted") is still returned; an exception raised by `on_interval`
+/// stops the run and is re-raised.
 #[pyfunction]
 #[pyo3(signature = (plan_json, on_interval=None))]
 pub fn run(py: Python<'_>, plan_json: &str, on_interval: Option<Py<PyAny>>) -> PyResult<String> {

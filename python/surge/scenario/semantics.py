@@ -198,7 +198,10 @@ class _Checker:
                 where = where & {spec.scenario}
             if not where:
                 scope = f" of scenario '{spec.scenario}'" if spec.scenario else ""
-                self.add((*path, "tag"), f"no step{scope} has the tag '{spec.tag}'{suggest(spec.tag, tags)} "
+                elsewhere = sorted(tags.get(spec.tag, set()))
+                hint = (f" (it is a tag of scenario {', '.join(elsewhere)})" if elsewhere
+                        else suggest(spec.tag, tags))
+                self.add((*path, "tag"), f"no step{scope} has the tag '{spec.tag}'{hint} "
                                          "(a step's tag is its name, else 'METHOD /path')")
             elif len(where) > 1 and spec.threshold().stat == "p":
                 self.add((*path, "tag"), f"tag '{spec.tag}' is in scenarios {', '.join(sorted(where))}: a "
