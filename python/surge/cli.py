@@ -182,27 +182,20 @@ def _check_with_engine(plan: Plan) -> None:
 
 def execute(plan: Plan, *, json_output: bool) -> int:
     """execute runs a plan with progress display and summary; returns the exit code."""
-    try:
-        if json_output:
-            # The engine's document is printed as it is (less per-interval histograms):
-            # no need to load and validate the result models on this path.
-            doc = result_document(json.loads(run_plan_json(plan)))
-            sys.stdout.write(json.dumps(doc) + "\n")
-            return exit_code_for(doc["stop_reason"], doc["requests"])
-        if not sys.stderr.isatty():
-            result = run_plan(plan)
-        else:
-            from surge.progress import Progress  # Rich only when a terminal shows it
+    if json_output:
+        # The engine's document is printed as it is (less per-interval histograms):
+        # no need to load and validate the result models on this path.
+        doc = result_document(json.loads(run_plan_json(plan)))
+        sys.stdout.write(json.dumps(doc) + "\n")
+        return exit_code_for(doc["stop_reason"], doc["requests"])
+    if not sys.stderr.isatty():
+        result = run_plan(plan)
+    else:
+        from surge.progress import Progress  # Rich only when a terminal shows it
 
-            planned_s = 0.0 if isinstance(plan.executor, SharedIterations) else plan.duration_s()
-            with Progress(planned_s) as progress:
-                result = run_plan(plan, progress.update)
-    except UnreachableError as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        return exit_codes.UNREACHABLE
-    except (PlanError, ConnectionLimitError) as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        return exit_codes.BAD_INPUT
+        planned_s = 0.0 if isinstance(plan.executor, SharedIterations) else plan.duration_s()
+        with Progress(planned_s) as progress:
+            result = run_plan(plan, progress.update)
     from surge.summary import print_summary
 
     print_summary(result, plan)
@@ -310,15 +303,8 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
         raise BadInput(path, "no such scenario file")
     from surge.scenario_run import run_file
 
-    try:
-        return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
-                        json_output=json_output)
-    except UnreachableError as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        return exit_codes.UNREACHABLE
-    except (PlanError, ConnectionLimitError) as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        return exit_codes.BAD_INPUT
+    return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
+                    json_output=json_output)
 
 
 @app.command("demo")
@@ -361,6 +347,12 @@ def main(argv: list[str] | None = None) -> None:
         code = exit_codes.BAD_INPUT
     except KeyboardInterrupt:
         code = exit_codes.INTERRUPTED
+    except UnreachableError as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        code = exit_codes.UNREACHABLE
+    except (PlanError, ConnectionLimitError) as e:
+        _error(str(e.args[0]) if e.args else str(e))
+        code = exit_codes.BAD_INPUT
     except SurgeError as e:
         _error(str(e))
         code = exit_codes.RUN_FAILED
