@@ -24,6 +24,8 @@ pub enum Route {
     TasksDelete,
     /// Stats is `GET /stats`.
     Stats,
+    /// StatsTasks is `GET /stats/tasks`.
+    StatsTasks,
     /// StatsReset is `POST /stats/reset`.
     StatsReset,
     /// Other is any other method or path (answered 404 or 405).
@@ -33,7 +35,7 @@ pub enum Route {
 }
 
 /// ROUTE_COUNT is the number of [`Route`] variants.
-pub const ROUTE_COUNT: usize = 11;
+pub const ROUTE_COUNT: usize = 12;
 
 impl Route {
     /// ALL lists every route in index order.
@@ -46,6 +48,7 @@ impl Route {
         Route::TasksUpdate,
         Route::TasksDelete,
         Route::Stats,
+        Route::StatsTasks,
         Route::StatsReset,
         Route::Other,
         Route::Invalid,
@@ -62,6 +65,7 @@ impl Route {
             Route::TasksUpdate => "PUT /tasks/{id}",
             Route::TasksDelete => "DELETE /tasks/{id}",
             Route::Stats => "GET /stats",
+            Route::StatsTasks => "GET /stats/tasks",
             Route::StatsReset => "POST /stats/reset",
             Route::Other => "other",
             Route::Invalid => "invalid",
@@ -71,7 +75,7 @@ impl Route {
     /// is_modeled says whether the server model (slots, queue, rate limit, errors) applies:
     /// every route but /health and the /stats routes.
     pub fn is_modeled(self) -> bool {
-        !matches!(self, Route::Health | Route::Stats | Route::StatsReset | Route::Invalid)
+        !matches!(self, Route::Health | Route::Stats | Route::StatsTasks | Route::StatsReset | Route::Invalid)
     }
 
     fn index(self) -> usize {

@@ -82,6 +82,7 @@ pub fn classify(method: &str, path: &str) -> Route {
     match (method, path) {
         ("GET", "/health") => Route::Health,
         ("GET", "/stats") => Route::Stats,
+        ("GET", "/stats/tasks") => Route::StatsTasks,
         ("POST", "/stats/reset") => Route::StatsReset,
         ("POST", "/tasks") => Route::TasksCreate,
         ("GET", "/tasks") => Route::TasksList,
@@ -116,6 +117,7 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
         Route::Health => Reply { status: 200, content_type: TEXT, body: Body::Static("ok"), header: None },
         Route::Delay => Reply { status: 200, content_type: TEXT, body: Body::Static("ok"), header: None },
         Route::Stats => Reply::json(200, crate::stats::render(shared)),
+        Route::StatsTasks => Reply::json(200, crate::stats::render_task_reads(shared)),
         Route::StatsReset => {
             shared.reset();
             Reply::json(200, r#"{"reset":true}"#.to_string())
@@ -143,7 +145,7 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
             }
             Err(reply) => reply,
         },
-        Route::TasksGet => match task_id(path).and_then(|id| store.get(id).ok_or_else(|| not_found(path))) {
+        Route::TasksGet => match task_id(path).and_then(|id| store.read(id).ok_or_else(|| not_found(path))) {
             Ok(task) => Reply::task(200, task),
             Err(reply) => reply,
         },
@@ -168,7 +170,7 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
 /// path, 404 otherwise.
 fn other(method: &str, path: &str) -> Reply {
     let allow = match path {
-        "/health" | "/stats" => Some("GET, HEAD"),
+        "/health" | "/stats" | "/stats/tasks" => Some("GET, HEAD"),
         "/stats/reset" => Some("POST"),
         "/tasks" => Some("GET, HEAD, POST"),
         _ if item(path, "/tasks/").is_some() => Some("GET, HEAD, PUT, DELETE"),
@@ -239,6 +241,8 @@ mod tests {
             ("GET", "/tasks/7/x", Route::Other),
             ("GET", "/tasks/", Route::Other),
             ("GET", "/stats", Route::Stats),
+            ("GET", "/stats/tasks", Route::StatsTasks),
+            ("POST", "/stats/tasks", Route::Other),
             ("POST", "/stats/reset", Route::StatsReset),
             ("GET", "/", Route::Other),
         ];

@@ -56,10 +56,11 @@ impl Shared {
         self.totals().since(&baseline)
     }
 
-    /// reset makes every count in `/stats` start again from zero (the totals in the final
-    /// summary are not affected).
+    /// reset makes every count in `/stats` and `/stats/tasks` start again from zero (the
+    /// totals in the final summary are not affected).
     pub fn reset(&self) {
         let totals = self.totals();
         *self.baseline.lock().unwrap_or_else(PoisonError::into_inner) = totals;
+        self.store.reset_reads();
     }
 }

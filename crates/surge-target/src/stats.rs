@@ -1,4 +1,6 @@
-//! The `/stats` document: what the server received, answered and rejected.
+//! The `/stats` and `/stats/tasks` documents: what the server received, answered and
+//! rejected, and how often each task was read.
+use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Map, Value};
@@ -37,6 +39,23 @@ pub fn render(shared: &Shared) -> String {
         "uptime_s": shared.started.elapsed().as_secs_f64(),
     })
     .to_string()
+}
+
+/// render_task_reads is the `/stats/tasks` JSON: `{"reads_by_id": {"1": 523, ...},
+/// "tasks": N, "reads": total}`, where `reads_by_id` has every stored task answered `200` to
+/// `GET /tasks/{id}` (or `HEAD`) since the last reset, keys in id order, and `reads` is
+/// their sum. Written by hand: it can hold one entry per task.
+pub fn render_task_reads(shared: &Shared) -> String {
+    let reads = shared.store.reads();
+    let tasks = shared.store.len();
+    let mut out = String::with_capacity(48 + reads.by_id.len() * 14);
+    out.push_str(r#"{"reads_by_id":{"#);
+    for (i, (id, n)) in reads.by_id.iter().enumerate() {
+        let comma = if i > 0 { "," } else { "" };
+        let _ = write!(out, r#"{comma}"{id}":{n}"#); // writing to a String cannot fail
+    }
+    let _ = write!(out, r#"}},"tasks":{tasks},"reads":{}}}"#, reads.total);
+    out
 }
 
 fn received_by_route(counts: &Counts) -> Map<String, Value> {

@@ -109,6 +109,89 @@ fn stats_count_every_request_exactly() {
 }
 
 #[test]
+fn stats_tasks_counts_reads_by_id() {
+    let server = Server::start(r#"{"threads": 2, "shards": 3}"#);
+    let mut c = server.client();
+    for _ in 0..5 {
+        c.request("POST", "/tasks", Some("{}"));
+    }
+    // method, path, times: only GET (or HEAD) of a stored id answered 200 counts
+    let cases: &[(&str, &str, usize)] = &[
+        ("GET", "/tasks/1", 3),
+        ("HEAD", "/tasks/2", 2),
+        ("GET", "/tasks/4", 1),
+        ("GET", "/tasks/99", 4),
+        ("GET", "/tasks/abc", 1),
+        ("GET", "/tasks?limit=10", 2),
+        ("PUT", "/tasks/3", 1),
+    ];
+    for &(method, path, times) in cases {
+        for _ in 0..times {
+            let body = (method == "PUT").then_some("{}");
+            c.send(common::request_bytes(method, path, body).as_bytes());
+            if method == "HEAD" {
+                // No body follows a HEAD response, whatever its Content-Length says.
+                let mut head = Vec::new();
+                while !head.ends_with(b"\r\n\r\n") {
+                    let mut byte = [0u8; 1];
+                    assert_eq!(std::io::Read::read(&mut c.stream, &mut byte).unwrap(), 1);
+                    head.push(byte[0]);
+                }
+            } else {
+                c.read_response().unwrap();
+            }
+        }
+    }
+    // Reads from many connections, and so from both server threads, are merged.
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let mut c = server.client();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    assert_eq!(c.get("/tasks/5").status, 200);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let reads = c.get("/stats/tasks");
+    assert_eq!((reads.status, reads.header("Content-Type")), (200, Some("application/json")));
+    assert_eq!(reads.json(), json!({"reads_by_id": {"1": 3, "2": 2, "4": 1, "5": 200}, "tasks": 5, "reads": 206}));
+    assert!(reads.body.starts_with(r#"{"reads_by_id":{"1":3,"2":2,"4":1,"5":200}"#), "ids in order: {}", reads.body);
+
+    let stats = server.stats();
+    assert_eq!(stats["received_by_route"]["GET /stats/tasks"], 1, "{stats}");
+    assert_eq!(stats["responses"]["GET /tasks/{id}"]["200"], 206);
+    assert_eq!(c.request("POST", "/stats/tasks", None).header("Allow"), Some("GET, HEAD"));
+
+    // A deleted task's reads go with it; a reset starts every read count from zero.
+    c.request("DELETE", "/tasks/4", None);
+    assert_eq!(c.get("/stats/tasks").json()["reads"], 205);
+    assert_eq!(c.request("POST", "/stats/reset", None).status, 200);
+    assert_eq!(c.get("/stats/tasks").json(), json!({"reads_by_id": {}, "tasks": 4, "reads": 0}));
+    c.get("/tasks/3");
+    assert_eq!(c.get("/stats/tasks").json(), json!({"reads_by_id": {"3": 1}, "tasks": 4, "reads": 1}));
+}
+
+#[test]
+fn stats_tasks_is_outside_the_server_model_and_counts_only_served_reads() {
+    // Every modeled request is answered 500 (the route is not executed): no read is counted,
+    // and a 1 req/s limit never touches /stats/tasks.
+    let server = Server::start(r#"{"error_rate": 1, "rate_limit": 1, "burst": 100}"#);
+    let mut c = server.client();
+    assert_eq!(c.request("POST", "/tasks", Some("{}")).status, 500);
+    for _ in 0..3 {
+        assert_eq!(c.get("/tasks/1").status, 500);
+    }
+    for _ in 0..200 {
+        assert_eq!(c.get("/stats/tasks").status, 200);
+    }
+    assert_eq!(c.get("/stats/tasks").json(), json!({"reads_by_id": {}, "tasks": 0, "reads": 0}));
+}
+
+#[test]
 fn pipelined_requests_answered_in_order() {
     let server = Server::start("{}");
     let mut c = server.client();
