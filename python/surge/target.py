@@ -156,7 +156,8 @@ class TargetProcess:
         ``/stats`` and ``/stats/reset`` requests (so it compares with a generator's sent count)."""
         stats = self.stats()
         by_route = stats["received_by_route"]
-        return stats["received"] - by_route["GET /stats"] - by_route["POST /stats/reset"]
+        return (stats["received"] - by_route["GET /stats"] - by_route["POST /stats/reset"]
+                - by_route.get("GET /stats/tasks", 0))
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """stop stops the target (SIGINT, then SIGKILL after ``timeout`` seconds) and returns

@@ -49,7 +49,7 @@ pub fn is_valid_name(name: &str) -> bool {
     };
     let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     let head_ok = word(head) && head.bytes().next().is_some_and(|b| !b.is_ascii_digit());
-    head_ok && column.map_or(true, word)
+    head_ok && column.is_none_or(word)
 }
 
 impl Template {

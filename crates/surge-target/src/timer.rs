@@ -109,7 +109,7 @@ impl Deadlines {
     fn push(&mut self, at: Instant, waker: Waker) -> Option<Instant> {
         self.seq += 1;
         self.heap.push(Reverse(Entry { at, seq: self.seq, waker }));
-        if self.armed.map_or(true, |armed| at < armed) {
+        if self.armed.is_none_or(|armed| at < armed) {
             self.armed = Some(at);
             return Some(at);
         }

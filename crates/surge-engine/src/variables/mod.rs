@@ -370,7 +370,7 @@ impl VariableSet {
                             index
                         }
                         (PoolPick::Zipf, Cursor::Pool { zipf, .. }) => {
-                            if zipf.as_ref().map_or(true, |(n, _)| *n != len) {
+                            if zipf.as_ref().is_none_or(|(n, _)| *n != len) {
                                 *zipf = Zipf::new(len as f64, *s).ok().map(|d| (len, d));
                             }
                             match zipf {

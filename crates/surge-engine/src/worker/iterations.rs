@@ -1,0 +1,186 @@
+//! worker iterations: a VU starts an iteration, moves through its steps and pauses, and ends it.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl Worker {
+    // ----- iterations -----
+
+    /// on_ready gives a connected, idle VU its next piece of work.
+    pub(super) fn on_ready(&mut self, id: usize, now: u64) {
+        let conn = &self.conns[id];
+        if conn.in_iteration {
+            if !conn.thinking {
+                let intended = if conn.step == 0 { conn.intended_ns } else { now };
+                self.send_step(id, intended, now);
+            }
+            return;
+        }
+        let g = conn.group as usize;
+        if let Some(open) = self.groups[g].open.as_mut() {
+            if let Some(intended) = open.pending.pop_front() {
+                self.start_iteration(id, intended, now);
+            } else if !self.conns[id].in_idle_list {
+                self.conns[id].in_idle_list = true;
+                open.idle.push(id);
+            }
+            return;
+        }
+        if self.conns[id].active {
+            self.start_iteration(id, now, now);
+        } else {
+            self.retire(id, now);
+        }
+    }
+
+    /// start_iteration begins an iteration on VU `id`, due at `intended` (closed model:
+    /// now), if the scenario still allows one.
+    pub(super) fn start_iteration(&mut self, id: usize, intended: u64, now: u64) {
+        let g = self.conns[id].group as usize;
+        let group = &mut self.groups[g];
+        if group.stage != Stage::Running {
+            return;
+        }
+        if let Some(closed) = group.closed.as_mut() {
+            if !self.conns[id].active {
+                return;
+            }
+            if let Some(limit) = closed.per_vu {
+                if self.conns[id].iterations >= limit {
+                    self.conns[id].active = false;
+                    return self.retire(id, now);
+                }
+            }
+            if let Some(budget) = &closed.budget {
+                if closed.tokens == 0 {
+                    closed.tokens = if closed.exhausted { 0 } else { budget.claim(u64::from(closed.vus)) };
+                    if closed.tokens == 0 {
+                        closed.exhausted = true;
+                        return;
+                    }
+                }
+                closed.tokens -= 1;
+            }
+        }
+        group.busy += 1;
+        let scenario = &self.scenarios[g];
+        let seq = scenario.picker.pick(&mut self.rng);
+        let conn = &mut self.conns[id];
+        if scenario.variable_slots > 0 {
+            let slots = &mut conn.values[..scenario.variable_slots];
+            // Past-the-end unique rows are refused before the run; a draw error leaves
+            // that variable empty rather than stopping the VU.
+            let _ = scenario.variables.draw(&mut self.variables[g], u64::from(conn.vu), &self.pools, slots);
+        }
+        conn.in_iteration = true;
+        conn.abort_iteration = false;
+        conn.thinking = false;
+        conn.seq = seq as u16;
+        conn.step = 0;
+        conn.intended_ns = intended;
+        self.metrics.scenarios[g].iterations_started += 1;
+        self.send_step(id, intended, now);
+    }
+
+    /// after_response moves VU `id` past the step that just ended (with or without a
+    /// response): to the next step, a think time, or the end of its iteration.
+    pub(super) fn after_response(&mut self, id: usize, now: u64) {
+        let g = self.conns[id].group as usize;
+        let scenario = &self.scenarios[g];
+        let conn = &mut self.conns[id];
+        let steps = &scenario.sequences[conn.seq as usize];
+        let step = &steps[conn.step as usize];
+        let last = conn.step as usize + 1 >= steps.len() || conn.abort_iteration;
+        if conn.abort_iteration && conn.step as usize + 1 < steps.len() {
+            self.metrics.scenarios[g].iterations_aborted += 1;
+        }
+        let mut pause = step.think_after.map_or(0, |t| t.sample_ns(&mut self.rng));
+        if last {
+            pause += scenario.think_after_iteration.map_or(0, |t| t.sample_ns(&mut self.rng));
+        }
+        if !last {
+            conn.step += 1;
+        } else {
+            conn.step = u16::MAX; // past the last step: the iteration ends after the pause
+        }
+        if pause > 0 {
+            conn.thinking = true;
+            conn.wake_ns = now.saturating_add(pause);
+            self.wakeups.push(Reverse((conn.wake_ns, id)));
+            return;
+        }
+        self.resume(id, now);
+    }
+
+    /// resume continues VU `id` after a step or a pause.
+    pub(super) fn resume(&mut self, id: usize, now: u64) {
+        let conn = &mut self.conns[id];
+        conn.thinking = false;
+        if conn.step == u16::MAX {
+            return self.end_iteration(id, now);
+        }
+        if conn.retire_deadline_ns <= now {
+            // Retired by a ramp-down and out of grace: the iteration stops here.
+            return self.abandon_iteration(id, now);
+        }
+        match conn.phase {
+            Phase::Idle => self.send_step(id, now, now),
+            Phase::Closed => self.connect(id, now),
+            _ => {}
+        }
+    }
+
+    pub(super) fn end_iteration(&mut self, id: usize, now: u64) {
+        let g = self.conns[id].group as usize;
+        let conn = &mut self.conns[id];
+        conn.in_iteration = false;
+        conn.iterations += 1;
+        self.groups[g].busy -= 1;
+        self.metrics.scenarios[g].iterations_completed += 1;
+        if self.conns[id].phase == Phase::Idle {
+            self.on_ready(id, now);
+        } else if self.groups[g].open.is_some() || !self.conns[id].active {
+            self.release_closed_vu(id, now);
+        } else if self.conns[id].phase == Phase::Closed && self.groups[g].stage == Stage::Running {
+            self.connect(id, now);
+        }
+    }
+
+    /// release_closed_vu gives a VU without a usable connection back (open model: its
+    /// slot; closed model: nothing more to do until it is activated again).
+    pub(super) fn release_closed_vu(&mut self, id: usize, now: u64) {
+        let g = self.conns[id].group as usize;
+        if let Some(open) = self.groups[g].open.as_mut() {
+            if self.conns[id].phase == Phase::Closed {
+                open.vus -= 1;
+                open.free_slots.push(id);
+                self.open_connections_for_pending(g, now);
+            }
+        }
+    }
+
+    /// abandon_iteration stops a VU's iteration where it is (ramp-down out of grace).
+    pub(super) fn abandon_iteration(&mut self, id: usize, now: u64) {
+        let g = self.conns[id].group as usize;
+        let conn = &mut self.conns[id];
+        conn.in_iteration = false;
+        conn.thinking = false;
+        self.groups[g].busy -= 1;
+        self.metrics.scenarios[g].iterations_interrupted += 1;
+        self.retire(id, now);
+    }
+
+    pub(super) fn wake_thinkers(&mut self, now: u64) {
+        while let Some(&Reverse((at, id))) = self.wakeups.peek() {
+            if at > now {
+                break;
+            }
+            self.wakeups.pop();
+            let conn = &self.conns[id];
+            if conn.thinking && conn.wake_ns == at && conn.in_iteration {
+                self.resume(id, now);
+            }
+        }
+    }
+
+}

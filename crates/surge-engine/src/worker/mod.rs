@@ -1,0 +1,532 @@
+//! worker: one event loop per thread. It owns its connections (one per virtual user),
+//! counters and histograms, runs its share of every scenario, shares nothing per request,
+//! and reports mergeable metrics once per interval.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+use crate::budget::Budget;
+use crate::conn::{Conn, Phase};
+use crate::executor::{Iterations, Model};
+use crate::failure::FailureClass;
+use crate::http1::Step as ParseStep;
+use crate::metrics::{MetricsShape, ThreadMetrics};
+use crate::response::{JsonCache, ResponseView};
+use crate::pacer::{Pacer, Stripe};
+use crate::pool::{PoolSpecs, Pools};
+use crate::request::RequestBytes;
+use crate::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
+use crate::variables::{ThreadShare, VariableState};
+use crate::system::{thread_cpu_time, CpuTime};
+use crate::timer::{set_precise_timer_slack, Timer};
+use crate::tls::TlsSetup;
+
+mod connections;
+mod iterations;
+mod lifecycle;
+mod requests;
+
+/// TIMER_TOKEN identifies the pacing timer among connection tokens.
+const TIMER_TOKEN: Token = Token(usize::MAX - 1);
+
+/// SCRATCH_BYTES is the per-thread read buffer; most responses arrive in one read.
+const SCRATCH_BYTES: usize = 64 * 1024;
+
+/// RECONNECT_BACKOFF_NS spaces connection attempts after a connect-level failure, so a
+/// dead target does not turn into a busy loop of failures.
+const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
+
+/// RAMP_TICK_NS is how often a ramping-vus scenario re-evaluates its VU count.
+const RAMP_TICK_NS: u64 = 10_000_000;
+
+/// Share is this thread's part of one scenario.
+#[derive(Clone, Debug)]
+pub enum Share {
+    /// Closed: `vus` virtual users (the peak, for a ramp), optionally from a shared budget.
+    Closed {
+        /// vus is this thread's number of virtual users.
+        vus: u32,
+        /// budget is the shared iteration count (shared-iterations), if any.
+        budget: Option<Arc<Budget>>,
+    },
+    /// Open: this thread's stripe of the scenario's schedule.
+    Open {
+        /// stripe selects this thread's iterations of the schedule.
+        stripe: Stripe,
+        /// max_vus caps this thread's iterations in progress (and connections).
+        max_vus: u32,
+        /// pre_allocated_vus connections are opened when the scenario starts.
+        pre_allocated_vus: u32,
+    },
+}
+
+/// WorkerSpec is everything one worker thread needs.
+pub struct WorkerSpec {
+    /// thread is this worker's index.
+    pub thread: usize,
+    /// threads is the number of worker threads of the run (for ramp shares).
+    pub threads: usize,
+    /// origin is the run's time zero, shared by all threads.
+    pub origin: Instant,
+    /// addr is the target's socket address.
+    pub addr: SocketAddr,
+    /// tls is the TLS setup for https targets.
+    pub tls: Option<TlsSetup>,
+    /// scenarios are the run's compiled scenarios.
+    pub scenarios: Arc<[Scenario]>,
+    /// shares are this thread's part of each scenario, in the same order.
+    pub shares: Vec<Share>,
+    /// shape is how many slots, scenarios, checks and captures the metrics hold.
+    pub shape: MetricsShape,
+    /// grace_ns is how long iterations in progress may still complete after the end.
+    pub grace_ns: u64,
+    /// scan_period_ns is how often timeouts are checked.
+    pub scan_period_ns: u64,
+    /// interval_ns is the reporting period.
+    pub interval_ns: u64,
+    /// seed makes this thread's random draws (sequence choice, think times) reproducible.
+    pub seed: u64,
+    /// share is this thread's place among all generator threads (for variables).
+    pub share: ThreadShare,
+    /// pools are this thread's data pools (shared initial values, its own captures).
+    pub pools: Pools,
+    /// cancel is set by the caller to stop the run early.
+    pub cancel: Arc<AtomicBool>,
+    /// reports carries interval snapshots and the final report to the run.
+    pub reports: Sender<Report>,
+    /// recycled brings back emptied metrics from the run, so that handing them over each
+    /// interval costs a swap instead of copying the histograms.
+    pub recycled: Receiver<Box<ThreadMetrics>>,
+}
+
+/// Report is what a worker sends to the run's aggregator.
+pub enum Report {
+    /// Interval carries one interval's metrics and gauges at its end.
+    Interval {
+        /// thread is the reporting worker.
+        thread: usize,
+        /// index is the interval's number.
+        index: u64,
+        /// metrics are this thread's counts and histograms for the interval.
+        metrics: Box<ThreadMetrics>,
+        /// open_connections is the number of connections open now.
+        open_connections: u64,
+        /// in_flight is the number of outstanding requests now.
+        in_flight: u64,
+        /// active_vus is the number of VUs in an iteration now, per scenario.
+        active_vus: Vec<u64>,
+    },
+    /// Done is the worker's last report.
+    Done {
+        /// thread is the reporting worker.
+        thread: usize,
+        /// stopped_ns is when it stopped starting iterations.
+        stopped_ns: u64,
+        /// cpu is the thread's CPU time.
+        cpu: CpuTime,
+        /// error is set if the worker could not run at all.
+        error: Option<String>,
+        /// pools are the values this thread captured into pools.
+        pools: PoolSpecs,
+    },
+}
+
+/// run_worker runs one worker to completion and always sends its Done report.
+pub fn run_worker(spec: WorkerSpec) {
+    let thread = spec.thread;
+    let reports = spec.reports.clone();
+    let started_cpu = thread_cpu_time();
+    match Worker::new(spec) {
+        Ok(mut worker) => worker.run(),
+        Err(e) => {
+            let _ = reports.send(Report::Done {
+                thread,
+                stopped_ns: 0,
+                cpu: thread_cpu_time().since(&started_cpu),
+                error: Some(e.to_string()),
+                pools: PoolSpecs::new(),
+            });
+        }
+    }
+}
+
+/// Stage is where a scenario is on this thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for its start time.
+    Waiting,
+    /// Running: starting iterations.
+    Running,
+    /// Draining: no new iterations; those in progress may finish until `deadline_ns`.
+    Draining { deadline_ns: u64 },
+    /// Done: nothing left.
+    Done,
+}
+
+/// Group is one scenario's state on this thread.
+struct Group {
+    scenario: usize,
+    stage: Stage,
+    /// busy counts VUs inside an iteration.
+    busy: u64,
+    closed: Option<ClosedGroup>,
+    open: Option<OpenGroup>,
+}
+
+/// ClosedGroup: VUs are the connections `first..first + vus`.
+struct ClosedGroup {
+    first: usize,
+    vus: u32,
+    active: u32,
+    budget: Option<Arc<Budget>>,
+    tokens: u64,
+    exhausted: bool,
+    per_vu: Option<u64>,
+    next_ramp_ns: Option<u64>,
+}
+
+/// OpenGroup: iterations are due on the pacer's schedule and run on pooled VUs.
+struct OpenGroup {
+    stripe: Stripe,
+    max_vus: u64,
+    pre_allocated_vus: u32,
+    nth: u64,
+    next_due_ns: Option<u64>,
+    /// pending are iterations due (their intended times) waiting for a connection.
+    pending: VecDeque<u64>,
+    idle: Vec<usize>,
+    free_slots: Vec<usize>,
+    /// vus counts connections held (open or connecting).
+    vus: u64,
+    connecting: u64,
+    retry_connect_ns: Option<u64>,
+    /// created counts the VUs (connection slots) created, to number them.
+    created: u32,
+}
+
+/// Worker is one thread's event loop.
+struct Worker {
+    spec: WorkerSpec,
+    scenarios: Arc<[Scenario]>,
+    poll: Poll,
+    events: Option<Events>,
+    timer: Option<Timer>,
+    conns: Vec<Conn>,
+    groups: Vec<Group>,
+    scratch: Box<[u8]>,
+    metrics: ThreadMetrics,
+    rng: SmallRng,
+    in_flight: u64,
+    open_conns: u64,
+    stopped_ns: u64,
+    next_interval_ns: u64,
+    interval_index: u64,
+    next_scan_ns: u64,
+    /// wakeups are (time, connection) pairs of VUs thinking; stale entries are skipped.
+    wakeups: BinaryHeap<Reverse<(u64, usize)>>,
+    /// reconnects are closed-model VUs waiting out a connect backoff, in time order.
+    reconnects: VecDeque<(u64, usize)>,
+    /// json caches the parsed body of the response being checked.
+    json: JsonCache,
+    /// variables are each scenario's variable-drawing state on this thread.
+    variables: Vec<VariableState>,
+    /// pools are this thread's data pools.
+    pools: Pools,
+    /// captured holds a value on its way into a pool.
+    captured: Vec<u8>,
+}
+
+impl Worker {
+    fn new(spec: WorkerSpec) -> io::Result<Worker> {
+        let poll = Poll::new()?;
+        let scenarios = spec.scenarios.clone();
+        let mut conns = Vec::new();
+        let mut groups = Vec::with_capacity(spec.shares.len());
+        let mut any_open = false;
+        for (index, share) in spec.shares.iter().enumerate() {
+            let scenario = &scenarios[index];
+            let mut group = Group { scenario: index, stage: Stage::Waiting, busy: 0, closed: None, open: None };
+            match (share, &scenario.model) {
+                (Share::Closed { vus, budget }, Model::Closed { iterations, ramp, .. }) => {
+                    let first = conns.len();
+                    for vu in 0..*vus {
+                        let mut conn = Conn::new();
+                        conn.group = index as u32;
+                        conn.vu = vu;
+                        conn.values = vec![Vec::new(); scenario.value_names.len()];
+                        conns.push(conn);
+                    }
+                    group.closed = Some(ClosedGroup {
+                        first,
+                        vus: *vus,
+                        active: 0,
+                        budget: budget.clone(),
+                        tokens: 0,
+                        exhausted: false,
+                        per_vu: match iterations {
+                            Iterations::PerVu(n) => Some(*n),
+                            _ => None,
+                        },
+                        next_ramp_ns: ramp.as_ref().map(|_| scenario.start_ns),
+                    });
+                }
+                (Share::Open { stripe, max_vus, pre_allocated_vus }, Model::Open { pacer, .. }) => {
+                    any_open = true;
+                    group.open = Some(OpenGroup {
+                        created: 0,
+                        stripe: *stripe,
+                        max_vus: u64::from(*max_vus),
+                        pre_allocated_vus: *pre_allocated_vus,
+                        nth: 0,
+                        next_due_ns: pacer.due_ns(stripe.index(0)).map(|d| d + scenario.start_ns),
+                        pending: VecDeque::new(),
+                        idle: Vec::new(),
+                        free_slots: Vec::new(),
+                        vus: 0,
+                        connecting: 0,
+                        retry_connect_ns: None,
+                    });
+                }
+                _ => return Err(io::Error::other("scenario share does not match its executor")),
+            }
+            groups.push(group);
+        }
+        let timer = if any_open {
+            set_precise_timer_slack();
+            Some(Timer::new(poll.registry(), TIMER_TOKEN)?)
+        } else {
+            None
+        };
+        let metrics = ThreadMetrics::new(spec.shape);
+        let variables =
+            scenarios.iter().map(|s| s.variables.thread_state(spec.share, spec.seed ^ s.start_ns.rotate_left(17))).collect();
+        let pools = spec.pools.fork();
+        Ok(Worker {
+            next_interval_ns: spec.interval_ns,
+            next_scan_ns: spec.scan_period_ns,
+            rng: SmallRng::seed_from_u64(spec.seed),
+            scenarios,
+            spec,
+            poll,
+            events: Some(Events::with_capacity(1024)),
+            timer,
+            conns,
+            groups,
+            scratch: vec![0u8; SCRATCH_BYTES].into_boxed_slice(),
+            metrics,
+            in_flight: 0,
+            open_conns: 0,
+            stopped_ns: 0,
+            interval_index: 0,
+            wakeups: BinaryHeap::new(),
+            reconnects: VecDeque::new(),
+            json: JsonCache::new(),
+            variables,
+            pools,
+            captured: Vec::new(),
+        })
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.spec.origin.elapsed().as_nanos() as u64
+    }
+
+    fn run(&mut self) {
+        let started_cpu = thread_cpu_time();
+        loop {
+            let now = self.now_ns();
+            let cancelled = self.spec.cancel.load(Ordering::Relaxed);
+            for g in 0..self.groups.len() {
+                self.advance_group(g, now, cancelled);
+            }
+            if self.groups.iter().all(|g| g.stage == Stage::Done) {
+                break;
+            }
+            if now >= self.next_interval_ns {
+                self.flush_intervals(now);
+            }
+            if now >= self.next_scan_ns {
+                self.expire_timeouts(now);
+                self.next_scan_ns = now + self.spec.scan_period_ns;
+            }
+            self.retry_connects(now);
+            self.wake_thinkers(now);
+            let deadline = self.next_deadline();
+            if let Err(e) = self.wait(now, deadline) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    break;
+                }
+            }
+            let now = self.now_ns();
+            self.handle_events(now);
+        }
+        self.finish(started_cpu);
+    }
+
+    fn next_deadline(&self) -> (u64, bool) {
+        let mut deadline = self.next_interval_ns.min(self.next_scan_ns);
+        let mut precise = false;
+        for group in &self.groups {
+            let scenario = &self.scenarios[group.scenario];
+            match group.stage {
+                Stage::Waiting => deadline = deadline.min(scenario.start_ns),
+                Stage::Running => {
+                    deadline = deadline.min(scenario.end_ns);
+                    if let Some(at) = group.closed.as_ref().and_then(|c| c.next_ramp_ns) {
+                        deadline = deadline.min(at);
+                    }
+                    if let Some(open) = &group.open {
+                        if let Some(at) = open.retry_connect_ns {
+                            deadline = deadline.min(at);
+                        }
+                        if let Some(due) = open.next_due_ns {
+                            if due < deadline {
+                                deadline = due;
+                                precise = true;
+                            }
+                        }
+                    }
+                }
+                Stage::Draining { deadline_ns } => deadline = deadline.min(deadline_ns),
+                Stage::Done => {}
+            }
+        }
+        if let Some(&(at, _)) = self.reconnects.front() {
+            deadline = deadline.min(at);
+        }
+        if let Some(Reverse((at, _))) = self.wakeups.peek() {
+            if *at < deadline {
+                deadline = *at;
+                // Think times are user pauses; the timerfd gives them sub-ms precision
+                // only when it exists (open model), else epoll's millisecond will do.
+                precise = self.timer.is_some();
+            }
+        }
+        (deadline, precise)
+    }
+
+    fn wait(&mut self, now: u64, (deadline, precise): (u64, bool)) -> io::Result<()> {
+        let delay = deadline.saturating_sub(now);
+        let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(1024));
+        let result = match &mut self.timer {
+            _ if delay == 0 => self.poll.poll(&mut events, Some(Duration::ZERO)),
+            // A send is due: epoll's timeout is whole milliseconds, rounded up, so the
+            // pacing deadline always goes through the timerfd.
+            Some(timer) if precise => timer.arm(deadline, delay).and_then(|_| self.poll.poll(&mut events, None)),
+            // Waking up to a millisecond late is harmless for interval flushes, timeout
+            // scans and the end of the run.
+            _ => self.poll.poll(&mut events, Some(Duration::from_nanos(delay))),
+        };
+        self.events = Some(events);
+        result
+    }
+
+    fn handle_events(&mut self, now: u64) {
+        let Some(events) = self.events.take() else { return };
+        for event in events.iter() {
+            let token = event.token();
+            if token == TIMER_TOKEN {
+                if let Some(timer) = self.timer.as_mut() {
+                    timer.fired();
+                }
+                continue;
+            }
+            let id = token.0;
+            if id >= self.conns.len() {
+                continue;
+            }
+            let error = event.is_error();
+            let hangup = event.is_read_closed() || event.is_write_closed();
+            match self.conns[id].phase {
+                Phase::Connecting => {
+                    if event.is_writable() || error || hangup {
+                        self.on_connect_event(id, now);
+                    }
+                }
+                Phase::Sending => {
+                    if event.is_writable() || error {
+                        self.write_request(id, now);
+                    }
+                    if self.conns[id].has_request() && (event.is_readable() || hangup) {
+                        self.read_response(id, now, hangup);
+                    }
+                }
+                Phase::Awaiting => {
+                    if event.is_writable() {
+                        self.flush_tls(id, now);
+                    }
+                    if event.is_readable() || hangup || error {
+                        self.read_response(id, now, hangup || error);
+                    }
+                }
+                Phase::Idle => {
+                    if event.is_readable() || hangup || error {
+                        self.read_while_idle(id, now);
+                    }
+                }
+                Phase::Closed => {}
+            }
+        }
+        self.events = Some(events);
+    }
+
+    // ----- reporting -----
+
+    fn flush_intervals(&mut self, now: u64) {
+        while now >= self.next_interval_ns {
+            self.send_interval();
+            self.next_interval_ns += self.spec.interval_ns;
+        }
+    }
+
+    fn send_interval(&mut self) {
+        let fresh = match self.spec.recycled.try_recv() {
+            Ok(spare) => *spare,
+            Err(_) => ThreadMetrics::new(self.spec.shape),
+        };
+        let metrics = Box::new(std::mem::replace(&mut self.metrics, fresh));
+        let _ = self.spec.reports.send(Report::Interval {
+            thread: self.spec.thread,
+            index: self.interval_index,
+            metrics,
+            open_connections: self.open_conns,
+            in_flight: self.in_flight,
+            active_vus: self.groups.iter().map(|g| g.busy).collect(),
+        });
+        self.interval_index += 1;
+    }
+
+    fn finish(&mut self, started_cpu: CpuTime) {
+        let now = self.now_ns();
+        for g in 0..self.groups.len() {
+            if self.groups[g].stage != Stage::Done {
+                if self.groups[g].stage == Stage::Running {
+                    let end = self.scenarios[g].end_ns;
+                    self.stopped_ns = self.stopped_ns.max(now.min(end));
+                }
+                self.close_group(g, now);
+            }
+        }
+        self.open_conns = 0;
+        self.flush_intervals(now);
+        self.send_interval();
+        let _ = self.spec.reports.send(Report::Done {
+            thread: self.spec.thread,
+            stopped_ns: self.stopped_ns,
+            cpu: thread_cpu_time().since(&started_cpu),
+            error: None,
+            pools: self.pools.take_local(),
+        });
+    }
+}

@@ -1,0 +1,243 @@
+//! worker requests: writing a step's request, reading and parsing its response, checks and captures, failures and timeouts.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl Worker {
+    // ----- requests -----
+
+    pub(super) fn send_step(&mut self, id: usize, intended_ns: u64, now: u64) {
+        let g = self.conns[id].group as usize;
+        let conn = &mut self.conns[id];
+        let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
+        conn.intended_ns = intended_ns;
+        conn.sent_ns = now;
+        conn.deadline_ns = now.saturating_add(step.timeout_ns);
+        conn.written = 0;
+        if step.retain {
+            conn.parser.begin_retaining(step.head, MAX_RETAINED_BODY);
+        } else {
+            conn.parser.begin(step.head);
+        }
+        if let RequestBytes::Template(template) = &step.request {
+            template.render(&conn.values, &mut conn.out);
+        }
+        conn.phase = Phase::Sending;
+        self.in_flight += 1;
+        self.write_request(id, now);
+    }
+
+    pub(super) fn write_request(&mut self, id: usize, now: u64) {
+        let conn = &mut self.conns[id];
+        let g = conn.group as usize;
+        let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
+        let request: &[u8] = match &step.request {
+            RequestBytes::Static(bytes) => bytes,
+            RequestBytes::Template(_) => &conn.out,
+        };
+        let Some(transport) = conn.transport.as_mut() else { return };
+        let failure = loop {
+            if conn.written >= request.len() {
+                break None;
+            }
+            match transport.write(&request[conn.written..]) {
+                Ok(0) => break Some(FailureClass::ClosedBeforeResponse),
+                Ok(n) => conn.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Some(FailureClass::from_io_error(&e)),
+            }
+        };
+        match failure {
+            Some(class) => self.fail(id, class, now),
+            None => {
+                conn.phase = Phase::Awaiting;
+                let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
+                let paced = self.groups[g].open.is_some() && conn.step == 0;
+                self.metrics.slots[step.slot].record_sent(request.len(), lag, paced);
+            }
+        }
+    }
+
+    pub(super) fn flush_tls(&mut self, id: usize, now: u64) {
+        let Some(transport) = self.conns[id].transport.as_mut() else { return };
+        if let Err(e) = transport.flush() {
+            self.fail(id, FailureClass::from_io_error(&e), now);
+        }
+    }
+
+    /// read_response reads and parses what arrived; `hangup` says the peer has closed
+    /// (its FIN may have come in the same edge as the last bytes).
+    pub(super) fn read_response(&mut self, id: usize, now: u64, hangup: bool) {
+        let conn = &mut self.conns[id];
+        let g = conn.group as usize;
+        let Some(transport) = conn.transport.as_mut() else { return };
+        let plain = !transport.is_tls();
+        loop {
+            let n = match transport.read(&mut self.scratch) {
+                Ok(0) => return self.on_eof(id, now),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.fail(id, FailureClass::from_io_error(&e), now),
+            };
+            let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
+            self.metrics.slots[slot].bytes_received += n as u64;
+            match conn.parser.feed(&self.scratch[..n]) {
+                Ok(ParseStep::NeedMore) => {
+                    // Edge-triggered: a short read means the socket is drained, and the
+                    // next bytes will raise a new edge, which saves the read that returns
+                    // EAGAIN. Not so when the peer closed: its EOF raises no new edge.
+                    let must_drain = hangup || conn.parser.reads_until_close();
+                    if plain && n < self.scratch.len() && !must_drain {
+                        return;
+                    }
+                }
+                Ok(ParseStep::Complete { consumed }) => return self.on_response(id, now, consumed < n || hangup),
+                Err(_) => return self.fail(id, FailureClass::InvalidResponse, now),
+            }
+        }
+    }
+
+    /// read_while_idle handles bytes or a close on a connection with nothing outstanding.
+    pub(super) fn read_while_idle(&mut self, id: usize, now: u64) {
+        let Some(transport) = self.conns[id].transport.as_mut() else { return };
+        match transport.read(&mut self.scratch) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            // The server closed an idle keep-alive connection, or sent bytes nobody asked
+            // for: either way the connection cannot be trusted with a request.
+            _ => self.close_conn(id, now),
+        }
+    }
+
+    pub(super) fn on_eof(&mut self, id: usize, now: u64) {
+        match self.conns[id].parser.finish_on_eof() {
+            Ok(()) => self.on_response(id, now, true),
+            Err(_) => self.fail(id, FailureClass::ClosedBeforeResponse, now),
+        }
+    }
+
+    pub(super) fn on_response(&mut self, id: usize, now: u64, must_close: bool) {
+        let conn = &mut self.conns[id];
+        let g = conn.group as usize;
+        let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
+        let metrics = &mut self.metrics.slots[step.slot];
+        let status = conn.parser.status();
+        let latency = now.saturating_sub(conn.intended_ns);
+        let service = now.saturating_sub(conn.sent_ns);
+        if conn.phase == Phase::Sending {
+            // The server answered before reading the whole request (e.g. 413): the
+            // server did receive it, so it counts as sent; the framing is now unknown.
+            let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
+            metrics.record_sent(conn.written, lag, false);
+        }
+        let reuse = conn.parser.keep_alive() && !must_close && conn.phase == Phase::Awaiting;
+        conn.phase = Phase::Idle;
+        conn.deadline_ns = u64::MAX;
+        conn.requests += 1;
+        self.in_flight -= 1;
+        metrics.record_response(status, latency, service);
+        if !step.checks.is_empty() || !step.captures.is_empty() {
+            let view = ResponseView::from_parser(&conn.parser, latency);
+            self.json.reset();
+            for (index, check) in &step.checks {
+                self.metrics.checks[*index].record(check.evaluate(&view, &mut self.json));
+            }
+            for (index, capture, target) in &step.captures {
+                let found = match *target {
+                    CaptureTarget::Value(value) => capture.extract(&view, &mut self.json, &mut conn.values[value]),
+                    CaptureTarget::Pool(pool) => {
+                        let found = capture.extract(&view, &mut self.json, &mut self.captured);
+                        // A full pool refuses the value (counted by the pool); the
+                        // iteration still had what it needed.
+                        if found {
+                            self.pools.push(pool, &self.captured);
+                        }
+                        found
+                    }
+                };
+                self.metrics.captures[*index].record(found);
+                // Later steps would send what they could not fill in: end the iteration.
+                conn.abort_iteration |= !found;
+            }
+        }
+        if !reuse {
+            let conn = &mut self.conns[id];
+            self.open_conns -= 1;
+            conn.close(self.poll.registry());
+        }
+        self.after_response(id, now);
+    }
+
+    /// fail_probes counts a step's checks as failed and its captures as missing when its
+    /// request ended without a response.
+    pub(super) fn fail_probes(&mut self, id: usize) {
+        let conn = &mut self.conns[id];
+        let step = &self.scenarios[conn.group as usize].sequences[conn.seq as usize][conn.step as usize];
+        for (index, _) in &step.checks {
+            self.metrics.checks[*index].record(false);
+        }
+        for (index, _, _) in &step.captures {
+            self.metrics.captures[*index].record(false);
+            conn.abort_iteration = true;
+        }
+    }
+
+    /// fail counts the outstanding request (or connection attempt) of a VU as failed,
+    /// closes the connection, and lets the VU go on.
+    pub(super) fn fail(&mut self, id: usize, class: FailureClass, now: u64) {
+        let conn = &mut self.conns[id];
+        let g = conn.group as usize;
+        match conn.phase {
+            Phase::Sending | Phase::Awaiting => {
+                let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
+                let latency = now.saturating_sub(conn.intended_ns);
+                self.in_flight -= 1;
+                self.metrics.slots[step.slot].record_failure(class, Some(latency));
+                conn.phase = Phase::Idle;
+                self.open_conns -= 1;
+                conn.close(self.poll.registry());
+                self.fail_probes(id);
+                // The iteration goes on (as in k6, a failed request returns an error and
+                // the script continues); the next step reconnects.
+                self.after_response(id, now);
+            }
+            Phase::Connecting => {
+                if let Some(open) = self.groups[g].open.as_mut() {
+                    open.connecting -= 1;
+                }
+                self.open_conns -= 1;
+                conn.close(self.poll.registry());
+                self.connect_failed(id, class, now);
+            }
+            Phase::Idle => self.close_conn(id, now),
+            Phase::Closed => {}
+        }
+    }
+
+    pub(super) fn expire_timeouts(&mut self, now: u64) {
+        for id in 0..self.conns.len() {
+            let conn = &self.conns[id];
+            if conn.retire_deadline_ns <= now && conn.in_iteration && !conn.active {
+                if conn.has_request() {
+                    let g = conn.group as usize;
+                    let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
+                    self.metrics.slots[slot].record_failure(FailureClass::Interrupted, None);
+                    self.in_flight -= 1;
+                    self.conns[id].phase = Phase::Idle;
+                }
+                self.abandon_iteration(id, now);
+                continue;
+            }
+            if conn.deadline_ns > now {
+                continue;
+            }
+            match conn.phase {
+                Phase::Connecting => self.fail(id, FailureClass::ConnectTimeout, now),
+                Phase::Sending | Phase::Awaiting => self.fail(id, FailureClass::RequestTimeout, now),
+                _ => {}
+            }
+        }
+    }
+
+}
