@@ -21,17 +21,39 @@ pub enum RequestBytes {
 /// RequestTemplate is a request whose path, header values or body hold slots.
 #[derive(Clone, Debug)]
 pub struct RequestTemplate {
-    /// head is the request line and headers, without Content-Length and the blank line.
-    head: Template,
+    /// line is the request line (with its CRLF).
+    line: Template,
+    /// headers are the header lines, without Content-Length and the blank line.
+    headers: Template,
     /// body is the body template, if the request has or expects one.
     body: Option<Template>,
+}
+
+/// escape_target percent-encodes what a value may not put into a request target (spaces,
+/// controls, non-ASCII), so that a captured or drawn value cannot break the request line.
+fn escape_target(value: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in value {
+        if b.is_ascii_graphic() {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+}
+
+/// escape_header replaces line breaks and NULs in a header value with spaces, so that a
+/// value cannot end its header line and inject another.
+fn escape_header(value: &[u8], out: &mut Vec<u8>) {
+    out.extend(value.iter().map(|&b| if b == b'\r' || b == b'\n' || b == 0 { b' ' } else { b }));
 }
 
 impl RequestTemplate {
     /// render writes the request for these slot values into `out` (cleared first).
     pub fn render(&self, values: &[Vec<u8>], out: &mut Vec<u8>) {
         out.clear();
-        self.head.render(values, out);
+        self.line.render_escaped(values, out, escape_target);
+        self.headers.render_escaped(values, out, escape_header);
         if let Some(body) = &self.body {
             let length = body.rendered_len(values);
             out.extend_from_slice(b"Content-Length: ");
@@ -168,13 +190,10 @@ impl RequestSpec {
         if is_static {
             return self.serialize(target).map(|b| RequestBytes::Static(b.into_boxed_slice())).map_err(|e| vec![e]);
         }
-        // The head is one template: literal request line and headers around the user's
-        // templated path and header values (method and names are validated tokens).
+        // The head is two templates: the request line and the headers, literal around the
+        // user's templated path and header values (method and names are validated tokens).
+        let line = format!("{} {path} HTTP/1.1\r\n", self.method);
         let mut head = String::with_capacity(128);
-        head.push_str(&self.method);
-        head.push(' ');
-        head.push_str(path);
-        head.push_str(" HTTP/1.1\r\n");
         let has = |n: &str| self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
         if !has("host") {
             head.push_str(&format!("Host: {}\r\n", target.host_header));
@@ -185,7 +204,8 @@ impl RequestSpec {
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
-        let head = Template::parse_names(&head, names).map_err(|m| vec![PlanError::new(field.to_string(), m)])?;
+        let line = Template::parse_names(&line, names).map_err(|m| vec![PlanError::new(format!("{field}.path"), m)])?;
+        let headers = Template::parse_names(&head, names).map_err(|m| vec![PlanError::new(format!("{field}.headers"), m)])?;
         let body = match (&self.body, &self.body_base64) {
             (Some(text), _) => Some(Template::parse_names(text, names).map_err(|m| vec![PlanError::new(format!("{field}.body"), m)])?),
             (None, Some(_)) => {
@@ -196,7 +216,7 @@ impl RequestSpec {
             (None, None) if self.method_expects_body() => Some(Template::literal_bytes(Vec::new())),
             (None, None) => None,
         };
-        Ok(RequestBytes::Template(RequestTemplate { head, body }))
+        Ok(RequestBytes::Template(RequestTemplate { line, headers, body }))
     }
 
     fn method_expects_body(&self) -> bool {
@@ -272,6 +292,28 @@ mod tests {
         let spec = RequestSpec { method: "POST".into(), ..Default::default() };
         let text = String::from_utf8(spec.serialize(&target()).unwrap_or_default()).unwrap_or_default();
         assert!(text.contains("Content-Length: 0\r\n"), "{text}");
+    }
+
+    #[test]
+    fn templated_values_cannot_break_the_request_head() {
+        let spec = RequestSpec {
+            method: "POST".into(),
+            path: Some("/tasks/{{id}}".into()),
+            headers: vec![("X-Token".into(), "t={{token}}".into())],
+            body: Some("{\"n\": \"{{id}}\"}".into()),
+            ..Default::default()
+        };
+        let names = vec!["id".to_string(), "token".to_string()];
+        let Ok(RequestBytes::Template(template)) = spec.compile(&target(), "request", &names) else { panic!("templated") };
+        let mut out = Vec::new();
+        template.render(&[b"a b\r\nc".to_vec(), b"x\r\nEvil: 1".to_vec()], &mut out);
+        let text = String::from_utf8(out).unwrap_or_default();
+        assert_eq!(
+            text,
+            format!(
+                "POST /tasks/a%20b%0D%0Ac HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nX-Token: t=x  Evil: 1\r\nContent-Length: 15\r\n\r\n{{\"n\": \"a b\r\nc\"}}"
+            )
+        );
     }
 
     #[test]

@@ -159,6 +159,21 @@ impl Template {
         }
     }
 
+    /// render_escaped is [`Template::render`] with every slot value passed through `escape`
+    /// (literal parts are copied as they are), e.g. to keep a value from breaking an HTTP head.
+    pub fn render_escaped(&self, slots: &[Vec<u8>], out: &mut Vec<u8>, escape: impl Fn(&[u8], &mut Vec<u8>)) {
+        for part in &self.parts {
+            match part {
+                Part::Literal(bytes) => out.extend_from_slice(bytes),
+                Part::Slot(i) => {
+                    if let Some(value) = slots.get(*i) {
+                        escape(value, out);
+                    }
+                }
+            }
+        }
+    }
+
     /// rendered_len is the number of bytes [`Template::render`] appends for `slots`.
     pub fn rendered_len(&self, slots: &[Vec<u8>]) -> usize {
         self.parts
