@@ -175,3 +175,19 @@ def test_flags_of_the_url_form_are_refused_with_a_file(tmp_path):
     assert run.code == 2 and "--time-scale: only applies to a scenario file" in run.stderr
     run = surge("run", str(path), "--time-scale", "0")
     assert run.code == 2 and "--time-scale: must be a positive factor" in run.stderr
+
+
+def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_the_numbers(tmp_path):
+    path = write(tmp_path, """\
+        target: http://127.0.0.1:9
+        scenarios:
+          a:
+            executor: {type: constant-vus, vus: 700000, duration: 1s}
+            flow: [{request: {path: /health}}]
+          b:
+            executor: {type: constant-arrival-rate, rate: 10/s, duration: 1s, max_vus: 700000}
+            flow: [{request: {path: /health}}]
+        """)
+    run = surge("run", str(path))
+    assert run.code == 2, run.stderr
+    assert "1400000 connections need about" in run.stderr and "file descriptors but the limit is" in run.stderr
