@@ -191,3 +191,21 @@ def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_t
     run = surge("run", str(path))
     assert run.code == 2, run.stderr
     assert "1400000 connections need about" in run.stderr and "file descriptors but the limit is" in run.stderr
+
+
+def test_the_python_api_runs_a_model_built_in_code(fresh_target):
+    from surge.scenario import Check, Request, Scenario, ScenarioFile, Step
+    from surge.scenario_run import run_compiled
+
+    f = ScenarioFile(
+        target=fresh_target.url,
+        scenarios={"api": Scenario(
+            executor={"type": "shared-iterations", "vus": 2, "iterations": 30},
+            flow=[Step(name="health", request=Request(path="/health"), check=Check(status=200))],
+        )},
+        thresholds=["p(99) < 5s", "checks > 0.99"],
+    )
+    outcome = run_compiled(f.compile())
+    assert outcome.main["requests"]["sent"] == 30 == fresh_target.received()
+    assert [v.status for v in outcome.verdicts] == ["pass", "pass"]
+    assert outcome.exit_code() == 0
