@@ -209,3 +209,35 @@ def test_the_python_api_runs_a_model_built_in_code(fresh_target):
     assert outcome.main["requests"]["sent"] == 30 == fresh_target.received()
     assert [v.status for v in outcome.verdicts] == ["pass", "pass"]
     assert outcome.exit_code() == 0
+
+
+THRESHOLD_FORMS = [
+    ("p(50) > 19ms", "pass"), ("p(50) < 19ms", "fail"),
+    ("p(99) < 1s", "pass"), ("p(99.9) < 1s", "pass"), ("p(90) < 5ms", "fail"),
+    ("med > 19ms", "pass"), ("avg > 19ms", "pass"), ("avg < 10ms", "fail"),
+    ("min >= 19ms", "pass"), ("max < 1s", "pass"), ("max < 5ms", "fail"),
+    ("service_time.p(95) > 19ms", "pass"), ("success.p(95) > 19ms", "pass"),
+    ("failure_rate < 1%", "pass"), ("failure_rate > 0.5", "fail"),
+    ("rate > 10/s", "pass"), ("rate > 100000/s", "fail"),
+    ("checks > 0.99", "pass"), ("checks < 0.5", "fail"),
+]
+
+
+def test_every_threshold_form_against_a_known_latency(tmp_path, target):
+    # /delay/20 answers after 20 ms: every latency statistic is known within the machine's
+    # noise. Each form is judged overall, for the tag and for the scenario.
+    lines = []
+    for expr, _ in THRESHOLD_FORMS:
+        lines += [f'  - "{expr}"', f'  - {{expr: "{expr}", tag: delayed}}', f'  - {{expr: "{expr}", scenario: timed}}']
+    path = write(tmp_path, """\
+target: http://127.0.0.1:9
+scenarios:
+  timed:
+    executor: {type: constant-vus, vus: 4, duration: 1s}
+    flow: [{name: delayed, request: {path: /delay/20}, check: {status: 200}}]
+thresholds:
+""" + "\n".join(lines) + "\n")
+    run = surge("run", str(path), "--target", target.url, "--json")
+    statuses = [t["status"] for t in run.json()["thresholds"]]
+    assert statuses == [status for _, status in THRESHOLD_FORMS for _ in range(3)], run.json()["thresholds"]
+    assert run.code == 99

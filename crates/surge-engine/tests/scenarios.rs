@@ -315,3 +315,63 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
     assert_eq!(result.scenarios[0].iterations.iterations_started + result.scenarios[0].iterations.iterations_dropped, total as u64);
     assert_eq!(result.requests.sent, route(&server.stats(), "GET /health"));
 }
+
+#[test]
+fn every_variable_kind_and_capture_source_reaches_the_server() {
+    let server = Server::start("{}");
+    let body = r#"{"u": "{{u}}", "z": "{{z}}", "c": "{{c}}", "uid": "{{id}}", "s": "{{s}}", "k": "{{k}}", "seq": "{{seq.v}}", "rnd": "{{rnd.v}}", "uniq": "{{uniq.v}}", "n": "{{n}}"}"#;
+    let rows = |n: usize| (0..n).map(|i| vec![format!("r{i}")]).collect::<Vec<_>>();
+    let variables = json!([
+        {"name": "u", "type": "uniform", "min": 10, "max": 20},
+        {"name": "z", "type": "zipf", "n": 50, "s": 1.2},
+        {"name": "c", "type": "choice", "values": ["x", "y"]},
+        {"name": "id", "type": "uuid"},
+        {"name": "s", "type": "random-string", "length": 8, "alphabet": "ab"},
+        {"name": "k", "type": "constant", "value": "fixed"},
+        {"name": "seq", "type": "rows", "columns": ["v"], "rows": rows(7), "pick": "sequential"},
+        {"name": "rnd", "type": "rows", "columns": ["v"], "rows": rows(7), "pick": "random"},
+        {"name": "uniq", "type": "rows", "columns": ["v"], "rows": rows(4), "pick": "unique"},
+        {"name": "n", "type": "counter", "start": 100, "step": 10}
+    ]);
+    let steps = json!([
+        {"tag": "create", "request": {"method": "POST", "path": "/tasks", "body": body},
+         "captures": [{"name": "where", "from": "header", "header": "Location"},
+                      {"name": "title_id", "from": "regex", "pattern": "\"id\":\\s*(\\d+)"}]},
+        {"tag": "read", "request": {"path": "{{where}}?again={{title_id}}"}, "checks": [{"name": "found", "type": "status", "in": [200]}]}
+    ]);
+    let p = plan(&server, json!([{"name": "vars", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 200},
+        "variables": variables, "flow": {"sequences": [{"steps": steps}]}}]), json!({"threads": 2}));
+    let result = run_plan(&p);
+    assert_eq!((result.checks[0].passes, result.checks[0].fails), (200, 0), "Location and regex captures built the read path");
+    assert_eq!(result.captures.iter().map(|c| (c.found, c.missing)).collect::<Vec<_>>(), [(200, 0), (200, 0)]);
+    let tasks: Value = serde_json::from_str(&server.client().get("/tasks?limit=1000").body).unwrap();
+    let tasks = tasks["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 200);
+    let field = |t: &Value, k: &str| t[k].as_str().unwrap().to_string();
+    let mut ids = std::collections::BTreeSet::new();
+    let mut counters = std::collections::BTreeSet::new();
+    let mut uniques = std::collections::BTreeSet::new();
+    for t in tasks {
+        let u: i64 = field(t, "u").parse().unwrap();
+        assert!((10..=20).contains(&u), "{t}");
+        let z: u64 = field(t, "z").parse().unwrap();
+        assert!((1..=50).contains(&z), "{t}");
+        assert!(["x", "y"].contains(&field(t, "c").as_str()));
+        let id = field(t, "uid");
+        assert!(id.len() == 36 && id.as_bytes()[14] == b'4', "{id}");
+        ids.insert(id);
+        let s = field(t, "s");
+        assert!(s.len() == 8 && s.bytes().all(|b| b == b'a' || b == b'b'), "{s}");
+        assert_eq!(field(t, "k"), "fixed");
+        assert!(field(t, "seq").starts_with('r') && field(t, "rnd").starts_with('r'));
+        uniques.insert(field(t, "uniq"));
+        let n: i64 = field(t, "n").parse().unwrap();
+        assert_eq!((n - 100) % 10, 0);
+        counters.insert(n);
+    }
+    assert_eq!(ids.len(), 200, "uuids are distinct");
+    assert_eq!(counters.len(), 200, "counter values are distinct");
+    assert_eq!(uniques.len(), 4, "4 VUs, each with its own row: {uniques:?}");
+    let zipf_ones = tasks.iter().filter(|t| field(t, "z") == "1").count();
+    assert!(zipf_ones > 30, "rank 1 is the hottest of Zipf(50, 1.2) (~28 % of draws): {zipf_ones}");
+}
