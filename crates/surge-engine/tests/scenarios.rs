@@ -375,3 +375,19 @@ fn every_variable_kind_and_capture_source_reaches_the_server() {
     let zipf_ones = tasks.iter().filter(|t| field(t, "z") == "1").count();
     assert!(zipf_ones > 30, "rank 1 is the hottest of Zipf(50, 1.2) (~28 % of draws): {zipf_ones}");
 }
+
+#[test]
+fn a_step_timeout_applies_to_that_step_only() {
+    let server = Server::start("{}");
+    let steps = json!([
+        {"tag": "slow", "timeout_s": 0.1, "request": {"path": "/delay/400"}},
+        {"tag": "patient", "request": {"path": "/delay/150"}}
+    ]);
+    let p = plan(&server, json!([{"name": "t", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 4},
+        "flow": {"sequences": [{"steps": steps}]}}]), json!({"limits": {"timeout_s": 1.0}}));
+    let result = run_plan(&p);
+    let by_tag: Vec<(&str, u64, u64)> = result.tags.iter().map(|t| (t.tag.as_str(), t.requests.timed_out, t.requests.succeeded)).collect();
+    assert_eq!(by_tag, [("slow", 4, 0), ("patient", 0, 4)], "{:?}", result.tags.iter().map(|t| &t.requests).collect::<Vec<_>>());
+    let slow = &result.tags[0].latency.all;
+    assert!(slow.min_ms >= 99.0 && slow.max_ms < 300.0, "timeouts fire at 100 ms: {slow:?}");
+}
