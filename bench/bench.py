@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """surge's benchmark harness: surge vs wrk against nginx on loopback, pinned cores.
 
-Usage: .venv/bin/python bench/bench.py [--only cpu,conns,rate,target] [--quick] [--rounds N]
+Usage: .venv/bin/python bench/bench.py [--only cpu,conns,rate,target,template] [--quick] [--rounds N]
 
 Prints its method and every raw number, then a Markdown table for docs/benchmarks.md, and
 writes everything to bench/out/bench-<timestamp>.json. It never asserts a time: the bars are
@@ -21,7 +21,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from surgebench import proc  # noqa: E402
-from surgebench.generators import Generator, find_surge, find_target, find_wrk  # noqa: E402
+from surgebench.generators import (  # noqa: E402
+    Generator, find_run_plan, find_surge, find_target, find_wrk)
 from surgebench.nginx import Nginx, find_nginx  # noqa: E402
 from surgebench.sections import SECTIONS, Context, say, surge_startup  # noqa: E402
 
@@ -38,21 +39,27 @@ Method (docs/benchmarks.md, shared performance.md):
            from os.wait4 on the generator process (surge includes its Python start-up).
   noise    rounds alternate the order of the generators; medians and [min–max] reported;
            "others" = share of each core busy with processes other than the measured ones.
-  req/s    server-counted requests / the generator's own measured duration."""
+  req/s    server-counted requests / the generator's own measured duration.
+  template the engine's run_plan example (no Python) on core {gen_core}, against the reference
+           target on core {server_core}: static vs templated GET, CPU / requests.sent."""
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """parse_args reads the command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="cpu,conns,rate,target",
-                   help="comma-separated sections: cpu, conns, rate, target (default: all)")
+    p.add_argument("--only", default="cpu,conns,rate,target,template",
+                   help="comma-separated sections: cpu, conns, rate, target, template "
+                        "(default: all)")
     p.add_argument("--quick", action="store_true", help="short runs (a smoke test, not a result)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="rounds per generator in cpu/target (default 5, quick 2)")
+                   help="rounds per generator in cpu/target/template (default 5, quick 2)")
     p.add_argument("--rate", type=int, default=20_000, help="open-model rate (default 20000)")
     p.add_argument("--surge", default=None, help="surge executable (default .venv/bin/surge)")
     p.add_argument("--target-cmd", default=None,
                    help="command that starts the reference target and prints 127.0.0.1:PORT")
+    p.add_argument("--run-plan", default=None, metavar="PATH",
+                   help="the engine's run_plan example for the template section (default: "
+                        "build it with cargo into target/release/examples/run_plan)")
     p.add_argument("--aa", action="store_true",
                    help="A/A check: when surge is missing, run wrk again in surge's slot "
                         "(the ratio shows the noise floor; it is labelled wrk-AA, never surge)")
@@ -106,6 +113,7 @@ def environment(args, ctx: Context) -> dict:
         "surge": ctx.surge.binary if ctx.surge else None,
         "surge_missing": ctx.surge_why or None,
         "target_command": ctx.target_argv,
+        "run_plan": ctx.run_plan_note if "template" in args.only else None,
         "gen_core": args.gen_core,
         "server_core": args.server_core,
         "quick": args.quick,
@@ -123,7 +131,8 @@ def markdown_table(ctx: Context, stamp: str, env: dict) -> str:
         f"surge {env['git']}{' (quick mode)' if env['quick'] else ''}. "
         "Values are median [min–max] over the rounds.",
         "",
-        f"| measurement | baseline (wrk, or nginx) | {ctx.subject} | ratio | bar | meets bar |",
+        f"| measurement | baseline (wrk, nginx, or static) | {ctx.subject} "
+        "(or templated) | ratio | bar | meets bar |",
         "|---|---|---|---|---|---|",
     ]
     for r in ctx.rows:
@@ -155,6 +164,9 @@ def main(argv: list[str]) -> int:
         nginx_why="", target_argv=target_argv, target_why=target_why, rate=args.rate,
         wait_quiet_s=args.wait_quiet,
     )
+    if "template" in args.only:
+        say("building the engine's run_plan example for the template section …")
+        ctx.run_plan, ctx.run_plan_note = find_run_plan(REPO, args.run_plan)
     nginx_bin = find_nginx()
     soft, hard = proc.raise_nofile()
     if not nginx_bin:
@@ -176,6 +188,8 @@ def main(argv: list[str]) -> int:
             f"load {env['loadavg_at_start']}, nofile soft/hard {soft}/{hard}, git {env['git']}")
         if ctx.nginx:
             say(f"  target   {ctx.nginx.url} (nginx worker pid {ctx.nginx.worker_pid})")
+        if "template" in args.only:
+            say(f"  run_plan {ctx.run_plan_note if ctx.run_plan else 'MISSING — ' + ctx.run_plan_note}")
         results: dict = {"startup": surge_startup(ctx)} if ctx.surge else {}
         for name in args.only:
             results[name] = SECTIONS[name](ctx)

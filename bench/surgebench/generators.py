@@ -22,6 +22,11 @@ class GenReport:
     p99_ms: float | None = None
     errors: dict = dataclasses.field(default_factory=dict)
     parse_error: str | None = None
+    # surge.result/1 only (what the template section checks a run against):
+    status_codes: dict = dataclasses.field(default_factory=dict)
+    captures: list = dataclasses.field(default_factory=list)  # [{name, found, missing}, ...]
+    engine_cpu_s: float | None = None  # the engine's own generator.cpu user+system
+    notes: list = dataclasses.field(default_factory=list)
 
 
 def _seconds(value: str, unit: str) -> float:
@@ -92,6 +97,9 @@ def parse_surge(text: str) -> GenReport:
     except ValueError as e:
         rep.parse_error = str(e)
         return rep
+    if not isinstance(doc, dict):
+        rep.parse_error = "stdout's JSON document is not an object"
+        return rep
     completed = _first(doc, "requests.completed", "requests.responses")
     rep.requests = int(completed) if isinstance(completed, (int, float)) else None
     rep.sent = dig(doc, "requests.sent")
@@ -103,6 +111,13 @@ def parse_surge(text: str) -> GenReport:
         value = dig(doc, f"requests.{key}")
         if value not in (None, 0, {}, []):
             rep.errors[key] = value
+    rep.status_codes = dict(dig(doc, "requests.status_codes") or {})
+    rep.captures = [{k: c.get(k) for k in ("name", "found", "missing")}
+                    for c in (doc.get("captures") or []) if isinstance(c, dict)]
+    user, system = dig(doc, "generator.cpu.user_s"), dig(doc, "generator.cpu.system_s")
+    if isinstance(user, (int, float)) and isinstance(system, (int, float)):
+        rep.engine_cpu_s = user + system
+    rep.notes = [str(n) for n in (doc.get("notes") or [])]
     return rep
 
 
@@ -171,3 +186,41 @@ def find_target(repo: str, surge: str | None) -> tuple[list[str] | None, str]:
     if os.access(binary, os.X_OK):
         return [binary, *tail], ""
     return None, f"neither `surge target` nor {binary} is available yet (or pass --target-cmd)"
+
+
+RUN_PLAN_BUILD = ["cargo", "build", "--release", "-p", "surge-engine", "--example", "run_plan"]
+
+
+def find_run_plan(repo: str, explicit: str | None, build: bool = True,
+                  timeout_s: float = 1800) -> tuple[str | None, str]:
+    """find_run_plan is the engine's run_plan example (plan JSON on stdin, result JSON on
+    stdout), built first with cargo so it matches the tree; returns (binary, note or why-not).
+
+    With an explicit path nothing is built. When the build fails, an existing binary is used
+    and the note says it may be older than the tree.
+    """
+    if explicit:
+        if os.access(explicit, os.X_OK):
+            return explicit, f"{explicit} (given; not rebuilt)"
+        return None, f"{explicit} is not an executable file"
+    target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
+    binary = os.path.join(target_dir, "release", "examples", "run_plan")
+    failure = ""
+    if build and shutil.which("cargo"):
+        all_cores = set(range(os.cpu_count() or 1))
+        try:
+            out = subprocess.run(RUN_PLAN_BUILD, cwd=repo, capture_output=True, text=True,
+                                 timeout=timeout_s,
+                                 preexec_fn=lambda: os.sched_setaffinity(0, all_cores))
+            if out.returncode == 0 and os.access(binary, os.X_OK):
+                return binary, f"{binary} (built now: {' '.join(RUN_PLAN_BUILD)})"
+            failure = f"`{' '.join(RUN_PLAN_BUILD)}` failed: {out.stderr.strip()[-300:]}"
+        except (OSError, subprocess.TimeoutExpired) as e:
+            failure = f"`{' '.join(RUN_PLAN_BUILD)}` failed: {e}"
+    elif build:
+        failure = "cargo not on PATH"
+    if os.access(binary, os.X_OK):
+        note = f"{binary} (NOT rebuilt: {failure}; it may be older than the tree)" if failure \
+            else f"{binary} (not rebuilt)"
+        return binary, note
+    return None, failure or f"{binary} not built ({' '.join(RUN_PLAN_BUILD)})"

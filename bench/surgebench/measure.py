@@ -147,12 +147,13 @@ class _Sampler(threading.Thread):
 
 def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core: int,
             nominal_s: float, sample_interval_s: float = 1.0,
-            wait_quiet_s: float = 0.0) -> Measurement:
+            wait_quiet_s: float = 0.0, stdin_bytes: bytes | None = None) -> Measurement:
     """measure runs argv pinned to gen_core against server and accounts for every side.
 
     server is an Nginx (counted through stub_status, the status requests themselves taken
     out) or any object with cpu_s() and no status() (then the generator's own count is used).
     With wait_quiet_s, it first waits up to that long for both cores to be < 10 % busy.
+    stdin_bytes is fed to the generator's stdin (run_plan reads its plan there).
     """
     if wait_quiet_s > 0:
         proc.wait_quiet([gen_core, server_core], 0.10, wait_quiet_s)
@@ -169,7 +170,8 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
         sampler.start()
     load = proc.loadavg()
     try:
-        res = proc.run_measured(argv, {gen_core}, timeout_s=nominal_s * 2 + 60)
+        res = proc.run_measured(argv, {gen_core}, timeout_s=nominal_s * 2 + 60,
+                                stdin_bytes=stdin_bytes)
     finally:
         if sampler:
             sampler.stop_event.set()

@@ -70,17 +70,23 @@ class RunResult:
         return self.maxrss_kb / 1024.0
 
 
-def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float) -> RunResult:
+def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float,
+                 stdin_bytes: bytes | None = None) -> RunResult:
     """run_measured runs argv pinned to cpus, reaps it with os.wait4 and returns its rusage.
 
-    Output goes to temporary files (a large JSON document never blocks on a pipe). The child
-    gets its own session; past timeout_s its process group is killed and timed_out is set.
+    Output goes to temporary files (a large JSON document never blocks on a pipe); so does
+    stdin_bytes, when given (otherwise stdin is /dev/null). The child gets its own session;
+    past timeout_s its process group is killed and timed_out is set.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryFile() as inp:
+        if stdin_bytes is not None:
+            inp.write(stdin_bytes)
+            inp.seek(0)
         start = time.monotonic()
         proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=inp if stdin_bytes is not None else subprocess.DEVNULL,
             stdout=out,
             stderr=err,
             preexec_fn=child_setup(cpus),

@@ -1,14 +1,14 @@
-"""The four benchmark sections: cpu, conns, rate, target."""
+"""The benchmark sections: cpu, conns, rate, target, template."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from . import proc
+from . import plans, proc
 from .generators import Generator
 from .measure import Measurement, measure
 from .stats import fmt, fmt_summary, steady_rate, summary
-from .target import TargetProc
+from .target import CountedTarget, TargetProc
 
 
 NOISY = 0.10  # share of a measured core used by other processes that marks a run as noisy
@@ -46,6 +46,8 @@ class Context:
     notes: list[str] = dataclasses.field(default_factory=list)
     startup_cpu_s: float | None = None  # CPU of `surge run --help`, set by surge_startup
     wait_quiet_s: float = 0.0  # before each run, wait up to this long for quiet cores
+    run_plan: str | None = None  # the engine's run_plan example (template section)
+    run_plan_note: str = ""  # how it was found or built, or why it is missing
 
     def dur(self, full: int, quick: int) -> int:
         """dur is the run length in seconds for this mode."""
@@ -439,5 +441,188 @@ def section_target(ctx: Context) -> dict:
             "target_output_tail": list(tgt.output)[-10:]}
 
 
+TEMPLATE_BAR = 1.5  # templated CPU per request at most 1.5 × a static request's
+
+
+def _template_check(m: Measurement, captured: bool) -> str:
+    """_template_check is "" when a template-section run did what its plan says, else why not:
+    every response a 200, the capture found in every one, and the target's count of received
+    requests equal (within 0.1 %) to the engine's requests.sent."""
+    if not m.ok:
+        return f"rc={m.returncode}{' timeout' if m.timed_out else ''} {m.report.parse_error or ''}"
+    sent = m.report.sent
+    if not sent:
+        return "no requests sent"
+    other = {k: v for k, v in m.report.status_codes.items() if k != "200"}
+    if other:
+        return f"non-200 responses {other}"
+    if captured:
+        cap = next((c for c in m.report.captures if c.get("name") == "title"), None)
+        if not cap or cap.get("missing") or cap.get("found") != m.report.requests:
+            return f"capture not found in every response: {cap}"
+    if m.server_requests is None or abs(m.server_requests - sent) > 0.001 * sent:
+        return f"target received {m.server_requests} ≠ sent {sent}"
+    return ""
+
+
+def section_template(ctx: Context) -> dict:
+    """section_template: engine CPU per request, templated vs static GET, against the
+    reference target (the scenarios issue's bar: templated ≤ 1.5 × static)."""
+    vus, nominal, tasks = 64, ctx.dur(8, 3), 1000
+    say(f"\n## template: run_plan, {vus} VUs, 1 thread, {nominal} s, {ctx.rounds} rounds, "
+        f"static `GET {plans.STATIC_PATH}` vs templated `GET {plans.TEMPLATED_PATH}` "
+        "(uniform id + uuid, capture $.title), order alternating")
+    name = (f"engine CPU µs/request, templated (2 variables + 1 JSON capture) vs static "
+            f"({vus} VUs, run_plan)")
+    if not ctx.run_plan:
+        return skipped(ctx, "template", f"run_plan not available: {ctx.run_plan_note}", name)
+    if not ctx.target_argv:
+        return skipped(ctx, "template", ctx.target_why, name)
+    say(f"  generator: {ctx.run_plan_note}, pinned to core {ctx.gen_core}, plan JSON on stdin "
+        "(no Python in the measured process); CPU from os.wait4, per request = CPU / the "
+        "result's requests.sent, cross-checked with the target's /stats `received` delta")
+    say(f"  target command: {' '.join(ctx.target_argv)} (pinned to core {ctx.server_core})")
+    gen = Generator("run_plan", "run_plan", ctx.run_plan)
+    try:
+        tp = TargetProc(ctx.target_argv, ctx.server_core)
+        tp.start()
+    except (OSError, RuntimeError) as e:
+        return skipped(ctx, "template", f"target did not start: {e}", name)
+    tgt = CountedTarget(tp)
+    base = tgt.base_url()
+    kinds = {"static": plans.static_plan(base, vus, nominal),
+             "templated": plans.templated_plan(base, vus, nominal, tasks)}
+    runs: dict[str, list[Measurement]] = {"static": [], "templated": []}
+    invalid: dict[str, list[str]] = {"static": [], "templated": []}
+    try:
+        setup = proc.run_measured([ctx.run_plan], None, timeout_s=120,
+                                  stdin_bytes=plans.encode(plans.setup_plan(base, tasks)))
+        rep = gen.parse(setup.stdout)
+        st = tgt.status()
+        first, last = tgt.get("/tasks/1"), tgt.get(f"/tasks/{tasks}")
+        say(f"  setup: {fmt(rep.sent, ',')} POST /tasks, statuses {rep.status_codes}; target "
+            f"holds {st.tasks:,} tasks; GET /tasks/1 → {first[0]}, GET /tasks/{tasks} → {last[0]}"
+            f" {last[1][:80]}")
+        if setup.returncode != 0 or st.tasks != tasks or first[0] != 200 or last[0] != 200:
+            return skipped(ctx, "template", f"setup did not create tasks 1..{tasks}: rc "
+                           f"{setup.returncode}, {setup.stderr.strip()[-200:]!r}, "
+                           f"{st.tasks} tasks", name)
+        warm = measure(gen, [ctx.run_plan], tgt, ctx.gen_core, ctx.server_core, 1,
+                       wait_quiet_s=ctx.wait_quiet_s,
+                       stdin_bytes=plans.encode(plans.static_plan(base, vus, 1)))
+        run_line("warm-up static (discarded)", warm)
+        order = ["static", "templated"]
+        for r in range(ctx.rounds):
+            for kind in (order if r % 2 == 0 else list(reversed(order))):
+                m = measure(gen, [ctx.run_plan], tgt, ctx.gen_core, ctx.server_core, nominal,
+                            wait_quiet_s=ctx.wait_quiet_s, stdin_bytes=plans.encode(kinds[kind]))
+                runs[kind].append(m)
+                run_line(f"round {r + 1} {kind}", m)
+                why = _template_check(m, captured=kind == "templated")
+                cap = next((c for c in m.report.captures if c.get("name") == "title"), None)
+                say(f"    sent {fmt(m.report.sent, ',')}, target received Δ "
+                    f"{fmt(m.server_requests, ',')}, statuses {m.report.status_codes}"
+                    + (f", capture title found {fmt(cap['found'], ',')} missing {cap['missing']}"
+                       if cap else "")
+                    + f", user {m.gen_user_s:.2f}s sys {m.gen_sys_s:.2f}s"
+                    + (f", engine's own CPU {m.report.engine_cpu_s:.2f}s"
+                       if m.report.engine_cpu_s is not None else "")
+                    + (f"  [INVALID: {why}]" if why else ""))
+                if why:
+                    invalid[kind].append(f"round {r + 1}: {why}")
+    finally:
+        tp.stop()
+    all_runs = runs["static"] + runs["templated"]
+    noise_note(ctx, "template", all_runs)
+    for kind, whys in invalid.items():
+        if whys:
+            text = f"template: {len(whys)} {kind} run(s) left out: {'; '.join(whys)}"
+            say(f"  NOTE {text}")
+            ctx.notes.append(text)
+
+    def valid(m: Measurement, kind: str) -> bool:
+        return not _template_check(m, captured=kind == "templated")
+
+    def per_req(m: Measurement, cpu_s: float | None, kind: str):
+        return cpu_s / m.report.sent * 1e6 if valid(m, kind) and cpu_s is not None else None
+
+    def cpu_us(m, kind):
+        return per_req(m, m.gen_cpu_s, kind)
+
+    def user_us(m, kind):
+        return per_req(m, m.gen_user_s, kind)
+
+    def sys_us(m, kind):
+        return per_req(m, m.gen_sys_s, kind)
+
+    def server_us(m, kind):
+        return per_req(m, m.server_cpu_s, kind)
+
+    def rps(m, kind):
+        return m.report.sent / m.duration_s if valid(m, kind) and m.duration_s else None
+
+    def ratios(value, quiet_only: bool = False):
+        out = []
+        for ms, mt in zip(runs["static"], runs["templated"]):
+            if quiet_only and max(ms.other_load, mt.other_load) >= NOISY:
+                continue
+            vs, vt = value(ms, "static"), value(mt, "templated")
+            if vs and vt is not None:
+                out.append(vt / vs)
+        return summary(out)
+
+    measures = {"cpu_us_per_req": cpu_us, "user_us_per_req": user_us, "sys_us_per_req": sys_us,
+                "server_cpu_us_per_req": server_us, "req_per_s": rps}
+    summ = {kind: {key: summary(f(m, kind) for m in runs[kind]) for key, f in measures.items()}
+            for kind in runs}
+    for kind in runs:
+        summ[kind]["peak_rss_mb"] = summary(m.peak_rss_mb for m in runs[kind] if valid(m, kind))
+        summ[kind]["gen_util"] = summary(m.gen_util for m in runs[kind] if valid(m, kind))
+    ratio = {key: ratios(f) for key, f in measures.items()}
+    quiet = ratios(cpu_us, quiet_only=True)
+    s, t = summ["static"], summ["templated"]
+    for kind, d in summ.items():
+        say(f"  {kind:<9}: {fmt_summary(d['req_per_s'])} req/s, CPU "
+            f"{fmt_summary(d['cpu_us_per_req'], '.2f')} µs/req (user "
+            f"{fmt_summary(d['user_us_per_req'], '.2f')}, sys {fmt_summary(d['sys_us_per_req'], '.2f')})"
+            f", RSS {fmt_summary(d['peak_rss_mb'], '.1f')} MB, target CPU "
+            f"{fmt_summary(d['server_cpu_us_per_req'], '.2f')} µs/req   (median [min–max])")
+    c = ratio["cpu_us_per_req"]
+    say(f"  ratio templated/static CPU µs/request, per round: {fmt_summary(c, '.3f')} "
+        f"(spread {fmt(c and c['spread_pct'], '.1f')} %); bar ≤ {TEMPLATE_BAR}")
+    say(f"  same ratio over quiet rounds only (others < {NOISY:.0%} on both cores): "
+        + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']} rounds" if quiet else "no quiet round"))
+    say(f"  user-space only: {fmt_summary(ratio['user_us_per_req'], '.3f')}; kernel only: "
+        f"{fmt_summary(ratio['sys_us_per_req'], '.3f')} (information: templating is user-space work)")
+    saturated = sum(1 for m in all_runs if m.gen_util >= 0.9)
+    if saturated:
+        say(f"  NOTE run_plan ran at ≥ 90 % of its core in {saturated} of {len(all_runs)} runs "
+            "(closed loop: req/s is bounded by the generator; CPU per request is the measure)")
+    ctx.rows.append(Row(name, fmt_summary(s["cpu_us_per_req"], ".2f"),
+                        fmt_summary(t["cpu_us_per_req"], ".2f"), fmt_summary(c, ".3f"),
+                        f"≤ {TEMPLATE_BAR}",
+                        ctx.verdict(c and c["median"], TEMPLATE_BAR, below=True,
+                                    surge_result=False)))
+    if quiet:
+        ctx.rows.append(Row(f"… rounds with others < {NOISY:.0%} only ({quiet['n']})", "—", "—",
+                            fmt_summary(quiet, ".3f"), f"≤ {TEMPLATE_BAR}",
+                            ctx.verdict(quiet["median"], TEMPLATE_BAR, below=True,
+                                        surge_result=False)))
+    ctx.rows += [
+        Row("… of which user-space CPU µs/request (information)",
+            fmt_summary(s["user_us_per_req"], ".2f"), fmt_summary(t["user_us_per_req"], ".2f"),
+            fmt_summary(ratio["user_us_per_req"], ".3f"), "—", "—"),
+        Row(f"req/s, engine-sent ({vus} VUs, static vs templated)",
+            fmt_summary(s["req_per_s"]), fmt_summary(t["req_per_s"]),
+            fmt_summary(ratio["req_per_s"], ".3f"), "—", "—"),
+    ]
+    return {"vus": vus, "duration_s": nominal, "tasks": tasks, "run_plan": ctx.run_plan_note,
+            "target_command": ctx.target_argv, "plans": kinds,
+            "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+            "invalid": invalid, "summary": summ, "ratio": ratio,
+            "ratio_cpu_us_per_req_quiet_rounds": quiet,
+            "target_output_tail": list(tp.output)[-10:]}
+
+
 SECTIONS = {"cpu": section_cpu, "conns": section_conns, "rate": section_rate,
-            "target": section_target}
+            "target": section_target, "template": section_template}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
+import json
 import os
 import re
 import select
@@ -115,3 +117,65 @@ class TargetProc:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+@dataclasses.dataclass
+class TargetStatus:
+    """TargetStatus is one `/stats` reading, in the shape measure() reads from nginx's
+    stub_status: requests parsed so far (this /stats request included) and open connections
+    (the /stats connection included)."""
+
+    requests: int
+    active: int
+    tasks: int
+    doc: dict
+
+
+class CountedTarget:
+    """CountedTarget counts a running TargetProc's requests through its `/stats` (`received`),
+    so measure() counts it like nginx: the delta over a run, less the harness's own /stats
+    requests (status_requests)."""
+
+    def __init__(self, target: TargetProc):
+        self.target = target
+        self.status_requests = 0
+
+    @property
+    def port(self) -> int | None:
+        """port is the target's loopback port."""
+        return self.target.port
+
+    def base_url(self) -> str:
+        """base_url is http://127.0.0.1:PORT (a plan's target.url)."""
+        return f"http://127.0.0.1:{self.target.port}"
+
+    def status(self) -> TargetStatus:
+        """status fetches /stats on a fresh connection (counts as one received request)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.target.port, timeout=5)
+        try:
+            conn.request("GET", "/stats", headers={"Connection": "close"})
+            resp = conn.getresponse()
+            body = resp.read().decode()
+        finally:
+            conn.close()
+        self.status_requests += 1
+        if resp.status != 200:
+            raise ValueError(f"/stats answered {resp.status}: {body[:200]!r}")
+        doc = json.loads(body)
+        return TargetStatus(int(doc["received"]), int(doc["connections"]["open"]),
+                            int(doc.get("tasks", 0)), doc)
+
+    def get(self, path: str) -> tuple[int, str]:
+        """get is one GET on a fresh connection: (status, body). Not counted as a status
+        request: call it outside measured runs."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.target.port, timeout=5)
+        try:
+            conn.request("GET", path, headers={"Connection": "close"})
+            resp = conn.getresponse()
+            return resp.status, resp.read().decode(errors="replace")
+        finally:
+            conn.close()
+
+    def cpu_s(self) -> float | None:
+        """cpu_s is the target's user+sys CPU seconds so far."""
+        return self.target.cpu_s()

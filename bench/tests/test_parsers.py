@@ -105,3 +105,65 @@ def test_summary_median_and_spread():
     assert (s["n"], s["median"], s["min"], s["max"]) == (3, 2.0, 1.0, 3.0)
     assert s["spread_pct"] == pytest.approx(100.0)
     assert summary([None]) is None
+
+
+def test_parse_surge_reads_statuses_captures_and_engine_cpu():
+    rep = parse_surge(
+        '{"schema": "surge.result/1", "duration_s": 8.0, "elapsed_s": 8.0,'
+        ' "requests": {"sent": 5, "responses": 5, "status_codes": {"200": 4, "404": 1}},'
+        ' "generator": {"cpu": {"user_s": 0.25, "system_s": 1.0}},'
+        ' "captures": [{"name": "title", "scenario": "s", "tag": "t", "found": 4, "missing": 1}],'
+        ' "notes": ["busy"]}'
+    )
+    assert rep.status_codes == {"200": 4, "404": 1}
+    assert rep.captures == [{"name": "title", "found": 4, "missing": 1}]
+    assert rep.engine_cpu_s == pytest.approx(1.25)
+    assert rep.notes == ["busy"]
+
+
+def test_parse_surge_rejects_a_json_array():
+    assert parse_surge("[1, 2]").parse_error
+
+
+def test_template_plans_have_the_issue_shape():
+    from surgebench import plans
+
+    static = plans.static_plan("http://127.0.0.1:1", 64, 8)
+    tpl = plans.templated_plan("http://127.0.0.1:1", 64, 8, 1000)
+    for p in (static, tpl):
+        assert p["threads"] == 1
+        assert p["scenarios"][0]["executor"] == {"type": "constant-vus", "vus": 64, "duration_s": 8}
+    assert "variables" not in static["scenarios"][0]
+    step = static["scenarios"][0]["flow"]["sequences"][0]["steps"][0]
+    assert step["request"]["path"] == "/tasks/7" and "captures" not in step
+    sc = tpl["scenarios"][0]
+    assert sc["variables"] == [{"name": "id", "type": "uniform", "min": 1, "max": 1000},
+                               {"name": "rid", "type": "uuid"}]
+    step = sc["flow"]["sequences"][0]["steps"][0]
+    assert step["request"]["path"] == "/tasks/{{id}}?trace={{rid}}"
+    assert step["captures"] == [{"name": "title", "from": "json", "path": "$.title"}]
+    setup = plans.setup_plan("http://127.0.0.1:1", 1000)["scenarios"][0]
+    assert setup["executor"]["iterations"] == 1000
+
+
+def _run(sent, received, codes, captures=()):
+    from surgebench.generators import GenReport
+    from surgebench.measure import Measurement
+
+    rep = GenReport(requests=sent, sent=sent, duration_s=8.0, status_codes=codes,
+                    captures=list(captures))
+    return Measurement("run_plan", [], 0, False, 8.0, 8.0, 1.0, 7.0, 9.0, rep, received, 8.0,
+                       7.0, 8.0, 8.0, [], "", "")
+
+
+def test_template_check_wants_200s_every_capture_and_matching_counts():
+    from surgebench.sections import _template_check
+
+    ok = [{"name": "title", "found": 1000, "missing": 0}]
+    assert _template_check(_run(1000, 1000, {"200": 1000}), captured=False) == ""
+    assert _template_check(_run(1000, 1000, {"200": 1000}, ok), captured=True) == ""
+    assert "non-200" in _template_check(_run(1000, 1000, {"200": 999, "404": 1}, ok), True)
+    assert "capture" in _template_check(_run(1000, 1000, {"200": 1000}), captured=True)
+    missing = [{"name": "title", "found": 999, "missing": 1}]
+    assert "capture" in _template_check(_run(1000, 1000, {"200": 1000}, missing), True)
+    assert "received" in _template_check(_run(1000, 990, {"200": 1000}), captured=False)
