@@ -438,3 +438,22 @@ def test_a_file_can_be_aimed_at_another_target():
     assert f.target == "http://127.0.0.1:8080"
     with pytest.raises(ValueError, match="not an http:// or https:// URL"):
         f.with_target("localhost:80")
+
+
+def test_decimal_vu_and_timestamp_variables_compile_to_the_engine_kinds():
+    run = compile_text("""\
+target: http://127.0.0.1:8080
+variables:
+  temp: {type: decimal, min: 20, max: 35, decimals: 1}
+  me: {type: vu}
+  at: {type: timestamp, unit: s}
+scenarios:
+  a:
+    executor: {type: constant-vus, duration: 1s}
+    flow: [{request: {path: "/r?s=sensor-{{me}}&t={{temp}}&at={{at}}"}}]
+""")
+    assert run.main["scenarios"][0]["variables"] == [
+        {"name": "temp", "type": "decimal", "min": 20.0, "max": 35.0, "decimals": 1},
+        {"name": "me", "type": "vu"},
+        {"name": "at", "type": "timestamp", "unit": "s"},
+    ]

@@ -32,20 +32,23 @@ from surge.scenario.variables import (
     Constant,
     Counter,
     Csv,
+    Decimal,
     Env,
     Pool,
     RandomString,
+    Timestamp,
     Uniform,
     Uuid,
     Variable,
+    Vu,
     Zipf,
 )
 
 __all__ = [
     "Capture", "Check", "Choice", "CompiledRun", "Constant", "ConstantArrivalRate", "ConstantVus", "Counter",
-    "Csv", "Defaults", "Env", "Executor", "ExponentialThink", "FixedThink", "MixEntry", "PerVuIterations",
+    "Csv", "Decimal", "Defaults", "Env", "Executor", "ExponentialThink", "FixedThink", "MixEntry", "PerVuIterations",
     "Phase", "Pool", "Problem", "RampingArrivalRate", "RampingVus", "RandomString", "RateStage", "Request",
     "Scenario", "ScenarioError", "ScenarioFile", "SharedIterations", "Step", "ThinkTime", "ThresholdSpec",
-    "Uniform", "UniformThink", "Uuid", "Variable", "VuStage", "Zipf", "compile_file", "load", "loads",
+    "Timestamp", "Uniform", "UniformThink", "Uuid", "Variable", "Vu", "VuStage", "Zipf", "compile_file", "load", "loads",
     "scale_time",
 ]

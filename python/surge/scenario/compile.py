@@ -36,11 +36,14 @@ from surge.scenario.variables import (
     Constant,
     Counter,
     Csv,
+    Decimal,
     Env,
     Pool,
     RandomString,
+    Timestamp,
     Uniform,
     Uuid,
+    Vu,
     Zipf,
 )
 from surge.thresholds import Threshold
@@ -200,6 +203,12 @@ def variable_spec(name: str, var: AnyVariable, f: ScenarioFile, env: Mapping[str
         return {"name": name, "type": "constant", "value": var.resolve(env) or ""}
     if isinstance(var, Constant):
         return {**head, "value": var.value}
+    if isinstance(var, Decimal):
+        return {**head, "min": var.min, "max": var.max, "decimals": var.decimals}
+    if isinstance(var, Vu):
+        return head
+    if isinstance(var, Timestamp):
+        return {**head, "unit": var.unit}
     raise TypeError(f"not a variable: {var!r}")
 
 

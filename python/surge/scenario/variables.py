@@ -184,17 +184,55 @@ class Constant(FileModel):
         return []
 
 
+class Decimal(FileModel):
+    """Decimal: a number drawn uniformly from ``min`` to ``max``, written with ``decimals``
+    digits after the point (a sensor reading, a price)."""
+
+    type: Literal["decimal"] = "decimal"
+    min: float
+    max: float
+    decimals: int = Field(default=2, ge=0, le=9)
+
+    def problems(self) -> list[Finding]:
+        """problems reports ``min`` above ``max``."""
+        return [(("max",), f"max {self.max:g} is below min {self.min:g}")] if self.min > self.max else []
+
+
+class Vu(FileModel):
+    """Vu: the virtual user's number, 1-based and unique within its scenario (k6's ``__VU``)."""
+
+    type: Literal["vu"] = "vu"
+
+    def problems(self) -> list[Finding]:
+        """problems lists nothing: it has no parameters."""
+        return []
+
+
+class Timestamp(FileModel):
+    """Timestamp: the wall-clock time when the iteration starts, since the Unix epoch, in
+    ``s``, ``ms`` (default) or ``us``."""
+
+    type: Literal["timestamp"] = "timestamp"
+    unit: Literal["s", "ms", "us"] = "ms"
+
+    def problems(self) -> list[Finding]:
+        """problems lists nothing: the unit's values say it all."""
+        return []
+
+
 def _shorthand(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)):
         return {"type": "constant", "value": value}
     return value
 
 
-AnyVariable = Union[Counter, Uniform, Zipf, Choice, Uuid, RandomString, Csv, Pool, Env, Constant]
+AnyVariable = Union[Counter, Uniform, Zipf, Choice, Uuid, RandomString, Csv, Pool, Env, Constant, Decimal, Vu,
+                    Timestamp]
 """AnyVariable is any one of the variable kinds."""
 
 Variable = Annotated[Annotated[AnyVariable, Field(discriminator="type")], BeforeValidator(_shorthand)]
 """Variable is a variable of the kind its ``type`` names; a bare scalar is a Constant."""
 
-VARIABLE_TYPES = ("counter", "uniform", "zipf", "choice", "uuid", "random-string", "csv", "pool", "env", "constant")
+VARIABLE_TYPES = ("counter", "uniform", "zipf", "choice", "uuid", "random-string", "csv", "pool", "env", "constant",
+                  "decimal", "vu", "timestamp")
 """VARIABLE_TYPES are the accepted ``type`` values of a variable."""

@@ -17,6 +17,9 @@
 //! {"name": "user",  "type": "rows", "columns": ["id", "email"], "rows": [["1", "a@x"]], "pick": "unique"}
 //! {"name": "task",  "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.2}
 //! {"name": "token", "type": "constant", "value": "abc"}
+//! {"name": "temp",  "type": "decimal", "min": 20, "max": 35, "decimals": 1}
+//! {"name": "me",    "type": "vu"}
+//! {"name": "at",    "type": "timestamp", "unit": "ms"}
 //! ```
 //!
 //! Defaults: counter `start` 1 and `step` 1; choice without `weights` is uniform;
@@ -55,11 +58,18 @@
 //!   values are the hot ones). An empty pool yields an empty value and counts one
 //!   [`VariableState::empty_pool_draws`].
 //! - `constant`: always `value` (Python resolves environment variables to constants).
+//! - `decimal`: a number drawn uniformly from `[min, max]`, written with `decimals` digits.
+//! - `vu`: the VU's number, `1 + i + c*vu`: 1-based and unique run-wide within a scenario
+//!   (k6's `__VU`).
+//! - `timestamp`: the wall-clock time at the iteration's start since the Unix epoch, in
+//!   `s`, `ms` (default) or `us`.
 //!
 //! Drawing allocates nothing once the slot buffers have grown to their values' sizes.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::io::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::distr::Distribution;
 use rand::rngs::SmallRng;
@@ -72,6 +82,7 @@ use crate::pool::Pools;
 mod spec;
 
 use spec::{compile_kind, is_variable_name, Alphabet, Errors, Kind};
+pub use spec::TimeUnit;
 pub use spec::{PoolPick, RowPick, VariableSpec, DEFAULT_ALPHABET, MAX_STRING_LENGTH, MAX_ZIPF_N};
 
 /// ThreadShare is a thread's position among all generator threads of a run: thread
@@ -383,6 +394,24 @@ impl VariableSet {
                     set(slot, pools.get(*id, index));
                 }
                 Kind::Constant(value) => set(slot, value),
+                Kind::Decimal { dist, decimals } => {
+                    slot.clear();
+                    // Writing into the slot's own buffer: no allocation once it has grown.
+                    let _ = write!(slot, "{:.*}", *decimals, dist.sample(rng));
+                }
+                Kind::Vu => {
+                    let number = share.index.wrapping_add(share.count.wrapping_mul(vu)).wrapping_add(1);
+                    set(slot, itoa::Buffer::new().format(number).as_bytes());
+                }
+                Kind::Timestamp(unit) => {
+                    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+                    let value = match unit {
+                        TimeUnit::S => since.as_secs() as u128,
+                        TimeUnit::Ms => since.as_millis(),
+                        TimeUnit::Us => since.as_micros(),
+                    };
+                    set(slot, itoa::Buffer::new().format(value).as_bytes());
+                }
             }
         }
         result
@@ -416,6 +445,33 @@ mod tests {
 
     fn compile(json: &str) -> VariableSet {
         ok(VariableSet::compile(&specs(json), "vars", &pools()), json)
+    }
+
+    #[test]
+    fn decimals_vu_numbers_and_timestamps() {
+        let set = compile(r#"[{"name": "d", "type": "decimal", "min": 20, "max": 35, "decimals": 1},
+                              {"name": "vu", "type": "vu"}, {"name": "t", "type": "timestamp"}]"#);
+        let mut numbers = std::collections::BTreeSet::new();
+        for thread in 0..3 {
+            let mut state = set.thread_state(ThreadShare { index: thread, count: 3 }, 7);
+            for vu in 0..4 {
+                let mut slots = vec![Vec::new(); set.slot_count()];
+                let _ = set.draw(&mut state, vu, &pools(), &mut slots);
+                let d = String::from_utf8_lossy(&slots[0]).to_string();
+                let value: f64 = d.parse().unwrap_or(-1.0);
+                assert!((20.0..=35.0).contains(&value) && d.split('.').nth(1).map(str::len) == Some(1), "{d}");
+                numbers.insert(String::from_utf8_lossy(&slots[1]).parse::<u64>().unwrap_or(0));
+                let t: u128 = String::from_utf8_lossy(&slots[2]).parse().unwrap_or(0);
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                assert!(now.abs_diff(t) < 5_000, "{t} vs {now}");
+            }
+        }
+        assert_eq!(numbers, (1..=12).collect(), "VU numbers are 1..=12 run-wide");
+        let errors = VariableSet::compile(&specs(r#"[{"name": "d", "type": "decimal", "min": 5, "max": 1, "decimals": 12}]"#), "vars", &pools())
+            .err()
+            .unwrap_or_default();
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["vars[0].decimals", "vars[0].max"]);
     }
 
     /// draws returns `n` successive values of the only slot of the set's first variable.

@@ -112,6 +112,51 @@ pub enum VariableSpec {
         /// value is the text yielded.
         value: String,
     },
+    /// Decimal yields a number drawn uniformly from `[min, max]` with `decimals` digits
+    /// after the point (e.g. a sensor reading).
+    Decimal {
+        /// name is the variable's slot name.
+        name: String,
+        /// min is the smallest value.
+        min: f64,
+        /// max is the largest value.
+        max: f64,
+        /// decimals is the number of digits after the point (default 2, at most 9).
+        #[serde(default = "two")]
+        decimals: u32,
+    },
+    /// Vu yields the VU's number, 1-based and unique run-wide within the scenario (k6's `__VU`).
+    Vu {
+        /// name is the variable's slot name.
+        name: String,
+    },
+    /// Timestamp yields the wall-clock time when the iteration starts, since the Unix epoch.
+    Timestamp {
+        /// name is the variable's slot name.
+        name: String,
+        /// unit is `s`, `ms` (default) or `us`.
+        #[serde(default)]
+        unit: TimeUnit,
+    },
+}
+
+/// TimeUnit is the unit of a timestamp variable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimeUnit {
+    /// S: whole seconds.
+    #[serde(rename = "s")]
+    S,
+    /// Ms: milliseconds.
+    #[default]
+    #[serde(rename = "ms")]
+    Ms,
+    /// Us: microseconds.
+    #[serde(rename = "us")]
+    Us,
+}
+
+fn two() -> u32 {
+    2
 }
 
 fn one() -> i64 {
@@ -130,7 +175,10 @@ impl VariableSpec {
             | VariableSpec::RandomString { name, .. }
             | VariableSpec::Rows { name, .. }
             | VariableSpec::Pool { name, .. }
-            | VariableSpec::Constant { name, .. } => name,
+            | VariableSpec::Constant { name, .. }
+            | VariableSpec::Decimal { name, .. }
+            | VariableSpec::Vu { name }
+            | VariableSpec::Timestamp { name, .. } => name,
         }
     }
 }
@@ -180,6 +228,9 @@ pub(super) enum Kind {
     Rows { cells: Box<[Box<[u8]>]>, columns: usize, rows: usize, pick: RowPick },
     Pool { id: usize, pick: PoolPick, s: f64 },
     Constant(Box<[u8]>),
+    Decimal { dist: Uniform<f64>, decimals: usize },
+    Vu,
+    Timestamp(TimeUnit),
 }
 
 /// is_word reports whether `s` is non-empty ASCII letters, digits and `_`.
@@ -290,6 +341,24 @@ pub(super) fn compile_kind(spec: &VariableSpec, pools: &Pools, errors: &mut Erro
             Kind::Pool { id: id?, pick: *pick, s }
         }
         VariableSpec::Constant { value, .. } => Kind::Constant(value.as_bytes().into()),
+        VariableSpec::Decimal { min, max, decimals, .. } => {
+            if *decimals > 9 {
+                errors.add("decimals", format!("must be from 0 to 9, got {decimals}"));
+            }
+            if !(min.is_finite() && max.is_finite()) {
+                errors.add("min", "min and max must be finite numbers");
+                return None;
+            }
+            match Uniform::new_inclusive(*min, *max) {
+                Ok(dist) => Kind::Decimal { dist, decimals: (*decimals).min(9) as usize },
+                Err(_) => {
+                    errors.add("max", format!("must be at least min ({min}), got {max}"));
+                    return None;
+                }
+            }
+        }
+        VariableSpec::Vu { .. } => Kind::Vu,
+        VariableSpec::Timestamp { unit, .. } => Kind::Timestamp(*unit),
     };
     (errors.list.len() == before).then_some(kind)
 }
