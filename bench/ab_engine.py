@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""ab_engine: A/B of engine builds, interleaved with wrk, against nginx on loopback.
+
+Usage: .venv/bin/python bench/ab_engine.py RUN_PLAN_A RUN_PLAN_B [...] [--rounds 7] [--seconds 5]
+
+Each argument is a build of the engine's `run_plan` example (`cargo build --release -p
+surge-engine --example run_plan`, then copy `target/release/examples/run_plan` aside before
+changing the engine). Every round runs each build and wrk once, the order reversed every other
+round, each pinned to the generator core with nginx (one worker) pinned to the other: 64
+connections, closed loop, GET /health. CPU per request is the child's `ru_utime + ru_stime`
+over nginx's own count of requests (stub_status delta). Prints every run, then per build the
+median CPU µs/request, its ratio to wrk (per round), and each build's ratio to the first
+(per round). Passing the same binary twice gives the harness's noise floor (A/A).
+Only 127.0.0.1 is contacted; every child is bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from surgebench import proc  # noqa: E402
+from surgebench.generators import find_wrk  # noqa: E402
+from surgebench.nginx import Nginx, find_nginx  # noqa: E402
+
+
+def closed_plan(url: str, seconds: float) -> bytes:
+    """closed_plan is 64 VUs on one thread sending GET /health for `seconds`."""
+    return json.dumps({
+        "target": {"url": url}, "threads": 1,
+        "scenarios": [{"name": "ab", "executor": {"type": "constant-vus", "vus": 64, "duration_s": seconds},
+                       "flow": {"sequences": [{"steps": [{"request": {"method": "GET", "path": "/health"}}]}]}}],
+    }).encode()
+
+
+def measure(nginx: Nginx, argv: list[str], stdin: bytes | None, core: int, seconds: float) -> float:
+    """measure runs one generator and returns its CPU µs per server-counted request."""
+    before = nginx.status().requests
+    run = proc.run_measured(argv, {core}, timeout_s=2 * seconds + 60, stdin_bytes=stdin)
+    if run.returncode != 0 or run.timed_out:
+        raise SystemExit(f"{argv[0]} failed ({run.returncode}): {run.stderr.strip()[-300:]}")
+    served = nginx.status().requests - before - 1  # less the status request itself
+    return run.cpu_s * 1e6 / max(served, 1)
+
+
+def main(argv: list[str]) -> None:
+    """main runs the interleaved rounds and prints the comparison."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("builds", nargs="+", help="run_plan binaries to compare (the first is the reference)")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--seconds", type=float, default=5.0)
+    p.add_argument("--gen-core", type=int, default=0)
+    p.add_argument("--server-core", type=int, default=1)
+    args = p.parse_args(argv)
+    wrk, nginx_bin = find_wrk(), find_nginx()
+    if not wrk or not nginx_bin:
+        raise SystemExit("needs wrk and nginx (make tools)")
+    proc.raise_nofile()
+    names = [f"{i}:{os.path.basename(b)}" for i, b in enumerate(args.builds)] + ["wrk"]
+    us: dict[str, list[float]] = {n: [] for n in names}
+    with Nginx(nginx_bin, core=args.server_core, nofile=20_000) as nginx:
+        plan = closed_plan(nginx.url, args.seconds)
+        wrk_argv = [wrk, "-t1", "-c64", f"-d{int(round(args.seconds))}s", nginx.url]
+        for r in range(args.rounds):
+            order = list(zip(names, args.builds + [None]))
+            if r % 2:
+                order.reverse()
+            for name, build in order:
+                argv_, stdin = (wrk_argv, None) if build is None else ([build], plan)
+                value = measure(nginx, argv_, stdin, args.gen_core, args.seconds)
+                us[name].append(value)
+                print(f"round {r + 1} {name:24s} {value:7.3f} µs/request", flush=True)
+    print()
+    for name in names[:-1]:
+        to_wrk = [a / w for a, w in zip(us[name], us["wrk"])]
+        to_ref = [a / b for a, b in zip(us[name], us[names[0]])]
+        print(f"{name:24s} {statistics.median(us[name]):6.3f} µs/request   "
+              f"/wrk {statistics.median(to_wrk):.3f} [{min(to_wrk):.3f}–{max(to_wrk):.3f}]   "
+              f"/first {statistics.median(to_ref):.3f} [{min(to_ref):.3f}–{max(to_ref):.3f}]")
+    print(f"{'wrk':24s} {statistics.median(us['wrk']):6.3f} µs/request")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
