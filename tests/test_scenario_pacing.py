@@ -252,10 +252,6 @@ def test_abort_on_fail_waits_for_its_delay_then_stops_the_run(delay, earliest, l
     assert doc["requests"]["sent"] == fresh_target.received()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an arrival-rate scenario's load window ends at its last arrival, not at the end of its "
-    "schedule: 2/s for 2 s (arrivals at 0, 0.5, 1, 1.5 s) reports duration_s 1.5, 2.67 req/s "
-    "and stop_reason 'iterations', so 'rate > 2.5/s' passes although 2/s was offered"))
 def test_arrival_rate_window_is_the_whole_schedule_so_rate_is_the_offered_rate(tmp_path, fresh_target):
     path = write(tmp_path, """\
         target: http://127.0.0.1:9
