@@ -249,13 +249,6 @@ def test_csv_unique_pins_one_row_per_vu(tmp_path, fresh_target, threads):
     assert by_vu == {"1": {("u1", "red")}, "2": {("u2", "green")}, "3": {("u3", "blue")}, "4": {("u4", "pink")}}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a unique csv with as many rows as VUs is refused when the thread count does not divide "
-    "the VUs: the engine's check_unique_rows requires threads * ceil(vus / threads) rows "
-    "(6 for 4 VUs on 3 threads) although the rows used are exactly 0..vus-1 (row i + c*v is "
-    "vu - 1), and docs/scenarios.md only forbids more VUs than rows; the default thread "
-    "count is the core count, so the same file runs on 2 or 4 cores and exits 2 on 3, with "
-    "'invalid plan: scenarios[0].variables' and no FILE:LINE"))
 def test_csv_unique_with_as_many_rows_as_vus_runs_on_any_thread_count(tmp_path, fresh_target):
     write_csv(tmp_path, "rows.csv", ["name", "color"], [["u1", "a"], ["u2", "b"], ["u3", "c"], ["u4", "d"]])
     run = marker()

@@ -13,7 +13,7 @@ use crate::error::EngineError;
 use crate::executor::{Iterations, Model};
 use crate::failure::FailureClass;
 use crate::metrics::{Metrics, MetricsShape, ThreadMetrics};
-use crate::pacer::Pacer;
+use crate::pacer::{Pacer, Stripe};
 use crate::plan::{Plan, PlanError};
 use crate::result::{
     Generator, Histograms, Interval, RunResult, ScenarioInterval, StopReason, Throughput, RESULT_SCHEMA,
@@ -102,7 +102,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     };
     let compiled =
         scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools).map_err(EngineError::InvalidPlan)?;
-    check_unique_rows(&compiled.scenarios, threads).map_err(EngineError::InvalidPlan)?;
+    check_unique_rows(&compiled.scenarios, plan.stripe, threads).map_err(EngineError::InvalidPlan)?;
     let shape = MetricsShape {
         slots: compiled.slots.len(),
         scenarios: compiled.scenarios.len(),
@@ -138,10 +138,10 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             .iter()
             .zip(&budgets)
             .map(|(s, budget)| match &s.model {
-                Model::Closed { vus, .. } => Share::Closed { vus: share(*vus, threads, thread), budget: budget.clone() },
-                Model::Open { max_vus, pre_allocated_vus, .. } => Share::Open {
+                Model::Closed { .. } => Share::Closed { vus: vus_on_thread(&s.model, threads, thread), budget: budget.clone() },
+                Model::Open { pre_allocated_vus, .. } => Share::Open {
                     stripe,
-                    max_vus: share(*max_vus, threads, thread).max(1),
+                    max_vus: vus_on_thread(&s.model, threads, thread),
                     pre_allocated_vus: share(*pre_allocated_vus, threads, thread),
                 },
             })
@@ -161,10 +161,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             scan_period_ns,
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.stripe.offset * 1024 + thread as u64),
-            share: ThreadShare {
-                index: plan.stripe.offset * threads as u64 + thread as u64,
-                count: plan.stripe.stride * threads as u64,
-            },
+            share: thread_share(plan.stripe, threads, thread),
             pools: pools.fork(),
             cancel: cancel.clone(),
             reports: tx.clone(),
@@ -279,19 +276,32 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     })
 }
 
+/// thread_share is local thread `thread`'s place among all generator threads of the run
+/// (the machine's stripe, then its threads).
+fn thread_share(stripe: Stripe, threads: usize, thread: usize) -> ThreadShare {
+    ThreadShare { index: stripe.offset * threads as u64 + thread as u64, count: stripe.stride * threads as u64 }
+}
+
+/// vus_on_thread is how many VUs (connection slots) thread `thread` of `threads` runs of a
+/// scenario: the closed VUs or the open `max_vus`, split as the workers split them.
+fn vus_on_thread(model: &Model, threads: usize, thread: usize) -> u32 {
+    match model {
+        Model::Closed { vus, .. } => share(*vus, threads, thread),
+        Model::Open { max_vus, .. } => share(*max_vus, threads, thread).max(1),
+    }
+}
+
 /// check_unique_rows refuses a plan whose `unique` rows cannot give every VU its own row:
-/// VU `v` of thread `t` takes row `t + threads·v`.
-fn check_unique_rows(scenarios: &[Scenario], threads: usize) -> Result<(), Vec<PlanError>> {
+/// VU `v` of the thread at `index` of `count` (its `ThreadShare`) takes row `index + count·v`,
+/// so the rows needed are one past the largest such row over this machine's threads (for
+/// an even split on one machine, exactly the VU count).
+fn check_unique_rows(scenarios: &[Scenario], stripe: Stripe, threads: usize) -> Result<(), Vec<PlanError>> {
     let mut errors = Vec::new();
     for (index, scenario) in scenarios.iter().enumerate() {
         let Some(rows) = scenario.variables.unique_rows_capacity() else { continue };
-        let vus = match &scenario.model {
-            Model::Closed { vus, .. } => *vus,
-            Model::Open { max_vus, .. } => *max_vus,
-        };
-        let per_thread = share(vus, threads, 0) as usize;
-        let needed = threads * per_thread;
-        if needed > rows {
+        let needed = unique_rows_needed(|thread| vus_on_thread(&scenario.model, threads, thread), stripe, threads);
+        if needed > rows as u64 {
+            let vus = (0..threads).map(|t| vus_on_thread(&scenario.model, threads, t)).sum::<u32>();
             errors.push(PlanError::new(
                 format!("scenarios[{index}].variables"),
                 format!("'unique' rows: {rows} rows for {vus} VUs on {threads} threads (needs {needed}); add rows or lower the VUs"),
@@ -303,6 +313,19 @@ fn check_unique_rows(scenarios: &[Scenario], threads: usize) -> Result<(), Vec<P
     } else {
         Err(errors)
     }
+}
+
+/// unique_rows_needed is one past the largest row a `unique` variable gives: VU `v` of
+/// the thread at `index` of `count` takes row `index + count·v`, thread `t` of this
+/// machine running `vus_on(t)` VUs.
+fn unique_rows_needed(vus_on: impl Fn(usize) -> u32, stripe: Stripe, threads: usize) -> u64 {
+    (0..threads)
+        .filter_map(|thread| {
+            let place = thread_share(stripe, threads, thread);
+            u64::from(vus_on(thread)).checked_sub(1).map(|last| place.index + place.count * last + 1)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// share splits `total` over `parts` as evenly as possible; part `k` gets this much.
@@ -551,6 +574,28 @@ fn target_rate(scenarios: &[Scenario], t_s: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_rows_needed_is_the_vu_count_when_vus_split_evenly() {
+        let whole = Stripe { offset: 0, stride: 1 };
+        // (VUs, threads, open-model minimum of one VU per thread, rows needed)
+        let cases = [
+            (4, 1, false, 4),
+            (4, 2, false, 4),
+            (4, 3, false, 4), // 2 + 1 + 1 VUs: rows 0, 3 | 1 | 2
+            (5, 3, false, 5),
+            (7, 4, false, 7),
+            (1, 2, false, 1), // the second thread has no VU
+            (1, 2, true, 2),  // open: every thread holds at least one slot, the second takes row 1
+        ];
+        for (vus, threads, open, needed) in cases {
+            let on = |t: usize| if open { share(vus, threads, t).max(1) } else { share(vus, threads, t) };
+            assert_eq!(unique_rows_needed(on, whole, threads), needed, "{vus} VUs on {threads} threads");
+        }
+        // Second of two machines, 2 threads each: global threads 2 and 3 of 4, 2 VUs each.
+        let second = Stripe { offset: 1, stride: 2 };
+        assert_eq!(unique_rows_needed(|_| 2, second, 2), 3 + 4 + 1);
+    }
 
     #[test]
     fn shares_add_up() {
