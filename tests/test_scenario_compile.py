@@ -203,7 +203,7 @@ def test_every_capture_source_compiles(capture, expected):
     ("{body_contains: [a, b]}", [{"name": "body contains 'a'", "type": "body_contains", "text": "a"},
                                  {"name": "body contains 'b'", "type": "body_contains", "text": "b"}]),
     ("{body_matches: '\"id\":\\s*\\d+'}",
-     [{"name": "body matches '\"id\":\\\\s*\\\\d+'", "type": "body_matches", "pattern": "\"id\":\\s*\\d+"}]),
+     [{"name": "body matches /\"id\":\\s*\\d+/", "type": "body_matches", "pattern": "\"id\":\\s*\\d+"}]),
     ("{json: {$.done: true, $.title: x}}",
      [{"name": "$.done == true", "type": "json_equals", "path": "$.done", "value": True},
       {"name": "$.title == \"x\"", "type": "json_equals", "path": "$.title", "value": "x"}]),

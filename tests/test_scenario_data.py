@@ -377,8 +377,8 @@ CHECK_CASES = [
     ("body contains", "{path: /health}", "{body_contains: ok}", "body contains 'ok'", True),
     ("body lacks", "{path: /health}", "{body_contains: nope}", "body contains 'nope'", False),
     # The name quotes the pattern as Python's repr does, backslashes doubled.
-    ("body matches", CREATE, "{body_matches: '\"id\":\\s*\\d+'}", "body matches " + repr('"id":\\s*\\d+'), True),
-    ("body does not match", CREATE, "{body_matches: 'nope\\d'}", "body matches " + repr("nope\\d"), False),
+    ("body matches", CREATE, "{body_matches: '\"id\":\\s*\\d+'}", "body matches /" + '"id":\\s*\\d+' + "/", True),
+    ("body does not match", CREATE, "{body_matches: 'nope\\d'}", "body matches /nope\\d/", False),
     ("json equals", CREATE, "{json: {$.title: checked}}", '$.title == "checked"', True),
     ("json differs", CREATE, "{json: {$.title: other}}", '$.title == "other"', False),
 ]

@@ -230,8 +230,9 @@ def check_specs(c: Check | None) -> list[Plan]:
     if c.status:
         codes = ", ".join(str(s) for s in c.status)
         out.append({"name": f"status in [{codes}]", "type": "status", "in": list(c.status)})
-    out += [{"name": f"body contains {t!r}", "type": "body_contains", "text": t} for t in c.body_contains]
-    out += [{"name": f"body matches {p!r}", "type": "body_matches", "pattern": p} for p in c.body_matches]
+    # Names show the text and pattern as written (no escaping: a regex reads as in the file).
+    out += [{"name": f"body contains '{t}'", "type": "body_contains", "text": t} for t in c.body_contains]
+    out += [{"name": f"body matches /{p}/", "type": "body_matches", "pattern": p} for p in c.body_matches]
     out += [{"name": f"{path} == {json.dumps(v)}", "type": "json_equals", "path": path, "value": v}
             for path, v in c.json_equals.items()]
     out += [{"name": f"header {h} present", "type": "header_present", "header": h} for h in c.header_present]
