@@ -13,6 +13,8 @@ from surge.thresholds import (
     evaluate,
     exit_code,
     parse_threshold,
+    percentile_key,
+    percentiles,
 )
 
 
@@ -55,6 +57,8 @@ RESULT = {
     ("p(95) < 300ms", "latency", "p", 95.0, "<", 300.0),
     ("p(99)<1.5s", "latency", "p", 99.0, "<", 1500.0),
     ("p(99.9) <= 800us", "latency", "p", 99.9, "<=", 0.8),
+    ("p(75) < 200ms", "latency", "p", 75.0, "<", 200.0),
+    ("p(99.99) < 2s", "latency", "p", 99.99, "<", 2000.0),
     ("p( 50 ) > 1ms", "latency", "p", 50.0, ">", 1.0),
     ("med < 50ms", "latency", "p", 50.0, "<", 50.0),
     ("avg < 100ms", "latency", "avg", None, "<", 100.0),
@@ -86,7 +90,6 @@ def test_every_form_parses(expr, metric, stat, quantile, op, limit):
     ("p(0) < 1ms", "outside 0 < N <= 100"),
     ("p(101) < 1ms", "outside 0 < N <= 100"),
     ("p(x) < 1ms", "p(...) takes a percentage"),
-    ("p(75) < 1ms", "p(75) is not supported yet"),
     ("p(95) 300ms", "is not a threshold: write STATISTIC OPERATOR VALUE"),
     ("", "is not a threshold"),
     ("duration.p(95) < 1ms", "unknown metric 'duration'"),
@@ -223,3 +226,16 @@ def test_aborts_are_due_after_the_delay_and_only_on_failures():
     plain = Verdict(parse_threshold("p(95) < 1ms"), "fail", 5.0)
     assert due_aborts([failed, no_data, plain], elapsed_s=9.9) == []
     assert due_aborts([failed, no_data, plain], elapsed_s=10.0) == [failed]
+
+
+@pytest.mark.parametrize(("q", "key"), [
+    (50, "p50_ms"), (99.9, "p99_9_ms"), (75, "p75_ms"), (99.99, "p99_99_ms"), (12.5, "p12_5_ms"), (100, "max_ms"),
+])
+def test_percentile_keys_follow_the_engines_naming(q, key):
+    assert percentile_key(q) == key
+
+
+def test_only_non_standard_percentiles_are_asked_of_the_engine():
+    rules = [parse_threshold(e) for e in ("p(95) < 1s", "p(75) < 1s", "success.p(75) < 1s", "p(99.99) < 1s",
+                                           "p(100) < 1s", "med < 1s", "avg < 1s")]
+    assert percentiles(rules) == [75.0, 99.99]

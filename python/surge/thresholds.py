@@ -30,13 +30,27 @@ from surge import exit_codes
 LATENCY_METRICS = {"latency": "all", "success": "success", "service_time": "service_time", "send_lag": "send_lag"}
 """LATENCY_METRICS maps a threshold's latency metric to its key in the result's ``latency``."""
 
-PRECOMPUTED_PERCENTILES = {50.0: "p50_ms", 90.0: "p90_ms", 95.0: "p95_ms", 99.0: "p99_ms", 99.9: "p99_9_ms",
-                           100.0: "max_ms"}
-"""PRECOMPUTED_PERCENTILES are the percentiles the result document carries (key per percent)."""
+STANDARD_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+"""STANDARD_PERCENTILES are the percentiles every latency summary carries; others (any
+0 < N <= 100) are added when the plan lists them in ``percentiles`` (see ``percentiles``)."""
 
-SUPPORTED_PERCENTILES: frozenset[float] | None = frozenset(PRECOMPUTED_PERCENTILES)
-"""SUPPORTED_PERCENTILES are the percentiles a threshold may use; None would mean any (once
-results carry histograms for every scope)."""
+
+def percentile_key(q: float) -> str:
+    """percentile_key is the result key of percentile ``q`` (a percentage), the engine's rule:
+    ``p`` + ``q`` without trailing zeros, ``.`` as ``_``, + ``_ms`` (99.9 -> ``p99_9_ms``,
+    75 -> ``p75_ms``); p(100) is ``max_ms``."""
+    if q == 100.0:
+        return "max_ms"
+    text = f"{q:.6f}".rstrip("0").rstrip(".")
+    return f"p{text.replace('.', '_')}_ms"
+
+
+def percentiles(thresholds: Iterable[Threshold]) -> list[float]:
+    """percentiles lists the non-standard percentiles ``thresholds`` read, for the plan's
+    ``percentiles`` (so the engine puts them in every latency summary)."""
+    wanted = {t.quantile for t in thresholds if t.stat == "p" and t.quantile is not None}
+    return sorted(q for q in wanted if q not in STANDARD_PERCENTILES and q != 100.0)
+
 
 _LATENCY_STATS = ("p", "med", "avg", "min", "max")
 _FORMS = ("p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
@@ -141,9 +155,6 @@ def _quantile(expr: str, text: str) -> float:
         raise ThresholdError(f"'{expr}': p(...) takes a percentage such as p(95) or p(99.9)") from None
     if not 0 < q <= 100:
         raise ThresholdError(f"'{expr}': p({text}) is outside 0 < N <= 100")
-    if SUPPORTED_PERCENTILES is not None and q not in SUPPORTED_PERCENTILES:
-        known = ", ".join(f"p({k:g})" for k in sorted(SUPPORTED_PERCENTILES))
-        raise ThresholdError(f"'{expr}': p({text}) is not supported yet (results carry {known})")
     return q
 
 
@@ -229,9 +240,9 @@ class ResultScope:
             return None
         if len(summaries) > 1:
             raise NoHistogram("percentiles over several scenarios need the histograms: scope it with scenario")
-        key = PRECOMPUTED_PERCENTILES.get(q)
-        if key is None or key not in summaries[0]:
-            raise NoHistogram(f"p({q:g}) is not in the result document")
+        key = percentile_key(q)
+        if key not in summaries[0]:
+            raise NoHistogram(f"p({q:g}) is not in the result document (the plan's percentiles did not list it)")
         return float(summaries[0][key])
 
     def stat(self, metric: str, name: str) -> float | None:

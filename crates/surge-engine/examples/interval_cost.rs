@@ -25,7 +25,7 @@ fn main() {
     let add_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
     let t = Instant::now();
     for _ in 0..rounds {
-        std::hint::black_box(m.latency_summaries());
+        std::hint::black_box(m.latency_summaries(&[]));
     }
     let summary_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
     let t = Instant::now();

@@ -6,12 +6,14 @@ use crate::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Total
 use crate::scenario::{Probe, Scenario, Slot};
 
 /// breakdowns splits the totals per scenario and per tag; `duration_s` is the run's load
-/// window so far, from which each scenario's own window is cut.
+/// window so far, from which each scenario's own window is cut; `percentiles` are the
+/// plan's extra percentiles.
 pub fn breakdowns(
     totals: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],
     duration_s: f64,
+    percentiles: &[f64],
 ) -> (Vec<ScenarioResult>, Vec<TagResult>) {
     let mut merged = Metrics::new();
     let scenario_results = scenarios
@@ -27,7 +29,7 @@ pub fn breakdowns(
                 duration_s: (duration_s.min(end_s) - start_s).max(0.0),
                 iterations: totals.scenarios[index],
                 requests: merged.counts(),
-                latency: merged.latency_summaries(),
+                latency: merged.latency_summaries(percentiles),
             }
         })
         .collect();
@@ -38,7 +40,7 @@ pub fn breakdowns(
             tag: slot.tag.clone(),
             scenario: scenarios[slot.scenario].name.clone(),
             requests: metrics.counts(),
-            latency: metrics.latency_summaries(),
+            latency: metrics.latency_summaries(percentiles),
         })
         .collect();
     (scenario_results, tag_results)
@@ -81,14 +83,15 @@ pub fn totals(
     slots: &[Slot],
     checks: &[Probe],
     duration_s: f64,
+    percentiles: &[f64],
 ) -> Totals {
     let mut merged = Metrics::new();
     cumulative.merge_into(&mut merged, |_| true, |_| true);
-    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, duration_s);
+    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, duration_s, percentiles);
     Totals {
         duration_s,
         requests: merged.counts(),
-        latency: merged.latency_summaries(),
+        latency: merged.latency_summaries(percentiles),
         scenarios: scenario_results,
         tags: tag_results,
         checks: check_results(cumulative, scenarios, checks),

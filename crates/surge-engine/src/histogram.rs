@@ -1,5 +1,7 @@
 //! histogram: latency histograms (HdrHistogram, microsecond units) and their summaries.
 
+use std::collections::BTreeMap;
+
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -71,13 +73,21 @@ impl LatencyHistogram {
         &self.inner
     }
 
-    /// summary returns count, mean, min, max and the standard percentiles in milliseconds.
-    pub fn summary(&self) -> LatencySummary {
+    /// summary returns count, mean, min, max and the standard percentiles in milliseconds,
+    /// plus each of `extra` (percentages, e.g. 75 or 99.99) not among the standard ones,
+    /// under its [`percentile_key`].
+    pub fn summary(&self, extra: &[f64]) -> LatencySummary {
         let h = &self.inner;
-        if h.is_empty() {
-            return LatencySummary::default();
-        }
         let ms = |us: u64| us as f64 / 1_000.0;
+        let extra = extra
+            .iter()
+            .map(|&q| (percentile_key(q), q))
+            .filter(|(key, _)| !STANDARD_KEYS.contains(&key.as_str()))
+            .map(|(key, q)| (key, if h.is_empty() { 0.0 } else { ms(h.value_at_quantile(q / 100.0)) }))
+            .collect();
+        if h.is_empty() {
+            return LatencySummary { extra, ..LatencySummary::default() };
+        }
         LatencySummary {
             count: h.len(),
             min_ms: ms(h.min()),
@@ -89,6 +99,7 @@ impl LatencyHistogram {
             p99_ms: ms(h.value_at_quantile(0.99)),
             p99_9_ms: ms(h.value_at_quantile(0.999)),
             max_ms: ms(h.max()),
+            extra,
         }
     }
 
@@ -103,8 +114,20 @@ impl LatencyHistogram {
     }
 }
 
+/// STANDARD_KEYS are the percentile keys every [`LatencySummary`] carries.
+const STANDARD_KEYS: [&str; 6] = ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "p100_ms"];
+
+/// percentile_key is the result key of percentile `q` (a percentage): `p` + `q` without
+/// trailing zeros, `.` written `_`, + `_ms` (75 → `p75_ms`, 99.99 → `p99_99_ms`), the
+/// same rule as the standard keys (`p99_9_ms`). p100 is `max_ms`.
+pub fn percentile_key(q: f64) -> String {
+    let text = format!("{q:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("p{}_ms", text.replace('.', "_"))
+}
+
 /// LatencySummary is a histogram reduced to the numbers reports print, in milliseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// count is the number of samples.
     pub count: u64,
@@ -126,6 +149,10 @@ pub struct LatencySummary {
     pub p99_9_ms: f64,
     /// max_ms is the largest sample.
     pub max_ms: f64,
+    /// extra holds the percentiles the plan asked for beyond the standard ones, by
+    /// [`percentile_key`] (flattened into the summary: `"p75_ms": 1.2`).
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
 }
 
 #[cfg(test)]
@@ -146,7 +173,7 @@ mod tests {
             merged.add(part);
         }
         assert_eq!(merged.len(), 30_000);
-        assert_eq!(merged.summary(), whole.summary());
+        assert_eq!(merged.summary(&[75.0]), whole.summary(&[75.0]));
         for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
             assert_eq!(merged.value_at_quantile(q), whole.value_at_quantile(q), "q {q}");
         }
@@ -158,7 +185,7 @@ mod tests {
         for ms in 1..=1000u64 {
             h.record(ms * 1_000_000);
         }
-        let s = h.summary();
+        let s = h.summary(&[]);
         assert_eq!(s.count, 1000);
         for (got, want) in [(s.p50_ms, 500.0), (s.p90_ms, 900.0), (s.p99_ms, 990.0), (s.max_ms, 1000.0), (s.min_ms, 1.0)] {
             assert!((got - want).abs() / want < 0.001, "got {got} want {want}");
@@ -171,7 +198,7 @@ mod tests {
         h.record(0);
         h.record(u64::MAX);
         assert_eq!(h.len(), 2);
-        assert!(h.summary().max_ms >= 3_599_000_000.0 / 1_000.0);
+        assert!(h.summary(&[]).max_ms >= 3_599_000_000.0 / 1_000.0);
     }
 
     #[test]
@@ -181,6 +208,32 @@ mod tests {
         assert!(!h.to_base64().is_empty());
         h.reset();
         assert!(h.is_empty());
-        assert_eq!(h.summary(), LatencySummary::default());
+        assert_eq!(h.summary(&[]), LatencySummary::default());
+    }
+
+    #[test]
+    fn extra_percentiles_are_added_under_their_keys_and_standard_ones_are_not_repeated() {
+        let mut h = LatencyHistogram::new();
+        for ms in 1..=10_000u64 {
+            h.record(ms * 1_000_000);
+        }
+        let s = h.summary(&[75.0, 99.99, 99.9, 95.0, 100.0, 12.5]);
+        let keys: Vec<&str> = s.extra.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["p12_5_ms", "p75_ms", "p99_99_ms"]);
+        for (key, want) in [("p12_5_ms", 1250.0), ("p75_ms", 7500.0), ("p99_99_ms", 9999.0)] {
+            assert!((s.extra[key] - want).abs() / want < 0.001, "{key}: got {} want {want}", s.extra[key]);
+        }
+        let json = serde_json::to_value(&s).unwrap_or_default();
+        assert!(json["p75_ms"].is_number() && json.get("extra").is_none(), "{json}");
+        // An empty histogram still has the keys (zero), so a scope's shape does not vary.
+        assert_eq!(LatencyHistogram::new().summary(&[75.0]).extra["p75_ms"], 0.0);
+        assert!(serde_json::to_value(h.summary(&[])).unwrap_or_default().get("p75_ms").is_none());
+    }
+
+    #[test]
+    fn percentile_keys_follow_the_standard_naming() {
+        for (q, key) in [(50.0, "p50_ms"), (99.9, "p99_9_ms"), (99.99, "p99_99_ms"), (75.0, "p75_ms"), (0.1, "p0_1_ms")] {
+            assert_eq!(percentile_key(q), key);
+        }
     }
 }

@@ -223,13 +223,14 @@ impl Metrics {
         }
     }
 
-    /// latency_summaries returns the summaries of the four histograms.
-    pub fn latency_summaries(&self) -> LatencySummaries {
+    /// latency_summaries returns the summaries of the four histograms, each with the
+    /// `extra` percentiles (the plan's `percentiles`).
+    pub fn latency_summaries(&self, extra: &[f64]) -> LatencySummaries {
         LatencySummaries {
-            all: self.latency.summary(),
-            success: self.latency_success.summary(),
-            service_time: self.service_time.summary(),
-            send_lag: self.send_lag.summary(),
+            all: self.latency.summary(extra),
+            success: self.latency_success.summary(extra),
+            service_time: self.service_time.summary(extra),
+            send_lag: self.send_lag.summary(extra),
         }
     }
 }
@@ -399,7 +400,7 @@ pub struct Counts {
 }
 
 /// LatencySummaries holds the summaries of a run's or an interval's histograms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummaries {
     /// all: every response and timeout, from the intended send time.
     pub all: LatencySummary,

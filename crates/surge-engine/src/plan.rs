@@ -38,6 +38,11 @@ pub struct Plan {
     /// interval, for thresholds judged while the run goes (abort_on_fail).
     #[serde(default)]
     pub interval_totals: bool,
+    /// percentiles (percentages, 0 < p <= 100) are added to every latency summary beyond
+    /// the standard p50/p90/p95/p99/p99.9, each under its `histogram::percentile_key`
+    /// (75 → `p75_ms`): what thresholds such as `p(75) < 200ms` read.
+    #[serde(default)]
+    pub percentiles: Vec<f64>,
 }
 
 fn default_interval_s() -> f64 {
@@ -138,6 +143,11 @@ impl Plan {
         if !(self.interval_s.is_finite() && self.interval_s >= 0.01) {
             errors.push(PlanError::new("interval_s", "must be at least 0.01 seconds"));
         }
+        for (i, &q) in self.percentiles.iter().enumerate() {
+            if !(q.is_finite() && q > 0.0 && q <= 100.0) {
+                errors.push(PlanError::new(format!("percentiles[{i}]"), format!("must be a percentage above 0 and at most 100, got {q}")));
+            }
+        }
         // Templates, variables, captures and checks are checked by compiling the scenarios,
         // once everything they rest on is valid.
         if errors.is_empty() {
@@ -210,6 +220,7 @@ mod tests {
                          {"name": "a", "start_time_s": -1, "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
                           "flow": {"sequences": [{"steps": [{}]}]}}],
                        "limits": {"timeout_s": 0},
+                       "percentiles": [75, 0, 101],
                        "threads": 0}"#;
         let errors = Plan::from_json(json).err().unwrap_or_default();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
@@ -224,9 +235,12 @@ mod tests {
             "scenarios[1].start_time_s",
             "limits.timeout_s",
             "threads",
+            "percentiles[1]",
+            "percentiles[2]",
         ] {
             assert!(fields.contains(&field), "missing {field} in {fields:?}");
         }
+        assert!(!fields.contains(&"percentiles[0]"), "75 is a valid percentile");
     }
 
     #[test]

@@ -176,7 +176,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     drop(tx);
 
     let end_ns = secs_to_ns(plan.duration_s());
-    let mut aggregator = Aggregator::new(threads, plan.interval_s, &scenarios, &slots, shape, recyclers);
+    let mut aggregator =
+        Aggregator::new(threads, plan.interval_s, &plan.percentiles, &scenarios, &slots, shape, recyclers);
     if plan.interval_totals {
         aggregator.checks = Some(&checks);
     }
@@ -234,7 +235,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let counts = totals.counts();
     let cpu = cpu_after.since(&cpu_before);
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
-    let (scenario_results, tag_results) = breakdowns(&aggregator.totals, &scenarios, &slots, duration_s);
+    let (scenario_results, tag_results) =
+        breakdowns(&aggregator.totals, &scenarios, &slots, duration_s, &plan.percentiles);
     let check_results = check_results(&aggregator.totals, &scenarios, &checks);
     let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);
     Ok(RunResult {
@@ -251,7 +253,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             responses_per_s: counts.responses as f64 / elapsed_s,
             successes_per_s: counts.succeeded as f64 / elapsed_s,
         },
-        latency: totals.latency_summaries(),
+        latency: totals.latency_summaries(&plan.percentiles),
         histograms: Histograms {
             latency: totals.latency.to_base64(),
             latency_success: totals.latency_success.to_base64(),
@@ -386,6 +388,8 @@ fn diagnose(totals: &Metrics, thread_cpu: &[CpuTime], elapsed_s: f64, plan: &Pla
 struct Aggregator<'p> {
     threads: usize,
     interval_s: f64,
+    /// percentiles are the plan's extra percentiles, added to every latency summary.
+    percentiles: &'p [f64],
     scenarios: &'p [Scenario],
     slots: &'p [Slot],
     pending: BTreeMap<u64, PendingInterval>,
@@ -419,6 +423,7 @@ impl<'p> Aggregator<'p> {
     fn new(
         threads: usize,
         interval_s: f64,
+        percentiles: &'p [f64],
         scenarios: &'p [Scenario],
         slots: &'p [Slot],
         shape: MetricsShape,
@@ -427,6 +432,7 @@ impl<'p> Aggregator<'p> {
         Aggregator {
             threads,
             interval_s,
+            percentiles,
             scenarios,
             slots,
             pending: BTreeMap::new(),
@@ -540,12 +546,14 @@ impl<'p> Aggregator<'p> {
             sent_per_s: counts.sent as f64 / length,
             target_rate_per_s: target_rate(self.scenarios, (start_s + end_s) / 2.0),
             requests: counts,
-            latency: metrics.latency_summaries(),
+            latency: metrics.latency_summaries(self.percentiles),
             open_connections: slot.open_connections,
             in_flight: slot.in_flight,
             latency_histogram: metrics.latency.to_base64(),
             scenarios: scenario_figures,
-            totals: self.checks.map(|checks| totals(&self.totals, self.scenarios, self.slots, checks, end_s)),
+            totals: self.checks.map(|checks| {
+                totals(&self.totals, self.scenarios, self.slots, checks, end_s, self.percentiles)
+            }),
         };
         thread_metrics.reset();
         self.pool.push(thread_metrics);

@@ -46,7 +46,7 @@ from surge.scenario.variables import (
     Vu,
     Zipf,
 )
-from surge.thresholds import Threshold
+from surge.thresholds import Threshold, percentiles
 
 Plan = dict[str, Any]
 """Plan is an engine plan as JSON-ready data (docs/plan.md)."""
@@ -91,11 +91,16 @@ def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str
         raise ScenarioError(problems, f._source)
     scaled = scale_time(f, time_scale)
     measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
+    thresholds = scaled.thresholds_parsed()
+    main = _plan(scaled, measured, env)
+    extra = percentiles(thresholds)
+    if extra:
+        main["percentiles"] = extra  # p(75) and the like: the engine adds them to every summary
     return CompiledRun(
-        main=_plan(scaled, measured, env),
+        main=main,
         setup=_plan(scaled, [("setup", scaled.setup, 0.0)], env) if scaled.setup is not None else None,
         teardown=_plan(scaled, [("teardown", scaled.teardown, 0.0)], env) if scaled.teardown is not None else None,
-        thresholds=scaled.thresholds_parsed(),
+        thresholds=thresholds,
     )
 
 
