@@ -35,6 +35,7 @@ test-rust:
 
 test-python: build
 	$(BIN)/python -m mypy.stubtest surge._engine
+	$(BIN)/python -m mypy python/surge
 	$(BIN)/python -m pytest -n 2 tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against

@@ -28,6 +28,7 @@ from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, 
 from surge.plan import (
     ConstantArrivalRate,
     ConstantVus,
+    Executor,
     Limits,
     Plan,
     RequestSpec,
@@ -131,6 +132,7 @@ def build_plan(
             by_count = requests / rate
             duration_s = min(duration_s, by_count) if duration_s is not None else by_count
         limit = max_in_flight or _default_max_in_flight()
+        executor: Executor
         if connections is not None and connections > limit:
             raise BadInput("-c/--connections", f"{connections} connections up front exceed --max-in-flight {limit}")
         executor = ConstantArrivalRate(

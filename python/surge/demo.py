@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -21,7 +22,7 @@ from surge.progress import Progress
 from surge.summary import print_summary
 from surge.target import TargetProcess
 
-DEMO_TARGET = {"workers": 4, "service_time": "10ms", "queue": 32, "seed": 1}
+DEMO_TARGET: dict[str, Any] = {"workers": 4, "service_time": "10ms", "queue": 32, "seed": 1}
 """DEMO_TARGET is the target's configuration: capacity 4 / 10 ms = 400 req/s."""
 
 DEMO_STAGES = [RateStage(duration_s=15, target_rate=600), RateStage(duration_s=5, target_rate=600)]

@@ -9,7 +9,14 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from surge.plan import Plan
+from surge.plan import (
+    ConstantArrivalRate,
+    ConstantVus,
+    PerVuIterations,
+    Plan,
+    RampingVus,
+    SharedIterations,
+)
 from surge.result import LatencySummary, RunResult
 
 
@@ -29,15 +36,15 @@ def describe_plan(plan: Plan) -> str:
             or len(plan.scenarios[0].flow.sequences[0].steps) > 1:
         names = ", ".join(s.name for s in plan.scenarios)
         return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}"
-    if kind == "constant-vus":
+    if isinstance(ex, ConstantVus):
         what = f"{ex.vus} VUs for {ex.duration_s:g}s"
-    elif kind == "shared-iterations":
+    elif isinstance(ex, SharedIterations):
         what = f"{ex.iterations:,} requests over {ex.vus} VUs"
-    elif kind == "per-vu-iterations":
+    elif isinstance(ex, PerVuIterations):
         what = f"{ex.iterations:,} iterations for each of {ex.vus} VUs"
-    elif kind == "ramping-vus":
+    elif isinstance(ex, RampingVus):
         what = f"{len(ex.stages)} VU stages (peak {max([ex.start_vus, *(s.target for s in ex.stages)]):,} VUs)"
-    elif kind == "constant-arrival-rate":
+    elif isinstance(ex, ConstantArrivalRate):
         what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_vus:,} in flight)"
     else:
         what = f"{len(ex.stages)} rate stages (max {ex.max_vus:,} in flight)"
