@@ -538,3 +538,50 @@ def test_a_bare_rate_is_per_second_not_an_error(tmp_path, fresh_target):
     doc = run_ok(path, fresh_target)
     assert doc["scenarios"][0]["iterations"]["iterations_started"] == 20
     assert doc["requests"]["sent"] == 20 == fresh_target.received()
+
+
+@pytest.mark.parametrize(("process", "flag", "stored"), [
+    (None, "from-flag", "from-flag"),            # -e sets what the process lacks
+    ("from-env", "from-flag", "from-flag"),      # and wins over the process environment
+    ("from-env", "", ""),                        # an empty value is a value
+])
+def test_env_flag_sets_env_variables_over_the_process_environment(tmp_path, fresh_target, process, flag, stored):
+    run = marker()
+    path = write(tmp_path, """\
+        target: http://127.0.0.1:9
+        variables:
+          token: {type: env, name: @NAME@}
+        scenarios:
+          s:
+            executor: {type: shared-iterations, vus: 1, iterations: 2}
+            flow:
+              - request: {method: POST, path: /tasks, json: {title: "t{{token}}", run: "@RUN@"}}
+                check: {status: 201}
+        """, NAME=ENV_NAME, RUN=run)
+    result = surge_env("run", str(path), "--target", fresh_target.url, "--json", "-e", f"{ENV_NAME}={flag}",
+                       env={ENV_NAME: process})
+    assert result.code == 0, result.stderr
+    assert [t["title"] for t in stored_tasks(fresh_target, run)] == [f"t{stored}"] * 2
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-e", "NOEQUALS"], "surge: error: -e/--env: expected NAME=VALUE"),
+    (["-e", "1BAD=x"], "surge: error: -e/--env: expected NAME=VALUE"),
+])
+def test_env_flag_mistakes_exit_2_naming_the_flag(tmp_path, fresh_target, args, message):
+    path = write(tmp_path, """\
+        target: http://127.0.0.1:9
+        scenarios:
+          s:
+            executor: {type: shared-iterations, vus: 1, iterations: 1}
+            flow: [{request: {path: /health}}]
+        """)
+    result = surge("run", str(path), "--target", fresh_target.url, *args)
+    assert result.code == 2 and result.stderr.startswith(message), result.stderr
+    assert fresh_target.received() == 0
+
+
+def test_env_flag_is_refused_without_a_scenario_file(fresh_target):
+    result = surge("run", fresh_target.url + "/health", "-n", "1", "-e", "A=b")
+    assert result.code == 2
+    assert result.stderr.strip() == "surge: error: -e/--env: only applies to a scenario file (surge run FILE.yaml)"

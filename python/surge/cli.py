@@ -245,6 +245,9 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("--time-scale", "time_scale", type=float,
               help="Scenario files: multiply every duration, stage, start time and think time by FACTOR.")
 @click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's target.")
+@click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+              help="Scenario files: set NAME for the file's env variables (over the process environment); "
+                   "repeatable.")
 def run_command(
     url: str,
     connections: Optional[int],
@@ -262,6 +265,7 @@ def run_command(
     json_output: bool,
     time_scale: Optional[float],
     target_url: Optional[str],
+    env_pairs: tuple[str, ...],
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     if _is_scenario_file(url):
@@ -273,8 +277,9 @@ def run_command(
         for flag, value in given.items():
             if value is not None:
                 raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
-        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output))
-    for flag, value in (("--time-scale", time_scale), ("--target", target_url)):
+        env = _env_overrides(env_pairs)
+        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output, env))
+    for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
     plan = build_plan(
@@ -295,8 +300,26 @@ def run_command(
     raise click.exceptions.Exit(execute(plan, json_output=json_output))
 
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""ENV_NAME is what an environment variable's name may be (as in a POSIX shell)."""
+
+
+def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
+    """_env_overrides is the process environment with each -e NAME=VALUE set over it, or
+    None when no -e was given."""
+    if not pairs:
+        return None
+    env = dict(os.environ)
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not ENV_NAME.fullmatch(name):
+            raise BadInput("-e/--env", f"expected NAME=VALUE with NAME made of letters, digits and _, got {pair!r}")
+        env[name] = value
+    return env
+
+
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
-                       json_output: bool) -> int:
+                       json_output: bool, env: dict[str, str] | None = None) -> int:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     if threads is not None and not 1 <= threads <= 1024:
@@ -306,7 +329,7 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     from surge.scenario_run import run_file
 
     return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
-                    json_output=json_output)
+                    json_output=json_output, env=env)
 
 
 @app.command("demo")

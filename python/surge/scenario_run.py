@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,16 +124,17 @@ def _run_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None =
 
 
 def run_file(path: Path, *, time_scale: float = 1.0, threads: int | None = None, target: str | None = None,
-             json_output: bool = False) -> int:
+             json_output: bool = False, env: Mapping[str, str] | None = None) -> int:
     """run_file is ``surge run FILE.yaml``: loads and validates the file (every mistake,
     with its line, before anything runs), runs its phases, prints the summary (or the JSON
-    document) and returns the exit code."""
+    document) and returns the exit code. ``env`` replaces the process environment for the
+    file's ``env`` variables (``-e NAME=VALUE``)."""
     from surge.scenario import load
 
-    scenario_file = load(path)
+    scenario_file = load(path, env=env)
     if target is not None:
         scenario_file = scenario_file.with_target(target)
-    compiled = scenario_file.compile(time_scale=time_scale)
+    compiled = scenario_file.compile(time_scale=time_scale, env=env)
     if json_output:
         outcome = run_compiled(compiled, threads=threads)
         sys.stdout.write(json.dumps(outcome.document()) + "\n")
