@@ -190,6 +190,21 @@ def test_arrival_rate_with_too_few_vus_drops_the_rest_of_the_schedule(kind, tmp_
     assert fresh_target.received() + shown == scheduled, run.stdout
 
 
+def test_a_dropped_threshold_fails_the_run_with_the_count_of_iterations_not_started(tmp_path, fresh_target):
+    text, scheduled, (low, high) = DROPS["constant"]
+    path = write(tmp_path, text.rstrip(" ") + """\
+        thresholds:
+          - "dropped == 0"
+          - {expr: "dropped < 1000", scenario: paced}
+        """)
+    run = surge("run", str(path), "--target", fresh_target.url, "--json")
+    doc = run.json()
+    dropped = doc["requests"]["dropped"]
+    assert low <= dropped <= high
+    assert [(t["status"], t["observed"]) for t in doc["thresholds"]] == [("fail", dropped), ("pass", dropped)]
+    assert run.code == 99
+
+
 def test_ramping_arrival_rate_with_enough_vus_starts_the_integral_of_its_stages(tmp_path, fresh_target):
     path = write(tmp_path, """\
         target: http://127.0.0.1:9

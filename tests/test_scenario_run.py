@@ -221,6 +221,7 @@ THRESHOLD_FORMS = [
     ("failure_rate < 1%", "pass"), ("failure_rate > 0.5", "fail"),
     ("rate > 10/s", "pass"), ("rate > 100000/s", "fail"),
     ("checks > 0.99", "pass"), ("checks < 0.5", "fail"),
+    ("dropped == 0", "pass"), ("dropped > 0", "fail"),
 ]
 
 

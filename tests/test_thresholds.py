@@ -76,6 +76,8 @@ RESULT = {
     ("rate >= 60000/m", "rate", "rate", None, ">=", 1000.0),
     ("checks > 0.99", "checks", "checks", None, ">", 0.99),
     ("checks > 99%", "checks", "checks", None, ">", 0.99),
+    ("dropped == 0", "dropped", "dropped", None, "==", 0.0),
+    ("dropped < 10", "dropped", "dropped", None, "<", 10.0),
 ])
 def test_every_form_parses(expr, metric, stat, quantile, op, limit):
     t = parse_threshold(expr)
@@ -95,6 +97,9 @@ def test_every_form_parses(expr, metric, stat, quantile, op, limit):
     ("duration.p(95) < 1ms", "unknown metric 'duration'"),
     ("latency.failure_rate < 0.1", "takes no metric prefix"),
     ("failure_rate < 5", "a fraction between 0 and 1"),
+    ("dropped < 1ms", "dropped is a count of iterations"),
+    ("dropped < -1", "dropped is a count of iterations"),
+    ("latency.dropped == 0", "takes no metric prefix"),
     ("failure_rate < 1ms", "is a fraction: write 0.001 or 0.1%"),
     ("checks > 120%", "a fraction between 0 and 1"),
     ("rate > 10/d", "a rate is responses per second"),
@@ -204,6 +209,7 @@ def test_the_evaluator_reads_through_any_metric_source():
     ("failure_rate < 0.1%", 0.0005, "0.050%"),
     ("checks > 0.99", 1.0, "100%"),
     ("rate > 10", 1234.5, "1,234.5/s"),
+    ("dropped == 0", 3.0, "3 dropped"),
 ])
 def test_verdict_lines_show_value_with_unit_scope_and_outcome(expr, observed, text):
     t = parse_threshold(expr, tag="get task")
@@ -239,3 +245,14 @@ def test_only_non_standard_percentiles_are_asked_of_the_engine():
     rules = [parse_threshold(e) for e in ("p(95) < 1s", "p(75) < 1s", "success.p(75) < 1s", "p(99.99) < 1s",
                                            "p(100) < 1s", "med < 1s", "avg < 1s")]
     assert percentiles(rules) == [75.0, 99.99]
+
+
+def test_dropped_counts_what_was_due_and_not_started_per_scope():
+    doc = {"duration_s": 2.0, "requests": {"sent": 34, "dropped": 166},
+           "scenarios": [{"name": "open", "requests": {"sent": 34, "dropped": 166}},
+                         {"name": "closed", "requests": {"sent": 500, "dropped": 0}},
+                         {"name": "idle", "requests": {"sent": 0, "dropped": 0}}]}
+    rules = [parse_threshold("dropped == 0"), parse_threshold("dropped < 200", scenario="open"),
+             parse_threshold("dropped == 0", scenario="closed"), parse_threshold("dropped == 0", scenario="idle")]
+    assert [(v.status, v.observed) for v in evaluate(rules, doc)] == [
+        ("fail", 166.0), ("pass", 166.0), ("pass", 0.0), ("no-data", None)]

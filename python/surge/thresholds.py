@@ -9,7 +9,10 @@ A threshold is ``[metric.]statistic OP value``, optionally scoped to one ``tag``
   one) or ``send_lag`` (how late requests left);
 - ``failure_rate``: failed / (succeeded + failed), a fraction (``0.001``) or a percentage (``0.1%``);
 - ``rate``: responses per second of the load window (``1000``, ``1000/s``, ``60000/m``);
-- ``checks``: passed checks / all checks run, a fraction or a percentage.
+- ``checks``: passed checks / all checks run, a fraction or a percentage;
+- ``dropped``: iterations an arrival-rate schedule had due but could not start (all VUs
+  busy), a count (k6's ``dropped_iterations``): ``dropped == 0`` says the offered load was
+  really offered.
 
 A threshold over a scope with no samples (a tag that never matched, checks that never ran)
 is ``no-data``, which fails unless the threshold says ``no_data: pass``. ``evaluate`` reads
@@ -54,7 +57,7 @@ def percentiles(thresholds: Iterable[Threshold]) -> list[float]:
 
 _LATENCY_STATS = ("p", "med", "avg", "min", "max")
 _FORMS = ("p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
-          "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99")
+          "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99, dropped == 0")
 _EXPR = re.compile(
     r"\s*(?:(?P<metric>[A-Za-z_]+)\s*\.\s*)?"
     r"(?P<stat>p\s*\(\s*(?P<q>[^)]*?)\s*\)|[A-Za-z_][A-Za-z0-9_]*)"
@@ -79,9 +82,9 @@ class ThresholdError(ValueError):
 @dataclass(frozen=True)
 class Threshold:
     """Threshold: one parsed rule. ``stat`` is ``p``, ``avg``, ``min``, ``max`` (latency, with
-    ``quantile`` in percent for ``p``; ``med`` parses as ``p`` 50), ``failure_rate``, ``rate``
-    or ``checks``; ``limit`` is in ms for latency, a fraction for rates of outcomes, per
-    second for ``rate``."""
+    ``quantile`` in percent for ``p``; ``med`` parses as ``p`` 50), ``failure_rate``, ``rate``,
+    ``checks`` or ``dropped``; ``limit`` is in ms for latency, a fraction for rates of
+    outcomes, per second for ``rate``, a count for ``dropped``."""
 
     expr: str
     metric: str
@@ -127,9 +130,9 @@ def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None =
         stat, quantile = "p", 50.0
     elif re.fullmatch(r"p\d+(\.\d+)?", stat):
         raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (write a percentile as p({stat[1:]}))")
-    elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks"):
+    elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks", "dropped"):
         raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (expected p(N), med, avg, min, max, "
-                             f"failure_rate, rate or checks)")
+                             f"failure_rate, rate, checks or dropped)")
     if stat in _LATENCY_STATS:
         metric = metric or "latency"
         if metric not in LATENCY_METRICS:
@@ -159,6 +162,10 @@ def _quantile(expr: str, text: str) -> float:
 
 
 def _outcome_limit(expr: str, stat: str, number: float, unit: str) -> float:
+    if stat == "dropped":
+        if unit or number < 0:
+            raise ThresholdError(f"'{expr}': dropped is a count of iterations: write dropped == 0 or dropped < 10")
+        return number
     if stat == "rate":
         if unit not in _PER_SECOND:
             raise ThresholdError(f"'{expr}': a rate is responses per second: write 1000, 1000/s or 60000/m")
@@ -198,6 +205,10 @@ class MetricSource(Protocol):
 
     def checks(self) -> float | None:
         """checks is passed checks / checks run."""
+        ...
+
+    def dropped(self) -> float | None:
+        """dropped is the number of iterations due but not started (arrival-rate executors)."""
         ...
 
 
@@ -285,6 +296,12 @@ class ResultScope:
         fails = sum(float(c.get("fails", 0) or 0) for c in self.check_entries)
         return passes / (passes + fails) if passes + fails else None
 
+    def dropped(self) -> float | None:
+        """dropped sums the entries' dropped iterations; no data when nothing was due."""
+        if self._requests("sent") + self._requests("dropped") == 0:
+            return None
+        return self._requests("dropped")
+
 
 class ResultMetrics:
     """ResultMetrics: the MetricSource of any scope of one engine result document (which has
@@ -334,6 +351,8 @@ class Verdict:
             return f"{self.observed:,.2f}ms" if self.observed < 1000 else f"{self.observed / 1000:,.3f}s"
         if t.stat == "rate":
             return f"{self.observed:,.1f}/s"
+        if t.stat == "dropped":
+            return f"{self.observed:,.0f} dropped"
         return f"{self.observed * 100:.3f}%".replace(".000%", "%")
 
     def line(self) -> str:
@@ -354,6 +373,8 @@ def observe(t: Threshold, source: MetricSource) -> float | None:
         return source.failure_rate()
     if t.stat == "rate":
         return source.rate()
+    if t.stat == "dropped":
+        return source.dropped()
     return source.checks()
 
 
