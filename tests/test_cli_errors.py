@@ -21,6 +21,7 @@ def _free_port() -> int:
         (["--bogus"], "--bogus"),
         (["-r", "-5"], "-r/--rate"),
         (["-r", "0"], "-r/--rate"),
+        (["-r", "1e12", "-d", "1s"], "-r/--rate"),  # above 10,000,000/s: refused, not scheduled
         (["-c", "0"], "-c/--connections"),
         (["-c", "abc"], "--connections"),
         (["-n", "0"], "-n/--requests"),

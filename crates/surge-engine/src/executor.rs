@@ -190,6 +190,18 @@ fn check_vus(errors: &mut Vec<PlanError>, field: String, n: u32) {
     }
 }
 
+/// MAX_RATE is the highest arrival rate a plan may ask for, per second. One machine sends
+/// well under a million requests per second, so a rate above this is a typo; refusing it
+/// also keeps the schedule's bookkeeping (one step per due iteration) bounded.
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// check_rate_bound pushes an error when `rate` is above [`MAX_RATE`].
+fn check_rate_bound(errors: &mut Vec<PlanError>, field: String, rate: f64) {
+    if rate.is_finite() && rate > MAX_RATE {
+        errors.push(PlanError::new(field, format!("{rate} per second is above the most one plan may ask for (10,000,000/s)")));
+    }
+}
+
 fn check_pre_allocated(errors: &mut Vec<PlanError>, field: &str, pre_allocated: Option<u32>, max_vus: u32) {
     if let Some(n) = pre_allocated {
         if n > max_vus {
@@ -252,6 +264,7 @@ impl Executor {
             }
             Executor::ConstantArrivalRate { rate, duration_s, max_vus, pre_allocated_vus } => {
                 check_positive(errors, &at("rate"), *rate);
+                check_rate_bound(errors, at("rate"), *rate);
                 check_positive(errors, &at("duration_s"), *duration_s);
                 check_vus(errors, at("max_vus"), *max_vus);
                 check_pre_allocated(errors, field, *pre_allocated_vus, *max_vus);
@@ -260,11 +273,13 @@ impl Executor {
                 if !(start_rate.is_finite() && *start_rate >= 0.0) {
                     errors.push(PlanError::new(at("start_rate"), "must be zero or positive"));
                 }
+                check_rate_bound(errors, at("start_rate"), *start_rate);
                 check_stage_durations(errors, field, stages.iter().map(|s| s.duration_s));
                 for (i, stage) in stages.iter().enumerate() {
                     if !(stage.target_rate.is_finite() && stage.target_rate >= 0.0) {
                         errors.push(PlanError::new(format!("{field}.stages[{i}].target_rate"), "must be zero or positive"));
                     }
+                    check_rate_bound(errors, format!("{field}.stages[{i}].target_rate"), stage.target_rate);
                 }
                 check_vus(errors, at("max_vus"), *max_vus);
                 check_pre_allocated(errors, field, *pre_allocated_vus, *max_vus);
@@ -335,6 +350,22 @@ impl Executor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_above_the_bound_are_refused_with_their_field() {
+        let mut errors = Vec::new();
+        Executor::ConstantArrivalRate { rate: 1e12, duration_s: 1.0, max_vus: 1, pre_allocated_vus: None }
+            .validate("executor", &mut errors);
+        Executor::RampingArrivalRate {
+            start_rate: MAX_RATE,
+            stages: vec![RateStage { duration_s: 1.0, target_rate: MAX_RATE * 2.0 }],
+            max_vus: 1,
+            pre_allocated_vus: None,
+        }
+        .validate("ramp", &mut errors);
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["executor.rate", "ramp.stages[0].target_rate"]);
+    }
 
     #[test]
     fn ramp_interpolates_and_holds() {

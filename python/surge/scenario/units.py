@@ -58,6 +58,10 @@ def to_seconds(value: Any) -> float:
     return seconds
 
 
+MAX_RATE = 10_000_000.0
+"""MAX_RATE is the engine's bound on an arrival rate, per second (crates/surge-engine executor.rs)."""
+
+
 def to_rate(value: Any) -> float:
     """to_rate validates a rate (``300``, ``300/s``, ``18000/m``, ``2/ms``) and returns it per second."""
     if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
@@ -73,6 +77,9 @@ def to_rate(value: Any) -> float:
         per_second = float(match.group(1)) * _PER_SECOND[match.group(2) or "s"]
     if not math.isfinite(per_second) or per_second < 0:
         raise PydanticCustomError("rate", "a rate cannot be negative")
+    if per_second > MAX_RATE:
+        raise PydanticCustomError("rate", "{value} per second is above the most one plan may ask for "
+                                  "(10,000,000/s, the engine's bound)", {"value": f"{per_second:g}"})
     return per_second
 
 
