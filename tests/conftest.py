@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,3 +49,14 @@ def fresh_target(target):
     """fresh_target is the module's target with its counts reset."""
     target.reset_stats()
     return target
+
+
+def write(tmp_path: Path, text: str, name: str = "test.yaml", **subs: str) -> Path:
+    """write dedents ``text`` (a scenario file), replaces each ``@KEY@`` with ``subs[KEY]``
+    and writes it to ``tmp_path / name``."""
+    text = textwrap.dedent(text)
+    for key, value in subs.items():
+        text = text.replace(f"@{key}@", value)
+    path = tmp_path / name
+    path.write_text(text)
+    return path

@@ -37,18 +37,8 @@ from typing import Any
 
 import pytest
 
-from conftest import CliRun, surge
+from conftest import CliRun, surge, write
 from surge.target import TargetProcess
-
-
-def write(tmp_path: Path, text: str, name: str = "test.yaml", **subs: str) -> Path:
-    """write dedents ``text``, replaces each ``@KEY@`` with ``subs[KEY]`` and writes it."""
-    text = textwrap.dedent(text)
-    for key, value in subs.items():
-        text = text.replace(f"@{key}@", value)
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
 def write_csv(tmp_path: Path, name: str, header: list[str], rows: list[list[str]]) -> Path:

@@ -10,19 +10,12 @@ scenario's end. Every count is compared with what the target received."""
 from __future__ import annotations
 
 import re
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import surge
-
-
-def write(tmp_path: Path, text: str, name: str = "test.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
+from conftest import surge, write
 
 
 def run_json(path: Path, target) -> dict:

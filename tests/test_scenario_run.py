@@ -4,19 +4,11 @@ file:line, --time-scale shortens everything, and the target's counts agree."""
 
 from __future__ import annotations
 
-import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import surge
-
-
-def write(tmp_path: Path, text: str, name: str = "test.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
+from conftest import surge, write
 
 
 def test_setup_captures_feed_the_measured_run_and_teardown_and_are_not_counted(tmp_path, fresh_target):
