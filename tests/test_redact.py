@@ -1,0 +1,77 @@
+"""Redaction: what surge.redact masks and what it leaves alone (table-driven, no engine run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from surge.redact import is_secret_name, mask_quoted, redact_document, redact_message, redact_text
+
+
+@pytest.mark.parametrize("name", [
+    "api_key", "apikey", "apiKey", "API-KEY", "key", "token", "access_token", "accessToken", "refresh_token",
+    "password", "passwd", "pwd", "secret", "client_secret", "signature", "sig", "X-Amz-Signature", "auth",
+    "session", "sessionid", "JSESSIONID", "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+    "X-Api-Key", "X-Auth-Token", "X-CSRF-Token", "credentials", "X-Amz-Credential", "jwt", "private_key",
+])
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "limit", "owner", "author", "page", "id", "Content-Type", "Accept", "User-Agent", "Host", "monkey",
+    "keyword", "sort", "title", "priority", "q", "x",
+])
+def test_ordinary_names(name):
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("http://user:SECRET@127.0.0.1:8080/x", "http://user:***@127.0.0.1:8080/x"),
+    ("https://SECRET@host/x", "https://***@host/x"),
+    ("URL: 'http://u:SECRET@h/x': credentials in the URL are not supported", "URL: 'http://u:***@h/x': "
+     "credentials in the URL are not supported"),
+    ("'http://u:pa/SECRET@h' bad", "'http://u:***@h' bad"),
+    ("'ftp://u:SECRET@x/' must start with http://", "'ftp://u:***@x/' must start with http://"),
+    ("URL: 'u:SECRET@127.0.0.1/x' must start", "URL: 'u:***@127.0.0.1/x' must start"),
+    ("http://h/health?api_key=SECRET", "http://h/health?api_key=***"),
+    ("http://h/p?limit=20&token=SECRET&x=1", "http://h/p?limit=20&token=***&x=1"),
+    ("http://h/p?A=1&Access_Token=SECRET#sig=SECRET", "http://h/p?A=1&Access_Token=***#sig=***"),
+    ("got 'MY TOKEN=SECRET'", "got 'MY TOKEN=***'"),
+    ("title=x priority=high", "title=x priority=high"),
+    ("got 'API_TOKEN=SECRET'", "got 'API_TOKEN=***'"),
+    ("'Authorization: Bearer SECRET' must look like", "'Authorization: ***' must look like"),
+    ("Cookie: a=SECRET; b=SECRET", "Cookie: ***"),
+    # left alone: ordinary URLs, paths with '@', error locations, ordinary pairs
+    ("http://127.0.0.1:8080/health?limit=20", "http://127.0.0.1:8080/health?limit=20"),
+    ("http://host/users/@me", "http://host/users/@me"),
+    ("f.yaml:3: defaults.headers.Authorization: a '{{' is never closed", "f.yaml:3: defaults.headers.Authorization: "
+     "a '{{' is never closed"),
+    ("value of 'Authorization' contains a line break", "value of 'Authorization' contains a line break"),
+    ("GET /tasks/{id}", "GET /tasks/{id}"),
+])
+def test_redact_text(text, expected):
+    assert redact_text(text) == expected
+
+
+def test_redact_message_masks_quoted_values_of_secret_keys():
+    message = "'{{ SECRET x}}' is not a slot: write {{name}}"
+    assert "SECRET" not in redact_message(("defaults", "headers", "Authorization"), message)
+    assert redact_message(("defaults", "headers", "Accept"), message) == message
+    assert mask_quoted("a 'b c' \"d-e\" f") == "a '***' '***' f"
+    kept = "'{{tokn}}' uses 'tokn', which is not a variable in scenario 'a'; a '{{' is never closed with '}}'"
+    assert mask_quoted(kept) == kept
+    assert mask_quoted("unterminated '{{' at byte 7: '{{SECRET' needs") == "unterminated '{{' at byte 7: '***' needs"
+
+
+def test_redact_document_masks_strings_and_secret_pools_and_keeps_the_rest():
+    doc = {"url": "http://h/x?api_key=SECRET", "requests": {"sent": 3}, "notes": ["see http://u:SECRET@h"],
+           "pools": {"task_ids": ["1", "2"], "tokens": ["SECRET", "SECRET2"]},
+           "histograms": {"all": "HISTFAAAACR4nJNpmSzMwMDAxAABzFCaEUIxMjGxMTIzMTExMQEAPiEDCQ=="},
+           "setup": {"pools": {"tokens": 2}}}
+    out = redact_document(doc)
+    assert "SECRET" not in repr(out)
+    assert out["requests"] == {"sent": 3}
+    assert out["pools"] == {"task_ids": ["1", "2"], "tokens": ["***", "***"]}
+    assert out["histograms"] == doc["histograms"]
+    assert out["setup"] == {"pools": {"tokens": 2}}
+    assert doc["url"].endswith("SECRET"), "the input is not changed"
