@@ -1,4 +1,6 @@
-"""Ctrl-C stops a run cleanly: summary of what ran, exit 130, nothing dropped."""
+"""Stop signals: Ctrl-C (SIGINT), SIGTERM and SIGHUP stop a run in any phase the same way:
+the summary (or the --json document) of what ran, exit 128 + the signal's number, one line
+on stderr saying why, and no later phase started."""
 
 from __future__ import annotations
 
@@ -7,30 +9,138 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import write
+
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""SIGNAL_EXIT is the documented exit code (128 + number) of each stop signal."""
 
 
-def _run_and_interrupt(args: list[str], after_s: float) -> subprocess.CompletedProcess:
+def _route(target, route: str) -> int:
+    return int(target.stats()["received_by_route"][route])
+
+
+def _run_and_signal(args: list[str], sig: int, ready: Callable[[], bool]) -> subprocess.CompletedProcess:
+    """_run_and_signal starts ``surge ARGS``, waits (at most 30 s) until ``ready()`` says the
+    phase to interrupt is under way, sends ``sig`` and returns the finished process."""
     proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    time.sleep(after_s)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never got under way"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
-def test_ctrl_c_prints_partial_summary_and_exits_130(fresh_target):
-    done = _run_and_interrupt(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "8"], after_s=2.0)
-    assert done.returncode == 130, done.stderr
+def _stop_line(stderr: str, sig: int) -> str:
+    """_stop_line is the one stderr line saying which signal stopped the run."""
+    lines = [line for line in stderr.splitlines() if f"stopped by {signal.Signals(sig).name}" in line]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_url_run_stopped_by_signal_prints_partial_summary(fresh_target, sig):
+    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4"], sig,
+                           lambda: fresh_target.received() > 0)
+    assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     assert "interrupted" in done.stdout
     assert "Latency (ms" in done.stdout
+    _stop_line(done.stderr, sig)
     assert "Traceback" not in done.stderr
 
 
-def test_ctrl_c_json_counts_match_server(fresh_target):
-    done = _run_and_interrupt(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "8", "--json"], after_s=2.0)
-    assert done.returncode == 130, done.stderr
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_url_run_stopped_by_signal_json_counts_match_server(fresh_target, sig):
+    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4", "--json"], sig,
+                           lambda: fresh_target.received() > 0)
+    assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     doc = json.loads(done.stdout)
     assert doc["stop_reason"] == "interrupted"
+    assert doc["stop_signal"] == signal.Signals(sig).name
     assert doc["requests"]["sent"] > 0
     assert doc["requests"]["sent"] == fresh_target.received()
-    assert doc["duration_s"] < 10
+    assert doc["duration_s"] < 30
+    _stop_line(done.stderr, sig)
+
+
+PHASED = """\
+target: @URL@
+setup:
+  executor: {type: shared-iterations, vus: 1, iterations: @SETUP@, max_duration: 60s}
+  flow:
+    - request: {method: POST, path: /tasks, json: {title: t}}
+scenarios:
+  main:
+    executor: {type: constant-vus, vus: 2, duration: 60s}
+    flow:
+      - request: {path: /health}
+teardown:
+  executor: {type: per-vu-iterations, vus: 1, iterations: 1}
+  flow:
+    - request: {method: DELETE, path: /tasks/1}
+"""
+"""PHASED is a file whose phases each hit their own route: setup POST /tasks, main GET
+/health, teardown DELETE /tasks/{id}, so /stats tells which phases ran."""
+
+
+def _signal_phased(target, tmp_path: Path, *, setup_iterations: int, json_output: bool, sig: int,
+                   once: str) -> subprocess.CompletedProcess:
+    """_signal_phased runs PHASED and sends ``sig`` once the target has received a request on
+    route ``once`` (the phase to interrupt is under way)."""
+    path = write(tmp_path, PHASED, URL=target.url, SETUP=str(setup_iterations))
+    return _run_and_signal(["run", str(path), *(["--json"] if json_output else [])], sig,
+                           lambda: _route(target, once) > 0)
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_signal_during_setup_stops_the_whole_run(fresh_target, tmp_path, json_output):
+    done = _signal_phased(fresh_target, tmp_path, setup_iterations=10_000_000, json_output=json_output,
+                          sig=signal.SIGINT, once="POST /tasks")
+    assert done.returncode == 130, done.stderr
+    assert _route(fresh_target, "POST /tasks") > 0
+    assert _route(fresh_target, "GET /health") == 0, "the main phase ran after Ctrl-C in setup"
+    assert _route(fresh_target, "DELETE /tasks/{id}") == 0, "teardown ran after Ctrl-C in setup"
+    assert "setup" in _stop_line(done.stderr, signal.SIGINT)
+    if json_output:
+        doc = json.loads(done.stdout)
+        assert doc["stop_reason"] == "interrupted"
+        assert doc["interrupted_in"] == "setup"
+        assert doc["requests"]["sent"] == 0
+        assert doc["setup"]["requests"]["sent"] > 0
+    else:
+        assert "the measured run did not start" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_sigterm_during_main_phase_summarises_and_skips_teardown(fresh_target, tmp_path, json_output):
+    done = _signal_phased(fresh_target, tmp_path, setup_iterations=3, json_output=json_output,
+                          sig=signal.SIGTERM, once="GET /health")
+    assert done.returncode == 143, done.stderr
+    assert _route(fresh_target, "POST /tasks") == 3
+    assert _route(fresh_target, "DELETE /tasks/{id}") == 0, "teardown ran after SIGTERM"
+    _stop_line(done.stderr, signal.SIGTERM)
+    health = _route(fresh_target, "GET /health")
+    if json_output:
+        doc = json.loads(done.stdout)
+        assert doc["stop_reason"] == "interrupted"
+        assert doc["stop_signal"] == "SIGTERM"
+        assert doc["interrupted_in"] == "main"
+        assert doc["requests"]["sent"] == health
+    else:
+        assert "interrupted" in done.stdout
+        assert f"{health:,} sent" in done.stdout
+    assert "Traceback" not in done.stderr

@@ -21,7 +21,7 @@ from typing import Optional
 
 import click
 
-from surge import exit_codes
+from surge import __version__, exit_codes, signals
 from surge.durations import parse_duration
 from surge.engine import run_plan, run_plan_json
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
@@ -36,6 +36,8 @@ from surge.plan import (
     TargetSpec,
 )
 from surge.document import result_document
+from surge.exit_codes import Outcome
+from surge.redact import redact_message, redact_text
 
 
 @click.group(
@@ -43,6 +45,8 @@ from surge.document import result_document
     help="Load and capacity testing for HTTP services.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+@click.version_option(__version__, "-V", "--version", prog_name="surge", message="%(prog)s %(version)s",
+                      help="Print surge's version and exit.")
 def app() -> None:
     """app is the ``surge`` command group."""
 
@@ -64,10 +68,11 @@ def _duration(flag: str, text: str, *, positive: bool = True) -> float:
 
 def _headers(values: list[str]) -> list[tuple[str, str]]:
     headers = []
-    for value in values:
+    for number, value in enumerate(values, 1):
         name, sep, rest = value.partition(":")
         if not sep or not name.strip():
-            raise BadInput("-H/--header", f"'{value}' must look like 'Name: value'")
+            # Not echoed: without its ':' a header cannot be told from a secret value.
+            raise BadInput("-H/--header", f"header {number} has no name before a ':': it must look like 'Name: value'")
         headers.append((name.strip(), rest.strip()))
     return headers
 
@@ -177,19 +182,29 @@ def _check_with_engine(plan: Plan) -> None:
     from surge._engine import validate_plan
 
     for error in json.loads(validate_plan(plan.to_json())):
+        header = re.search(r"\.headers\[(\d+)\]$", error["field"])
+        names = [plan.request.headers[int(header[1])][0]] if header else []
         field = re.sub(r"\[\d+\]", "", error["field"])
         field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_FLAG_FOR_FIELD.get(field, field), error["message"])
+        raise BadInput(_FLAG_FOR_FIELD.get(field, field), redact_message(names, error["message"]))
 
 
-def execute(plan: Plan, *, json_output: bool) -> int:
-    """execute runs a plan with progress display and summary; returns the exit code."""
+NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too short to open a connection"
+"""NOTHING_SENT says why a URL run that sent nothing exits 3 (an empty run, not bad input:
+how long opening a connection takes depends on the machine, so no minimum is guessed)."""
+
+
+def execute(plan: Plan, *, json_output: bool) -> Outcome:
+    """execute runs a plan with progress display and summary (or the JSON document);
+    returns the Outcome (exit code and why)."""
     if json_output:
         # The engine's document is printed as it is (less per-interval histograms):
         # no need to load and validate the result models on this path.
         doc = result_document(json.loads(run_plan_json(plan)))
-        sys.stdout.write(json.dumps(doc) + "\n")
-        return exit_code_for(doc["stop_reason"], doc["requests"])
+        with signals.deferred():
+            sys.stdout.write(json.dumps(doc) + "\n")
+            sys.stdout.flush()
+        return exit_codes.run_outcome(doc["stop_reason"], doc["requests"], nothing_sent=NOTHING_SENT)
     if not sys.stderr.isatty():
         result = run_plan(plan)
     else:
@@ -200,23 +215,26 @@ def execute(plan: Plan, *, json_output: bool) -> int:
             result = run_plan(plan, progress.update)
     from surge.summary import print_summary
 
-    print_summary(result, plan)
-    return exit_code_for(result.stop_reason, result.requests.model_dump())
+    with signals.deferred():
+        print_summary(result, plan)
+    return exit_codes.run_outcome(result.stop_reason, result.requests.model_dump(), nothing_sent=NOTHING_SENT)
 
 
-def exit_code_for(stop_reason: str, requests: dict) -> int:
-    """exit_code_for maps a finished run (its stop reason and request counts) to the
-    process exit code."""
-    if stop_reason == "interrupted":
-        return exit_codes.INTERRUPTED
-    if requests["connections_opened"] == 0 and requests["sent"] == 0:
-        return exit_codes.UNREACHABLE
-    return exit_codes.OK
+def _finish(outcome: Outcome) -> None:
+    """_finish ends the command with the outcome's exit code, after one line on stderr saying
+    why for every code but 0."""
+    if outcome.code != exit_codes.OK:
+        _say(outcome.reason or f"exit code {outcome.code}")
+    raise click.exceptions.Exit(outcome.code)
+
+
+def _say(line: str) -> None:
+    print(f"surge: {redact_text(line)}", file=sys.stderr, flush=True)
 
 
 def _error(message: str) -> None:
     first_line = message.strip().splitlines()[0] if message.strip() else "unknown error"
-    print(f"surge: error: {first_line}", file=sys.stderr)
+    _say(f"error: {first_line}")
 
 
 def _is_scenario_file(target: str) -> bool:
@@ -278,7 +296,7 @@ def run_command(
             if value is not None:
                 raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
         env = _env_overrides(env_pairs)
-        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output, env))
+        _finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -297,7 +315,7 @@ def run_command(
         max_in_flight=max_in_flight,
         grace=grace,
     )
-    raise click.exceptions.Exit(execute(plan, json_output=json_output))
+    _finish(execute(plan, json_output=json_output))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -319,7 +337,7 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
-                       json_output: bool, env: dict[str, str] | None = None) -> int:
+                       json_output: bool, env: dict[str, str] | None = None) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     if threads is not None and not 1 <= threads <= 1024:
@@ -355,7 +373,9 @@ _register_subcommands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """main is the ``surge`` console entry point: one-line errors, documented exit codes."""
+    """main is the ``surge`` console entry point: one-line errors (secrets masked), documented
+    exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results."""
+    signals.install()
     try:
         code = app.main(args=argv, prog_name="surge", standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -363,15 +383,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:  # usage errors: unknown flag, bad type, missing argument
         _error(e.format_message())
         code = exit_codes.BAD_INPUT
-    except click.exceptions.Abort:
-        code = exit_codes.INTERRUPTED
+    except (KeyboardInterrupt, click.exceptions.Abort):  # a stop signal before or after a run
+        stop = exit_codes.stopped()
+        _say(stop.reason)
+        code = stop.code
     except BadInput as e:
         # A scenario file reports every mistake, one line each.
         for line in str(e).splitlines() or [""]:
             _error(line)
         code = exit_codes.BAD_INPUT
-    except KeyboardInterrupt:
-        code = exit_codes.INTERRUPTED
     except UnreachableError as e:
         _error(str(e.args[0]) if e.args else str(e))
         code = exit_codes.UNREACHABLE

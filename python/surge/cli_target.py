@@ -15,6 +15,7 @@ from typing import Any, Optional
 import click
 
 from surge import _engine
+from surge.redact import redact_text
 
 BAD_INPUT = 2
 """BAD_INPUT is the exit code for an invalid flag value (as for every surge command)."""
@@ -30,7 +31,7 @@ def target_config(**flags: Any) -> str:
 
 def _fail(message: str) -> None:
     for line in message.strip().splitlines() or ["invalid configuration"]:
-        print(f"surge: error: {line}", file=sys.stderr)
+        print(f"surge: error: {redact_text(line)}", file=sys.stderr)
     raise click.exceptions.Exit(BAD_INPUT)
 
 
@@ -105,7 +106,7 @@ def target_command(
         _fail(str(e))
         return
     for warning in report["warnings"]:
-        print(f"surge: warning: {warning}", file=sys.stderr, flush=True)
+        print(f"surge: warning: {redact_text(warning)}", file=sys.stderr, flush=True)
 
     def on_ready(address: str) -> None:
         print(f"{READY_PREFIX}{address}", flush=True)
@@ -116,7 +117,7 @@ def target_command(
     try:
         summary = json.loads(_engine.serve_target(config, on_ready))
     except OSError as e:
-        print(f"surge: error: {e}", file=sys.stderr)
+        print(f"surge: error: {redact_text(str(e))}", file=sys.stderr)
         raise click.exceptions.Exit(1) from None
     _print_summary(summary)
 

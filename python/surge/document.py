@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from surge import signals
+from surge.redact import redact_document
+
 
 def result_document(doc: dict[str, Any], *, interval_histograms: bool = False) -> dict[str, Any]:
-    """result_document trims an engine result document for output: the per-interval
-    histograms are dropped unless asked for (the run's full histograms stay)."""
+    """result_document is an engine result document made ready for output: secrets masked
+    (``surge.redact``: the URL's credentials and secret parameters, secret-named pools), the
+    per-interval histograms dropped unless asked for (the run's full histograms stay), and
+    ``stop_signal`` added: the stop signal that ended the run ("SIGTERM"), or null."""
     if not interval_histograms:
         for interval in doc.get("intervals", []):
             interval.pop("latency_histogram", None)
-    return doc
+    out: dict[str, Any] = redact_document(doc)
+    signum = signals.received()
+    out["stop_signal"] = signals.signal_name(signum) if signum is not None else None
+    return out

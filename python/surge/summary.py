@@ -17,7 +17,28 @@ from surge.plan import (
     RampingVus,
     SharedIterations,
 )
+from surge.redact import redact_text
 from surge.result import LatencySummary, RunResult
+
+PIPE_WIDTH = 1_000_000
+"""PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
+ever wrapped or cut (Rich's default, 80 columns, cut figures to ``201.…``)."""
+
+
+def summary_console() -> Console:
+    """summary_console is the console summaries print on: the terminal's width on a terminal
+    (tables fold their cells rather than cut them), else lines as long as they need."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)
+
+
+def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",)) -> Table:
+    """_table is a summary table whose cells fold onto more lines when the terminal is
+    narrow, never cut: the columns named in ``left`` are left-aligned, the others right."""
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right", overflow="fold")
+    return table
 
 
 def _bytes(n: float) -> str:
@@ -75,21 +96,32 @@ def _open_model(plan: Plan | Mapping[str, Any]) -> bool:
     return all(s["executor"]["type"] in OPEN_MODEL_TYPES for s in plan["scenarios"])
 
 
+def _head(plan: Plan | Mapping[str, Any]) -> Text:
+    head = Text()
+    head.append("surge ", style="bold cyan")
+    head.append(redact_text(_describe(plan)))
+    return head
+
+
+def render_not_started(plan: Mapping[str, Any], phase: str) -> Text:
+    """render_not_started is the summary of a measured run that never started: a stop
+    signal arrived during ``phase`` (setup)."""
+    return _head(plan).append(f"  [stopped during {phase}: the measured run did not start]", style="bold yellow")
+
+
 def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     """render_summary builds the summary: counts, rates, latency table, statuses, failures."""
     r = result.requests
     open_model = _open_model(plan)
-    head = Text()
-    head.append("surge ", style="bold cyan")
-    head.append(_describe(plan))
+    head = _head(plan)
     if result.stop_reason == "interrupted":
         head.append("  [interrupted: partial results]", style="bold yellow")
     if result.stop_reason == "aborted":
         head.append("  [aborted by a threshold: partial results]", style="bold red")
 
     counts = Table.grid(padding=(0, 2))
-    counts.add_column(style="bold")
-    counts.add_column()
+    counts.add_column(style="bold", no_wrap=True)
+    counts.add_column(overflow="fold")
     counts.add_row(
         "Requests",
         f"{r.sent:,} sent in {result.duration_s:.2f}s · {result.throughput.requests_per_s:,.1f} req/s · "
@@ -126,9 +158,8 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     )
 
     origin = "intended send time" if open_model else "send time"
-    table = Table(title=f"Latency (ms, from {origin})", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"):
-        table.add_column(col, justify="left" if not col else "right")
+    table = _table(f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max",
+                                                     "count"))
     lat = result.latency
     table.add_row(*_latency_row("all", lat.all))
     table.add_row(*_latency_row("success", lat.success))
@@ -137,23 +168,21 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
 
     parts: list = [head, counts, table]
     for note in result.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
+        parts.append(Text(f"note: {redact_text(note)}", style="yellow"))
     return Group(*parts)
 
 
 def print_summary(result: RunResult, plan: Plan, console: Console | None = None) -> None:
-    """print_summary prints the summary to stdout."""
-    (console or Console()).print(render_summary(result, plan))
+    """print_summary prints the summary to stdout, never cut (``summary_console``)."""
+    (console or summary_console()).print(render_summary(result, plan))
 
 
 def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
     parts: list[Any] = []
     if result.scenarios:
-        table = Table(title="Scenarios", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("scenario", "iterations", "dropped", "interrupted", "requests", "failed", "p50 ms", "p95 ms",
-                    "p99 ms"):
-            table.add_column(col, justify="left" if col == "scenario" else "right")
+        table = _table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "failed",
+                                     "p50 ms", "p95 ms", "p99 ms"), left=("scenario",))
         for s in result.scenarios:
             it, rq, lat = s.iterations, s.requests, s.latency.all
             table.add_row(s.name, f"{it.iterations_completed:,}/{it.iterations_started:,}", f"{it.iterations_dropped:,}",
@@ -161,24 +190,22 @@ def render_breakdowns(result: RunResult) -> list[Any]:
                           f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
         parts.append(table)
     if result.tags:
-        table = Table(title="Requests by tag", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("scenario", "tag", "requests", "failed", "avg ms", "p50 ms", "p95 ms", "p99 ms", "max ms"):
-            table.add_column(col, justify="left" if col in ("scenario", "tag") else "right")
+        table = _table("Requests by tag", ("scenario", "tag", "requests", "failed", "avg ms", "p50 ms", "p95 ms",
+                                           "p99 ms", "max ms"), left=("scenario", "tag"))
         for t in result.tags:
             rq, lat = t.requests, t.latency.all
-            table.add_row(t.scenario, t.tag, f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
+            table.add_row(t.scenario, redact_text(t.tag), f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
                           f"{lat.mean_ms:,.2f}", f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}",
                           f"{lat.max_ms:,.2f}")
         parts.append(table)
     checks = result.checks
     if checks:
-        table = Table(title="Checks", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("scenario", "tag", "check", "passed", "failed", "rate"):
-            table.add_column(col, justify="left" if col in ("scenario", "tag", "check") else "right")
+        table = _table("Checks", ("scenario", "tag", "check", "passed", "failed", "rate"),
+                       left=("scenario", "tag", "check"))
         for c in checks:
             total = c["passes"] + c["fails"]
             rate = f"{c['passes'] / total:.2%}" if total else "no data"
-            table.add_row(c["scenario"], c["tag"], c["name"], f"{c['passes']:,}", Text(f"{c['fails']:,}",
+            table.add_row(c["scenario"], redact_text(c["tag"]), redact_text(c["name"]), f"{c['passes']:,}", Text(f"{c['fails']:,}",
                           style="red" if c["fails"] else ""), rate)
         parts.append(table)
     for c in result.captures:
@@ -203,12 +230,13 @@ def render_verdicts(verdicts: list[Any], aborted_by: list[Any]) -> list[Any]:
 
 
 def print_scenario_summary(result: RunResult, plan: Mapping[str, Any], verdicts: list[Any], aborted_by: list[Any],
-                           console: Console | None = None) -> None:
-    """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds."""
-    if console is None:
-        probe = Console()
-        # Piped output gets room for the breakdown tables instead of an 80-column guess.
-        console = probe if probe.is_terminal else Console(width=132)
+                           console: Console | None = None, interrupted_in: str | None = None) -> None:
+    """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds
+    (one line when a stop signal during setup kept the measured run from starting)."""
+    console = console or summary_console()
+    if interrupted_in == "setup":
+        console.print(render_not_started(plan, interrupted_in))
+        return
     console.print(render_summary(result, plan))
     for part in render_breakdowns(result) + render_verdicts(verdicts, aborted_by):
         console.print(part)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from surge.redact import redact_message
 from surge.scenario.base import Path
 
 try:
@@ -53,7 +54,8 @@ class Problem:
         if self.file is not None:
             where = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
         key = key_path(self.path)
-        return f"{where}{key}: {self.message}" if key else f"{where}{self.message}"
+        message = redact_message(self.path, self.message)  # a secret-named key's value is not echoed
+        return f"{where}{key}: {message}" if key else f"{where}{message}"
 
 
 class ScenarioError(BadInput):

@@ -154,6 +154,9 @@ class ScenarioFile(FileModel):
                                       {"target": target})
         if parts.query or parts.fragment:
             raise PydanticCustomError("url", "the target is a base URL: put the query on each request's path")
+        if "@" in parts.netloc:
+            raise PydanticCustomError("url", "credentials in the URL are not supported: send them in a header "
+                                             "(defaults: headers: Authorization)")
         return target
 
     def with_target(self, url: str) -> ScenarioFile:
