@@ -24,17 +24,32 @@ def _route(target, route: str) -> int:
     return int(target.stats()["received_by_route"][route])
 
 
-def _run_and_signal(args: list[str], sig: int, ready: Callable[[], bool]) -> subprocess.CompletedProcess:
-    """_run_and_signal starts ``surge ARGS``, waits (at most 30 s) until ``ready()`` says the
-    phase to interrupt is under way, sends ``sig`` and returns the finished process."""
+def _wait_for(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """_wait_for waits (at most 30 s) until ``ready()``, failing if ``proc`` ends first."""
+    deadline = time.monotonic() + 30
+    while not ready():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never got under way"
+        time.sleep(0.05)
+
+
+def _run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *,
+                    ignored: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
+    """_run_and_signal starts ``surge ARGS`` (with the ``ignored`` signals ignored, as nohup
+    does), waits until ``ready()`` says the phase to interrupt is under way, sends ``sig`` and
+    returns the finished process. An ignored signal is sent first: the run must go on."""
+
+    def ignore() -> None:
+        for other in ignored:
+            signal.signal(other, signal.SIG_IGN)
+
     proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore)
     try:
-        deadline = time.monotonic() + 30
-        while not ready():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run never got under way"
-            time.sleep(0.05)
+        _wait_for(proc, ready)
+        for other in ignored:
+            proc.send_signal(other)
+            _wait_for(proc, ready)  # still running after it: ready() counts on from here
         proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=60)
     finally:
@@ -60,6 +75,22 @@ def test_url_run_stopped_by_signal_prints_partial_summary(fresh_target, sig):
     assert "Latency (ms" in done.stdout
     _stop_line(done.stderr, sig)
     assert "Traceback" not in done.stderr
+
+
+def test_signal_ignored_at_start_stays_ignored(fresh_target):
+    seen = [0]
+
+    def more_requests() -> bool:
+        received, seen[0] = fresh_target.received(), max(seen[0], 1)
+        if received >= seen[0] * 2:
+            seen[0] = received
+            return True
+        return False
+
+    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--json"], signal.SIGINT,
+                           more_requests, ignored=(signal.SIGHUP,))
+    assert done.returncode == 130, done.stderr
+    assert json.loads(done.stdout)["stop_signal"] == "SIGINT"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)

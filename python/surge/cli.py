@@ -358,6 +358,8 @@ def demo_command(results: Path) -> None:
     from surge.demo import run_demo
 
     run_demo(results)
+    if signals.received() is not None:  # the ramp was cut short: its summary is partial
+        _finish(exit_codes.stopped(detail="results are partial"))
 
 
 def _register_subcommands() -> None:
