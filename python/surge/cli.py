@@ -23,7 +23,7 @@ import click
 
 from surge import __version__, exit_codes, signals
 from surge.durations import parse_duration
-from surge.engine import run_plan, run_plan_json
+from surge.engine import run_plan_json
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 from surge.plan import (
     ConstantArrivalRate,
@@ -197,25 +197,29 @@ how long opening a connection takes depends on the machine, so no minimum is gue
 def execute(plan: Plan, *, json_output: bool) -> Outcome:
     """execute runs a plan with progress display and summary (or the JSON document);
     returns the Outcome (exit code and why)."""
+    # Once the engine has returned, a stop signal waits for the results to be printed.
     if json_output:
-        # The engine's document is printed as it is (less per-interval histograms):
-        # no need to load and validate the result models on this path.
-        doc = result_document(json.loads(run_plan_json(plan)))
+        text = run_plan_json(plan)
         with signals.deferred():
+            # The engine's document is printed as it is (less per-interval histograms, secrets
+            # masked): no need to load and validate the result models on this path.
+            doc = result_document(json.loads(text))
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
         return exit_codes.run_outcome(doc["stop_reason"], doc["requests"], nothing_sent=NOTHING_SENT)
     if not sys.stderr.isatty():
-        result = run_plan(plan)
+        text = run_plan_json(plan)
     else:
         from surge.progress import Progress  # Rich only when a terminal shows it
 
         planned_s = 0.0 if isinstance(plan.executor, SharedIterations) else plan.duration_s()
         with Progress(planned_s) as progress:
-            result = run_plan(plan, progress.update)
-    from surge.summary import print_summary
-
+            text = run_plan_json(plan, progress.update)
     with signals.deferred():
+        from surge.result import RunResult
+        from surge.summary import print_summary
+
+        result = RunResult.from_json(text)
         print_summary(result, plan)
     return exit_codes.run_outcome(result.stop_reason, result.requests.model_dump(), nothing_sent=NOTHING_SENT)
 

@@ -173,7 +173,10 @@ def _run_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None =
     if on_interval is not None:
         def callback(text: str) -> bool:
             return on_interval(json.loads(text))
-    return json.loads(_engine.run(json.dumps(plan), callback))
+    text = _engine.run(json.dumps(plan), callback)
+    with signals.deferred():  # a stop signal now only keeps the next phase from starting
+        result: dict[str, Any] = json.loads(text)
+        return result
 
 
 def run_file(path: Path, *, time_scale: float = 1.0, threads: int | None = None, target: str | None = None,
