@@ -324,7 +324,7 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     if threads is not None and not 1 <= threads <= 1024:
         raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise BadInput(path, "no such scenario file")
     from surge.scenario_run import run_file
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from surge.files import FileReadError, read_bounded, size_text
+from surge.limits import MAX_SCENARIO_FILE_BYTES
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.lines import YamlSyntaxError, line_of, parse_yaml
@@ -41,9 +43,9 @@ def load(path: str | FsPath, env: Mapping[str, str] | None = None) -> ScenarioFi
     with its file, line and key; ``env`` replaces the process environment for ``env`` variables."""
     file = FsPath(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ScenarioError([Problem((), f"cannot read it: {e.strerror or e}", str(file))], str(file)) from None
+        text = read_bounded(file, MAX_SCENARIO_FILE_BYTES).decode("utf-8")
+    except FileReadError as e:
+        raise ScenarioError([Problem((), e.message, str(file))], str(file)) from None
     except UnicodeDecodeError as e:
         raise ScenarioError([Problem((), f"is not UTF-8 text ({e.reason})", str(file))], str(file)) from None
     return loads(text, source=str(file), base_dir=file.parent, env=env)
@@ -53,10 +55,13 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
           env: Mapping[str, str] | None = None) -> ScenarioFile:
     """loads is ``load`` for YAML text; ``source`` names it in errors, ``base_dir`` is where
     relative CSV paths start."""
+    if len(text) > MAX_SCENARIO_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SCENARIO_FILE_BYTES:
+        raise ScenarioError([Problem((), f"is larger than {size_text(MAX_SCENARIO_FILE_BYTES)}, the most a scenario "
+                                         "file may be", source)], source)
     try:
         doc = parse_yaml(text)
     except YamlSyntaxError as e:
-        raise ScenarioError([Problem((), e.message, source, e.line)], source) from None
+        raise ScenarioError([Problem(e.path, e.message, source, e.line)], source) from None
     problems = [Problem(p, f"duplicate key '{p[-1]}' (first given on line {first})", source, line)
                 for p, line, first in doc.duplicates]
     if not isinstance(doc.data, dict):
