@@ -24,6 +24,8 @@ import click
 from surge import exit_codes
 from surge.durations import parse_duration
 from surge.engine import run_plan, run_plan_json
+from surge.files import FileReadError, read_bounded
+from surge.limits import MAX_DATA_FILE_BYTES
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 from surge.plan import (
     ConstantArrivalRate,
@@ -76,11 +78,10 @@ def _body(value: str | None) -> bytes | None:
     if value is None:
         return None
     if value.startswith("@"):
-        path = Path(value[1:])
         try:
-            return path.read_bytes()
-        except OSError as e:
-            raise BadInput("--body", f"cannot read '{path}': {e.strerror or e}") from None
+            return read_bounded(value[1:], MAX_DATA_FILE_BYTES)
+        except FileReadError as e:
+            raise BadInput("--body", f"{value[1:]}: {e.message}") from None
     return value.encode()
 
 
