@@ -22,10 +22,10 @@ from typing import Optional
 import click
 
 from surge import exit_codes
-from surge.durations import parse_duration
+from surge.durations import format_limit, parse_duration
 from surge.engine import run_plan, run_plan_json
 from surge.files import FileReadError, read_bounded
-from surge.limits import MAX_DATA_FILE_BYTES
+from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 from surge.plan import (
     ConstantArrivalRate,
@@ -61,7 +61,21 @@ def _duration(flag: str, text: str, *, positive: bool = True) -> float:
         raise BadInput(flag, str(e)) from None
     if positive and seconds <= 0:
         raise BadInput(flag, f"must be above zero, got '{text}'")
+    if not seconds <= MAX_DURATION_S:  # inf too
+        raise BadInput(flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge "
+                             "accepts")
     return seconds
+
+
+def _count(flag: str, value: int | None, most: int) -> None:
+    """_count refuses a whole-number flag outside 1..most, naming the flag."""
+    if value is not None and not 1 <= value <= most:
+        raise BadInput(flag, f"must be from 1 to {most:,}, got {value}")
+
+
+def check_threads(threads: int | None) -> None:
+    """check_threads refuses a --threads value outside the engine's range."""
+    _count("--threads", threads, MAX_THREADS)
 
 
 def _headers(values: list[str]) -> list[tuple[str, str]]:
@@ -110,16 +124,15 @@ def build_plan(
     grace: str,
 ) -> Plan:
     """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag."""
-    if connections is not None and connections < 1:
-        raise BadInput("-c/--connections", f"must be at least 1, got {connections}")
-    if requests is not None and requests < 1:
-        raise BadInput("-n/--requests", f"must be at least 1, got {requests}")
+    _count("-c/--connections", connections, MAX_VUS)
+    _count("-n/--requests", requests, MAX_ITERATIONS)
     if rate is not None and not (math.isfinite(rate) and rate > 0):
         raise BadInput("-r/--rate", f"must be a positive number of requests per second, got {rate:g}")
-    if threads is not None and not 1 <= threads <= 1024:
-        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
-    if max_in_flight is not None and max_in_flight < 1:
-        raise BadInput("--max-in-flight", f"must be at least 1, got {max_in_flight}")
+    if rate is not None and rate > MAX_RATE:
+        raise BadInput("-r/--rate", f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
+                                    f"got {rate:g}")
+    check_threads(threads)
+    _count("--max-in-flight", max_in_flight, MAX_VUS)
     if max_in_flight is not None and rate is None:
         raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
@@ -323,8 +336,7 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
                        json_output: bool, env: dict[str, str] | None = None) -> int:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
-    if threads is not None and not 1 <= threads <= 1024:
-        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
+    check_threads(threads)
     if not Path(path).exists():
         raise BadInput(path, "no such scenario file")
     from surge.scenario_run import run_file

@@ -118,7 +118,8 @@ def _show(value: Any) -> str:
         return "a list"
     if value is None:
         return "nothing (null)"
-    return f"'{value}'" if isinstance(value, str) else repr(value)
+    text = f"'{value}'" if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
 
 
 def _message(err: Any, loc: tuple[Any, ...], node: Any, model_loc: tuple[Any, ...]) -> str:
@@ -147,6 +148,10 @@ def _message(err: Any, loc: tuple[Any, ...], node: Any, model_loc: tuple[Any, ..
         return f"expected a whole number, got {_show(given)}"
     if kind in ("float_type", "float_parsing"):
         return f"expected a number, got {_show(given)}"
+    if kind == "finite_number":
+        return f"expected a finite number, got {_show(given)}"
+    if kind == "too_long":
+        return f"has {ctx.get('actual_length'):,} items, more than the {ctx.get('max_length'):,} surge accepts"
     if kind in ("string_type",):
         return f"expected text, got {_show(given)}"
     if kind in ("bool_type", "bool_parsing"):

@@ -13,11 +13,12 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
+from surge.limits import MAX_STEPS
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.think import ThinkTime
-from surge.scenario.units import Duration, ScheduledDuration
+from surge.scenario.units import Duration, ScheduledDuration, StartTime
 from surge.scenario.variables import Text, Variable
 from surge.thresholds import Threshold, ThresholdError, parse_threshold
 
@@ -84,8 +85,8 @@ class Phase(FileModel):
 
     executor: Executor = Field(default_factory=SharedIterations)
     variables: dict[str, Variable] = Field(default_factory=dict)
-    flow: list[Step] | None = None
-    mix: list[MixEntry] | None = Field(default=None, min_length=1)
+    flow: list[Step] | None = Field(default=None, max_length=MAX_STEPS)
+    mix: list[MixEntry] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
     think_time: ThinkTime | None = None
 
     def problems(self) -> list[Finding]:
@@ -122,7 +123,7 @@ class Scenario(Phase):
     from the start of the run; scenarios run in parallel."""
 
     executor: Executor
-    start_time: ScheduledDuration = 0.0
+    start_time: StartTime = 0.0
 
 
 class ScenarioFile(FileModel):
