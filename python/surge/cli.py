@@ -27,6 +27,7 @@ from surge.engine import run_plan, run_plan_json
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.plan_errors import plan_error
 from surge.plan import (
     ConstantArrivalRate,
     ConstantVus,
@@ -190,10 +191,12 @@ def _check_with_engine(plan: Plan) -> None:
     rules) and raises BadInput for the first error, naming the flag it came from."""
     from surge._engine import validate_plan
 
-    for error in json.loads(validate_plan(plan.to_json())):
-        field = re.sub(r"\[\d+\]", "", error["field"])
+    text = plan.to_json()
+    for error in json.loads(validate_plan(text)):
+        field, message = plan_error(error, json.loads(text))
+        field = re.sub(r"\[\d+\]", "", field)
         field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_FLAG_FOR_FIELD.get(field, field), error["message"])
+        raise BadInput(_FLAG_FOR_FIELD.get(field, field or "surge run"), message)
 
 
 def execute(plan: Plan, *, json_output: bool) -> int:
