@@ -135,3 +135,17 @@ def test_many_mistakes_are_listed_up_to_a_bound_then_counted():
     lines = refused(text)
     assert len(lines) == MAX_PROBLEMS + 1
     assert lines[-1] == "f.yaml: 30 more mistakes not listed (fix these first)"
+
+
+def test_a_file_read_the_quick_way_still_names_the_line_of_each_mistake():
+    # A valid-looking file is read without the lines of its keys; they are read again for
+    # the mistakes found later (meaning checks), and duplicates are always exact.
+    steps = "".join(f"      - request: {{path: /{i}}}\n" for i in range(200))
+    text = (HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:\n" + steps
+            + "      - request: {path: '/{{nope}}'}\n")
+    assert parse_yaml(text, lines=False).has_lines is False
+    assert refused(text) == ["f.yaml:206: scenarios.s.flow[200].request.path: '{{nope}}' uses 'nope', which is "
+                             "not a variable or an earlier capture in scenario 's'"]
+    twice = HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: []\n    flow: []\n"
+    assert refused(twice)[0] == "f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"
+    assert parse_yaml(twice, lines=False).has_lines is True

@@ -26,6 +26,7 @@ from surge.scenario.executors import (
     SharedIterations,
 )
 from surge.scenario.flow import Step
+from surge.scenario.gcpause import paused_gc
 from surge.scenario.models import Phase, ScenarioFile
 from surge.scenario.templates import TemplateError, slots
 from surge.scenario.think import ExponentialThink, FixedThink, UniformThink
@@ -88,11 +89,12 @@ def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str
     """compile_file checks ``f`` (ScenarioError lists every mistake), applies the time
     scale, compiles every phase and has the engine validate every plan (its errors placed at
     the file's keys), so that a CompiledRun is one the engine runs from setup to teardown."""
-    problems = f.problems(env)
-    if problems:
-        raise ScenarioError(problems, f._source)
-    compiled = _compile(scale_time(f, time_scale), env)
-    problems = [f.locate(p) for p in engine_problems(f, compiled)]
+    with paused_gc():
+        problems = [] if f.is_checked(env) else f.problems(env)
+        if problems:
+            raise ScenarioError(problems, f._source)
+        compiled = _compile(scale_time(f, time_scale), env)
+        problems = [f.locate(p) for p in engine_problems(f, compiled)]
     if problems:
         raise ScenarioError(problems, f._source)
     return compiled

@@ -61,6 +61,7 @@ class YamlDocument:
     data: Any
     lines: dict[Path, int] = field(default_factory=dict)
     duplicates: list[tuple[Path, int, int]] = field(default_factory=list)
+    has_lines: bool = True
 
 
 class YamlSyntaxError(ValueError):
@@ -75,13 +76,29 @@ class YamlSyntaxError(ValueError):
         self.path = path
 
 
-def parse_yaml(text: str) -> YamlDocument:
+def parse_yaml(text: str, lines: bool = True) -> YamlDocument:
     """parse_yaml parses one YAML document with plain types (only true and false are
     booleans; dates stay text); an empty document is None. YamlSyntaxError for text that
-    is not YAML, holds several documents or passes a limit of ``surge.limits``."""
+    is not YAML, holds several documents or passes a limit of ``surge.limits``.
+
+    With ``lines=False`` the lines of keys are left out (``has_lines`` is False) unless the
+    document has duplicate keys: a quicker read for a document that will most likely be
+    valid, whose lines a caller gets again with ``parse_yaml(text)`` if it needs them.
+    Errors and duplicates are always exact."""
+    if not lines:
+        try:
+            doc = _compose(text, track=False)
+        except YamlSyntaxError:
+            doc = None
+        if doc is not None and not doc.duplicates:
+            return doc
+    return _compose(text, track=True)
+
+
+def _compose(text: str, track: bool) -> YamlDocument:
     events = _EVENTS(text)
     try:
-        return _Composer(events).document()
+        return _Composer(events, track).document()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -97,12 +114,13 @@ _MERGE_KEY = object()
 _OPEN = object()  # an anchor whose value is still being read
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     """_Frame is a mapping or list being read: where it is, its anchor, how many values it
     holds (aliases counted as what they repeat) and how deep it nests."""
 
     value: Any
+    is_map: bool
     path: Path
     anchor: str | None
     size: int = 1
@@ -112,13 +130,30 @@ class _Frame:
     merged: dict[Any, Any] | None = None
     first_line: dict[Any, int] = field(default_factory=dict)
 
+    def child_path(self) -> Path:
+        """child_path is the path of the value being read into this frame."""
+        if not self.is_map:
+            return (*self.path, len(self.value))
+        if self.key is _NO_KEY or self.key is _MERGE_KEY:
+            return self.path
+        return (*self.path, self.key)
+
+
+def _line(event: Any) -> int:
+    return int(event.start_mark.line) + 1
+
 
 class _Composer:
-    def __init__(self, events: Any) -> None:
+    """_Composer builds the document from the parser's events; with ``track`` it also
+    records every path's line (and paths for errors), without it only what the data needs."""
+
+    def __init__(self, events: Any, track: bool) -> None:
         self.events = events
-        self.doc = YamlDocument(None)
+        self.track = track
+        self.doc = YamlDocument(None, has_lines=track)
         self.anchors: dict[str, Any] = {}
         self.repeated = 0
+        self.plain: dict[str, Any] = {}  # plain scalars already read: a file repeats its keys and values
 
     def document(self) -> YamlDocument:
         self.events.get_event()  # stream start
@@ -133,97 +168,104 @@ class _Composer:
         return self.doc
 
     def compose(self) -> Any:
+        # One loop over the parser's events, written for speed: a 5 MB file has a million.
         stack: list[_Frame] = []
+        top: _Frame | None = None
+        get_event, lines, track = self.events.get_event, self.doc.lines, self.track
         while True:
-            event = self.events.get_event()
-            line = event.start_mark.line + 1
-            top = stack[-1] if stack else None
-            path = self.child_path(top)
-            if isinstance(event, (MappingStartEvent, SequenceStartEvent)):
-                is_map = isinstance(event, MappingStartEvent)
-                self.check_collection_tag(event.tag, _MAP if is_map else _SEQ, line, path)
-                if top is not None and isinstance(top.value, dict) and top.key is _NO_KEY:
-                    raise YamlSyntaxError(line, "a key must be a single value (text), not a list or mapping", path)
+            event = get_event()
+            kind = type(event)
+            if kind is ScalarEvent:
+                if top is not None and top.is_map and top.key is _NO_KEY:
+                    self.key(top, event)
+                    continue
+                value, size, height = self.scalar(event, top), 1, 0
+                if event.anchor is not None:
+                    self.anchors[event.anchor] = (value, 1, 0)
+                if top is None:
+                    lines[()] = _line(event)
+                    return value
+                if track and not top.is_map:
+                    lines[(*top.path, len(top.value))] = _line(event)
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                is_map = kind is MappingStartEvent
+                path = top.child_path() if top is not None and track else ()
+                if event.tag not in (None, "!", _MAP if is_map else _SEQ):
+                    raise YamlSyntaxError(_line(event), _unknown_tag(event.tag), path)
+                if top is not None and top.is_map and top.key is _NO_KEY:
+                    raise YamlSyntaxError(_line(event), "a key must be a single value (text), not a list or mapping",
+                                          path)
                 if len(stack) >= MAX_DEPTH:
-                    raise YamlSyntaxError(line, f"lists and mappings nest more than {MAX_DEPTH} levels deep "
-                                                "(the most a scenario file may)", _outer(path))
-                self.item_line(top, line)
+                    raise YamlSyntaxError(_line(event), f"lists and mappings nest more than {MAX_DEPTH} levels deep "
+                                                        "(the most a scenario file may)", _outer(path))
+                if top is None or (track and not top.is_map):  # a key's line is the line of its value
+                    lines[path] = _line(event)
                 if event.anchor is not None:
                     self.anchors[event.anchor] = _OPEN
-                stack.append(_Frame({} if is_map else [], path, event.anchor))
+                top = _Frame({} if is_map else [], is_map, path, event.anchor)
+                stack.append(top)
                 continue
-            if isinstance(event, (MappingEndEvent, SequenceEndEvent)):
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 frame = stack.pop()
                 value, size, height = self.finish(frame), frame.size, frame.height
                 if frame.anchor is not None:
                     self.anchors[frame.anchor] = (value, size, height)
                 top = stack[-1] if stack else None
-            elif isinstance(event, AliasEvent):
-                value, size, height = self.alias(str(event.anchor), line, path, len(stack))
-                self.item_line(top, line)
-            elif isinstance(event, ScalarEvent):
-                if top is not None and isinstance(top.value, dict) and top.key is _NO_KEY:
-                    self.key(top, event, line)
-                    continue
-                value, size, height = self.scalar(event, line, path), 1, 0
-                if event.anchor is not None:
-                    self.anchors[event.anchor] = (value, 1, 0)
-                self.item_line(top, line)
+                if top is None:
+                    return value
+            elif kind is AliasEvent:
+                path = top.child_path() if top is not None and track else ()
+                value, size, height = self.alias(str(event.anchor), _line(event), path, len(stack))
+                if top is None:
+                    lines[()] = _line(event)
+                    return value
+                if track and not top.is_map:
+                    lines[path] = _line(event)
             else:
-                raise YamlSyntaxError(line, f"not valid YAML: unexpected {type(event).__name__}", path)
-            if top is None:
-                return value
-            self.add(top, value, size, height, line)
+                raise YamlSyntaxError(_line(event), f"not valid YAML: unexpected {kind.__name__}")
+            self.add(top, value, size, height, event)
 
-    @staticmethod
-    def child_path(top: _Frame | None) -> Path:
-        if top is None:
-            return ()
-        if isinstance(top.value, list):
-            return (*top.path, len(top.value))
-        if top.key is _NO_KEY or top.key is _MERGE_KEY:
-            return top.path
-        return (*top.path, top.key)
-
-    def item_line(self, top: _Frame | None, line: int) -> None:
-        if top is None:
-            self.doc.lines[()] = line
-        elif isinstance(top.value, list):
-            self.doc.lines[(*top.path, len(top.value))] = line
-
-    def key(self, top: _Frame, event: ScalarEvent, line: int) -> None:
-        tag = event.tag if event.tag not in (None, "!") else _resolve(event.value, event.implicit)
-        if tag == _MERGE:
-            top.key, top.merge_line = _MERGE_KEY, line
+    def key(self, top: _Frame, event: ScalarEvent) -> None:
+        if event.value == "<<" and event.tag is None and event.implicit[0]:  # YAML's merge key
+            top.key, top.merge_line = _MERGE_KEY, _line(event)
             return
-        key = self.scalar(event, line, top.path)
-        key = key if isinstance(key, (str, int)) and not isinstance(key, bool) else str(key)
+        key = self.scalar(event, top)
+        if not isinstance(key, str):
+            key = key if isinstance(key, int) and not isinstance(key, bool) else str(key)
         if event.anchor is not None:
             self.anchors[event.anchor] = (key, 1, 0)
-        self.set_key(top, key, line)
+        self.set_key(top, key, event)
 
-    def set_key(self, top: _Frame, key: Any, line: int) -> None:
-        path = (*top.path, key)
-        if key in top.first_line:
-            self.doc.duplicates.append((path, line, top.first_line[key]))
-        top.first_line[key] = line
-        self.doc.lines[path] = line
+    def set_key(self, top: _Frame, key: Any, event: Any) -> None:
         top.key = key
         top.size += 1
+        if not self.track:  # only whether a key is given twice (the exact report is read again with lines)
+            if key in top.value:
+                self.doc.duplicates.append(((key,), 0, 0))
+            return
+        line = _line(event)
+        path = (*top.path, key)
+        first = top.first_line.get(key)
+        if first is not None:
+            self.doc.duplicates.append((path, line, first))
+        top.first_line[key] = line
+        self.doc.lines[path] = line
 
-    def add(self, top: _Frame, value: Any, size: int, height: int, line: int) -> None:
+    def add(self, top: _Frame, value: Any, size: int, height: int, event: Any) -> None:
         top.size += size
-        top.height = max(top.height, height + 1)
-        if isinstance(top.value, list):
+        if height >= top.height:
+            top.height = height + 1
+        if not top.is_map:
             top.value.append(value)
         elif top.key is _MERGE_KEY:
-            self.merge(top, value, line)
+            self.merge(top, value, _line(event))
             top.key = _NO_KEY
         elif top.key is _NO_KEY:  # an alias as a key
             if isinstance(value, (dict, list)):
-                raise YamlSyntaxError(line, "a key must be a single value (text), not a list or mapping", top.path)
+                raise YamlSyntaxError(_line(event), "a key must be a single value (text), not a list or mapping",
+                                      top.path)
             self.set_key(top, value if isinstance(value, (str, int)) and not isinstance(value, bool) else str(value),
-                         line)
+                         event)
         else:
             top.value[top.key] = value
             top.key = _NO_KEY
@@ -243,7 +285,7 @@ class _Composer:
         if frame.merged is None:
             return frame.value
         for k in frame.merged:  # the mapping's own keys win over merged ones
-            if k not in frame.value:
+            if self.track and k not in frame.value:
                 self.doc.lines[(*frame.path, k)] = frame.merge_line
         out = {k: v for k, v in frame.merged.items() if k not in frame.value}
         out.update(frame.value)
@@ -266,21 +308,28 @@ class _Composer:
                                         f"alias *{name} (the most a scenario file may)", _outer(path))
         return value, size, height
 
-    @staticmethod
-    def check_collection_tag(tag: str | None, expected: str, line: int, path: Path) -> None:
-        if tag not in (None, "!", expected):
-            raise YamlSyntaxError(line, _unknown_tag(tag), path)
-
-    @staticmethod
-    def scalar(event: ScalarEvent, line: int, path: Path) -> Any:
+    def scalar(self, event: ScalarEvent, top: _Frame | None) -> Any:
         text = event.value
-        tag = event.tag if event.tag not in (None, "!") else _resolve(text, event.implicit)
-        if tag == _STR:
+        if event.tag not in (None, "!") or not event.implicit[0]:
+            tag = event.tag if event.tag not in (None, "!") else _resolve(text, event.implicit)
+            return self.construct(tag, text, event, top)
+        if text and text[0] not in _RESOLVERS:
+            return text  # plain text, the common case
+        if text.isdigit() and text.isascii() and (text[0] != "0" or len(text) == 1) and len(text) <= MAX_NUMBER_DIGITS:
+            return int(text)  # a plain decimal integer, the next most common
+        value = self.plain.get(text, _NO_KEY)
+        if value is _NO_KEY:
+            value = self.plain[text] = self.construct(_resolve(text, event.implicit), text, event, top)
+        return value
+
+    def construct(self, tag: str, text: str, event: Any, top: _Frame | None) -> Any:
+        """construct is the value of a scalar of ``tag``; YamlSyntaxError for one past a limit."""
+        if tag == _STR or tag == _TIMESTAMP:  # dates stay text, as written
             return text
         if tag == _NULL:
             return None
-        if tag == _TIMESTAMP:
-            return text  # dates stay text, as written
+        path = top.child_path() if top is not None and self.track else ()
+        line = _line(event)
         if tag == _BOOL:
             value = _CONSTRUCTOR.bool_values.get(text.lower())
             if value is None:

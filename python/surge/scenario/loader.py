@@ -16,6 +16,7 @@ from surge.files import FileReadError, read_bounded, size_text
 from surge.limits import MAX_SCENARIO_FILE_BYTES
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem, ScenarioError
+from surge.scenario.gcpause import paused_gc
 from surge.scenario.lines import YamlSyntaxError, line_of, parse_yaml
 from surge.scenario.models import Phase, ScenarioFile
 
@@ -55,11 +56,16 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
           env: Mapping[str, str] | None = None) -> ScenarioFile:
     """loads is ``load`` for YAML text; ``source`` names it in errors, ``base_dir`` is where
     relative CSV paths start."""
+    with paused_gc():
+        return _loads(text, source, base_dir, env)
+
+
+def _loads(text: str, source: str, base_dir: str | FsPath, env: Mapping[str, str] | None) -> ScenarioFile:
     if len(text) > MAX_SCENARIO_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SCENARIO_FILE_BYTES:
         raise ScenarioError([Problem((), f"is larger than {size_text(MAX_SCENARIO_FILE_BYTES)}, the most a scenario "
                                          "file may be", source)], source)
     try:
-        doc = parse_yaml(text)
+        doc = parse_yaml(text, lines=False)  # lines are read again only for a file with mistakes
     except YamlSyntaxError as e:
         raise ScenarioError([Problem(e.path, e.message, source, e.line)], source) from None
     problems = [Problem(p, f"duplicate key '{p[-1]}' (first given on line {first})", source, line)
@@ -71,13 +77,16 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
     try:
         model = ScenarioFile.model_validate(doc.data)
     except ValidationError as e:
+        if not doc.has_lines:
+            doc = parse_yaml(text)
         for err in e.errors():
             path, message = translate(err, doc.data)
             problems.append(Problem(path, message, source, line_of(doc.lines, path)))
         raise ScenarioError(_ordered(problems), source) from None
     model.with_base_dir(base_dir)
     model._source = source
-    model._lines = doc.lines
+    model._lines = doc.lines if doc.has_lines else None
+    model._text = text
     problems += model.problems(env)
     if problems:
         raise ScenarioError(_ordered(problems), source)

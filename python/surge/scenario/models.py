@@ -144,7 +144,14 @@ class ScenarioFile(FileModel):
 
     _base_dir: FsPath = PrivateAttr(default_factory=FsPath)
     _source: str | None = PrivateAttr(default=None)
-    _lines: Mapping[Path, int] = PrivateAttr(default_factory=dict)
+    _lines: Mapping[Path, int] | None = PrivateAttr(default_factory=dict)  # None: not read yet, see _text
+    _text: str | None = PrivateAttr(default=None)
+    _checked: tuple[Mapping[str, str] | None] | None = PrivateAttr(default=None)  # (env,) of the last clean check
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_"):
+            self._checked = None  # a key changed: the meaning checks must run again
+        super().__setattr__(name, value)
 
     @field_validator("target")
     @classmethod
@@ -161,6 +168,7 @@ class ScenarioFile(FileModel):
         """with_target returns a copy aimed at ``url`` (validated like ``target``), e.g. for a
         ``--target`` flag or a test server on a free port; the copy keeps the file's folder and lines."""
         copy = self.model_copy(update={"target": type(self)._url(url)})
+        copy._checked = None  # the target's path names the steps that give none
         return copy
 
     def default_path(self) -> str:
@@ -181,6 +189,7 @@ class ScenarioFile(FileModel):
         """with_base_dir sets the folder CSV paths are relative to (the file's folder when
         loaded; the working directory otherwise) and returns the same object."""
         self._base_dir = FsPath(base_dir)
+        self._checked = None
         return self
 
     def base_dir(self) -> FsPath:
@@ -193,14 +202,23 @@ class ScenarioFile(FileModel):
         every mistake found, located at lines when the model came from a file."""
         from surge.scenario.semantics import check_file
 
-        return [self.locate(p) for p in check_file(self, env)]
+        found = [self.locate(p) for p in check_file(self, env)]
+        self._checked = None if found else (env,)
+        return found
+
+    def is_checked(self, env: Mapping[str, str] | None) -> bool:
+        """is_checked tells whether ``problems(env)`` found nothing and no key was set since
+        (so that compiling a file just loaded does not check it twice)."""
+        return self._checked is not None and self._checked[0] is env
 
     def locate(self, problem: Problem) -> Problem:
         """locate places a problem at its file and line, when the model came from a file."""
         if self._source is None:
             return problem
-        from surge.scenario.lines import line_of
+        from surge.scenario.lines import line_of, parse_yaml
 
+        if self._lines is None:  # loaded without lines (the quick way): read them now
+            self._lines = parse_yaml(self._text).lines if self._text is not None else {}
         return problem.located(self._source, line_of(self._lines, problem.path))
 
     def thresholds_parsed(self) -> list[Threshold]:
