@@ -17,7 +17,7 @@ import sys
 # summary's result models) scans every installed package's entry points (~50 ms of CPU).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -51,6 +51,8 @@ def app() -> None:
 
 
 DEFAULT_DURATION = "10s"
+DEFAULT_TIMEOUT = "30s"
+DEFAULT_GRACE = "5s"
 DEFAULT_CONNECTIONS = 64
 DEFAULT_MAX_IN_FLIGHT = 10_000
 
@@ -249,15 +251,17 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")
 @click.option("-n", "--requests", type=int, help="Send exactly this many requests.")
 @click.option("-r", "--rate", type=float, help="Open model: requests per second, timed from the intended send time.")
-@click.option("-m", "--method", default="GET", show_default=True, help="HTTP method.")
+@click.option("-m", "--method", help="HTTP method (default GET).")
 @click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable.")
 @click.option("--body", help="Request body: text, or @file.")
-@click.option("--timeout", default="30s", show_default=True, help="Per-request timeout.")
+@click.option("--timeout", help="Per-request timeout (default 30s). With a scenario file: replaces defaults.timeout "
+                                "(a request's own timeout stays).")
 @click.option("--threads", type=int, help="Event-loop threads (default: one per core).")
 @click.option("--max-in-flight", "max_in_flight", type=int,
               help="Open model: cap on outstanding requests (and connections).")
-@click.option("--grace", default="5s", show_default=True, help="How long requests in flight at the end may still finish.")
-@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates.")
+@click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a scenario "
+                              "file: replaces graceful_stop.")
+@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (with a scenario file too).")
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @click.option("--time-scale", "time_scale", type=float,
               help="Scenario files: multiply every duration, stage, start time and think time by FACTOR.")
@@ -271,13 +275,13 @@ def run_command(
     duration: Optional[str],
     requests: Optional[int],
     rate: Optional[float],
-    method: str,
+    method: Optional[str],
     header: tuple[str, ...],
     body: Optional[str],
-    timeout: str,
+    timeout: Optional[str],
     threads: Optional[int],
     max_in_flight: Optional[int],
-    grace: str,
+    grace: Optional[str],
     insecure: bool,
     json_output: bool,
     time_scale: Optional[float],
@@ -286,16 +290,19 @@ def run_command(
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     if _is_scenario_file(url):
+        # The load's shape and the request are the file's; the limits and TLS may be overridden.
         given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
-                 "-r/--rate": rate, "-H/--header": header or None, "--body": body, "--max-in-flight": max_in_flight,
-                 "--insecure": insecure or None}
-        if method != "GET":
-            given["-m/--method"] = method
+                 "-r/--rate": rate, "-m/--method": method, "-H/--header": header or None, "--body": body,
+                 "--max-in-flight": max_in_flight}
         for flag, value in given.items():
             if value is not None:
                 raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
+        overrides = {"timeout": _duration("--timeout", timeout) if timeout is not None else None,
+                     "graceful_stop": _duration("--grace", grace, positive=False) if grace is not None else None,
+                     "insecure": insecure}
         env = _env_overrides(env_pairs)
-        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output, env))
+        raise click.exceptions.Exit(_run_scenario_file(url, time_scale, threads, target_url, json_output, env,
+                                                       overrides))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -305,14 +312,14 @@ def run_command(
         duration=duration,
         requests=requests,
         rate=rate,
-        method=method,
+        method=method or "GET",
         headers=list(header),
         body=body,
-        timeout=timeout,
+        timeout=timeout or DEFAULT_TIMEOUT,
         threads=threads,
         insecure=insecure,
         max_in_flight=max_in_flight,
-        grace=grace,
+        grace=grace or DEFAULT_GRACE,
     )
     raise click.exceptions.Exit(execute(plan, json_output=json_output))
 
@@ -336,7 +343,8 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
-                       json_output: bool, env: dict[str, str] | None = None) -> int:
+                       json_output: bool, env: dict[str, str] | None = None,
+                       overrides: dict[str, Any] | None = None) -> int:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -345,7 +353,7 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     from surge.scenario_run import run_file
 
     return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
-                    json_output=json_output, env=env)
+                    json_output=json_output, env=env, overrides=overrides)
 
 
 @app.command("demo")

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
-from surge.limits import MAX_STEPS
+from surge.limits import MAX_DURATION_S, MAX_STEPS
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
@@ -25,6 +25,13 @@ from surge.thresholds import Threshold, ThresholdError, parse_threshold
 if TYPE_CHECKING:
     from surge.scenario.compile import CompiledRun
     from surge.scenario.errors import Problem
+
+
+def _seconds(name: str, seconds: float, least: float) -> float:
+    """_seconds checks an override given in seconds: finite, at least ``least``, at most MAX_DURATION_S."""
+    if not (isinstance(seconds, (int, float)) and least <= seconds <= MAX_DURATION_S):
+        raise ValueError(f"{name} must be from {least:g} to {MAX_DURATION_S:g} seconds, got {seconds!r}")
+    return float(seconds)
 
 
 class Defaults(FileModel):
@@ -170,6 +177,20 @@ class ScenarioFile(FileModel):
         copy = self.model_copy(update={"target": type(self)._url(url)})
         copy._checked = None  # the target's path names the steps that give none
         return copy
+
+    def with_overrides(self, timeout: float | None = None, graceful_stop: float | None = None,
+                       insecure: bool = False) -> ScenarioFile:
+        """with_overrides returns a copy with ``defaults.timeout`` and ``graceful_stop`` (in
+        seconds) replaced where given, and ``insecure`` set when true: what ``surge run FILE
+        --timeout/--grace/--insecure`` change. A request's own ``timeout`` stays."""
+        update: dict[str, Any] = {}
+        if timeout is not None:
+            update["defaults"] = self.defaults.model_copy(update={"timeout": _seconds("timeout", timeout, 1e-9)})
+        if graceful_stop is not None:
+            update["graceful_stop"] = _seconds("graceful_stop", graceful_stop, 0.0)
+        if insecure:
+            update["insecure"] = True
+        return self.model_copy(update=update) if update else self
 
     def default_path(self) -> str:
         """default_path is the target URL's path, used by steps that give none (``/`` if empty)."""
