@@ -264,7 +264,8 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (with a scenario file too).")
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @click.option("--time-scale", "time_scale", type=float,
-              help="Scenario files: multiply every duration, stage, start time and think time by FACTOR.")
+              help="Scenario files: multiply executor durations, stages, start times and threshold delays by "
+                   "FACTOR (not think times, timeouts or graceful stops: the test is shorter, the load the same).")
 @click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's target.")
 @click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Scenario files: set NAME for the file's env variables (over the process environment); "

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from surge.limits import MAX_ITERATIONS, MAX_VUS
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.units import Rate, ScheduledDuration
+from surge.scenario.units import Duration, Rate, ScheduledDuration
 
 DEFAULT_MAX_DURATION_S = 600.0
 """DEFAULT_MAX_DURATION_S bounds iteration-count executors (k6's ``maxDuration`` default, 10m)."""
@@ -65,7 +65,7 @@ class RampingVus(FileModel):
     type: Literal["ramping-vus"] = "ramping-vus"
     start_vus: int = Field(default=0, ge=0, le=MAX_VUS)
     stages: list[VuStage] = Field(min_length=1)
-    graceful_ramp_down: ScheduledDuration = 30.0
+    graceful_ramp_down: Duration = 30.0
 
     def problems(self) -> list[Finding]:
         """problems lists stages that make no sense: 0s in total, or 0 VUs throughout."""
@@ -82,7 +82,7 @@ class PerVuIterations(FileModel):
     type: Literal["per-vu-iterations"] = "per-vu-iterations"
     vus: int = Field(default=1, ge=1, le=MAX_VUS)
     iterations: int = Field(default=1, ge=1, le=MAX_ITERATIONS)
-    max_duration: ScheduledDuration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
+    max_duration: Duration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
 
     def problems(self) -> list[Finding]:
         """problems lists what is inconsistent across fields (nothing for this executor)."""
@@ -99,7 +99,7 @@ class SharedIterations(FileModel):
     type: Literal["shared-iterations"] = "shared-iterations"
     vus: int = Field(default=1, ge=1, le=MAX_VUS)
     iterations: int = Field(default=1, ge=1, le=MAX_ITERATIONS)
-    max_duration: ScheduledDuration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
+    max_duration: Duration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
 
     def problems(self) -> list[Finding]:
         """problems reports fewer iterations than VUs (k6 refuses it too: some VUs would idle)."""

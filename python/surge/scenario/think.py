@@ -1,7 +1,8 @@
 """Think time: a pause after a request or after an iteration, fixed or random.
 
 Written as a duration (``1s``: fixed), or ``{type: uniform, min: 0.5s, max: 1.5s}``, or
-``{type: exponential, mean: 1s}``. Every one is scaled by ``--time-scale``.
+``{type: exponential, mean: 1s}``. None is scaled by ``--time-scale``: a user's pause is
+part of what a test measures (it sets a closed model's rate).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""Time scale: ``--time-scale FACTOR`` multiplies every scheduled duration of a scenario
-file: executor durations and stages, ``max_duration``, ``graceful_ramp_down``,
-``start_time``, think times and threshold ``delay``. Timeouts and ``graceful_stop`` stay as
-written (they bound single requests, not the schedule); rates and counts stay too."""
+"""Time scale: ``--time-scale FACTOR`` scales how long a test lasts, never what it measures.
+It multiplies the schedule: executor ``duration``, stage durations, ``start_time`` and
+threshold ``delay``. What a request or an iteration lives through keeps its length: think
+times, timeouts, ``latency_under``, ``graceful_stop``, ``graceful_ramp_down`` and
+``max_duration`` (the bound of a count of iterations, which is not scaled either); rates and
+counts stay too. So a shortened run offers the same load and sees the same rates and
+latencies as the full one, only for less time."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Units of the scenario format: durations (always with a unit) and rates (per second).
 
-``Duration`` is a length of time that ``--time-scale`` leaves alone (timeouts);
-``ScheduledDuration`` is one it scales (executor durations, stages, start times, think
-times). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
+``Duration`` is a length of time that ``--time-scale`` leaves alone (timeouts, think
+times, graceful stops and ramp-downs, max durations); ``ScheduledDuration`` is one it
+scales (executor durations, stages, start times, threshold delays). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
 ``datetime.timedelta``, hold seconds as a float, and refuse bare numbers: ``30`` could mean
 seconds or milliseconds, so the error asks for a unit. Every duration is at most
 ``MAX_DURATION_S`` (start times and think times less: ``surge.limits``).
@@ -131,9 +131,9 @@ StartTime = Annotated[float, BeforeValidator(to_start_time), PlainSerializer(for
                       Scaled(MAX_START_TIME_S)]
 """StartTime is a scenario's start offset: a ScheduledDuration of at most a day."""
 
-ThinkDuration = Annotated[float, BeforeValidator(to_think_seconds), PlainSerializer(format_seconds),
-                          Scaled(MAX_THINK_S)]
-"""ThinkDuration is a think time's length: a ScheduledDuration of at most an hour."""
+ThinkDuration = Annotated[float, BeforeValidator(to_think_seconds), PlainSerializer(format_seconds)]
+"""ThinkDuration is a think time's length: a Duration of at most an hour (not scaled: a
+user's pause is part of what a test measures)."""
 
 Rate = Annotated[float, BeforeValidator(to_rate), PlainSerializer(format_rate)]
 """Rate is iterations per second, written ``300``, ``300/s`` or ``18000/m``."""
