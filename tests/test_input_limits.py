@@ -149,3 +149,9 @@ def test_a_file_read_the_quick_way_still_names_the_line_of_each_mistake():
     twice = HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: []\n    flow: []\n"
     assert refused(twice)[0] == "f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"
     assert parse_yaml(twice, lines=False).has_lines is True
+
+
+def test_a_control_character_is_refused_at_its_line():
+    assert refused(HEAD + "x: a\x01b\n" + TAIL) == [
+        'f.yaml:2: not valid YAML: the character U+0001 is not allowed (write it escaped in a double-quoted string, '
+        'e.g. "\\x01")']

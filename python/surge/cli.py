@@ -379,6 +379,21 @@ def _register_subcommands() -> None:
 _register_subcommands()
 
 
+def _usage_error(e: click.ClickException) -> str:
+    """_usage_error is click's usage error as ``FLAG: message``, like every other error."""
+    if isinstance(e, click.NoSuchOption):
+        return f"{e.option_name}: no such option" + (f" (did you mean {', '.join(e.possibilities)}?)"
+                                                      if e.possibilities else "")
+    if isinstance(e, click.BadOptionUsage):
+        return f"{e.option_name}: {re.sub(r'^Option .*? ', '', e.message)}".rstrip(".")
+    if isinstance(e, click.BadParameter) and e.param is not None:
+        where = "/".join(e.param.opts) if isinstance(e.param, click.Option) else (e.param.name or "").upper()
+        if isinstance(e, click.MissingParameter):
+            return f"{where}: missing (give it: surge {e.ctx.info_name if e.ctx else ''} {where})".replace("  ", " ")
+        return f"{where}: {e.message}".rstrip(".")
+    return e.format_message()
+
+
 def main(argv: list[str] | None = None) -> None:
     """main is the ``surge`` console entry point: one-line errors, documented exit codes."""
     try:
@@ -386,7 +401,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         code = e.exit_code
     except click.ClickException as e:  # usage errors: unknown flag, bad type, missing argument
-        _error(e.format_message())
+        _error(_usage_error(e))
         code = exit_codes.BAD_INPUT
     except click.exceptions.Abort:
         code = exit_codes.INTERRUPTED

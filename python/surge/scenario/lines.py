@@ -103,8 +103,14 @@ def _compose(text: str, track: bool) -> YamlDocument:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
         raise YamlSyntaxError(line, f"not valid YAML: {e.problem or e.context}") from None
+    except yaml.reader.ReaderError as e:  # a character YAML does not allow (a control character)
+        where = text.find(chr(e.character)) if isinstance(e.character, int) else -1
+        line = text.count("\n", 0, where) + 1 if where >= 0 else 1
+        raise YamlSyntaxError(line, f"not valid YAML: the character U+{e.character:04X} is not allowed (write it "
+                                    "escaped in a double-quoted string, e.g. \"\\x01\")"
+                              if isinstance(e.character, int) else f"not valid YAML: {e.reason}") from None
     except yaml.YAMLError as e:
-        raise YamlSyntaxError(1, f"not valid YAML: {e}") from None
+        raise YamlSyntaxError(1, "not valid YAML: " + " ".join(str(e).split())) from None
     finally:
         events.dispose()
 
