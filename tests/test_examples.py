@@ -6,10 +6,11 @@ below, one result per scenario with iteration counts the executor implies, every
 and threshold of the file, setup pools filled, and as many requests received by the target as
 the run says it sent (setup included).
 
-``--time-scale`` shortens stages, durations and think times but not the target's service
-times, timeouts, VU counts or rates, so a scaled run is busier than the full one: the expected
-codes below are those of the scaled runs, and each says why (the file's header gives the full
-run's).
+``--time-scale`` shortens stages and durations but not think times, the target's service
+times, timeouts, graceful stops, VU counts or rates, so a scaled run offers the full run's load
+for less time; a queue that needs longer to build than a scaled stage lasts does not build as
+far. The expected codes below are those of the scaled runs, and each says why (the file's
+header gives the full run's).
 """
 
 from __future__ import annotations
@@ -51,11 +52,13 @@ CASES = [
     Case("faas-ramp-200vu", 0.05, 0),
     # 300/s due for 3 s; the queue grows 50/s, VUs stay under 200, p95 ~0.6 s < 2 s.
     Case("faas-constant-300rps", 0.1, 0),
-    # Think time shrinks to 5 ms, so 35 and 75 VUs saturate the ~51 req/s target: latency
-    # ~0.6 s and ~1.2 s, still far under the SLOs (2.8 s, 5.5 s); no errors.
+    # 35 and 75 VUs thinking 1 s between requests of ~0.3 s offer at most ~27 and ~58 req/s to
+    # the ~51 req/s target for 3 s and 2.3 s: the stress run queues a little, latency stays far
+    # under the SLOs (2.8 s, 5.5 s); no errors.
     Case("microservices-baseline-35vu", 0.005, 0),
     Case("microservices-stress-75vu", 0.005, 0),
-    # 0.1 s think time: ~6,000 req/s at the 100-VU peak against 14,000 req/s: p95 a few ms.
+    # 1 s think time: ~100 iterations (~400 requests) per second at the 100-VU peak against
+    # 14,000 req/s: p95 a few ms.
     Case("taskapi-crud-baseline", 0.1, 0),
     # 1,000 and 800 VUs without think time against at most 14,000 req/s: >= 71 ms and 57 ms a
     # request at the peak (Little's law), so p95 < 50 ms fails, at any scale; no errors.

@@ -468,7 +468,7 @@ ERROR_CASES = [
      ["3: variables.row.file: @DIR@/missing.csv: cannot read it: No such file or directory"]),
     ("csv is a directory",
      HEAD + CSV_VAR.replace("@CSV@", "adir") + "scenarios:\n  a:\n" + CSV_FLOW, {"adir/": b""},
-     ["3: variables.row.file: @DIR@/adir: cannot read it: Is a directory"]),
+     ["3: variables.row.file: @DIR@/adir: is a directory, not a regular file"]),
     ("csv not utf-8",
      HEAD + CSV_VAR.replace("@CSV@", "bin.csv") + "scenarios:\n  a:\n" + CSV_FLOW, {"bin.csv": b"name\n\xff\xfe\n"},
      ["3: variables.row.file: @DIR@/bin.csv: is not UTF-8 text (invalid start byte)"]),

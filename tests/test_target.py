@@ -88,7 +88,7 @@ def test_knobs_reach_the_server():
         (["--threads", "0"], "--threads: must be from 1 to 1024"),
         (["--duration", "soon"], "--duration: `soon` is not a duration"),
         (["--bind", "8080"], "--bind: `8080` is not HOST:PORT"),
-        (["--workers", "two"], "'--workers'"),
+        (["--workers", "two"], "--workers: 'two' is not a valid integer"),
     ],
 )
 def test_cli_rejects_bad_values_naming_the_flag(args, message):

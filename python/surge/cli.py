@@ -17,14 +17,17 @@ import sys
 # summary's result models) scans every installed package's entry points (~50 ms of CPU).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
 from surge import __version__, exit_codes, signals
-from surge.durations import parse_duration
+from surge.durations import format_limit, parse_duration
 from surge.engine import run_plan_json
+from surge.files import FileReadError, read_bounded
+from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.plan_errors import plan_error
 from surge.plan import (
     ConstantArrivalRate,
     ConstantVus,
@@ -52,6 +55,8 @@ def app() -> None:
 
 
 DEFAULT_DURATION = "10s"
+DEFAULT_TIMEOUT = "30s"
+DEFAULT_GRACE = "5s"
 DEFAULT_CONNECTIONS = 64
 DEFAULT_MAX_IN_FLIGHT = 10_000
 
@@ -63,7 +68,21 @@ def _duration(flag: str, text: str, *, positive: bool = True) -> float:
         raise BadInput(flag, str(e)) from None
     if positive and seconds <= 0:
         raise BadInput(flag, f"must be above zero, got '{text}'")
+    if not seconds <= MAX_DURATION_S:  # inf too
+        raise BadInput(flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge "
+                             "accepts")
     return seconds
+
+
+def _count(flag: str, value: int | None, most: int) -> None:
+    """_count refuses a whole-number flag outside 1..most, naming the flag."""
+    if value is not None and not 1 <= value <= most:
+        raise BadInput(flag, f"must be from 1 to {most:,}, got {value}")
+
+
+def check_threads(threads: int | None) -> None:
+    """check_threads refuses a --threads value outside the engine's range."""
+    _count("--threads", threads, MAX_THREADS)
 
 
 def _headers(values: list[str]) -> list[tuple[str, str]]:
@@ -81,11 +100,10 @@ def _body(value: str | None) -> bytes | None:
     if value is None:
         return None
     if value.startswith("@"):
-        path = Path(value[1:])
         try:
-            return path.read_bytes()
-        except OSError as e:
-            raise BadInput("--body", f"cannot read '{path}': {e.strerror or e}") from None
+            return read_bounded(value[1:], MAX_DATA_FILE_BYTES)
+        except FileReadError as e:
+            raise BadInput("--body", f"{value[1:]}: {e.message}") from None
     return value.encode()
 
 
@@ -114,16 +132,15 @@ def build_plan(
     grace: str,
 ) -> Plan:
     """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag."""
-    if connections is not None and connections < 1:
-        raise BadInput("-c/--connections", f"must be at least 1, got {connections}")
-    if requests is not None and requests < 1:
-        raise BadInput("-n/--requests", f"must be at least 1, got {requests}")
+    _count("-c/--connections", connections, MAX_VUS)
+    _count("-n/--requests", requests, MAX_ITERATIONS)
     if rate is not None and not (math.isfinite(rate) and rate > 0):
         raise BadInput("-r/--rate", f"must be a positive number of requests per second, got {rate:g}")
-    if threads is not None and not 1 <= threads <= 1024:
-        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
-    if max_in_flight is not None and max_in_flight < 1:
-        raise BadInput("--max-in-flight", f"must be at least 1, got {max_in_flight}")
+    if rate is not None and rate > MAX_RATE:
+        raise BadInput("-r/--rate", f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
+                                    f"got {rate:g}")
+    check_threads(threads)
+    _count("--max-in-flight", max_in_flight, MAX_VUS)
     if max_in_flight is not None and rate is None:
         raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
@@ -181,12 +198,14 @@ def _check_with_engine(plan: Plan) -> None:
     rules) and raises BadInput for the first error, naming the flag it came from."""
     from surge._engine import validate_plan
 
-    for error in json.loads(validate_plan(plan.to_json())):
+    text = plan.to_json()
+    for error in json.loads(validate_plan(text)):
         header = re.search(r"\.headers\[(\d+)\]$", error["field"])
         names = [plan.request.headers[int(header[1])][0]] if header else []
-        field = re.sub(r"\[\d+\]", "", error["field"])
+        field, message = plan_error(error, json.loads(text))
+        field = re.sub(r"\[\d+\]", "", field)
         field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_FLAG_FOR_FIELD.get(field, field), redact_message(names, error["message"]))
+        raise BadInput(_FLAG_FOR_FIELD.get(field, field or "surge run"), redact_message(names, message))
 
 
 NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too short to open a connection"
@@ -254,18 +273,21 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")
 @click.option("-n", "--requests", type=int, help="Send exactly this many requests.")
 @click.option("-r", "--rate", type=float, help="Open model: requests per second, timed from the intended send time.")
-@click.option("-m", "--method", default="GET", show_default=True, help="HTTP method.")
+@click.option("-m", "--method", help="HTTP method (default GET).")
 @click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable.")
 @click.option("--body", help="Request body: text, or @file.")
-@click.option("--timeout", default="30s", show_default=True, help="Per-request timeout.")
+@click.option("--timeout", help="Per-request timeout (default 30s). With a scenario file: replaces defaults.timeout "
+                                "(a request's own timeout stays).")
 @click.option("--threads", type=int, help="Event-loop threads (default: one per core).")
 @click.option("--max-in-flight", "max_in_flight", type=int,
               help="Open model: cap on outstanding requests (and connections).")
-@click.option("--grace", default="5s", show_default=True, help="How long requests in flight at the end may still finish.")
-@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates.")
+@click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a scenario "
+                              "file: replaces graceful_stop.")
+@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (with a scenario file too).")
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
 @click.option("--time-scale", "time_scale", type=float,
-              help="Scenario files: multiply every duration, stage, start time and think time by FACTOR.")
+              help="Scenario files: multiply executor durations, stages, start times and threshold delays by "
+                   "FACTOR (not think times, timeouts or graceful stops: the test is shorter, the load the same).")
 @click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's target.")
 @click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Scenario files: set NAME for the file's env variables (over the process environment); "
@@ -276,13 +298,13 @@ def run_command(
     duration: Optional[str],
     requests: Optional[int],
     rate: Optional[float],
-    method: str,
+    method: Optional[str],
     header: tuple[str, ...],
     body: Optional[str],
-    timeout: str,
+    timeout: Optional[str],
     threads: Optional[int],
     max_in_flight: Optional[int],
-    grace: str,
+    grace: Optional[str],
     insecure: bool,
     json_output: bool,
     time_scale: Optional[float],
@@ -291,16 +313,18 @@ def run_command(
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     if _is_scenario_file(url):
+        # The load's shape and the request are the file's; the limits and TLS may be overridden.
         given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
-                 "-r/--rate": rate, "-H/--header": header or None, "--body": body, "--max-in-flight": max_in_flight,
-                 "--insecure": insecure or None}
-        if method != "GET":
-            given["-m/--method"] = method
+                 "-r/--rate": rate, "-m/--method": method, "-H/--header": header or None, "--body": body,
+                 "--max-in-flight": max_in_flight}
         for flag, value in given.items():
             if value is not None:
                 raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
+        overrides = {"timeout": _duration("--timeout", timeout) if timeout is not None else None,
+                     "graceful_stop": _duration("--grace", grace, positive=False) if grace is not None else None,
+                     "insecure": insecure}
         env = _env_overrides(env_pairs)
-        _finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env))
+        _finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -310,14 +334,14 @@ def run_command(
         duration=duration,
         requests=requests,
         rate=rate,
-        method=method,
+        method=method or "GET",
         headers=list(header),
         body=body,
-        timeout=timeout,
+        timeout=timeout or DEFAULT_TIMEOUT,
         threads=threads,
         insecure=insecure,
         max_in_flight=max_in_flight,
-        grace=grace,
+        grace=grace or DEFAULT_GRACE,
     )
     _finish(execute(plan, json_output=json_output))
 
@@ -341,17 +365,17 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
-                       json_output: bool, env: dict[str, str] | None = None) -> Outcome:
+                       json_output: bool, env: dict[str, str] | None = None,
+                       overrides: dict[str, Any] | None = None) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
-    if threads is not None and not 1 <= threads <= 1024:
-        raise BadInput("--threads", f"must be between 1 and 1024, got {threads}")
-    if not Path(path).is_file():
+    check_threads(threads)
+    if not Path(path).exists():
         raise BadInput(path, "no such scenario file")
     from surge.scenario_run import run_file
 
     return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
-                    json_output=json_output, env=env)
+                    json_output=json_output, env=env, overrides=overrides)
 
 
 @app.command("demo")
@@ -378,6 +402,21 @@ def _register_subcommands() -> None:
 _register_subcommands()
 
 
+def _usage_error(e: click.ClickException) -> str:
+    """_usage_error is click's usage error as ``FLAG: message``, like every other error."""
+    if isinstance(e, click.NoSuchOption):
+        return f"{e.option_name}: no such option" + (f" (did you mean {', '.join(e.possibilities)}?)"
+                                                      if e.possibilities else "")
+    if isinstance(e, click.BadOptionUsage):
+        return f"{e.option_name}: {re.sub(r'^Option .*? ', '', e.message)}".rstrip(".")
+    if isinstance(e, click.BadParameter) and e.param is not None:
+        where = "/".join(e.param.opts) if isinstance(e.param, click.Option) else (e.param.name or "").upper()
+        if isinstance(e, click.MissingParameter):
+            return f"{where}: missing (give it: surge {e.ctx.info_name if e.ctx else ''} {where})".replace("  ", " ")
+        return f"{where}: {e.message}".rstrip(".")
+    return e.format_message()
+
+
 def main(argv: list[str] | None = None) -> None:
     """main is the ``surge`` console entry point: one-line errors (secrets masked), documented
     exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results."""
@@ -387,7 +426,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         code = e.exit_code
     except click.ClickException as e:  # usage errors: unknown flag, bad type, missing argument
-        _error(e.format_message())
+        _error(_usage_error(e))
         code = exit_codes.BAD_INPUT
     except (KeyboardInterrupt, click.exceptions.Abort):  # a stop signal before or after a run
         stop = exit_codes.stopped()

@@ -8,6 +8,7 @@ the Rust side's (``_engine.check_target_config``), so ``surge target`` and the
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
 from typing import Any, Optional
@@ -25,8 +26,16 @@ READY_PREFIX = "surge target listening on http://"
 
 
 def target_config(**flags: Any) -> str:
-    """target_config is the JSON configuration for the given flag values (None means unset)."""
-    return json.dumps({key: value for key, value in flags.items() if value is not None})
+    """target_config is the JSON configuration for the given flag values (None means unset).
+    ValueError names the flag of a value JSON cannot carry to the engine: a number that is
+    not finite, or a whole number beyond 64 bits (the engine checks every range)."""
+    for key, value in flags.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{flag}: must be a finite number, got {value}")
+        if isinstance(value, int) and not -(2**63) <= value < 2**64:
+            raise ValueError(f"{flag}: {value} is out of range")
+    return json.dumps({key: value for key, value in flags.items() if value is not None}, allow_nan=False)
 
 
 def _fail(message: str) -> None:
@@ -94,13 +103,13 @@ def target_command(
 ) -> None:
     """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
     stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
-    config = target_config(
-        bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
-        queue=queue, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
-        error_rate=error_rate, close_after=close_after, max_connections=max_connections, seed=seed,
-        shards=shards,
-    )
     try:
+        config = target_config(
+            bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
+            queue=queue, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
+            error_rate=error_rate, close_after=close_after, max_connections=max_connections, seed=seed,
+            shards=shards,
+        )
         report = json.loads(_engine.check_target_config(config))
     except ValueError as e:
         _fail(str(e))

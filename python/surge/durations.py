@@ -47,3 +47,11 @@ def format_duration(seconds: float) -> str:
         return f"{minutes}m{rest:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def format_limit(seconds: float) -> str:
+    """format_limit renders a bound in its largest whole unit: ``720h``, ``1h``, ``90s``."""
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"

@@ -180,11 +180,13 @@ def _run_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None =
 
 
 def run_file(path: Path, *, time_scale: float = 1.0, threads: int | None = None, target: str | None = None,
-             json_output: bool = False, env: Mapping[str, str] | None = None) -> Outcome:
+             json_output: bool = False, env: Mapping[str, str] | None = None,
+             overrides: Mapping[str, Any] | None = None) -> Outcome:
     """run_file is ``surge run FILE.yaml``: loads and validates the file (every mistake,
     with its line, before anything runs), runs its phases, prints the summary (or the JSON
     document) and returns the Outcome (exit code and why). ``env`` replaces the process
-    environment for the file's ``env`` variables (``-e NAME=VALUE``)."""
+    environment for the file's ``env`` variables (``-e NAME=VALUE``); ``overrides`` are
+    ``ScenarioFile.with_overrides``' arguments (``--timeout``, ``--grace``, ``--insecure``)."""
     from surge.scenario import load
 
     scenario_file = load(path, env=env)
@@ -193,6 +195,7 @@ def run_file(path: Path, *, time_scale: float = 1.0, threads: int | None = None,
             scenario_file = scenario_file.with_target(target)
         except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
             raise BadInput("--target", str(e)) from None
+    scenario_file = scenario_file.with_overrides(**(overrides or {}))
     compiled = scenario_file.compile(time_scale=time_scale, env=env)
     if json_output:
         outcome = run_compiled(compiled, threads=threads)

@@ -56,6 +56,10 @@ def percentiles(thresholds: Iterable[Threshold]) -> list[float]:
 
 
 _LATENCY_STATS = ("p", "med", "avg", "min", "max")
+
+MAX_EXPRESSION = 200
+"""MAX_EXPRESSION bounds the length of a threshold expression, in characters."""
+
 _FORMS = ("p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
           "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99, dropped == 0")
 _EXPR = re.compile(
@@ -116,12 +120,16 @@ def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None =
                     abort_on_fail: bool = False, delay_s: float = 0.0,
                     no_data: Literal["fail", "pass"] = "fail") -> Threshold:
     """parse_threshold parses one expression; ThresholdError says what is wrong and which forms are valid."""
+    if len(expr) > MAX_EXPRESSION:
+        raise ThresholdError(f"a threshold is at most {MAX_EXPRESSION} characters, this one has {len(expr):,}")
     match = _EXPR.fullmatch(expr)
     if match is None:
         raise ThresholdError(f"'{expr}' is not a threshold: write STATISTIC OPERATOR VALUE, e.g. {_FORMS}")
     metric = match.group("metric")
     stat = match.group("stat").replace(" ", "")
     op, number, unit = match.group("op"), float(match.group("num")), match.group("unit")
+    if not math.isfinite(number):
+        raise ThresholdError(f"'{expr}': {match.group('num')} is not a finite number")
     quantile = None
     if stat.startswith("p("):
         quantile = _quantile(expr, match.group("q"))

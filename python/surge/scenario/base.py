@@ -15,6 +15,6 @@ model) and what is wrong."""
 
 class FileModel(BaseModel):
     """FileModel is the base of the scenario-file models: unknown keys are refused, values
-    are validated when assigned, and instances are compared field by field."""
+    are validated when assigned, numbers must be finite, and instances are compared field by field."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)

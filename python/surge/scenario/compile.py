@@ -15,6 +15,7 @@ from typing import Any
 
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
+from surge.scenario.engine_check import engine_problems
 from surge.scenario.errors import ScenarioError
 from surge.scenario.executors import (
     ConstantArrivalRate,
@@ -25,6 +26,7 @@ from surge.scenario.executors import (
     SharedIterations,
 )
 from surge.scenario.flow import Step
+from surge.scenario.gcpause import paused_gc
 from surge.scenario.models import Phase, ScenarioFile
 from surge.scenario.templates import TemplateError, slots
 from surge.scenario.think import ExponentialThink, FixedThink, UniformThink
@@ -85,11 +87,20 @@ class CompiledRun:
 
 def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:
     """compile_file checks ``f`` (ScenarioError lists every mistake), applies the time
-    scale and compiles every phase."""
-    problems = f.problems(env)
+    scale, compiles every phase and has the engine validate every plan (its errors placed at
+    the file's keys), so that a CompiledRun is one the engine runs from setup to teardown."""
+    with paused_gc():
+        problems = [] if f.is_checked(env) else f.problems(env)
+        if problems:
+            raise ScenarioError(problems, f._source)
+        compiled = _compile(scale_time(f, time_scale), env)
+        problems = [f.locate(p) for p in engine_problems(f, compiled)]
     if problems:
         raise ScenarioError(problems, f._source)
-    scaled = scale_time(f, time_scale)
+    return compiled
+
+
+def _compile(scaled: ScenarioFile, env: Mapping[str, str] | None) -> CompiledRun:
     measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
     thresholds = scaled.thresholds_parsed()
     main = _plan(scaled, measured, env)
@@ -121,21 +132,31 @@ def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[
 
 
 def _scenario(f: ScenarioFile, name: str, phase: Phase, start: float, env: Mapping[str, str] | None) -> Plan:
-    sequences = phase.sequences(name, f.default_path())
-    steps = [_step(f, step) for seq in sequences for _, step in seq.steps]
-    used = {slot.name for spec in steps for text in _templates(spec) for slot in _slots(text)}
+    sequences = [(seq, [_step(f, s) for _, s in seq.steps]) for seq in phase.sequences(name, f.default_path())]
     visible = {**f.variables, **phase.variables}
     return {
         "name": name,
         "start_time_s": start,
         "executor": executor_spec(phase.executor),
-        "variables": [variable_spec(n, v, f, env) for n, v in visible.items() if n in used],
+        "variables": [variable_spec(n, visible[n], f, env)
+                      for n in _used(visible, [step for _, steps in sequences for step in steps])],
         "flow": {
-            "sequences": [{"name": seq.name, "weight": seq.weight, "steps": [_step(f, s) for _, s in seq.steps]}
-                          for seq in sequences],
+            "sequences": [{"name": seq.name, "weight": seq.weight, "steps": steps} for seq, steps in sequences],
             "think_after_iteration": think_spec(phase.think_time),
         },
     }
+
+
+def _used(visible: Mapping[str, Any], steps: list[Plan]) -> list[str]:
+    """_used are the visible variables the compiled steps' templates use, in the order of ``visible``."""
+    used = {slot.name for spec in steps for text in _templates(spec) for slot in _slots(text)}
+    return [n for n in visible if n in used]
+
+
+def used_variables(f: ScenarioFile, name: str, phase: Phase) -> list[str]:
+    """used_variables names the variables the phase's plan carries, in the plan's order."""
+    steps = [_step(f, s) for seq in phase.sequences(name, f.default_path()) for _, s in seq.steps]
+    return _used({**f.variables, **phase.variables}, steps)
 
 
 def _slots(text: str) -> list[Any]:
@@ -247,7 +268,9 @@ def check_specs(c: Check | None) -> list[Plan]:
     return out
 
 
-def _headers(f: ScenarioFile, step: Step) -> list[list[str]]:
+def header_list(f: ScenarioFile, step: Step) -> list[list[str]]:
+    """header_list is a step's headers as the plan carries them: the defaults', the
+    request's own (winning, names compared without case), then a JSON content type."""
     merged: dict[str, tuple[str, str]] = {}
     for k, v in [*f.defaults.headers.items(), *step.request.headers.items()]:
         merged[k.lower()] = (k, v)
@@ -263,7 +286,7 @@ def _step(f: ScenarioFile, step: Step) -> Plan:
         "request": {
             "method": r.method,
             "path": r.full_path(f.default_path()),
-            "headers": _headers(f, step),
+            "headers": header_list(f, step),
             "body": r.body_text(),
             "body_base64": None,
         },

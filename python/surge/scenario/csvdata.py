@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import csv
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from surge.files import FileReadError, read_bounded
+from surge.limits import MAX_DATA_FILE_BYTES
+
+_COLUMN = re.compile(r"[A-Za-z0-9_]+")
 
 
 class CsvError(ValueError):
@@ -29,31 +36,33 @@ class CsvTable:
 
 
 def read_csv(path: Path) -> CsvTable:
-    """read_csv reads a UTF-8 CSV file with a header row; CsvError names the file and the
-    line of the first problem (unreadable, empty, duplicate or blank column names, a row with
-    a different number of fields than the header)."""
+    """read_csv reads a UTF-8 CSV file with a header row (a regular file of at most
+    ``MAX_DATA_FILE_BYTES``); CsvError names the file and the line of the first problem
+    (unreadable, too large, empty, blank, duplicate or unusable column names, a row with a
+    different number of fields than the header)."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                raise CsvError(path, 0, "the file is empty: expected a header row naming the columns")
-            columns = tuple(h.strip() for h in header)
-            for i, name in enumerate(columns):
-                if not name:
-                    raise CsvError(path, 1, f"column {i + 1} of the header has no name")
-                if name in columns[:i]:
-                    raise CsvError(path, 1, f"column name '{name}' appears twice in the header")
-            rows = []
-            for row in reader:
-                if not row:  # blank line
-                    continue
-                if len(row) != len(columns):
-                    raise CsvError(path, reader.line_num,
-                                   f"row has {len(row)} fields, the header has {len(columns)}")
-                rows.append(tuple(row))
-    except OSError as e:
-        raise CsvError(path, 0, f"cannot read it: {e.strerror or e}") from None
+        text = read_bounded(path, MAX_DATA_FILE_BYTES).decode("utf-8-sig")
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        if header is None:
+            raise CsvError(path, 0, "the file is empty: expected a header row naming the columns")
+        columns = tuple(h.strip() for h in header)
+        for i, name in enumerate(columns):
+            if not name:
+                raise CsvError(path, 1, f"column {i + 1} of the header has no name")
+            if not _COLUMN.fullmatch(name):
+                raise CsvError(path, 1, f"column '{name}' is not a name a template can use (letters, digits and _)")
+            if name in columns[:i]:
+                raise CsvError(path, 1, f"column name '{name}' appears twice in the header")
+        rows = []
+        for row in reader:
+            if not row:  # blank line
+                continue
+            if len(row) != len(columns):
+                raise CsvError(path, reader.line_num, f"row has {len(row)} fields, the header has {len(columns)}")
+            rows.append(tuple(row))
+    except FileReadError as e:
+        raise CsvError(path, 0, e.message) from None
     except UnicodeDecodeError as e:
         raise CsvError(path, 0, f"is not UTF-8 text ({e.reason})") from None
     except csv.Error as e:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from surge.limits import MAX_PROBLEMS
 from surge.redact import redact_message
 from surge.scenario.base import Path
 
@@ -60,11 +61,15 @@ class Problem:
 
 class ScenarioError(BadInput):
     """ScenarioError: a scenario file or model is invalid; ``problems`` lists every mistake
-    and ``str()`` gives one line per mistake. It is a ``surge.errors.BadInput`` (exit code 2)."""
+    and ``str()`` gives one line per mistake (the first ``MAX_PROBLEMS``, then how many more).
+    It is a ``surge.errors.BadInput`` (exit code 2)."""
 
     def __init__(self, problems: Sequence[Problem], file: str | None = None) -> None:
         self.problems = list(problems)
-        lines = [str(p) for p in self.problems]
+        lines = [str(p) for p in self.problems[:MAX_PROBLEMS]]
+        if len(self.problems) > MAX_PROBLEMS:
+            lines.append(f"{file or 'scenario'}: {len(self.problems) - MAX_PROBLEMS:,} more mistakes not listed "
+                         "(fix these first)")
         super().__init__(file or "scenario", "\n".join(lines))
         self.text = "\n".join(lines)
 

@@ -11,8 +11,9 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field
 
+from surge.limits import MAX_ITERATIONS, MAX_VUS
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.units import Rate, ScheduledDuration
+from surge.scenario.units import Duration, Rate, ScheduledDuration
 
 DEFAULT_MAX_DURATION_S = 600.0
 """DEFAULT_MAX_DURATION_S bounds iteration-count executors (k6's ``maxDuration`` default, 10m)."""
@@ -22,7 +23,7 @@ class VuStage(FileModel):
     """VuStage: over ``duration`` the number of VUs moves linearly to ``target``."""
 
     duration: ScheduledDuration
-    target: int = Field(ge=0)
+    target: int = Field(ge=0, le=MAX_VUS)
 
 
 class RateStage(FileModel):
@@ -45,7 +46,7 @@ class ConstantVus(FileModel):
     """ConstantVus: ``vus`` VUs run iterations back to back for ``duration``."""
 
     type: Literal["constant-vus"] = "constant-vus"
-    vus: int = Field(default=1, ge=1)
+    vus: int = Field(default=1, ge=1, le=MAX_VUS)
     duration: ScheduledDuration = Field(gt=0)
 
     def problems(self) -> list[Finding]:
@@ -62,9 +63,9 @@ class RampingVus(FileModel):
     target finish their iteration within ``graceful_ramp_down``."""
 
     type: Literal["ramping-vus"] = "ramping-vus"
-    start_vus: int = Field(default=0, ge=0)
+    start_vus: int = Field(default=0, ge=0, le=MAX_VUS)
     stages: list[VuStage] = Field(min_length=1)
-    graceful_ramp_down: ScheduledDuration = 30.0
+    graceful_ramp_down: Duration = 30.0
 
     def problems(self) -> list[Finding]:
         """problems lists stages that make no sense: 0s in total, or 0 VUs throughout."""
@@ -79,9 +80,9 @@ class PerVuIterations(FileModel):
     """PerVuIterations: each of ``vus`` VUs runs ``iterations`` iterations, within ``max_duration``."""
 
     type: Literal["per-vu-iterations"] = "per-vu-iterations"
-    vus: int = Field(default=1, ge=1)
-    iterations: int = Field(default=1, ge=1)
-    max_duration: ScheduledDuration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
+    vus: int = Field(default=1, ge=1, le=MAX_VUS)
+    iterations: int = Field(default=1, ge=1, le=MAX_ITERATIONS)
+    max_duration: Duration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
 
     def problems(self) -> list[Finding]:
         """problems lists what is inconsistent across fields (nothing for this executor)."""
@@ -96,9 +97,9 @@ class SharedIterations(FileModel):
     """SharedIterations: ``vus`` VUs share ``iterations`` iterations, within ``max_duration``."""
 
     type: Literal["shared-iterations"] = "shared-iterations"
-    vus: int = Field(default=1, ge=1)
-    iterations: int = Field(default=1, ge=1)
-    max_duration: ScheduledDuration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
+    vus: int = Field(default=1, ge=1, le=MAX_VUS)
+    iterations: int = Field(default=1, ge=1, le=MAX_ITERATIONS)
+    max_duration: Duration = Field(default=DEFAULT_MAX_DURATION_S, gt=0)
 
     def problems(self) -> list[Finding]:
         """problems reports fewer iterations than VUs (k6 refuses it too: some VUs would idle)."""
@@ -128,8 +129,8 @@ class ConstantArrivalRate(FileModel):
     type: Literal["constant-arrival-rate"] = "constant-arrival-rate"
     rate: Rate = Field(gt=0)
     duration: ScheduledDuration = Field(gt=0)
-    pre_allocated_vus: int | None = Field(default=None, ge=1)
-    max_vus: int | None = Field(default=None, ge=1)
+    pre_allocated_vus: int | None = Field(default=None, ge=1, le=MAX_VUS)
+    max_vus: int | None = Field(default=None, ge=1, le=MAX_VUS)
 
     def problems(self) -> list[Finding]:
         """problems reports a missing or inconsistent VU pool."""
@@ -147,8 +148,8 @@ class RampingArrivalRate(FileModel):
     type: Literal["ramping-arrival-rate"] = "ramping-arrival-rate"
     start_rate: Rate = 0.0
     stages: list[RateStage] = Field(min_length=1)
-    pre_allocated_vus: int | None = Field(default=None, ge=1)
-    max_vus: int | None = Field(default=None, ge=1)
+    pre_allocated_vus: int | None = Field(default=None, ge=1, le=MAX_VUS)
+    max_vus: int | None = Field(default=None, ge=1, le=MAX_VUS)
 
     def problems(self) -> list[Finding]:
         """problems reports senseless stages and a missing or inconsistent VU pool."""

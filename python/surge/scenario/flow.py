@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from surge.limits import MAX_STEPS, MAX_WEIGHT
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
@@ -29,9 +30,9 @@ class MixEntry(FileModel):
     ``weight`` is relative (70/25/5 and 0.7/0.25/0.05 mean the same); ``name`` names the
     flow (and, inline, the step's tag)."""
 
-    weight: float = Field(gt=0)
+    weight: float = Field(gt=0, le=MAX_WEIGHT)
     name: str | None = Field(default=None, min_length=1)
-    flow: list[Step] | None = None
+    flow: list[Step] | None = Field(default=None, max_length=MAX_STEPS)
     request: Request | None = None
     check: Check | None = None
     capture: dict[str, Capture] = Field(default_factory=dict)

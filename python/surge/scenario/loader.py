@@ -12,8 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from surge.files import FileReadError, read_bounded, size_text
+from surge.limits import MAX_SCENARIO_FILE_BYTES
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem, ScenarioError
+from surge.scenario.gcpause import paused_gc
 from surge.scenario.lines import YamlSyntaxError, line_of, parse_yaml
 from surge.scenario.models import Phase, ScenarioFile
 
@@ -41,9 +44,9 @@ def load(path: str | FsPath, env: Mapping[str, str] | None = None) -> ScenarioFi
     with its file, line and key; ``env`` replaces the process environment for ``env`` variables."""
     file = FsPath(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ScenarioError([Problem((), f"cannot read it: {e.strerror or e}", str(file))], str(file)) from None
+        text = read_bounded(file, MAX_SCENARIO_FILE_BYTES).decode("utf-8")
+    except FileReadError as e:
+        raise ScenarioError([Problem((), e.message, str(file))], str(file)) from None
     except UnicodeDecodeError as e:
         raise ScenarioError([Problem((), f"is not UTF-8 text ({e.reason})", str(file))], str(file)) from None
     return loads(text, source=str(file), base_dir=file.parent, env=env)
@@ -53,10 +56,18 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
           env: Mapping[str, str] | None = None) -> ScenarioFile:
     """loads is ``load`` for YAML text; ``source`` names it in errors, ``base_dir`` is where
     relative CSV paths start."""
+    with paused_gc():
+        return _loads(text, source, base_dir, env)
+
+
+def _loads(text: str, source: str, base_dir: str | FsPath, env: Mapping[str, str] | None) -> ScenarioFile:
+    if len(text) > MAX_SCENARIO_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SCENARIO_FILE_BYTES:
+        raise ScenarioError([Problem((), f"is larger than {size_text(MAX_SCENARIO_FILE_BYTES)}, the most a scenario "
+                                         "file may be", source)], source)
     try:
-        doc = parse_yaml(text)
+        doc = parse_yaml(text, lines=False)  # lines are read again only for a file with mistakes
     except YamlSyntaxError as e:
-        raise ScenarioError([Problem((), e.message, source, e.line)], source) from None
+        raise ScenarioError([Problem(e.path, e.message, source, e.line)], source) from None
     problems = [Problem(p, f"duplicate key '{p[-1]}' (first given on line {first})", source, line)
                 for p, line, first in doc.duplicates]
     if not isinstance(doc.data, dict):
@@ -66,13 +77,16 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
     try:
         model = ScenarioFile.model_validate(doc.data)
     except ValidationError as e:
+        if not doc.has_lines:
+            doc = parse_yaml(text)
         for err in e.errors():
             path, message = translate(err, doc.data)
             problems.append(Problem(path, message, source, line_of(doc.lines, path)))
         raise ScenarioError(_ordered(problems), source) from None
     model.with_base_dir(base_dir)
     model._source = source
-    model._lines = doc.lines
+    model._lines = doc.lines if doc.has_lines else None
+    model._text = text
     problems += model.problems(env)
     if problems:
         raise ScenarioError(_ordered(problems), source)
@@ -113,7 +127,8 @@ def _show(value: Any) -> str:
         return "a list"
     if value is None:
         return "nothing (null)"
-    return f"'{value}'" if isinstance(value, str) else repr(value)
+    text = f"'{value}'" if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
 
 
 def _message(err: Any, loc: tuple[Any, ...], node: Any, model_loc: tuple[Any, ...]) -> str:
@@ -142,6 +157,10 @@ def _message(err: Any, loc: tuple[Any, ...], node: Any, model_loc: tuple[Any, ..
         return f"expected a whole number, got {_show(given)}"
     if kind in ("float_type", "float_parsing"):
         return f"expected a number, got {_show(given)}"
+    if kind == "finite_number":
+        return f"expected a finite number, got {_show(given)}"
+    if kind == "too_long":
+        return f"has {ctx.get('actual_length'):,} items, more than the {ctx.get('max_length'):,} surge accepts"
     if kind in ("string_type",):
         return f"expected text, got {_show(given)}"
     if kind in ("bool_type", "bool_parsing"):

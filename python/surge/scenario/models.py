@@ -13,17 +13,25 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
+from surge.limits import MAX_DURATION_S, MAX_STEPS
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.think import ThinkTime
-from surge.scenario.units import Duration, ScheduledDuration
+from surge.scenario.units import Duration, ScheduledDuration, StartTime
 from surge.scenario.variables import Text, Variable
 from surge.thresholds import Threshold, ThresholdError, parse_threshold
 
 if TYPE_CHECKING:
     from surge.scenario.compile import CompiledRun
     from surge.scenario.errors import Problem
+
+
+def _seconds(name: str, seconds: float, least: float) -> float:
+    """_seconds checks an override given in seconds: finite, at least ``least``, at most MAX_DURATION_S."""
+    if not (isinstance(seconds, (int, float)) and least <= seconds <= MAX_DURATION_S):
+        raise ValueError(f"{name} must be from {least:g} to {MAX_DURATION_S:g} seconds, got {seconds!r}")
+    return float(seconds)
 
 
 class Defaults(FileModel):
@@ -84,8 +92,8 @@ class Phase(FileModel):
 
     executor: Executor = Field(default_factory=SharedIterations)
     variables: dict[str, Variable] = Field(default_factory=dict)
-    flow: list[Step] | None = None
-    mix: list[MixEntry] | None = Field(default=None, min_length=1)
+    flow: list[Step] | None = Field(default=None, max_length=MAX_STEPS)
+    mix: list[MixEntry] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
     think_time: ThinkTime | None = None
 
     def problems(self) -> list[Finding]:
@@ -122,7 +130,7 @@ class Scenario(Phase):
     from the start of the run; scenarios run in parallel."""
 
     executor: Executor
-    start_time: ScheduledDuration = 0.0
+    start_time: StartTime = 0.0
 
 
 class ScenarioFile(FileModel):
@@ -143,7 +151,14 @@ class ScenarioFile(FileModel):
 
     _base_dir: FsPath = PrivateAttr(default_factory=FsPath)
     _source: str | None = PrivateAttr(default=None)
-    _lines: Mapping[Path, int] = PrivateAttr(default_factory=dict)
+    _lines: Mapping[Path, int] | None = PrivateAttr(default_factory=dict)  # None: not read yet, see _text
+    _text: str | None = PrivateAttr(default=None)
+    _checked: tuple[Mapping[str, str] | None] | None = PrivateAttr(default=None)  # (env,) of the last clean check
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_"):
+            self._checked = None  # a key changed: the meaning checks must run again
+        super().__setattr__(name, value)
 
     @field_validator("target")
     @classmethod
@@ -163,7 +178,22 @@ class ScenarioFile(FileModel):
         """with_target returns a copy aimed at ``url`` (validated like ``target``), e.g. for a
         ``--target`` flag or a test server on a free port; the copy keeps the file's folder and lines."""
         copy = self.model_copy(update={"target": type(self)._url(url)})
+        copy._checked = None  # the target's path names the steps that give none
         return copy
+
+    def with_overrides(self, timeout: float | None = None, graceful_stop: float | None = None,
+                       insecure: bool = False) -> ScenarioFile:
+        """with_overrides returns a copy with ``defaults.timeout`` and ``graceful_stop`` (in
+        seconds) replaced where given, and ``insecure`` set when true: what ``surge run FILE
+        --timeout/--grace/--insecure`` change. A request's own ``timeout`` stays."""
+        update: dict[str, Any] = {}
+        if timeout is not None:
+            update["defaults"] = self.defaults.model_copy(update={"timeout": _seconds("timeout", timeout, 1e-9)})
+        if graceful_stop is not None:
+            update["graceful_stop"] = _seconds("graceful_stop", graceful_stop, 0.0)
+        if insecure:
+            update["insecure"] = True
+        return self.model_copy(update=update) if update else self
 
     def default_path(self) -> str:
         """default_path is the target URL's path, used by steps that give none (``/`` if empty)."""
@@ -183,6 +213,7 @@ class ScenarioFile(FileModel):
         """with_base_dir sets the folder CSV paths are relative to (the file's folder when
         loaded; the working directory otherwise) and returns the same object."""
         self._base_dir = FsPath(base_dir)
+        self._checked = None
         return self
 
     def base_dir(self) -> FsPath:
@@ -195,14 +226,23 @@ class ScenarioFile(FileModel):
         every mistake found, located at lines when the model came from a file."""
         from surge.scenario.semantics import check_file
 
-        return [self.locate(p) for p in check_file(self, env)]
+        found = [self.locate(p) for p in check_file(self, env)]
+        self._checked = None if found else (env,)
+        return found
+
+    def is_checked(self, env: Mapping[str, str] | None) -> bool:
+        """is_checked tells whether ``problems(env)`` found nothing and no key was set since
+        (so that compiling a file just loaded does not check it twice)."""
+        return self._checked is not None and self._checked[0] is env
 
     def locate(self, problem: Problem) -> Problem:
         """locate places a problem at its file and line, when the model came from a file."""
         if self._source is None:
             return problem
-        from surge.scenario.lines import line_of
+        from surge.scenario.lines import line_of, parse_yaml
 
+        if self._lines is None:  # loaded without lines (the quick way): read them now
+            self._lines = parse_yaml(self._text).lines if self._text is not None else {}
         return problem.located(self._source, line_of(self._lines, problem.path))
 
     def thresholds_parsed(self) -> list[Threshold]:

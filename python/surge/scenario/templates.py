@@ -37,6 +37,8 @@ def is_name(text: str) -> bool:
 def slots(text: str) -> list[Slot]:
     """slots returns the slots of ``text`` in order; TemplateError for ``{{ }}`` that is not
     ``{{name}}`` or ``{{name.column}}``, or a ``{{`` left open."""
+    if "{{" not in text:
+        return []  # most text has no slot: no need for the regular expressions
     found = []
     for match in _SLOT.finditer(text):
         body = _SLOT_BODY.fullmatch(match.group(1))

@@ -1,7 +1,8 @@
 """Think time: a pause after a request or after an iteration, fixed or random.
 
 Written as a duration (``1s``: fixed), or ``{type: uniform, min: 0.5s, max: 1.5s}``, or
-``{type: exponential, mean: 1s}``. Every one is scaled by ``--time-scale``.
+``{type: exponential, mean: 1s}``. None is scaled by ``--time-scale``: a user's pause is
+part of what a test measures (it sets a closed model's rate).
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, Field
 
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.units import ScheduledDuration
+from surge.scenario.units import ThinkDuration
 
 
 class FixedThink(FileModel):
     """FixedThink: always ``duration``."""
 
     type: Literal["fixed"] = "fixed"
-    duration: ScheduledDuration
+    duration: ThinkDuration
 
     def problems(self) -> list[Finding]:
         """problems lists nothing: any duration is a valid pause."""
@@ -29,8 +30,8 @@ class UniformThink(FileModel):
     """UniformThink: drawn uniformly between ``min`` and ``max``."""
 
     type: Literal["uniform"] = "uniform"
-    min: ScheduledDuration
-    max: ScheduledDuration
+    min: ThinkDuration
+    max: ThinkDuration
 
     def problems(self) -> list[Finding]:
         """problems reports ``max`` below ``min``."""
@@ -41,7 +42,7 @@ class ExponentialThink(FileModel):
     """ExponentialThink: drawn from an exponential distribution of mean ``mean`` (Poisson arrivals)."""
 
     type: Literal["exponential"] = "exponential"
-    mean: ScheduledDuration = Field(gt=0)
+    mean: ThinkDuration = Field(gt=0)
 
     def problems(self) -> list[Finding]:
         """problems lists nothing: the field bounds say it all."""

@@ -1,10 +1,11 @@
 """Units of the scenario format: durations (always with a unit) and rates (per second).
 
-``Duration`` is a length of time that ``--time-scale`` leaves alone (timeouts);
-``ScheduledDuration`` is one it scales (executor durations, stages, start times, think
-times). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
+``Duration`` is a length of time that ``--time-scale`` leaves alone (timeouts, think
+times, graceful stops and ramp-downs, max durations); ``ScheduledDuration`` is one it
+scales (executor durations, stages, start times, threshold delays). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
 ``datetime.timedelta``, hold seconds as a float, and refuse bare numbers: ``30`` could mean
-seconds or milliseconds, so the error asks for a unit.
+seconds or milliseconds, so the error asks for a unit. Every duration is at most
+``MAX_DURATION_S`` (start times and think times less: ``surge.limits``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer
 from pydantic_core import PydanticCustomError
 
-from surge.durations import parse_duration
+from surge.durations import format_limit, parse_duration
+from surge.limits import MAX_DURATION_S, MAX_RATE, MAX_START_TIME_S, MAX_THINK_S
 
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 _RATE = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?:/\s*(ms|s|m|h|sec|min|second|minute|hour))?\s*")
@@ -26,7 +28,11 @@ _PER_SECOND = {"ms": 1000.0, "s": 1.0, "sec": 1.0, "second": 1.0,
 
 
 class Scaled:
-    """Scaled marks a duration field that ``--time-scale`` multiplies."""
+    """Scaled marks a duration field that ``--time-scale`` multiplies; ``most`` is the
+    longest it may be once scaled."""
+
+    def __init__(self, most: float = MAX_DURATION_S) -> None:
+        self.most = most
 
 
 def to_seconds(value: Any) -> float:
@@ -55,11 +61,29 @@ def to_seconds(value: Any) -> float:
             ) from None
     if not math.isfinite(seconds) or seconds < 0:
         raise PydanticCustomError("duration", "a duration cannot be negative")
+    return _at_most(value, seconds, MAX_DURATION_S, "the longest duration surge accepts")
+
+
+def _at_most(value: Any, seconds: float, most: float, what: str) -> float:
+    if seconds > most:
+        shown = _clip(value) if isinstance(value, str) else format_seconds(seconds)
+        raise PydanticCustomError("duration", "'{value}' is longer than {most}, {what}",
+                                  {"value": shown, "most": format_limit(most), "what": what})
     return seconds
 
 
-MAX_RATE = 10_000_000.0
-"""MAX_RATE is the engine's bound on an arrival rate, per second (crates/surge-engine executor.rs)."""
+def _clip(text: str, most: int = 40) -> str:
+    return text if len(text) <= most else text[:most] + "…"
+
+
+def to_start_time(value: Any) -> float:
+    """to_start_time is ``to_seconds`` for a scenario's start time: at most a day (the engine's bound)."""
+    return _at_most(value, to_seconds(value), MAX_START_TIME_S, "the latest a scenario may start")
+
+
+def to_think_seconds(value: Any) -> float:
+    """to_think_seconds is ``to_seconds`` for a think time: at most an hour (the engine's bound)."""
+    return _at_most(value, to_seconds(value), MAX_THINK_S, "the longest think time")
 
 
 def to_rate(value: Any) -> float:
@@ -75,7 +99,9 @@ def to_rate(value: Any) -> float:
                 "rate", "'{value}' is not a rate (examples: 300, 300/s, 18000/m, 50/h)", {"value": value}
             )
         per_second = float(match.group(1)) * _PER_SECOND[match.group(2) or "s"]
-    if not math.isfinite(per_second) or per_second < 0:
+    if not math.isfinite(per_second):
+        raise PydanticCustomError("rate", "'{value}' is not a finite rate", {"value": _clip(str(value))})
+    if per_second < 0:
         raise PydanticCustomError("rate", "a rate cannot be negative")
     if per_second > MAX_RATE:
         raise PydanticCustomError("rate", "{value} per second is above the most one plan may ask for "
@@ -100,6 +126,14 @@ Duration = Annotated[float, BeforeValidator(to_seconds), PlainSerializer(format_
 
 ScheduledDuration = Annotated[float, BeforeValidator(to_seconds), PlainSerializer(format_seconds), Scaled()]
 """ScheduledDuration is seconds, written with a unit, multiplied by ``--time-scale``."""
+
+StartTime = Annotated[float, BeforeValidator(to_start_time), PlainSerializer(format_seconds),
+                      Scaled(MAX_START_TIME_S)]
+"""StartTime is a scenario's start offset: a ScheduledDuration of at most a day."""
+
+ThinkDuration = Annotated[float, BeforeValidator(to_think_seconds), PlainSerializer(format_seconds)]
+"""ThinkDuration is a think time's length: a Duration of at most an hour (not scaled: a
+user's pause is part of what a test measures)."""
 
 Rate = Annotated[float, BeforeValidator(to_rate), PlainSerializer(format_rate)]
 """Rate is iterations per second, written ``300``, ``300/s`` or ``18000/m``."""

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, Field, PrivateAttr
 from pydantic_core import PydanticCustomError
 
+from surge.limits import INT64_MAX, INT64_MIN, MAX_DECIMAL, MAX_STRING_LENGTH, MAX_WEIGHT, MAX_ZIPF_N
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.csvdata import CsvTable, read_csv
 
@@ -38,8 +39,8 @@ class Counter(FileModel):
     """Counter: ``start``, ``start + step``, ... in the order iterations begin (per run)."""
 
     type: Literal["counter"] = "counter"
-    start: int = 0
-    step: int = 1
+    start: int = Field(default=0, ge=INT64_MIN, le=INT64_MAX)
+    step: int = Field(default=1, ge=INT64_MIN, le=INT64_MAX)
 
     def problems(self) -> list[Finding]:
         """problems reports a step of 0 (every value would be the same)."""
@@ -50,8 +51,8 @@ class Uniform(FileModel):
     """Uniform: an integer drawn uniformly from ``min`` to ``max``, both included."""
 
     type: Literal["uniform"] = "uniform"
-    min: int
-    max: int
+    min: int = Field(ge=INT64_MIN, le=INT64_MAX)
+    max: int = Field(ge=INT64_MIN, le=INT64_MAX)
 
     def problems(self) -> list[Finding]:
         """problems reports ``min`` above ``max``."""
@@ -62,7 +63,7 @@ class Zipf(FileModel):
     """Zipf: an integer rank from 1 to ``n``, rank k drawn with weight 1/k^s (1 the most often)."""
 
     type: Literal["zipf"] = "zipf"
-    n: int = Field(ge=1)
+    n: int = Field(ge=1, le=MAX_ZIPF_N)
     s: float = Field(gt=0)
 
     def problems(self) -> list[Finding]:
@@ -75,7 +76,7 @@ class Choice(FileModel):
 
     type: Literal["choice"] = "choice"
     values: list[Text] = Field(min_length=1)
-    weights: list[float] | None = None
+    weights: list[Annotated[float, Field(le=MAX_WEIGHT)]] | None = None
 
     def problems(self) -> list[Finding]:
         """problems reports weights that do not pair with the values or are not positive."""
@@ -103,7 +104,7 @@ class RandomString(FileModel):
     """RandomString: ``length`` characters drawn from ``alphabet`` (letters and digits by default)."""
 
     type: Literal["random-string"] = "random-string"
-    length: int = Field(ge=1)
+    length: int = Field(ge=1, le=MAX_STRING_LENGTH)
     alphabet: str = Field(default=string.ascii_letters + string.digits, min_length=1)
 
     def problems(self) -> list[Finding]:
@@ -189,8 +190,8 @@ class Decimal(FileModel):
     digits after the point (a sensor reading, a price)."""
 
     type: Literal["decimal"] = "decimal"
-    min: float
-    max: float
+    min: float = Field(ge=-MAX_DECIMAL, le=MAX_DECIMAL)
+    max: float = Field(ge=-MAX_DECIMAL, le=MAX_DECIMAL)
     decimals: int = Field(default=2, ge=0, le=9)
 
     def problems(self) -> list[Finding]:

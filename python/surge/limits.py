@@ -1,0 +1,76 @@
+"""Limits: every bound surge puts on what a user gives it, in one place, so that the docs
+(docs/scenarios.md "Limits"), the scenario models and the CLI flags agree.
+
+Two kinds: the engine's ranges (what ``crates/surge-engine`` accepts: checked in Python
+first, so that an error names the flag or FILE:LINE instead of a field of the plan), and
+input limits that keep a hostile or mistaken file from taking the machine (size, aliases,
+nesting, number lengths, file types).
+"""
+
+from __future__ import annotations
+
+# --- the engine's ranges (crates/surge-engine/src) -------------------------------------
+
+MAX_VUS = 1_000_000
+"""MAX_VUS bounds VUs, stage targets, max_vus and pre_allocated_vus (executor.rs MAX_VUS)."""
+
+MAX_RATE = 10_000_000.0
+"""MAX_RATE bounds an arrival rate, per second (executor.rs MAX_RATE)."""
+
+MAX_ITERATIONS = 1_000_000_000_000
+"""MAX_ITERATIONS bounds an executor's ``iterations`` and ``-n`` (the engine's u64 is far
+beyond; a trillion iterations at 10,000,000/s take more than a day)."""
+
+MAX_DURATION_S = 30 * 86_400.0
+"""MAX_DURATION_S bounds every duration (executor durations, stages, timeouts, graceful
+stops, ``-d``, ``--timeout``, ``--grace``): 30 days."""
+
+MAX_START_TIME_S = 86_400.0
+"""MAX_START_TIME_S bounds a scenario's ``start_time`` (scenario.rs MAX_START_TIME_S, a day)."""
+
+MAX_THINK_S = 3_600.0
+"""MAX_THINK_S bounds a think time, and an exponential think time's mean (flow.rs MAX_THINK_S)."""
+
+MAX_THREADS = 1024
+"""MAX_THREADS bounds ``--threads`` (plan.rs)."""
+
+MAX_WEIGHT = 1e9
+"""MAX_WEIGHT bounds a mix entry's or a choice's weight (weights are relative: their sum
+must stay a finite number)."""
+
+MAX_STEPS = 65_535
+"""MAX_STEPS bounds the steps of a flow and the entries of a mix (flow.rs MAX_STEPS)."""
+
+MAX_STRING_LENGTH = 1 << 20
+"""MAX_STRING_LENGTH bounds a random-string's ``length`` (variables/spec.rs)."""
+
+MAX_ZIPF_N = 1 << 53
+"""MAX_ZIPF_N bounds a zipf variable's ``n`` (variables/spec.rs MAX_ZIPF_N)."""
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""INT64_MIN and INT64_MAX bound counters and uniform integers (the engine's i64)."""
+
+MAX_DECIMAL = 1e15
+"""MAX_DECIMAL bounds the magnitude of a decimal variable's min and max (their difference
+must stay a finite number, and 9 decimals stay exact)."""
+
+# --- input limits ------------------------------------------------------------------------
+
+MAX_SCENARIO_FILE_BYTES = 8 << 20
+"""MAX_SCENARIO_FILE_BYTES bounds a scenario file: 8 MiB."""
+
+MAX_DATA_FILE_BYTES = 16 << 20
+"""MAX_DATA_FILE_BYTES bounds a file read as data: ``--body @FILE`` and CSV files, 16 MiB."""
+
+MAX_DEPTH = 64
+"""MAX_DEPTH bounds how deeply mappings and lists nest in a scenario file."""
+
+MAX_ALIAS_VALUES = 100_000
+"""MAX_ALIAS_VALUES bounds the values YAML aliases (``*name``) repeat, all aliases together:
+an alias bomb stops at the alias that passes it."""
+
+MAX_NUMBER_DIGITS = 100
+"""MAX_NUMBER_DIGITS bounds how long a number written in a scenario file may be."""
+
+MAX_PROBLEMS = 50
+"""MAX_PROBLEMS bounds the mistakes one error lists (the rest are counted)."""

@@ -1,0 +1,133 @@
+"""The last check before anything runs: every compiled plan (setup, main, teardown) goes
+through the engine's own validation (``surge._engine.validate_plan``), and each error it
+reports is placed back at the key of the file it came from, so that a file the engine would
+refuse is refused as a whole, with FILE:LINE, before setup sends a single request."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from surge.plan_errors import plan_error
+from surge.scenario.base import Path
+from surge.scenario.errors import Problem
+from surge.scenario.flow import Step
+from surge.scenario.models import Phase, ScenarioFile
+
+if TYPE_CHECKING:
+    from surge.scenario.compile import CompiledRun
+
+_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# The engine's names of keys the file spells otherwise.
+_KEYS = {"duration_s": "duration", "max_duration_s": "max_duration", "graceful_ramp_down_s": "graceful_ramp_down",
+         "target_rate": "target", "start_time_s": "start_time", "think_after_iteration": "think_time"}
+_TOP = {"target": ("target",), "limits.timeout_s": ("defaults", "timeout"), "limits.grace_period_s": ("graceful_stop",),
+        "percentiles": ("thresholds",)}
+
+
+def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
+    """engine_problems validates each plan of ``compiled`` (compiled from ``f``) in the
+    engine and returns its errors as problems at the file's keys; none when the compiled
+    engine is absent (pure-Python use)."""
+    try:
+        from surge._engine import validate_plan
+    except ImportError:
+        return []
+    problems: list[Problem] = []
+    for name, plan in compiled.plans():
+        errors = json.loads(validate_plan(json.dumps(plan)))
+        phases = _phases(f, name)
+        for error in errors:
+            field, message = plan_error(error, plan)
+            problems.append(Problem(file_path(f, phases, _parts(field)), message))
+    return problems
+
+
+def _phases(f: ScenarioFile, plan_name: str) -> list[tuple[Path, str, Phase]]:
+    """_phases are the phases one plan's scenarios come from, in the plan's order."""
+    if plan_name == "main":
+        return [(p, n, s) for p, n, s in f.phases() if p[0] == "scenarios"]
+    return [(p, n, s) for p, n, s in f.phases() if p == (plan_name,)]
+
+
+def _parts(field: str) -> list[str | int]:
+    return [int(index) if index else name for name, index in _PART.findall(field)]
+
+
+def file_path(f: ScenarioFile, phases: list[tuple[Path, str, Phase]], parts: list[str | int]) -> Path:
+    """file_path is the key of ``f`` an engine field (split into ``parts``) comes from: the
+    closest key the file has."""
+    for prefix, path in _TOP.items():
+        if ".".join(str(p) for p in parts).startswith(prefix):
+            return path
+    if len(parts) < 2 or parts[0] != "scenarios" or not isinstance(parts[1], int) or parts[1] >= len(phases):
+        return ()
+    base, name, phase = phases[parts[1]]
+    rest = parts[2:]
+    if not rest or rest[0] == "name":
+        return base
+    if rest[:2] == ["flow", "think_after_iteration"]:
+        return (*base, "think_time")
+    if rest[0] == "variables" and len(rest) > 1 and isinstance(rest[1], int):
+        return _variable_path(f, base, phase, name, rest[1])
+    if rest[:2] == ["flow", "sequences"] and len(rest) > 2 and isinstance(rest[2], int):
+        return _sequence_path(f, base, phase, name, rest[2], rest[3:])
+    return (*base, *(_KEYS.get(p, p) if isinstance(p, str) else p for p in rest))
+
+
+def _variable_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int) -> Path:
+    from surge.scenario.compile import used_variables
+
+    names = used_variables(f, name, phase)
+    if index >= len(names):
+        return base
+    variable = names[index]
+    return (*base, "variables", variable) if variable in phase.variables else ("variables", variable)
+
+
+def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) -> Path:
+    if not rest:
+        return (*at, "request")
+    if rest[0] == "headers" and len(rest) > 1 and isinstance(rest[1], int):
+        from surge.scenario.compile import header_list
+
+        headers = header_list(f, step)
+        name = headers[rest[1]][0] if rest[1] < len(headers) else None
+        if name in step.request.headers:
+            return (*at, "request", "headers", name)
+        if name in f.defaults.headers:
+            return ("defaults", "headers", name)
+        return (*at, "request", "headers")
+    if rest[0] in ("body", "body_base64"):
+        return (*at, "request", "json" if step.request.has_json() else "body")
+    return (*at, "request", rest[0])
+
+
+def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int,
+                   rest: list[str | int]) -> Path:
+    sequences = phase.sequences(name, f.default_path())
+    if index >= len(sequences):
+        return base
+    steps = sequences[index].steps
+    first = steps[0][0]
+    sequence_path = (*base, *first[:2]) if first[0] == "mix" else (*base, "flow")
+    if not rest or rest[0] != "steps" or len(rest) < 2 or not isinstance(rest[1], int) or rest[1] >= len(steps):
+        return (*sequence_path, *[p for p in rest[:1] if p == "weight"])
+    step_path, step = steps[rest[1]]
+    at = (*base, *step_path)
+    detail = rest[2:]
+    if not detail:
+        return at
+    if detail[0] == "request":
+        return _request_path(f, at, step, detail[1:])
+    if detail[0] == "timeout_s":
+        return (*at, "request", "timeout")
+    if detail[0] == "think_after":
+        return (*at, "think_time")
+    if detail[0] == "checks":
+        return (*at, "check")
+    if detail[0] == "captures" and len(detail) > 1 and isinstance(detail[1], int):
+        names = list(step.capture)
+        return (*at, "capture", names[detail[1]]) if detail[1] < len(names) else (*at, "capture")
+    return at

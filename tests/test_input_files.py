@@ -1,0 +1,89 @@
+"""Files read as data (``--body @FILE``, CSV variables): regular files of bounded size only,
+read with a bounded read; anything else is one line naming the flag or FILE:LINE, exit 2,
+without a hang or a read of /dev/zero."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from conftest import write
+from surge.files import FileReadError, read_bounded
+from surge.limits import MAX_DATA_FILE_BYTES
+from surge.scenario import ScenarioError, load
+from test_input_limits import surge_limited
+
+
+def odd_file(tmp_path, kind: str):
+    """odd_file makes a path that is not a small regular file: a device, a FIFO, a directory
+    or a sparse file just over the data file limit."""
+    path = tmp_path / f"odd-{kind.replace(' ', '-')}"
+    if kind == "character device":
+        path.symlink_to("/dev/zero")
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        with open(path, "wb") as f:
+            f.truncate(MAX_DATA_FILE_BYTES + 1)
+    return path
+
+
+KINDS = {"character device": "is a character device, not a regular file",
+         "FIFO": "is a pipe (FIFO), not a regular file",
+         "directory": "is a directory, not a regular file",
+         "too large": "is larger than 16 MiB, the most surge reads from one file"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_body_from_anything_but_a_small_regular_file_is_refused(tmp_path, kind):
+    path = odd_file(tmp_path, kind)
+    run = surge_limited("run", "http://127.0.0.1:9/", "--body", f"@{path}", "-d", "1s", timeout=30)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert run.stderr == f"surge: error: --body: {path}: {KINDS[kind]}\n"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_csv_variable_reading_anything_but_a_small_regular_file_is_refused(tmp_path, kind):
+    path = odd_file(tmp_path, kind)
+    scenario = write(tmp_path, """\
+        target: http://127.0.0.1:9/
+        variables:
+          user: {type: csv, file: @CSV@}
+        scenarios:
+          s:
+            executor: {type: constant-vus, duration: 1s}
+            flow: [{request: {path: "/{{user.name}}"}}]
+        """, CSV=str(path))
+    with pytest.raises(ScenarioError) as err:
+        load(scenario)
+    assert str(err.value) == f"{scenario}:3: variables.user.file: {path}: {KINDS[kind]}"
+
+
+def test_csv_columns_must_be_names_a_template_can_use(tmp_path):
+    (tmp_path / "users.csv").write_text("user name,id\nann,1\n")
+    scenario = write(tmp_path, """\
+        target: http://127.0.0.1:9/
+        variables:
+          user: {type: csv, file: users.csv}
+        scenarios:
+          s:
+            executor: {type: constant-vus, duration: 1s}
+            flow: [{request: {path: "/{{user.id}}"}}]
+        """)
+    with pytest.raises(ScenarioError) as err:
+        load(scenario)
+    assert str(err.value) == (f"{scenario}:3: variables.user.file: {tmp_path / 'users.csv'}:1: column 'user name' "
+                              "is not a name a template can use (letters, digits and _)")
+
+
+def test_read_bounded_reads_exactly_a_file_at_the_limit(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 10)
+    assert read_bounded(path, 10) == b"x" * 10
+    with pytest.raises(FileReadError, match="larger than 9 bytes"):
+        read_bounded(path, 9)
+    with pytest.raises(FileReadError, match="cannot read it: No such file or directory"):
+        read_bounded(tmp_path / "missing", 10)
