@@ -46,15 +46,24 @@ class Case:
     """passing are thresholds that must pass even though the run exits 99."""
 
 
+# Scaled ramp-downs: ``graceful_ramp_down`` shrinks with ``--time-scale`` (30 s becomes
+# 0.15-1.5 s here) while requests still take their full time, so VUs removed by a ramp-down
+# are interrupted mid-request, and interrupted requests count in failure_rate. A full run
+# interrupts none and passes (exit 0, as the files say); the cases that point here
+# go back to 0 once --time-scale keeps graceful periods as they are (issue 10).
 CASES = [
-    # 250 req/s served to 200 closed-loop VUs: ~0.8 s each, under the 1.5 s p95; no errors.
-    Case("faas-ramp-200vu", 0.05, 0),
+    # 250 req/s served to 200 closed-loop VUs: ~0.8 s each, under the 1.5 s p95; no errors
+    # (but see scaled ramp-downs above).
+    Case("faas-ramp-200vu", 0.05, 99, failing=("failure_rate < 1%",), passing=("p(95) < 1500ms",)),
     # 300/s due for 3 s; the queue grows 50/s, VUs stay under 200, p95 ~0.6 s < 2 s.
     Case("faas-constant-300rps", 0.1, 0),
     # Think time shrinks to 5 ms, so 35 and 75 VUs saturate the ~51 req/s target: latency
-    # ~0.6 s and ~1.2 s, still far under the SLOs (2.8 s, 5.5 s); no errors.
-    Case("microservices-baseline-35vu", 0.005, 0),
-    Case("microservices-stress-75vu", 0.005, 0),
+    # ~0.6 s and ~1.2 s, still far under the SLOs (2.8 s, 5.5 s); no errors (but see scaled
+    # ramp-downs above).
+    Case("microservices-baseline-35vu", 0.005, 99, failing=("failure_rate < 0.1%",),
+         passing=("p(95) < 2800ms", "p(99) < 5500ms")),
+    Case("microservices-stress-75vu", 0.005, 99, failing=("failure_rate < 0.1%",),
+         passing=("p(95) < 2800ms", "p(99) < 5500ms")),
     # 0.1 s think time: ~6,000 req/s at the 100-VU peak against 14,000 req/s: p95 a few ms.
     Case("taskapi-crud-baseline", 0.1, 0),
     # 1,000 and 800 VUs without think time against at most 14,000 req/s: >= 71 ms and 57 ms a
