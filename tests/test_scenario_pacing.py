@@ -275,6 +275,8 @@ def test_arrival_rate_window_is_the_whole_schedule_so_rate_is_the_offered_rate(t
     # 2/s for 2 s: 4 iterations, and 4 / 2 s = 2/s (k6 reports http_reqs over the scenario's 2 s).
     assert doc["requests"]["sent"] == 4 == fresh_target.received()
     assert only_scenario(doc)["duration_s"] >= 1.95, only_scenario(doc)["duration_s"]
-    assert doc["throughput"]["requests_per_s"] <= 2.05, doc["throughput"]
+    assert doc["throughput"]["window_s"] >= 1.95, doc["throughput"]
+    assert doc["throughput"]["responses_per_s"] <= 2.05, doc["throughput"]
+    assert only_scenario(doc)["throughput"]["responses_per_s"] <= 2.05, only_scenario(doc)
     assert doc["stop_reason"] == "duration"
     assert run.code == 99 and doc["thresholds"][0]["status"] == "fail", doc["thresholds"]

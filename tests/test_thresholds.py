@@ -256,3 +256,35 @@ def test_dropped_counts_what_was_due_and_not_started_per_scope():
              parse_threshold("dropped == 0", scenario="closed"), parse_threshold("dropped == 0", scenario="idle")]
     assert [(v.status, v.observed) for v in evaluate(rules, doc)] == [
         ("fail", 166.0), ("pass", 166.0), ("pass", 0.0), ("no-data", None)]
+
+
+WINDOWED = {
+    "duration_s": 10.0,
+    "throughput": {"window_s": 12.0, "responses_per_s": 50.0, "successes_per_s": 40.0, "sent_per_s": 60.0},
+    "requests": {"sent": 720, "responses": 600, "succeeded": 480, "failed": 150, "interrupted": 90,
+                 "failure_rate": 240 / 720},
+    "scenarios": [
+        {"name": "a", "duration_s": 10.0, "throughput": {"window_s": 12.0, "responses_per_s": 30.0},
+         "requests": {"sent": 400, "responses": 360, "succeeded": 300, "failed": 60, "interrupted": 40}},
+        {"name": "b", "duration_s": 4.0, "throughput": {"window_s": 6.0, "responses_per_s": 40.0},
+         "requests": {"sent": 320, "responses": 240, "succeeded": 180, "failed": 90, "interrupted": 50}},
+    ],
+    "tags": [
+        {"tag": "t", "scenario": "a", "throughput": {"window_s": 12.0, "responses_per_s": 30.0},
+         "requests": {"sent": 400, "responses": 360, "succeeded": 300, "failed": 60, "interrupted": 40}},
+        {"tag": "t", "scenario": "b", "throughput": {"window_s": 6.0, "responses_per_s": 40.0},
+         "requests": {"sent": 320, "responses": 240, "succeeded": 180, "failed": 90, "interrupted": 50}},
+    ],
+}
+
+
+@pytest.mark.parametrize(("expr", "tag", "scenario", "observed"), [
+    ("failure_rate < 1", None, None, 240 / 720),       # the engine's own figure, interrupted included
+    ("failure_rate < 1", "t", None, 240 / 720),        # combined entries: (failed + interrupted) / ended
+    ("rate > 1", None, None, 50.0),                    # responses per second of the run's window
+    ("rate > 1", None, "b", 40.0),                     # the scenario's window, not the run's duration
+    ("rate > 1", "t", None, 70.0),                     # each tag entry over its own window, summed
+])
+def test_failure_rate_counts_interrupted_and_rate_is_over_each_scopes_window(expr, tag, scenario, observed):
+    [verdict] = evaluate([parse_threshold(expr, tag=tag, scenario=scenario)], WINDOWED)
+    assert verdict.observed == pytest.approx(observed)

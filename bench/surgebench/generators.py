@@ -90,7 +90,7 @@ def _first(doc, *keys):
 
 def parse_surge(text: str) -> GenReport:
     """parse_surge reads `surge run --json` (schema surge.result/1: requests.responses,
-    elapsed_s, throughput.requests_per_s, latency.all.p99_ms; older names as fallbacks)."""
+    elapsed_s, throughput.sent_per_s, latency.all.p99_ms; older names as fallbacks)."""
     rep = GenReport()
     try:
         doc = _last_json_object(text)
@@ -105,7 +105,7 @@ def parse_surge(text: str) -> GenReport:
     rep.sent = dig(doc, "requests.sent")
     rep.duration_s = _first(doc, "elapsed_s", "duration_s")
     rep.configured_s = dig(doc, "duration_s")
-    rep.requests_per_s = dig(doc, "throughput.requests_per_s")
+    rep.requests_per_s = _first(doc, "throughput.sent_per_s", "throughput.requests_per_s")
     rep.p99_ms = dig(doc, "latency.all.p99_ms")
     for key in SURGE_ERROR_KEYS:
         value = dig(doc, f"requests.{key}")

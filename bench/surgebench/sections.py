@@ -346,7 +346,7 @@ def section_rate(ctx: Context) -> dict:
         Row(name + ", whole run / duration", f"{rate:,}", fmt(total, ",.1f"),
             f"{fmt(e['server_total'], '+.3f')} %", "±0.5 %",
             ctx.verdict(e["server_total"] and abs(e["server_total"]), 0.5, below=True)),
-        Row("rate surge reports (throughput.requests_per_s)", f"{rate:,}", fmt(reported, ",.1f"),
+        Row("rate surge reports (throughput.sent_per_s)", f"{rate:,}", fmt(reported, ",.1f"),
             f"{fmt(e['surge_reported'], '+.3f')} %", "—", "—"),
     ]
     return result

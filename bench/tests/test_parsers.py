@@ -64,7 +64,7 @@ def test_parse_surge_reads_schema_1_names():
     rep = parse_surge(
         '{"schema": "surge.result/1", "duration_s": 8.0, "elapsed_s": 8.01,'
         ' "requests": {"sent": 100, "responses": 99, "failed": 1, "late": 0, "dropped": 2},'
-        ' "throughput": {"requests_per_s": 12.5}, "latency": {"all": {"p99_ms": 0.5}}}'
+        ' "throughput": {"sent_per_s": 12.5}, "latency": {"all": {"p99_ms": 0.5}}}'
     )
     assert (rep.requests, rep.sent, rep.duration_s, rep.requests_per_s) == (99, 100, 8.01, 12.5)
     assert rep.errors == {"failed": 1, "dropped": 2}

@@ -13,7 +13,8 @@ from surge.result import Interval
 
 
 class Progress:
-    """Progress renders elapsed/remaining time, current req/s, p95 and failure rate.
+    """Progress renders elapsed/remaining time, current responses/s, p95 and failure rate
+    (failed and interrupted requests over all that ended).
 
     Use as a context manager; feed it each Interval with ``update``. It draws only when
     stderr is a terminal, so piped output and ``--json`` stay clean.
@@ -25,7 +26,7 @@ class Progress:
         self.started = time.monotonic()
         self.last: Interval | None = None
         self.responses = 0
-        self.failed = 0
+        self.not_succeeded = 0
         self.succeeded = 0
         self._live: Live | None = None
 
@@ -44,7 +45,7 @@ class Progress:
         """update records a completed interval."""
         self.last = interval
         self.responses += interval.requests.responses
-        self.failed += interval.requests.failed
+        self.not_succeeded += interval.requests.failed + interval.requests.interrupted
         self.succeeded += interval.requests.succeeded
 
     def _render(self) -> Text:
@@ -55,9 +56,9 @@ class Progress:
         text.append(f" · {format_duration(remaining)} left" if self.planned_s else "")
         if self.last is not None:
             last = self.last
-            outcomes = self.succeeded + self.failed
-            failure_rate = self.failed / outcomes if outcomes else 0.0
-            text.append(f" · {last.responses_per_s:,.0f} req/s")
+            outcomes = self.succeeded + self.not_succeeded
+            failure_rate = self.not_succeeded / outcomes if outcomes else 0.0
+            text.append(f" · {last.responses_per_s:,.0f} responses/s")
             text.append(f" · p95 {last.latency.all.p95_ms:,.2f} ms")
             style = "red" if failure_rate > 0 else "green"
             text.append(f" · failures {failure_rate:.2%}", style=style)

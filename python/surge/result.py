@@ -39,15 +39,18 @@ class LatencySummaries(_Model):
 
 
 class Requests(_Model):
-    """Requests: the counters of a run or an interval."""
+    """Requests: the counters of a run or an interval (``sent = responses + unanswered +
+    interrupted - interrupted_unsent``; README "What is counted")."""
 
     sent: int = 0
     responses: int = 0
+    unanswered: int = 0
     succeeded: int = 0
     failed: int = 0
     shed: int = 0
     timed_out: int = 0
     interrupted: int = 0
+    interrupted_unsent: int = 0
     dropped: int = 0
     late: int = 0
     bytes_sent: int = 0
@@ -69,6 +72,17 @@ class Iterations(_Model):
     connections_opened: int = 0
 
 
+class Throughput(_Model):
+    """Throughput: responses, successes (goodput) and sent requests per second, all over
+    ``window_s`` (from the start until the later of the end of the load and the end of the
+    last request)."""
+
+    window_s: float = 0.0
+    responses_per_s: float = 0.0
+    successes_per_s: float = 0.0
+    sent_per_s: float = 0.0
+
+
 class ScenarioInterval(_Model):
     """ScenarioInterval: one scenario's share of an interval."""
 
@@ -85,15 +99,18 @@ class ScenarioResult(_Model):
     duration_s: float = 0.0
     iterations: Iterations = Field(default_factory=Iterations)
     requests: Requests = Field(default_factory=Requests)
+    throughput: Throughput = Field(default_factory=Throughput)
     latency: LatencySummaries = Field(default_factory=LatencySummaries)
 
 
 class TagResult(_Model):
-    """TagResult: the totals of one tag (endpoint) within one scenario."""
+    """TagResult: the totals of one tag (endpoint) within one scenario; its rates are over
+    its scenario's window."""
 
     tag: str
     scenario: str
     requests: Requests = Field(default_factory=Requests)
+    throughput: Throughput = Field(default_factory=Throughput)
     latency: LatencySummaries = Field(default_factory=LatencySummaries)
 
 
@@ -106,20 +123,13 @@ class Interval(_Model):
     requests: Requests
     latency: LatencySummaries
     responses_per_s: float
+    successes_per_s: float = 0.0
     sent_per_s: float
     target_rate_per_s: float | None = None
     open_connections: int = 0
     in_flight: int = 0
     latency_histogram: str = ""
     scenarios: list[ScenarioInterval] = Field(default_factory=list)
-
-
-class Throughput(_Model):
-    """Throughput: requests sent per second of load, responses and successes per second."""
-
-    requests_per_s: float = 0.0
-    responses_per_s: float = 0.0
-    successes_per_s: float = 0.0
 
 
 class Generator(_Model):

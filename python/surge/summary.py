@@ -122,17 +122,25 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold", no_wrap=True)
     counts.add_column(overflow="fold")
+    t = result.throughput
+    drain = t.window_s - result.duration_s
+    counts.add_row(
+        "Throughput",
+        Text(f"{t.responses_per_s:,.1f} responses/s", style="bold")
+        + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over {t.window_s:.2f}s "
+               f"(load {result.duration_s:.2f}s + drain {max(drain, 0.0):.2f}s)"),
+    )
     counts.add_row(
         "Requests",
-        f"{r.sent:,} sent in {result.duration_s:.2f}s · {result.throughput.requests_per_s:,.1f} req/s · "
-        f"{r.responses:,} responses ({result.throughput.responses_per_s:,.1f}/s)",
+        f"{r.sent:,} sent ({t.sent_per_s:,.1f}/s) · {r.responses:,} responses · {r.unanswered:,} unanswered "
+        f"(connection failed after sending) · {r.interrupted:,} interrupted",
     )
-    rate_style = "green" if r.failed == 0 else "red"
+    rate_style = "green" if r.failed + r.interrupted == 0 else "red"
     counts.add_row(
         "Outcome",
-        Text(f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed ({r.failure_rate:.2%})",
-             style=rate_style)
-        + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,} · interrupted {r.interrupted:,}"),
+        Text(f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
+             f"interrupted: failure rate {r.failure_rate:.2%}", style=rate_style)
+        + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,}"),
     )
     if open_model:
         counts.add_row(

@@ -7,8 +7,11 @@ A threshold is ``[metric.]statistic OP value``, optionally scoped to one ``tag``
   (``300ms``, ``1.5s``, ``800us``); the metric is ``latency`` (every response, the default),
   ``success`` (successful responses), ``service_time`` (from the actual send, not the intended
   one) or ``send_lag`` (how late requests left);
-- ``failure_rate``: failed / (succeeded + failed), a fraction (``0.001``) or a percentage (``0.1%``);
-- ``rate``: responses per second of the load window (``1000``, ``1000/s``, ``60000/m``);
+- ``failure_rate``: (failed + interrupted) / (succeeded + failed + interrupted), a fraction
+  (``0.001``) or a percentage (``0.1%``): requests cut off by the end count against it;
+- ``rate``: responses per second over the scope's window (``throughput.window_s``: from the
+  start until the later of the end of the load and the end of the last request), written
+  ``1000``, ``1000/s`` or ``60000/m``;
 - ``checks``: passed checks / all checks run, a fraction or a percentage;
 - ``dropped``: iterations an arrival-rate schedule had due but could not start (all VUs
   busy), a count (k6's ``dropped_iterations``): ``dropped == 0`` says the offered load was
@@ -204,11 +207,11 @@ class MetricSource(Protocol):
         ...
 
     def failure_rate(self) -> float | None:
-        """failure_rate is failed / (succeeded + failed)."""
+        """failure_rate is (failed + interrupted) / (succeeded + failed + interrupted)."""
         ...
 
     def rate(self) -> float | None:
-        """rate is responses per second of the load window."""
+        """rate is responses per second over the scope's window."""
         ...
 
     def checks(self) -> float | None:
@@ -280,20 +283,27 @@ class ResultScope:
         return sum(float(e.get("requests", {}).get(key, 0) or 0) for e in self.entries)
 
     def failure_rate(self) -> float | None:
-        """failure_rate is the engine's rate for one entry, else failed / (succeeded + failed)."""
+        """failure_rate is the engine's rate for one entry, else (failed + interrupted) /
+        (succeeded + failed + interrupted) over the entries."""
+        not_succeeded = self._requests("failed") + self._requests("interrupted")
+        ended = self._requests("succeeded") + not_succeeded
         if len(self.entries) == 1 and "failure_rate" in self.entries[0].get("requests", {}):
-            if self._requests("succeeded") + self._requests("failed") + self._requests("sent") == 0:
+            if ended + self._requests("sent") == 0:
                 return None
             return float(self.entries[0]["requests"]["failure_rate"])
-        total = self._requests("succeeded") + self._requests("failed")
-        return self._requests("failed") / total if total else None
+        return not_succeeded / ended if ended else None
 
     def rate(self) -> float | None:
-        """rate is responses over the load window (each entry's ``duration_s``, else the run's)."""
+        """rate sums the entries' responses per second, each over its own window (the
+        engine's ``throughput``; responses over ``duration_s`` for documents without it)."""
         if not self.entries or self._requests("sent") + self._requests("responses") == 0:
             return None
         total = 0.0
         for e in self.entries:
+            throughput = e.get("throughput")
+            if isinstance(throughput, Mapping) and "responses_per_s" in throughput:
+                total += float(throughput["responses_per_s"] or 0.0)
+                continue
             duration = float(e.get("duration_s") or self.duration_s or 0.0)
             total += float(e.get("requests", {}).get("responses", 0) or 0) / duration if duration > 0 else 0.0
         return total

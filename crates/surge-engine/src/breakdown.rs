@@ -4,31 +4,41 @@
 use crate::metrics::{Metrics, ThreadMetrics};
 use crate::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Totals};
 use crate::scenario::{Probe, Scenario, Slot};
+use crate::window::Window;
 
-/// breakdowns splits the totals per scenario and per tag; `duration_s` is the run's load
-/// window so far, from which each scenario's own window is cut; `percentiles` are the
-/// plan's extra percentiles.
+/// ScenarioSpan is where a scenario's load stopped and the window its rates are over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScenarioSpan {
+    /// stopped_ns is when it stopped starting iterations (the end of its load window).
+    pub stopped_ns: u64,
+    /// window is the window of its rates (and its tags').
+    pub window: Window,
+}
+
+/// breakdowns splits the totals per scenario and per tag; `spans` are the scenarios' load
+/// windows and windows (in plan order); `percentiles` are the plan's extra percentiles.
 pub fn breakdowns(
     totals: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],
-    duration_s: f64,
+    spans: &[ScenarioSpan],
     percentiles: &[f64],
 ) -> (Vec<ScenarioResult>, Vec<TagResult>) {
     let mut merged = Metrics::new();
     let scenario_results = scenarios
         .iter()
+        .zip(spans)
         .enumerate()
-        .map(|(index, scenario)| {
+        .map(|(index, (scenario, span))| {
             merged.reset();
             totals.merge_into(&mut merged, |slot| slots[slot].scenario == index, |s| s == index);
-            let start_s = scenario.start_ns as f64 / 1e9;
-            let end_s = scenario.end_ns as f64 / 1e9;
+            let requests = merged.counts();
             ScenarioResult {
                 name: scenario.name.clone(),
-                duration_s: (duration_s.min(end_s) - start_s).max(0.0),
+                duration_s: span.stopped_ns.saturating_sub(scenario.start_ns) as f64 / 1e9,
                 iterations: totals.scenarios[index],
-                requests: merged.counts(),
+                throughput: span.window.throughput(&requests),
+                requests,
                 latency: merged.latency_summaries(percentiles),
             }
         })
@@ -36,11 +46,15 @@ pub fn breakdowns(
     let tag_results = slots
         .iter()
         .zip(&totals.slots)
-        .map(|(slot, metrics)| TagResult {
-            tag: slot.tag.clone(),
-            scenario: scenarios[slot.scenario].name.clone(),
-            requests: metrics.counts(),
-            latency: metrics.latency_summaries(percentiles),
+        .map(|(slot, metrics)| {
+            let requests = metrics.counts();
+            TagResult {
+                tag: slot.tag.clone(),
+                scenario: scenarios[slot.scenario].name.clone(),
+                throughput: spans[slot.scenario].window.throughput(&requests),
+                requests,
+                latency: metrics.latency_summaries(percentiles),
+            }
         })
         .collect();
     (scenario_results, tag_results)
@@ -76,21 +90,26 @@ pub fn capture_results(totals: &ThreadMetrics, scenarios: &[Scenario], captures:
         .collect()
 }
 
-/// totals is the run so far, in the result's shape (for thresholds evaluated mid-run).
+/// totals is the run so far, in the result's shape (for thresholds evaluated mid-run);
+/// `spans` are the scenarios' windows so far and `duration_s` the time since the start.
 pub fn totals(
     cumulative: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],
     checks: &[Probe],
+    spans: &[ScenarioSpan],
     duration_s: f64,
     percentiles: &[f64],
 ) -> Totals {
     let mut merged = Metrics::new();
     cumulative.merge_into(&mut merged, |_| true, |_| true);
-    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, duration_s, percentiles);
+    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, spans, percentiles);
+    let requests = merged.counts();
+    let window = spans.iter().map(|s| s.window).fold(Window::default(), Window::union);
     Totals {
         duration_s,
-        requests: merged.counts(),
+        throughput: window.throughput(&requests),
+        requests,
         latency: merged.latency_summaries(percentiles),
         scenarios: scenario_results,
         tags: tag_results,

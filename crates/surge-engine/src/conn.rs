@@ -21,6 +21,9 @@ pub enum Phase {
     Closed,
     /// Connecting: the TCP connect is in progress.
     Connecting,
+    /// Handshaking: TCP is connected, the TLS handshake is in progress; the connection is
+    /// not established (nothing is written on it) until it completes.
+    Handshaking,
     /// Idle: connected, no request outstanding.
     Idle,
     /// Sending: a request is being written.
@@ -109,6 +112,12 @@ impl Conn {
     /// has_request tells whether a request is outstanding on this connection.
     pub fn has_request(&self) -> bool {
         matches!(self.phase, Phase::Sending | Phase::Awaiting)
+    }
+
+    /// is_establishing tells whether the connection is being opened (TCP connect or TLS
+    /// handshake in progress).
+    pub fn is_establishing(&self) -> bool {
+        matches!(self.phase, Phase::Connecting | Phase::Handshaking)
     }
 
     /// open starts a non-blocking connect to `addr` and registers the socket under `token`.

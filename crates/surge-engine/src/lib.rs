@@ -2,6 +2,7 @@
 //! ([`result::Interval`]) stream out to an [`run::Observer`] while it runs, and a final
 //! [`result::RunResult`] comes back from [`run::run`].
 
+pub mod aggregator;
 pub mod breakdown;
 pub mod budget;
 pub mod capture;
@@ -30,6 +31,7 @@ pub mod timer;
 pub mod tls;
 pub mod transport;
 pub mod variables;
+pub mod window;
 pub mod worker;
 
 pub use error::EngineError;

@@ -17,10 +17,17 @@ const STATUS_SLOTS: usize = 600;
 /// Metrics are the counts and latency histograms of one thread (or a merge of several).
 #[derive(Clone, Debug)]
 pub struct Metrics {
-    /// sent counts requests completely written to a connection.
+    /// sent counts requests completely written on an established connection (for TLS,
+    /// after the handshake and with every record on the socket).
     pub sent: u64,
     /// responses counts complete responses, any status.
     pub responses: u64,
+    /// unanswered counts requests sent whose connection then failed before a complete
+    /// response (reset, closed, timed out, invalid bytes): the server may or may not have
+    /// received them.
+    pub unanswered: u64,
+    /// interrupted_unsent counts interrupted requests that were still being written.
+    pub interrupted_unsent: u64,
     /// succeeded counts responses with a status below 400.
     pub succeeded: u64,
     /// status_failed counts responses with status 400 and above.
@@ -66,6 +73,8 @@ impl Metrics {
         Metrics {
             sent: 0,
             responses: 0,
+            unanswered: 0,
+            interrupted_unsent: 0,
             succeeded: 0,
             status_failed: 0,
             shed: 0,
@@ -116,11 +125,19 @@ impl Metrics {
         }
     }
 
-    /// record_failure counts a request that ended without a response. Timeouts also enter
-    /// the latency histogram at the time they fired, so a stall is never hidden from it.
+    /// record_failure counts a request that ended without a response; `sent` says whether
+    /// it had been completely written (then it is unanswered, or interrupted after it was
+    /// sent). Timeouts also enter the latency histogram at the time they fired, so a stall
+    /// is never hidden from it.
     #[inline]
-    pub fn record_failure(&mut self, class: FailureClass, latency_ns: Option<u64>) {
+    pub fn record_failure(&mut self, class: FailureClass, latency_ns: Option<u64>, sent: bool) {
         self.failure_counts[class.index()] += 1;
+        match (class, sent) {
+            (FailureClass::Interrupted, false) => self.interrupted_unsent += 1,
+            (FailureClass::Interrupted, true) => {}
+            (_, true) => self.unanswered += 1,
+            (_, false) => {}
+        }
         if let (FailureClass::RequestTimeout, Some(ns)) = (class, latency_ns) {
             self.latency.record(ns);
         }
@@ -146,6 +163,8 @@ impl Metrics {
     pub fn add(&mut self, other: &Metrics) {
         self.sent += other.sent;
         self.responses += other.responses;
+        self.unanswered += other.unanswered;
+        self.interrupted_unsent += other.interrupted_unsent;
         self.succeeded += other.succeeded;
         self.status_failed += other.status_failed;
         self.shed += other.shed;
@@ -170,6 +189,8 @@ impl Metrics {
     pub fn reset(&mut self) {
         self.sent = 0;
         self.responses = 0;
+        self.unanswered = 0;
+        self.interrupted_unsent = 0;
         self.succeeded = 0;
         self.status_failed = 0;
         self.shed = 0;
@@ -201,18 +222,23 @@ impl Metrics {
             .map(|c| (c.name().to_string(), self.failure_count(*c)))
             .collect();
         let failed = self.failures();
-        let outcomes = self.succeeded + failed;
-        let rate = |n: u64| if outcomes == 0 { 0.0 } else { n as f64 / outcomes as f64 };
+        let interrupted = self.failure_count(FailureClass::Interrupted);
+        // Every request that ended, cut off ones included: a run cut short never looks
+        // healthier than it was.
+        let ended = self.succeeded + failed + interrupted;
+        let rate = |n: u64| if ended == 0 { 0.0 } else { n as f64 / ended as f64 };
         Counts {
             success_rate: rate(self.succeeded),
-            failure_rate: rate(failed),
+            failure_rate: rate(failed + interrupted),
             sent: self.sent,
             responses: self.responses,
+            unanswered: self.unanswered,
             succeeded: self.succeeded,
             failed,
             shed: self.shed,
             timed_out: self.failure_count(FailureClass::RequestTimeout),
-            interrupted: self.failure_count(FailureClass::Interrupted),
+            interrupted,
+            interrupted_unsent: self.interrupted_unsent,
             dropped: self.dropped,
             late: self.late,
             bytes_sent: self.bytes_sent,
@@ -365,10 +391,16 @@ impl ThreadMetrics {
 /// Counts are the serializable counters of a run or an interval.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
-    /// sent counts requests completely written to the target.
+    /// sent counts requests completely written on an established connection (for TLS,
+    /// handshaken); a request answered before it was completely written (e.g. 413) counts
+    /// too. sent = responses + unanswered + interrupted − interrupted_unsent.
     pub sent: u64,
     /// responses counts complete responses of any status.
     pub responses: u64,
+    /// unanswered counts requests sent whose connection then failed before a complete
+    /// response (included in failed, by class): the server may have received them or not,
+    /// so its own count lies between responses and sent.
+    pub unanswered: u64,
     /// succeeded counts responses with status < 400.
     pub succeeded: u64,
     /// failed counts 4xx/5xx responses plus requests that failed without a response.
@@ -377,8 +409,12 @@ pub struct Counts {
     pub shed: u64,
     /// timed_out counts requests that hit the timeout (included in failed).
     pub timed_out: u64,
-    /// interrupted counts requests still in flight when the run ended (not in failed).
+    /// interrupted counts requests cut off by the end of the run or of their scenario
+    /// (not in failed; in failure_rate).
     pub interrupted: u64,
+    /// interrupted_unsent counts the interrupted requests that were still being written
+    /// (not in sent).
+    pub interrupted_unsent: u64,
     /// dropped counts scheduled requests never sent: the in-flight limit was reached.
     pub dropped: u64,
     /// late counts requests sent more than 1 ms after their intended time.
@@ -393,9 +429,10 @@ pub struct Counts {
     pub status_codes: BTreeMap<String, u64>,
     /// failure_classes counts failures per class name.
     pub failure_classes: BTreeMap<String, u64>,
-    /// success_rate is succeeded / (succeeded + failed), 0 when nothing ended.
+    /// success_rate is succeeded / (succeeded + failed + interrupted), 0 when nothing ended.
     pub success_rate: f64,
-    /// failure_rate is failed / (succeeded + failed), 0 when nothing ended.
+    /// failure_rate is (failed + interrupted) / (succeeded + failed + interrupted), 0 when
+    /// nothing ended: requests cut off count against the run.
     pub failure_rate: f64,
 }
 
@@ -433,12 +470,40 @@ mod tests {
     #[test]
     fn failures_count_classes_but_not_interruptions() {
         let mut m = Metrics::new();
-        m.record_failure(FailureClass::RequestTimeout, Some(30_000_000_000));
-        m.record_failure(FailureClass::ConnectionRefused, None);
-        m.record_failure(FailureClass::Interrupted, None);
+        m.record_failure(FailureClass::RequestTimeout, Some(30_000_000_000), true);
+        m.record_failure(FailureClass::ConnectionRefused, None, false);
+        m.record_failure(FailureClass::Interrupted, None, true);
         let c = m.counts();
         assert_eq!((c.failed, c.timed_out, c.interrupted), (2, 1, 1));
         assert_eq!(m.latency.len(), 1, "timeouts enter the latency histogram");
+    }
+
+    #[test]
+    fn written_requests_that_fail_are_unanswered_and_cut_off_ones_split_by_whether_they_were_sent() {
+        let mut m = Metrics::new();
+        // (class, sent): a reset after the write, a refused connect, a write that failed
+        // half-way, two interruptions (one after the write, one during it).
+        let cases = [
+            (FailureClass::ConnectionReset, true),
+            (FailureClass::ConnectionRefused, false),
+            (FailureClass::ClosedBeforeResponse, false),
+            (FailureClass::Interrupted, true),
+            (FailureClass::Interrupted, false),
+        ];
+        for (class, sent) in cases {
+            if sent {
+                m.record_sent(10, 0, false);
+            }
+            m.record_failure(class, None, sent);
+        }
+        m.record_sent(10, 0, false);
+        m.record_response(200, 1, 1);
+        let c = m.counts();
+        assert_eq!((c.sent, c.responses, c.unanswered, c.interrupted, c.interrupted_unsent), (3, 1, 1, 2, 1));
+        assert_eq!(c.sent, c.responses + c.unanswered + c.interrupted - c.interrupted_unsent);
+        assert_eq!((c.succeeded, c.failed), (1, 3));
+        // 1 success, 3 failures and 2 interruptions ended: the cut-off ones count against it.
+        assert_eq!((c.success_rate, c.failure_rate), (1.0 / 6.0, 5.0 / 6.0));
     }
 
     #[test]

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::{Counts, LatencySummaries, ScenarioCounters};
 use crate::system::CpuTime;
+pub use crate::window::Throughput;
 
 /// RESULT_SCHEMA names the version of the result document.
 pub const RESULT_SCHEMA: &str = "surge.result/1";
@@ -15,7 +16,9 @@ pub struct Interval {
     pub index: u64,
     /// start_s is the interval's start, in seconds since the run started.
     pub start_s: f64,
-    /// end_s is the interval's end (the last interval may be shorter).
+    /// end_s is the interval's end: `interval_s` after its start, except for the last,
+    /// which ends with the run's window (a piece shorter than half an interval joins the
+    /// interval before it, so the last one is between half and one and a half intervals).
     pub end_s: f64,
     /// requests counts the interval's requests, responses and failures.
     pub requests: Counts,
@@ -23,6 +26,8 @@ pub struct Interval {
     pub latency: LatencySummaries,
     /// responses_per_s is responses divided by the interval's length.
     pub responses_per_s: f64,
+    /// successes_per_s is successful responses divided by the interval's length.
+    pub successes_per_s: f64,
     /// sent_per_s is requests sent divided by the interval's length.
     pub sent_per_s: f64,
     /// target_rate_per_s is the open-model schedule's rate at the interval's middle.
@@ -48,6 +53,8 @@ pub struct Totals {
     pub duration_s: f64,
     /// requests counts all requests so far.
     pub requests: Counts,
+    /// throughput is the rates so far, over the run's window so far.
+    pub throughput: Throughput,
     /// latency summarizes all latencies so far.
     pub latency: LatencySummaries,
     /// scenarios are the per-scenario totals.
@@ -77,12 +84,14 @@ pub struct ScenarioResult {
     /// name is the scenario's name.
     pub name: String,
     /// duration_s is the scenario's load window: from its start until it stopped starting
-    /// iterations (rates of the scenario are per second of it).
+    /// iterations.
     pub duration_s: f64,
     /// iterations counts the scenario's iterations.
     pub iterations: ScenarioCounters,
     /// requests counts the scenario's requests.
     pub requests: Counts,
+    /// throughput is the scenario's rates over its window (`throughput.window_s`).
+    pub throughput: Throughput,
     /// latency summarizes the scenario's latencies.
     pub latency: LatencySummaries,
 }
@@ -126,6 +135,8 @@ pub struct TagResult {
     pub scenario: String,
     /// requests counts the tag's requests.
     pub requests: Counts,
+    /// throughput is the tag's rates over its scenario's window.
+    pub throughput: Throughput,
     /// latency summarizes the tag's latencies.
     pub latency: LatencySummaries,
 }
@@ -142,17 +153,6 @@ pub enum StopReason {
     Interrupted,
     /// Aborted: the observer ended the run on its results (a threshold's abort_on_fail).
     Aborted,
-}
-
-/// Throughput holds the run's rates.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
-pub struct Throughput {
-    /// requests_per_s is requests sent divided by the load window.
-    pub requests_per_s: f64,
-    /// responses_per_s is responses divided by the whole elapsed time.
-    pub responses_per_s: f64,
-    /// successes_per_s is successful responses divided by the whole elapsed time.
-    pub successes_per_s: f64,
 }
 
 /// Histograms are the run's full histograms (HdrHistogram V2 compressed, base64).
@@ -195,7 +195,8 @@ pub struct RunResult {
     pub started_at_unix_s: f64,
     /// duration_s is the load window: from start until no new request was issued.
     pub duration_s: f64,
-    /// elapsed_s is the whole run, including the drain of requests in flight.
+    /// elapsed_s is the whole run as the engine ran it, thread start-up and shut-down
+    /// included.
     pub elapsed_s: f64,
     /// threads is the number of event-loop threads.
     pub threads: usize,
@@ -205,7 +206,9 @@ pub struct RunResult {
     pub requests: Counts,
     /// latency summarizes the total histograms.
     pub latency: LatencySummaries,
-    /// throughput holds the rates.
+    /// throughput holds the run's rates, all over its window (`throughput.window_s`: from
+    /// the first scenario's start to the end of the last request or of the load, whichever
+    /// is later).
     pub throughput: Throughput,
     /// histograms are the full histograms for logs and later merging.
     pub histograms: Histograms,

@@ -1,31 +1,28 @@
 //! run: the engine's one entry point. A Plan goes in, Interval snapshots go to an
 //! Observer while it runs, and a RunResult comes back.
 
-use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::aggregator::Aggregator;
 use crate::budget::Budget;
 use crate::error::EngineError;
 use crate::executor::{Iterations, Model};
 use crate::failure::FailureClass;
-use crate::metrics::{Metrics, MetricsShape, ThreadMetrics};
-use crate::pacer::{Pacer, Stripe};
+use crate::metrics::{Metrics, MetricsShape};
+use crate::pacer::Stripe;
 use crate::plan::{Plan, PlanError};
-use crate::result::{
-    Generator, Histograms, Interval, RunResult, ScenarioInterval, StopReason, Throughput, RESULT_SCHEMA,
-};
-use crate::breakdown::{breakdowns, capture_results, check_results, totals};
-use crate::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
+use crate::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
+use crate::breakdown::{breakdowns, capture_results, check_results};
+use crate::scenario::{self, secs_to_ns, Scenario};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
 use crate::target::Target;
 use crate::tls::TlsSetup;
-use crate::pool::{merge, PoolSpecs};
 use crate::variables::ThreadShare;
-use crate::worker::{run_worker, Report, Share, WorkerSpec};
+use crate::worker::{run_worker, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,37 +174,38 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
 
     let end_ns = secs_to_ns(plan.duration_s());
     let mut aggregator =
-        Aggregator::new(threads, plan.interval_s, &plan.percentiles, &scenarios, &slots, shape, recyclers);
+        Aggregator::new(threads, secs_to_ns(plan.interval_s), &plan.percentiles, &scenarios, &slots, shape, recyclers);
     if plan.interval_totals {
         aggregator.checks = Some(&checks);
     }
     let mut stopped_by_observer = false;
     let mut aborted = false;
     loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(report) => {
-                let elapsed_s = origin.elapsed().as_secs_f64();
-                for interval in aggregator.accept(report, elapsed_s) {
-                    match observer.on_interval(&interval) {
-                        Control::Continue => {}
-                        Control::Stop => stopped_by_observer = true,
-                        Control::Abort => aborted = true,
-                    }
-                    if stopped_by_observer || aborted {
-                        cancel.store(true, Ordering::Relaxed);
-                    }
-                }
-                if aggregator.all_done() {
-                    break;
-                }
-            }
+        let received = rx.recv_timeout(Duration::from_millis(100));
+        let now_ns = origin.elapsed().as_nanos() as u64;
+        let completed = match received {
+            Ok(report) => aggregator.accept(report, now_ns),
             Err(RecvTimeoutError::Timeout) => {
                 if observer.poll() != Control::Continue {
                     stopped_by_observer = true;
                     cancel.store(true, Ordering::Relaxed);
                 }
+                aggregator.emit_ready(now_ns)
             }
             Err(RecvTimeoutError::Disconnected) => break,
+        };
+        for interval in completed {
+            match observer.on_interval(&interval) {
+                Control::Continue => {}
+                Control::Stop => stopped_by_observer = true,
+                Control::Abort => aborted = true,
+            }
+            if stopped_by_observer || aborted {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        if aggregator.all_done() {
+            break;
         }
     }
     for handle in handles {
@@ -236,7 +234,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let cpu = cpu_after.since(&cpu_before);
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
     let (scenario_results, tag_results) =
-        breakdowns(&aggregator.totals, &scenarios, &slots, duration_s, &plan.percentiles);
+        breakdowns(&aggregator.totals, &scenarios, &slots, &aggregator.spans(), &plan.percentiles);
     let check_results = check_results(&aggregator.totals, &scenarios, &checks);
     let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);
     Ok(RunResult {
@@ -248,11 +246,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         elapsed_s,
         threads,
         stop_reason,
-        throughput: Throughput {
-            requests_per_s: counts.sent as f64 / duration_s,
-            responses_per_s: counts.responses as f64 / elapsed_s,
-            successes_per_s: counts.succeeded as f64 / elapsed_s,
-        },
+        throughput: aggregator.run_window().throughput(&counts),
         latency: totals.latency_summaries(&plan.percentiles),
         histograms: Histograms {
             latency: totals.latency.to_base64(),
@@ -382,201 +376,6 @@ fn diagnose(totals: &Metrics, thread_cpu: &[CpuTime], elapsed_s: f64, plan: &Pla
         ));
     }
     notes
-}
-
-/// Aggregator merges the threads' interval reports in order.
-struct Aggregator<'p> {
-    threads: usize,
-    interval_s: f64,
-    /// percentiles are the plan's extra percentiles, added to every latency summary.
-    percentiles: &'p [f64],
-    scenarios: &'p [Scenario],
-    slots: &'p [Slot],
-    pending: BTreeMap<u64, PendingInterval>,
-    reported_up_to: Vec<Option<u64>>,
-    done: Vec<bool>,
-    next_emit: u64,
-    totals: ThreadMetrics,
-    merged: Metrics,
-    intervals: Vec<Interval>,
-    thread_cpu: Vec<CpuTime>,
-    stopped_ns: u64,
-    peak_open_connections: u64,
-    worker_errors: Vec<String>,
-    recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
-    pool: Vec<ThreadMetrics>,
-    shape: MetricsShape,
-    captured_pools: PoolSpecs,
-    /// checks names the checks when intervals carry cumulative totals.
-    checks: Option<&'p [Probe]>,
-}
-
-/// PendingInterval accumulates the threads' reports for one interval index.
-struct PendingInterval {
-    metrics: ThreadMetrics,
-    open_connections: u64,
-    in_flight: u64,
-    active_vus: Vec<u64>,
-}
-
-impl<'p> Aggregator<'p> {
-    fn new(
-        threads: usize,
-        interval_s: f64,
-        percentiles: &'p [f64],
-        scenarios: &'p [Scenario],
-        slots: &'p [Slot],
-        shape: MetricsShape,
-        recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
-    ) -> Self {
-        Aggregator {
-            threads,
-            interval_s,
-            percentiles,
-            scenarios,
-            slots,
-            pending: BTreeMap::new(),
-            reported_up_to: vec![None; threads],
-            done: vec![false; threads],
-            next_emit: 0,
-            totals: ThreadMetrics::new(shape),
-            shape,
-            captured_pools: PoolSpecs::new(),
-            checks: None,
-            merged: Metrics::new(),
-            intervals: Vec::new(),
-            thread_cpu: vec![CpuTime::default(); threads],
-            stopped_ns: 0,
-            peak_open_connections: 0,
-            worker_errors: Vec::new(),
-            recyclers,
-            pool: Vec::new(),
-        }
-    }
-
-    fn all_done(&self) -> bool {
-        self.done.iter().all(|d| *d)
-    }
-
-    /// accept takes one report and returns the intervals it completed.
-    fn accept(&mut self, report: Report, elapsed_s: f64) -> Vec<Interval> {
-        match report {
-            Report::Interval { thread, index, metrics, open_connections, in_flight, active_vus } => {
-                let pool = &mut self.pool;
-                let (shape, scenarios) = (self.shape, self.scenarios.len());
-                let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
-                    metrics: pool.pop().unwrap_or_else(|| ThreadMetrics::new(shape)),
-                    open_connections: 0,
-                    in_flight: 0,
-                    active_vus: vec![0; scenarios],
-                });
-                for (sum, vus) in slot.active_vus.iter_mut().zip(&active_vus) {
-                    *sum += vus;
-                }
-                slot.metrics.add(&metrics);
-                let mut spare = metrics;
-                spare.reset();
-                let _ = self.recyclers[thread].send(spare);
-                slot.open_connections += open_connections;
-                slot.in_flight += in_flight;
-                self.reported_up_to[thread] = Some(index);
-            }
-            Report::Done { thread, stopped_ns, cpu, error, pools } => {
-                merge(&mut self.captured_pools, pools);
-                self.done[thread] = true;
-                self.thread_cpu[thread] = cpu;
-                self.stopped_ns = self.stopped_ns.max(stopped_ns);
-                if let Some(e) = error {
-                    self.worker_errors.push(e);
-                }
-            }
-        }
-        let mut completed = Vec::new();
-        while let Some(interval) = self.try_emit(elapsed_s) {
-            completed.push(interval);
-        }
-        completed
-    }
-
-    fn try_emit(&mut self, elapsed_s: f64) -> Option<Interval> {
-        let k = self.next_emit;
-        let ready = (0..self.threads).all(|t| self.done[t] || self.reported_up_to[t].is_some_and(|i| i >= k));
-        if !ready || !self.pending.contains_key(&k) {
-            return None;
-        }
-        let slot = self.pending.remove(&k)?;
-        let mut thread_metrics = slot.metrics;
-        self.next_emit += 1;
-        self.totals.add(&thread_metrics);
-        let last = self.all_done() && self.pending.is_empty();
-        let metrics = &mut self.merged;
-        metrics.reset();
-        thread_metrics.merge_into(metrics, |_| true, |_| true);
-        self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
-        let start_s = k as f64 * self.interval_s;
-        let full_end = start_s + self.interval_s;
-        let end_s = if last { full_end.min(elapsed_s.max(start_s)) } else { full_end };
-        let length = (end_s - start_s).max(1e-9);
-        let counts = metrics.counts();
-        let scenario_figures = self
-            .scenarios
-            .iter()
-            .enumerate()
-            .map(|(index, scenario)| {
-                let responses: u64 = self
-                    .slots
-                    .iter()
-                    .zip(&thread_metrics.slots)
-                    .filter(|(s, _)| s.scenario == index)
-                    .map(|(_, m)| m.responses)
-                    .sum();
-                ScenarioInterval {
-                    name: scenario.name.clone(),
-                    iterations: thread_metrics.scenarios[index],
-                    active_vus: slot.active_vus[index],
-                    responses_per_s: responses as f64 / length,
-                }
-            })
-            .collect();
-        let interval = Interval {
-            index: k,
-            start_s,
-            end_s,
-            responses_per_s: counts.responses as f64 / length,
-            sent_per_s: counts.sent as f64 / length,
-            target_rate_per_s: target_rate(self.scenarios, (start_s + end_s) / 2.0),
-            requests: counts,
-            latency: metrics.latency_summaries(self.percentiles),
-            open_connections: slot.open_connections,
-            in_flight: slot.in_flight,
-            latency_histogram: metrics.latency.to_base64(),
-            scenarios: scenario_figures,
-            totals: self.checks.map(|checks| {
-                totals(&self.totals, self.scenarios, self.slots, checks, end_s, self.percentiles)
-            }),
-        };
-        thread_metrics.reset();
-        self.pool.push(thread_metrics);
-        self.intervals.push(interval.clone());
-        Some(interval)
-    }
-}
-
-/// target_rate is the open-model scenarios' summed scheduled rate at `t_s`, if any.
-fn target_rate(scenarios: &[Scenario], t_s: f64) -> Option<f64> {
-    let mut any = false;
-    let mut total = 0.0;
-    for scenario in scenarios {
-        if let Model::Open { pacer, .. } = &scenario.model {
-            any = true;
-            let start_s = scenario.start_ns as f64 / 1e9;
-            let end_s = scenario.end_ns as f64 / 1e9;
-            if t_s >= start_s && t_s < end_s {
-                total += pacer.rate_at(t_s - start_s);
-            }
-        }
-    }
-    any.then_some(total)
 }
 
 #[cfg(test)]

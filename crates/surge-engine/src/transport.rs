@@ -27,19 +27,28 @@ impl Transport {
     }
 
     /// write sends as much of `data` as the socket takes now and returns how much that was.
-    /// TLS accepts the plaintext into its buffer and flushes what the socket takes.
+    /// TLS takes the plaintext into its buffer and writes what the socket takes; records it
+    /// could not write yet are written first on the next call (or by [`Transport::flush`]),
+    /// so the count returned is never lost and never written twice.
     pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(stream) => stream.write(data),
             Transport::Tls(stream, tls) => {
-                let accepted = tls.writer().write(data)?;
+                // Records left from an earlier call go first: plaintext never piles up
+                // behind a socket that takes nothing.
                 flush_tls(stream, tls)?;
-                Ok(accepted)
+                let accepted = tls.writer().write(data)?;
+                match flush_tls(stream, tls) {
+                    Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
+                    _ => Ok(accepted),
+                }
             }
         }
     }
 
-    /// flush writes buffered TLS records; true when nothing is left to write.
+    /// flush writes buffered TLS records; true when nothing is left to write (always, for
+    /// plain TCP: its writes go straight to the socket).
+    #[inline]
     pub fn flush(&mut self) -> io::Result<bool> {
         match self {
             Transport::Plain(_) => Ok(true),
@@ -48,6 +57,33 @@ impl Transport {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
                 Err(e) => Err(e),
             },
+        }
+    }
+
+    /// handshake drives a TLS handshake as far as the socket allows: true once it is
+    /// complete and its last message written, false while it waits for the socket. Plain
+    /// TCP has none. A peer that closes, or answers with anything but TLS, fails it with
+    /// `InvalidData` (a TLS failure).
+    pub fn handshake(&mut self) -> io::Result<bool> {
+        let Transport::Tls(stream, tls) = self else { return Ok(true) };
+        loop {
+            match flush_tls(stream, tls) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+            if !tls.is_handshaking() {
+                return Ok(true);
+            }
+            match tls.read_tls(stream) {
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::InvalidData, "connection closed during the TLS handshake")),
+                Ok(_) => {
+                    tls.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 

@@ -92,6 +92,9 @@ fn failures_are_classified() {
         let r = &result.requests;
         assert_eq!(r.failure_classes.get(class).copied(), Some(4), "{behavior:?}: {r:?}");
         assert_eq!(r.failed, 4);
+        // The server read each request, then failed it: sent, and unanswered.
+        assert_eq!((r.sent, r.unanswered, r.responses), (4, 4, 0), "{behavior:?}: {r:?}");
+        assert_eq!(server.count(), 4, "{behavior:?}");
         assert_eq!(r.succeeded, 0);
         if class == "request_timeout" {
             assert_eq!(r.timed_out, 4);
@@ -123,7 +126,7 @@ fn open_model_sends_exactly_the_schedule() {
     assert_eq!(result.requests.sent, 400, "{:?}", result.requests);
     assert_eq!(server.count(), 400);
     assert_eq!(result.requests.dropped, 0);
-    assert!((result.throughput.requests_per_s - 400.0).abs() < 400.0 * 0.02, "{:?}", result.throughput);
+    assert!((result.throughput.sent_per_s - 400.0).abs() < 400.0 * 0.02, "{:?}", result.throughput);
 }
 
 #[test]
@@ -220,4 +223,77 @@ fn cancel_flag_stops_a_run() {
     let result = run(&p, &mut NoObserver, cancel).unwrap();
     assert!(result.elapsed_s < 3.0);
     assert!(result.requests.sent > 0);
+}
+
+/// Collect keeps every interval the observer is given.
+struct Collect(Vec<Interval>);
+
+impl Observer for Collect {
+    fn on_interval(&mut self, interval: &Interval) -> Control {
+        self.0.push(interval.clone());
+        Control::Continue
+    }
+}
+
+#[test]
+fn intervals_tile_the_window_with_no_sliver_after_the_end() {
+    // (server, VUs, duration): a fast server drains at once; a 300 ms one leaves requests
+    // in flight that end up to 0.3 s after the load.
+    for (behavior, vus, duration_s) in [(Behavior::Ok, 2, 1.0), (Behavior::Delay(300), 2, 1.0), (Behavior::Ok, 1, 0.9)] {
+        let server = TestServer::start(behavior);
+        let p = plan(
+            &server.url("/"),
+            &format!(r#"{{"type": "constant-vus", "vus": {vus}, "duration_s": {duration_s}}}"#),
+            r#", "interval_s": 0.25, "threads": 2"#,
+        );
+        let mut seen = Collect(Vec::new());
+        let result = run(&p, &mut seen, Arc::new(AtomicBool::new(false))).unwrap();
+        let what = format!("{behavior:?} {duration_s}s");
+        let intervals = &result.intervals;
+        let last = intervals.last().unwrap();
+        for (k, i) in intervals.iter().enumerate() {
+            assert_eq!(i.index, k as u64, "{what}");
+            assert!((i.start_s - 0.25 * k as f64).abs() < 1e-9, "{what}: {k} starts at {}", i.start_s);
+            let length = i.end_s - i.start_s;
+            if k + 1 < intervals.len() {
+                assert!((length - 0.25).abs() < 1e-9, "{what}: interval {k} is {length} s");
+            } else {
+                assert!((0.125..0.375).contains(&length), "{what}: the last interval is {length} s");
+            }
+        }
+        assert!((last.end_s - result.throughput.window_s).abs() < 1e-9, "{what}: intervals end with the window");
+        let load_intervals = (duration_s / 0.25_f64).round() as usize;
+        let expected = if matches!(behavior, Behavior::Delay(_)) { load_intervals + 1 } else { load_intervals };
+        assert_eq!(intervals.len(), expected, "{what}: {:?}", intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
+        let live: Vec<(u64, f64, u64)> = seen.0.iter().map(|i| (i.index, i.end_s, i.requests.responses)).collect();
+        let listed: Vec<(u64, f64, u64)> = intervals.iter().map(|i| (i.index, i.end_s, i.requests.responses)).collect();
+        assert_eq!(live, listed, "{what}: the observer saw what the result lists");
+        assert_eq!(intervals.iter().map(|i| i.requests.responses).sum::<u64>(), result.requests.responses, "{what}");
+        let rate = last.requests.responses as f64 / (last.end_s - last.start_s);
+        assert!((last.responses_per_s - rate).abs() <= rate * 1e-9, "{what}: {} vs {rate}", last.responses_per_s);
+    }
+}
+
+#[test]
+fn rates_are_over_the_window_from_the_start_to_the_last_request() {
+    // An arrival rate of 4/s for 1 s: 4 requests, the last due at 0.75 s; the window is the
+    // schedule's second, so the rate is the one offered.
+    let server = TestServer::start(Behavior::Ok);
+    let p = plan(&server.url("/"), r#"{"type": "constant-arrival-rate", "rate": 4, "duration_s": 1.0, "max_vus": 4}"#, "");
+    let result = run_plan(&p);
+    let t = &result.throughput;
+    assert_eq!(result.requests.responses, 4);
+    assert!((t.window_s - 1.0).abs() < 0.01, "{t:?}");
+    assert_eq!((t.responses_per_s, t.sent_per_s), (4.0 / t.window_s, 4.0 / t.window_s));
+    // Requests still in flight when the load stops (300 ms each) extend the window to their end.
+    let server = TestServer::start(Behavior::Delay(300));
+    let p = plan(&server.url("/"), r#"{"type": "constant-vus", "vus": 3, "duration_s": 0.5}"#, "");
+    let result = run_plan(&p);
+    let t = &result.throughput;
+    assert_eq!(result.requests.responses, 6, "two rounds of 3 VUs, the second ending at ~0.6 s");
+    assert!(t.window_s > 0.55 && t.window_s < result.elapsed_s, "{t:?} elapsed {}", result.elapsed_s);
+    assert!((result.duration_s - 0.5).abs() < 0.01, "the load window stays the duration: {}", result.duration_s);
+    let s = &result.scenarios[0];
+    assert_eq!((s.throughput.window_s, s.throughput.responses_per_s), (t.window_s, t.responses_per_s));
+    assert_eq!(result.tags[0].throughput, s.throughput);
 }

@@ -28,6 +28,21 @@ impl Worker {
         match self.conns[id].connect_result() {
             Ok(false) => {}
             Ok(true) => {
+                self.conns[id].phase = Phase::Handshaking;
+                self.on_handshake_event(id, now);
+            }
+            Err(e) => self.fail(id, FailureClass::from_connect_error(&e), now),
+        }
+    }
+
+    /// on_handshake_event moves a TLS handshake on; a connection counts as established
+    /// (opened) only once it completes, and only then is anything written on it. Plain TCP
+    /// is established at once.
+    pub(super) fn on_handshake_event(&mut self, id: usize, now: u64) {
+        let Some(transport) = self.conns[id].transport.as_mut() else { return };
+        match transport.handshake() {
+            Ok(false) => {}
+            Ok(true) => {
                 let g = self.conns[id].group as usize;
                 if let Some(open) = self.groups[g].open.as_mut() {
                     open.connecting -= 1;
@@ -43,7 +58,8 @@ impl Worker {
     }
 
     /// connect_failed counts a failed connection attempt as a failed request of the step
-    /// it was for, and retries after a short backoff.
+    /// it was for (a closed-model VU between iterations spends an iteration on it), and
+    /// retries after a short backoff.
     pub(super) fn connect_failed(&mut self, id: usize, class: FailureClass, now: u64) {
         let retry_at = now + RECONNECT_BACKOFF_NS;
         let g = self.conns[id].group as usize;
@@ -55,14 +71,16 @@ impl Worker {
                 // A VU mid-iteration lost its connection and could not get a new one.
                 let conn = &mut self.conns[id];
                 let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
-                self.metrics.slots[slot].record_failure(class, None);
+                self.metrics.slots[slot].record_failure(class, None, false);
+                self.groups[g].last_end_ns = now;
                 conn.in_iteration = false;
                 self.metrics.scenarios[g].iterations_interrupted += 1;
                 self.groups[g].busy -= 1;
             } else if open.pending.pop_front().is_some() {
                 // The attempt was made for the oldest waiting iteration: its first request fails.
                 let slot = self.scenarios[g].sequences[0][0].slot;
-                self.metrics.slots[slot].record_failure(class, None);
+                self.metrics.slots[slot].record_failure(class, None, false);
+                self.groups[g].last_end_ns = now;
             }
             let open = self.groups[g].open.as_mut();
             if let Some(open) = open {
@@ -74,9 +92,13 @@ impl Worker {
         }
         let conn = &self.conns[id];
         if running && conn.active && self.groups[g].stage == Stage::Running {
-            let (seq, step) = if conn.in_iteration { (conn.seq as usize, conn.step as usize) } else { (0, 0) };
-            let slot = self.scenarios[g].sequences[seq][step].slot;
-            self.metrics.slots[slot].record_failure(class, None);
+            if conn.in_iteration {
+                let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
+                self.metrics.slots[slot].record_failure(class, None, false);
+                self.groups[g].last_end_ns = now;
+            } else if !self.spend_failed_iteration(id, class, now) {
+                return; // no iteration left for this VU: nothing to reconnect for
+            }
         }
         self.reconnects.push_back((retry_at, id));
     }
@@ -112,7 +134,7 @@ impl Worker {
     pub(super) fn close_conn(&mut self, id: usize, now: u64) {
         let conn = &mut self.conns[id];
         let g = conn.group as usize;
-        if conn.phase == Phase::Connecting {
+        if conn.is_establishing() {
             if let Some(open) = self.groups[g].open.as_mut() {
                 open.connecting -= 1;
             }
@@ -174,7 +196,7 @@ impl Worker {
         };
         self.conns[id].in_idle_list = false;
         self.connect(id, now);
-        self.conns[id].phase == Phase::Connecting
+        self.conns[id].is_establishing()
     }
 
 }

@@ -36,33 +36,11 @@ impl Worker {
     /// start_iteration begins an iteration on VU `id`, due at `intended` (closed model:
     /// now), if the scenario still allows one.
     pub(super) fn start_iteration(&mut self, id: usize, intended: u64, now: u64) {
-        let g = self.conns[id].group as usize;
-        let group = &mut self.groups[g];
-        if group.stage != Stage::Running {
+        if !self.claim_iteration(id, now) {
             return;
         }
-        if let Some(closed) = group.closed.as_mut() {
-            if !self.conns[id].active {
-                return;
-            }
-            if let Some(limit) = closed.per_vu {
-                if self.conns[id].iterations >= limit {
-                    self.conns[id].active = false;
-                    return self.retire(id, now);
-                }
-            }
-            if let Some(budget) = &closed.budget {
-                if closed.tokens == 0 {
-                    closed.tokens = if closed.exhausted { 0 } else { budget.claim(u64::from(closed.vus)) };
-                    if closed.tokens == 0 {
-                        closed.exhausted = true;
-                        return;
-                    }
-                }
-                closed.tokens -= 1;
-            }
-        }
-        group.busy += 1;
+        let g = self.conns[id].group as usize;
+        self.groups[g].busy += 1;
         let scenario = &self.scenarios[g];
         let seq = scenario.picker.pick(&mut self.rng);
         let conn = &mut self.conns[id];
@@ -80,6 +58,61 @@ impl Worker {
         conn.intended_ns = intended;
         self.metrics.scenarios[g].iterations_started += 1;
         self.send_step(id, intended, now);
+    }
+
+    /// claim_iteration takes one iteration from the scenario's allowance for VU `id`: false
+    /// when the scenario no longer runs, or the VU's or the shared budget is spent (the VU
+    /// then stops).
+    fn claim_iteration(&mut self, id: usize, now: u64) -> bool {
+        let g = self.conns[id].group as usize;
+        let group = &mut self.groups[g];
+        if group.stage != Stage::Running {
+            return false;
+        }
+        if let Some(closed) = group.closed.as_mut() {
+            if !self.conns[id].active {
+                return false;
+            }
+            if let Some(limit) = closed.per_vu {
+                if self.conns[id].iterations >= limit {
+                    self.conns[id].active = false;
+                    self.retire(id, now);
+                    return false;
+                }
+            }
+            if let Some(budget) = &closed.budget {
+                if closed.tokens == 0 {
+                    closed.tokens = if closed.exhausted { 0 } else { budget.claim(u64::from(closed.vus)) };
+                    if closed.tokens == 0 {
+                        closed.exhausted = true;
+                        return false;
+                    }
+                }
+                closed.tokens -= 1;
+            }
+        }
+        true
+    }
+
+    /// spend_failed_iteration counts a connection attempt that failed before a closed-model
+    /// VU could start an iteration as an iteration whose first request failed with `class`
+    /// (in k6 the request returns an error and the iteration ends), so that iteration
+    /// budgets run out against a target that refuses connections or handshakes instead of
+    /// being retried for ever. False when the VU has no iteration left.
+    pub(super) fn spend_failed_iteration(&mut self, id: usize, class: FailureClass, now: u64) -> bool {
+        if !self.claim_iteration(id, now) {
+            return false;
+        }
+        let g = self.conns[id].group as usize;
+        let seq = self.scenarios[g].picker.pick(&mut self.rng);
+        let slot = self.scenarios[g].sequences[seq][0].slot;
+        self.metrics.slots[slot].record_failure(class, None, false);
+        self.groups[g].last_end_ns = now;
+        let counters = &mut self.metrics.scenarios[g];
+        counters.iterations_started += 1;
+        counters.iterations_completed += 1;
+        self.conns[id].iterations += 1;
+        true
     }
 
     /// after_response moves VU `id` past the step that just ended (with or without a

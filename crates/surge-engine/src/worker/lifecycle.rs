@@ -15,6 +15,7 @@ impl Worker {
             Stage::Waiting if cancelled => self.groups[g].stage = Stage::Done,
             Stage::Waiting if now >= start_ns => {
                 self.groups[g].stage = Stage::Running;
+                self.groups[g].started = true;
                 self.start_group(g, now);
                 self.advance_group(g, now, cancelled);
             }
@@ -81,7 +82,9 @@ impl Worker {
 
     pub(super) fn end_group(&mut self, g: usize, now: u64, cancelled: bool) {
         let scenario = &self.scenarios[self.groups[g].scenario];
-        self.stopped_ns = self.stopped_ns.max(now.min(scenario.end_ns));
+        let stopped_ns = now.min(scenario.end_ns);
+        self.stopped_ns = self.stopped_ns.max(stopped_ns);
+        self.groups[g].stopped_ns = stopped_ns;
         let grace = if cancelled { 0 } else { self.spec.grace_ns };
         let group = &mut self.groups[g];
         group.stage = Stage::Draining { deadline_ns: now.saturating_add(grace) };
@@ -105,8 +108,10 @@ impl Worker {
             let conn = &mut self.conns[id];
             if conn.has_request() {
                 let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
-                self.metrics.slots[slot].record_failure(FailureClass::Interrupted, None);
+                let sent = conn.phase == Phase::Awaiting;
+                self.metrics.slots[slot].record_failure(FailureClass::Interrupted, None, sent);
                 self.in_flight -= 1;
+                self.groups[g].last_end_ns = now;
             }
             if conn.in_iteration {
                 self.metrics.scenarios[g].iterations_interrupted += 1;
@@ -128,7 +133,6 @@ impl Worker {
             open.connecting = 0;
             open.vus = 0;
         }
-        let _ = now;
     }
 
     /// ramp re-evaluates a ramping-vus scenario's VU count on this thread.

@@ -30,6 +30,7 @@ use crate::variables::{ThreadShare, VariableState};
 use crate::system::{thread_cpu_time, CpuTime};
 use crate::timer::{set_precise_timer_slack, Timer};
 use crate::tls::TlsSetup;
+use crate::window::WindowEnd;
 
 mod connections;
 mod iterations;
@@ -125,6 +126,19 @@ pub enum Report {
         in_flight: u64,
         /// active_vus is the number of VUs in an iteration now, per scenario.
         active_vus: Vec<u64>,
+        /// windows are where each scenario's window ends, as far as this thread knows now.
+        windows: Vec<WindowEnd>,
+        /// active_until_ns is a lower bound of where the run's window will end: now while a
+        /// scenario runs (or is yet to start), else the last end seen.
+        active_until_ns: u64,
+    },
+    /// Stopped says the worker has stopped starting iterations (every scenario is draining
+    /// or done): from now on its part of the run's window grows only as requests end.
+    Stopped {
+        /// thread is the reporting worker.
+        thread: usize,
+        /// active_until_ns is the latest end it has seen (its load's end, its last request's).
+        active_until_ns: u64,
     },
     /// Done is the worker's last report.
     Done {
@@ -132,6 +146,10 @@ pub enum Report {
         thread: usize,
         /// stopped_ns is when it stopped starting iterations.
         stopped_ns: u64,
+        /// stopped is, per scenario, when it stopped starting iterations (0: never started).
+        stopped: Vec<u64>,
+        /// windows are where each scenario's window ended on this thread.
+        windows: Vec<WindowEnd>,
         /// cpu is the thread's CPU time.
         cpu: CpuTime,
         /// error is set if the worker could not run at all.
@@ -152,6 +170,8 @@ pub fn run_worker(spec: WorkerSpec) {
             let _ = reports.send(Report::Done {
                 thread,
                 stopped_ns: 0,
+                stopped: Vec::new(),
+                windows: Vec::new(),
                 cpu: thread_cpu_time().since(&started_cpu),
                 error: Some(e.to_string()),
                 pools: PoolSpecs::new(),
@@ -179,8 +199,25 @@ struct Group {
     stage: Stage,
     /// busy counts VUs inside an iteration.
     busy: u64,
+    /// started tells whether the scenario ever started here.
+    started: bool,
+    /// stopped_ns is when it stopped starting iterations here.
+    stopped_ns: u64,
+    /// last_end_ns is when its last request ended here (answered, failed or interrupted).
+    last_end_ns: u64,
     closed: Option<ClosedGroup>,
     open: Option<OpenGroup>,
+}
+
+impl Group {
+    /// window_end is where this scenario's window ends on this thread, as known now.
+    fn window_end(&self) -> WindowEnd {
+        match self.stage {
+            _ if !self.started => WindowEnd::NotStarted,
+            Stage::Done => WindowEnd::Closed(self.stopped_ns.max(self.last_end_ns)),
+            _ => WindowEnd::Open,
+        }
+    }
 }
 
 /// ClosedGroup: VUs are the connections `first..first + vus`.
@@ -232,6 +269,8 @@ struct Worker {
     next_interval_ns: u64,
     interval_index: u64,
     next_scan_ns: u64,
+    /// stopped_reported tells whether the Stopped report was sent.
+    stopped_reported: bool,
     /// wakeups are (time, connection) pairs of VUs thinking; stale entries are skipped.
     wakeups: BinaryHeap<Reverse<(u64, usize)>>,
     /// reconnects are closed-model VUs waiting out a connect backoff, in time order.
@@ -255,7 +294,16 @@ impl Worker {
         let mut any_open = false;
         for (index, share) in spec.shares.iter().enumerate() {
             let scenario = &scenarios[index];
-            let mut group = Group { scenario: index, stage: Stage::Waiting, busy: 0, closed: None, open: None };
+            let mut group = Group {
+                scenario: index,
+                stage: Stage::Waiting,
+                busy: 0,
+                started: false,
+                stopped_ns: 0,
+                last_end_ns: 0,
+                closed: None,
+                open: None,
+            };
             match (share, &scenario.model) {
                 (Share::Closed { vus, budget }, Model::Closed { iterations, ramp, .. }) => {
                     let first = conns.len();
@@ -328,6 +376,7 @@ impl Worker {
             open_conns: 0,
             stopped_ns: 0,
             interval_index: 0,
+            stopped_reported: false,
             wakeups: BinaryHeap::new(),
             reconnects: VecDeque::new(),
             json: JsonCache::new(),
@@ -352,6 +401,10 @@ impl Worker {
             }
             if self.groups.iter().all(|g| g.stage == Stage::Done) {
                 break;
+            }
+            if !self.stopped_reported && self.groups.iter().all(|g| matches!(g.stage, Stage::Draining { .. } | Stage::Done)) {
+                self.stopped_reported = true;
+                let _ = self.spec.reports.send(Report::Stopped { thread: self.spec.thread, active_until_ns: self.active_until(now) });
             }
             if now >= self.next_interval_ns {
                 self.flush_intervals(now);
@@ -454,6 +507,7 @@ impl Worker {
                         self.on_connect_event(id, now);
                     }
                 }
+                Phase::Handshaking => self.on_handshake_event(id, now),
                 Phase::Sending => {
                     if event.is_writable() || error {
                         self.write_request(id, now);
@@ -503,8 +557,24 @@ impl Worker {
             open_connections: self.open_conns,
             in_flight: self.in_flight,
             active_vus: self.groups.iter().map(|g| g.busy).collect(),
+            windows: self.groups.iter().map(Group::window_end).collect(),
+            active_until_ns: self.active_until(self.now_ns()),
         });
         self.interval_index += 1;
+    }
+
+    /// active_until is a lower bound of where the run's window ends: it goes on at least
+    /// until now while a scenario runs or is yet to start; otherwise it ends no earlier
+    /// than the last end seen (requests still draining may move it later).
+    fn active_until(&self, now: u64) -> u64 {
+        let mut until = 0;
+        for group in &self.groups {
+            match group.stage {
+                Stage::Waiting | Stage::Running => return now,
+                Stage::Draining { .. } | Stage::Done => until = until.max(group.stopped_ns.max(group.last_end_ns)),
+            }
+        }
+        until
     }
 
     fn finish(&mut self, started_cpu: CpuTime) {
@@ -513,6 +583,7 @@ impl Worker {
             if self.groups[g].stage != Stage::Done {
                 if self.groups[g].stage == Stage::Running {
                     let end = self.scenarios[g].end_ns;
+                    self.groups[g].stopped_ns = now.min(end);
                     self.stopped_ns = self.stopped_ns.max(now.min(end));
                 }
                 self.close_group(g, now);
@@ -524,6 +595,8 @@ impl Worker {
         let _ = self.spec.reports.send(Report::Done {
             thread: self.spec.thread,
             stopped_ns: self.stopped_ns,
+            stopped: self.groups.iter().map(|g| if g.started { g.stopped_ns } else { 0 }).collect(),
+            windows: self.groups.iter().map(Group::window_end).collect(),
             cpu: thread_cpu_time().since(&started_cpu),
             error: None,
             pools: self.pools.take_local(),

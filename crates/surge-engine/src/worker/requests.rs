@@ -38,7 +38,12 @@ impl Worker {
         let Some(transport) = conn.transport.as_mut() else { return };
         let failure = loop {
             if conn.written >= request.len() {
-                break None;
+                // Sent means on the wire: TLS records still buffered wait for the socket.
+                match transport.flush() {
+                    Ok(true) => break None,
+                    Ok(false) => return,
+                    Err(e) => break Some(FailureClass::from_io_error(&e)),
+                }
             }
             match transport.write(&request[conn.written..]) {
                 Ok(0) => break Some(FailureClass::ClosedBeforeResponse),
@@ -136,6 +141,7 @@ impl Worker {
         conn.deadline_ns = u64::MAX;
         conn.requests += 1;
         self.in_flight -= 1;
+        self.groups[g].last_end_ns = now;
         metrics.record_response(status, latency, service);
         if !step.checks.is_empty() || !step.captures.is_empty() {
             let view = ResponseView::from_parser(&conn.parser, latency);
@@ -193,7 +199,9 @@ impl Worker {
                 let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
                 let latency = now.saturating_sub(conn.intended_ns);
                 self.in_flight -= 1;
-                self.metrics.slots[step.slot].record_failure(class, Some(latency));
+                let sent = conn.phase == Phase::Awaiting;
+                self.metrics.slots[step.slot].record_failure(class, Some(latency), sent);
+                self.groups[g].last_end_ns = now;
                 conn.phase = Phase::Idle;
                 self.open_conns -= 1;
                 conn.close(self.poll.registry());
@@ -202,7 +210,7 @@ impl Worker {
                 // the script continues); the next step reconnects.
                 self.after_response(id, now);
             }
-            Phase::Connecting => {
+            Phase::Connecting | Phase::Handshaking => {
                 if let Some(open) = self.groups[g].open.as_mut() {
                     open.connecting -= 1;
                 }
@@ -222,7 +230,9 @@ impl Worker {
                 if conn.has_request() {
                     let g = conn.group as usize;
                     let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
-                    self.metrics.slots[slot].record_failure(FailureClass::Interrupted, None);
+                    let sent = conn.phase == Phase::Awaiting;
+                    self.metrics.slots[slot].record_failure(FailureClass::Interrupted, None, sent);
+                    self.groups[g].last_end_ns = now;
                     self.in_flight -= 1;
                     self.conns[id].phase = Phase::Idle;
                 }
@@ -233,7 +243,7 @@ impl Worker {
                 continue;
             }
             match conn.phase {
-                Phase::Connecting => self.fail(id, FailureClass::ConnectTimeout, now),
+                Phase::Connecting | Phase::Handshaking => self.fail(id, FailureClass::ConnectTimeout, now),
                 Phase::Sending | Phase::Awaiting => self.fail(id, FailureClass::RequestTimeout, now),
                 _ => {}
             }

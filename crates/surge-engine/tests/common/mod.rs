@@ -27,6 +27,8 @@ pub enum Behavior {
     Garbage,
     /// Sleep this many ms, then 200.
     Delay(u64),
+    /// Accept the connection and never read from it (the client's writes fill the buffers).
+    NoRead,
 }
 
 /// TestServer runs until dropped.
@@ -77,6 +79,10 @@ impl Drop for TestServer {
 
 fn serve(mut stream: TcpStream, behavior: Behavior, requests: &AtomicU64) {
     let _ = stream.set_nodelay(true);
+    if let Behavior::NoRead = behavior {
+        std::thread::sleep(Duration::from_secs(10));
+        return;
+    }
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -131,6 +137,7 @@ fn serve(mut stream: TcpStream, behavior: Behavior, requests: &AtomicU64) {
                 std::thread::sleep(Duration::from_millis(50));
                 false
             }
+            Behavior::NoRead => false,
             Behavior::Delay(ms) => {
                 std::thread::sleep(Duration::from_millis(ms));
                 stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").is_ok()
