@@ -17,7 +17,7 @@ from surge.plan import (
     RampingVus,
     SharedIterations,
 )
-from surge.result import LatencySummary, RunResult
+from surge.result import LatencySummary, Requests, RunResult
 
 
 def _bytes(n: float) -> str:
@@ -154,27 +154,33 @@ def print_summary(result: RunResult, plan: Plan, console: Console | None = None)
     (console or Console()).print(render_summary(result, plan))
 
 
+def _not_ok(r: Requests) -> str:
+    """_not_ok is failed plus interrupted requests and the failure rate they make."""
+    return f"{r.failed + r.interrupted:,} ({r.failure_rate:.2%})"
+
+
 def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
     parts: list[Any] = []
     if result.scenarios:
         table = Table(title="Scenarios", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("scenario", "iterations", "dropped", "interrupted", "requests", "failed", "p50 ms", "p95 ms",
-                    "p99 ms"):
+        for col in ("scenario", "iterations", "dropped", "interrupted", "requests", "responses/s",
+                    "failed + cut off", "p50 ms", "p95 ms", "p99 ms"):
             table.add_column(col, justify="left" if col == "scenario" else "right")
         for s in result.scenarios:
             it, rq, lat = s.iterations, s.requests, s.latency.all
             table.add_row(s.name, f"{it.iterations_completed:,}/{it.iterations_started:,}", f"{it.iterations_dropped:,}",
-                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
-                          f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
+                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{s.throughput.responses_per_s:,.1f}",
+                          _not_ok(rq), f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
         parts.append(table)
     if result.tags:
         table = Table(title="Requests by tag", title_justify="left", show_edge=False, pad_edge=False)
-        for col in ("scenario", "tag", "requests", "failed", "avg ms", "p50 ms", "p95 ms", "p99 ms", "max ms"):
+        for col in ("scenario", "tag", "requests", "responses/s", "failed + cut off", "avg ms", "p50 ms", "p95 ms",
+                    "p99 ms", "max ms"):
             table.add_column(col, justify="left" if col in ("scenario", "tag") else "right")
         for t in result.tags:
             rq, lat = t.requests, t.latency.all
-            table.add_row(t.scenario, t.tag, f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
+            table.add_row(t.scenario, t.tag, f"{rq.sent:,}", f"{t.throughput.responses_per_s:,.1f}", _not_ok(rq),
                           f"{lat.mean_ms:,.2f}", f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}",
                           f"{lat.max_ms:,.2f}")
         parts.append(table)
