@@ -7,8 +7,9 @@
 //! falls in them) once blocks take no more memory. A run measures per (scenario, tag) slot
 //! and per thread, and copies of those histograms travel once per interval; as dense arrays
 //! (184 KiB each) they made a file of 1,000 one-VU scenarios need gigabytes. A busy slot
-//! records into blocks — the same index arithmetic as a dense array, plus one pointer —
-//! and a small one into a list of a few hundred entries. Summaries are computed here exactly
+//! (past 4,096 values, or once blocks are no larger) records into blocks — the same index
+//! arithmetic as a dense array, plus one pointer — and a small one into a list of a few
+//! hundred entries. Summaries are computed here exactly
 //! as HdrHistogram computes them (same buckets, same arithmetic, same order), and the V2
 //! serialization goes through a dense `hdrhistogram::Histogram` built on the spot, so logs
 //! and other tools read the same bytes.
@@ -88,6 +89,11 @@ const SPARSE_FLOOR: usize = 64;
 /// whatever their spread, so that a lookup stays a dozen comparisons.
 const SPARSE_LIMIT: usize = 4096;
 
+/// BUSY_RECORDS is how many values a sparse histogram takes before it moves to blocks
+/// whatever their spread: a busy slot (thousands of responses an interval on one thread)
+/// records at array speed, and there are never many busy slots at once.
+const BUSY_RECORDS: u64 = 4096;
+
 /// Counters are a histogram's counts, in whichever form takes less memory.
 #[derive(Clone, Debug)]
 enum Counters {
@@ -146,7 +152,9 @@ impl LatencyHistogram {
                 }
             }
             Counters::Sparse(entries) => {
-                if record_sparse(entries, index, count) {
+                // A slot this busy records into blocks, where a value costs an index and an
+                // add rather than a search, whatever the memory.
+                if record_sparse(entries, index, count) || self.total >= BUSY_RECORDS {
                     self.move_to_blocks();
                 }
             }
@@ -541,6 +549,17 @@ mod tests {
         }
         assert!(scattered.allocated_bytes() <= 300 * 16 * 2, "{} bytes for 300 values", scattered.allocated_bytes());
         assert_eq!(scattered.len(), 300);
+    }
+
+    #[test]
+    fn a_busy_histogram_records_into_blocks_whatever_the_spread() {
+        // 170 distinct values would stay a list by memory alone; 4,096 records make it busy.
+        let mut h = LatencyHistogram::new();
+        for i in 0..5_000u64 {
+            h.record(30_000 + (i % 170) * 1_000);
+        }
+        assert!(matches!(h.counters, Counters::Blocks(_)), "{} bytes", h.allocated_bytes());
+        assert_eq!(h.to_hdr(), dense(&(0..5_000u64).map(|i| 30_000 + (i % 170) * 1_000).collect::<Vec<_>>()));
     }
 
     #[test]
