@@ -18,7 +18,7 @@ from surge.plan import (
     SharedIterations,
 )
 from surge.redact import redact_text
-from surge.result import LatencySummary, RunResult
+from surge.result import LatencySummary, Requests, RunResult
 
 PIPE_WIDTH = 1_000_000
 """PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
@@ -185,24 +185,30 @@ def print_summary(result: RunResult, plan: Plan, console: Console | None = None)
     (console or summary_console()).print(render_summary(result, plan))
 
 
+def _not_ok(r: Requests) -> str:
+    """_not_ok is failed plus interrupted requests and the failure rate they make."""
+    return f"{r.failed + r.interrupted:,} ({r.failure_rate:.2%})"
+
+
 def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
     parts: list[Any] = []
     if result.scenarios:
-        table = _table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "failed",
-                                     "p50 ms", "p95 ms", "p99 ms"), left=("scenario",))
+        table = _table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "responses/s",
+                                     "failed + cut off", "p50 ms", "p95 ms", "p99 ms"), left=("scenario",))
         for s in result.scenarios:
             it, rq, lat = s.iterations, s.requests, s.latency.all
             table.add_row(s.name, f"{it.iterations_completed:,}/{it.iterations_started:,}", f"{it.iterations_dropped:,}",
-                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
-                          f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
+                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{s.throughput.responses_per_s:,.1f}",
+                          _not_ok(rq), f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
         parts.append(table)
     if result.tags:
-        table = _table("Requests by tag", ("scenario", "tag", "requests", "failed", "avg ms", "p50 ms", "p95 ms",
-                                           "p99 ms", "max ms"), left=("scenario", "tag"))
+        table = _table("Requests by tag", ("scenario", "tag", "requests", "responses/s", "failed + cut off", "avg ms",
+                                           "p50 ms", "p95 ms", "p99 ms", "max ms"), left=("scenario", "tag"))
         for t in result.tags:
             rq, lat = t.requests, t.latency.all
-            table.add_row(t.scenario, redact_text(t.tag), f"{rq.sent:,}", f"{rq.failed:,} ({rq.failure_rate:.2%})",
+            table.add_row(t.scenario, redact_text(t.tag), f"{rq.sent:,}", f"{t.throughput.responses_per_s:,.1f}",
+                          _not_ok(rq),
                           f"{lat.mean_ms:,.2f}", f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}",
                           f"{lat.max_ms:,.2f}")
         parts.append(table)

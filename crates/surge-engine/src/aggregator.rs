@@ -288,6 +288,7 @@ impl<'p> Aggregator<'p> {
             if *entry.key() > last {
                 break;
             }
+            self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
             let later = entry.remove();
             slot.metrics.add(&later.metrics);
             for (known, reported) in slot.windows.iter_mut().zip(&later.windows) {

@@ -17,8 +17,8 @@ pub struct Interval {
     /// start_s is the interval's start, in seconds since the run started.
     pub start_s: f64,
     /// end_s is the interval's end: `interval_s` after its start, except for the last,
-    /// which ends with the run's window (a piece shorter than half an interval joins the
-    /// interval before it, so the last one is between half and one and a half intervals).
+    /// which ends with the run's window; a drain after the load shorter than half an
+    /// interval joins the last interval of the load instead of making one of its own.
     pub end_s: f64,
     /// requests counts the interval's requests, responses and failures.
     pub requests: Counts,

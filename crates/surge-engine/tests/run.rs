@@ -297,3 +297,14 @@ fn rates_are_over_the_window_from_the_start_to_the_last_request() {
     assert_eq!((s.throughput.window_s, s.throughput.responses_per_s), (t.window_s, t.responses_per_s));
     assert_eq!(result.tags[0].throughput, s.throughput);
 }
+
+#[test]
+fn the_peak_of_open_connections_counts_the_interval_the_drain_joined() {
+    // One interval of load and a drain that joins it: the connections open at the load's
+    // end are still the peak, though none is open when the drain ends.
+    let server = TestServer::start(Behavior::Ok);
+    let p = plan(&server.url("/"), r#"{"type": "constant-vus", "vus": 3, "duration_s": 0.5}"#, r#", "interval_s": 0.5"#);
+    let result = run_plan(&p);
+    assert_eq!(result.intervals.len(), 1, "{:?}", result.intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
+    assert_eq!(result.peak_open_connections, 3);
+}
