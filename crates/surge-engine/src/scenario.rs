@@ -1,6 +1,8 @@
 //! scenario: one named workload of a plan: an executor, the flow its iterations run,
 //! and when it starts. Scenarios of a plan run in parallel on the same event loops.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::capture::Capture;
@@ -167,6 +169,9 @@ pub fn compile(
     pools: &crate::pool::PoolSpecs,
 ) -> Result<Compiled, Vec<PlanError>> {
     let mut slots: Vec<Slot> = Vec::new();
+    // Where each (scenario, tag) slot is: a lookup per step, so a flow of tens of thousands
+    // of distinctly tagged steps does not compare every tag with every other.
+    let mut slot_of: HashMap<(usize, String), usize> = HashMap::new();
     let mut checks: Vec<Probe> = Vec::new();
     let mut captures: Vec<Probe> = Vec::new();
     let mut scenarios = Vec::with_capacity(specs.len());
@@ -202,13 +207,10 @@ pub fn compile(
             let mut steps = Vec::with_capacity(sequence.steps.len());
             for (j, step) in sequence.steps.iter().enumerate() {
                 let tag = step.tag.clone().unwrap_or_else(|| step.request.default_tag(target));
-                let slot = match slots.iter().position(|s| s.scenario == index && s.tag == tag) {
-                    Some(slot) => slot,
-                    None => {
-                        slots.push(Slot { scenario: index, tag: tag.clone() });
-                        slots.len() - 1
-                    }
-                };
+                let slot = *slot_of.entry((index, tag.clone())).or_insert_with(|| {
+                    slots.push(Slot { scenario: index, tag: tag.clone() });
+                    slots.len() - 1
+                });
                 let at = format!("scenarios[{index}].flow.sequences[{i}].steps[{j}]");
                 let mut step_checks = Vec::with_capacity(step.checks.len());
                 for (k, spec) in step.checks.iter().enumerate() {
