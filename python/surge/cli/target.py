@@ -1,6 +1,6 @@
 """``surge target``: the reference target, a system under test with known capacity.
 
-``register(app)`` adds the command to the click group; ``surge.cli`` calls it. Validation is
+``surge.cli`` adds the command to its click group. Validation is
 the Rust side's (``_engine.check_target_config``), so ``surge target`` and the
 ``surge-target`` binary accept and reject exactly the same values, each error naming its flag.
 """
@@ -129,8 +129,3 @@ def target_command(
         print(f"surge: error: {redact_text(str(e))}", file=sys.stderr)
         raise click.exceptions.Exit(1) from None
     _print_summary(summary)
-
-
-def register(app: click.Group) -> None:
-    """register adds the ``target`` command to ``app``."""
-    app.add_command(target_command)

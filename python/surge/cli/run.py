@@ -1,8 +1,5 @@
-"""surge's command line: ``surge run``, ``surge target``, ``surge demo``.
-
-Every error a user can cause is one line on stderr naming the flag, and exit code 2;
-see ``surge.exit_codes`` for the others.
-"""
+"""``surge run URL`` and ``surge run FILE.yaml``: flags checked (each error naming its flag),
+then the run, its summary or JSON document, and its exit code."""
 
 from __future__ import annotations
 
@@ -12,21 +9,18 @@ import os
 import re
 import resource
 import sys
-
-# The CLI uses no pydantic plugins; without this, building the first model (the terminal
-# summary's result models) scans every installed package's entry points (~50 ms of CPU).
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 from pathlib import Path
 from typing import Any, Optional
 
 import click
 
-from surge import __version__, exit_codes, signals
+from surge import exit_codes, signals
+from surge.cli.errors import finish
 from surge.durations import format_limit, parse_duration
 from surge.engine import run_plan_json
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
-from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.errors import BadInput
 from surge.plan_errors import plan_error
 from surge.plan import (
     ConstantArrivalRate,
@@ -40,18 +34,7 @@ from surge.plan import (
 )
 from surge.document import result_document
 from surge.exit_codes import Outcome
-from surge.redact import redact_message, redact_text
-
-
-@click.group(
-    name="surge",
-    help="Load and capacity testing for HTTP services.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-@click.version_option(__version__, "-V", "--version", prog_name="surge", message="%(prog)s %(version)s",
-                      help="Print surge's version and exit.")
-def app() -> None:
-    """app is the ``surge`` command group."""
+from surge.redact import redact_message
 
 
 DEFAULT_DURATION = "10s"
@@ -243,29 +226,12 @@ def execute(plan: Plan, *, json_output: bool) -> Outcome:
     return exit_codes.run_outcome(result.stop_reason, result.requests.model_dump(), nothing_sent=NOTHING_SENT)
 
 
-def _finish(outcome: Outcome) -> None:
-    """_finish ends the command with the outcome's exit code, after one line on stderr saying
-    why for every code but 0."""
-    if outcome.code != exit_codes.OK:
-        _say(outcome.reason or f"exit code {outcome.code}")
-    raise click.exceptions.Exit(outcome.code)
-
-
-def _say(line: str) -> None:
-    print(f"surge: {redact_text(line)}", file=sys.stderr, flush=True)
-
-
-def _error(message: str) -> None:
-    first_line = message.strip().splitlines()[0] if message.strip() else "unknown error"
-    _say(f"error: {first_line}")
-
-
 def _is_scenario_file(target: str) -> bool:
     return target.lower().endswith((".yaml", ".yml")) or (not target.lower().startswith(("http://", "https://"))
                                                            and Path(target).is_file())
 
 
-@app.command("run")
+@click.command("run")
 @click.argument("url")
 @click.option("-c", "--connections", type=int,
               help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
@@ -324,7 +290,7 @@ def run_command(
                      "graceful_stop": _duration("--grace", grace, positive=False) if grace is not None else None,
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
-        _finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides))
+        finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -343,7 +309,7 @@ def run_command(
         max_in_flight=max_in_flight,
         grace=grace or DEFAULT_GRACE,
     )
-    _finish(execute(plan, json_output=json_output))
+    finish(execute(plan, json_output=json_output))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -376,74 +342,3 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
 
     return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
                     json_output=json_output, env=env, overrides=overrides)
-
-
-@app.command("demo")
-@click.option("--results", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
-              help="Directory to write results into.")
-def demo_command(results: Path) -> None:
-    """Start the reference target, run a short real test that passes its capacity, write results."""
-    from surge.demo import run_demo
-
-    run_demo(results)
-    if signals.received() is not None:  # the ramp was cut short: its summary is partial
-        _finish(exit_codes.stopped(detail="results are partial"))
-
-
-def _register_subcommands() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("surge.cli_target") is not None:
-        from surge import cli_target
-
-        cli_target.register(app)
-
-
-_register_subcommands()
-
-
-def _usage_error(e: click.ClickException) -> str:
-    """_usage_error is click's usage error as ``FLAG: message``, like every other error."""
-    if isinstance(e, click.NoSuchOption):
-        return f"{e.option_name}: no such option" + (f" (did you mean {', '.join(e.possibilities)}?)"
-                                                      if e.possibilities else "")
-    if isinstance(e, click.BadOptionUsage):
-        return f"{e.option_name}: {re.sub(r'^Option .*? ', '', e.message)}".rstrip(".")
-    if isinstance(e, click.BadParameter) and e.param is not None:
-        where = "/".join(e.param.opts) if isinstance(e.param, click.Option) else (e.param.name or "").upper()
-        if isinstance(e, click.MissingParameter):
-            return f"{where}: missing (give it: surge {e.ctx.info_name if e.ctx else ''} {where})".replace("  ", " ")
-        return f"{where}: {e.message}".rstrip(".")
-    return e.format_message()
-
-
-def main(argv: list[str] | None = None) -> None:
-    """main is the ``surge`` console entry point: one-line errors (secrets masked), documented
-    exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results."""
-    signals.install()
-    try:
-        code = app.main(args=argv, prog_name="surge", standalone_mode=False)
-    except click.exceptions.Exit as e:
-        code = e.exit_code
-    except click.ClickException as e:  # usage errors: unknown flag, bad type, missing argument
-        _error(_usage_error(e))
-        code = exit_codes.BAD_INPUT
-    except (KeyboardInterrupt, click.exceptions.Abort):  # a stop signal before or after a run
-        stop = exit_codes.stopped()
-        _say(stop.reason)
-        code = stop.code
-    except BadInput as e:
-        # A scenario file reports every mistake, one line each.
-        for line in str(e).splitlines() or [""]:
-            _error(line)
-        code = exit_codes.BAD_INPUT
-    except UnreachableError as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        code = exit_codes.UNREACHABLE
-    except (PlanError, ConnectionLimitError) as e:
-        _error(str(e.args[0]) if e.args else str(e))
-        code = exit_codes.BAD_INPUT
-    except SurgeError as e:
-        _error(str(e))
-        code = exit_codes.RUN_FAILED
-    sys.exit(code if isinstance(code, int) else 0)
