@@ -187,7 +187,7 @@ def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_t
 
 def test_the_python_api_runs_a_model_built_in_code(fresh_target):
     from surge.scenario import Check, Request, Scenario, ScenarioFile, Step
-    from surge.scenario_run import run_compiled
+    from surge.run import run_phases
 
     f = ScenarioFile(
         target=fresh_target.url,
@@ -197,7 +197,7 @@ def test_the_python_api_runs_a_model_built_in_code(fresh_target):
         )},
         thresholds=["p(99) < 5s", "checks > 0.99"],
     )
-    outcome = run_compiled(f.compile())
+    outcome = run_phases(f.compile())
     assert outcome.main["requests"]["sent"] == 30 == fresh_target.received()
     assert [v.status for v in outcome.verdicts] == ["pass", "pass"]
     assert outcome.exit_code() == 0

@@ -14,10 +14,9 @@ from typing import Any, Optional
 
 import click
 
-from surge import exit_codes, signals
+from surge import signals
 from surge.cli.errors import finish
 from surge.durations import format_limit, parse_duration
-from surge.engine import run_plan_json
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
 from surge.errors import BadInput
@@ -34,7 +33,9 @@ from surge.plan import (
 )
 from surge.document import result_document
 from surge.exit_codes import Outcome
-from surge.redact import redact_message
+from surge.redact import redact_message, redact_text
+from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
+from surge.run import CompiledRun, planned_s
 
 
 DEFAULT_DURATION = "10s"
@@ -196,34 +197,58 @@ NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too 
 how long opening a connection takes depends on the machine, so no minimum is guessed)."""
 
 
-def execute(plan: Plan, *, json_output: bool) -> Outcome:
-    """execute runs a plan with progress display and summary (or the JSON document);
-    returns the Outcome (exit code and why)."""
-    # Once the engine has returned, a stop signal waits for the results to be printed.
+def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None) -> Outcome:
+    """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
+    made) with progress display and summary (or the JSON document); returns the Outcome (exit
+    code and why). ``url_plan`` describes a URL run in its summary."""
+    from surge.run import run_phases
+
+    nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
     if json_output:
-        text = run_plan_json(plan)
+        outcome = run_phases(compiled, threads=threads)
+        # Once the engine has returned, a stop signal waits for the results to be printed.
         with signals.deferred():
-            # The engine's document is printed as it is (less per-interval histograms, secrets
+            # A URL run's document is the engine's as it is (less per-interval histograms, secrets
             # masked): no need to load and validate the result models on this path.
-            doc = result_document(json.loads(text))
+            doc = result_document(outcome.main) if url_plan is not None else outcome.document()
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
-        return exit_codes.run_outcome(doc["stop_reason"], doc["requests"], nothing_sent=NOTHING_SENT)
-    if not sys.stderr.isatty():
-        text = run_plan_json(plan)
-    else:
-        from surge.progress import Progress  # Rich only when a terminal shows it
+        return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+    # Rich and the result models load only once the engine has returned (they would count in
+    # the run's peak RSS), or before when a terminal shows the progress display.
+    if sys.stderr.isatty():
+        from surge.progress import Progress
+        from surge.result import Interval
 
-        planned_s = 0.0 if isinstance(plan.executor, SharedIterations) else plan.duration_s()
-        with Progress(planned_s) as progress:
-            text = run_plan_json(plan, progress.update)
+        with Progress(planned_s(compiled.main)) as progress:
+            outcome = run_phases(compiled, threads=threads, on_phase=_print_phase,
+                                 on_interval=lambda i: progress.update(Interval.model_validate(i)))
+    else:
+        outcome = run_phases(compiled, threads=threads, on_phase=_print_phase)
     with signals.deferred():
         from surge.result import RunResult
-        from surge.summary import print_summary
+        from surge.summary import print_scenario_summary, print_summary
 
-        result = RunResult.from_json(text)
-        print_summary(result, plan)
-    return exit_codes.run_outcome(result.stop_reason, result.requests.model_dump(), nothing_sent=NOTHING_SENT)
+        result = RunResult.model_validate(outcome.main)
+        if url_plan is not None:
+            print_summary(result, url_plan)
+        else:
+            print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
+                                   interrupted_in=outcome.interrupted_in)
+    return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+
+
+def _print_phase(name: str, result: dict[str, Any]) -> None:
+    """_print_phase says on stderr how an unmeasured phase (setup, teardown) went."""
+    from rich.console import Console
+    from rich.text import Text
+
+    r = result["requests"]
+    pools = ", ".join(f"{k} ({len(v):,} values)" for k, v in result.get("pools", {}).items())
+    stopped = " · interrupted" if result["stop_reason"] == "interrupted" else ""
+    Console(stderr=True).print(Text.assemble((name, "bold"), redact_text(
+        f": {r['sent']:,} requests, {r['failed']:,} failed{stopped}"
+        f"{' · captured ' + pools if pools else ''} (not in the measured results)")))
 
 
 def _is_scenario_file(target: str) -> bool:
@@ -309,7 +334,8 @@ def run_command(
         max_in_flight=max_in_flight,
         grace=grace or DEFAULT_GRACE,
     )
-    finish(execute(plan, json_output=json_output))
+    finish(execute(CompiledRun(main=json.loads(plan.to_json())), threads=None, json_output=json_output,
+                   url_plan=plan))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -338,7 +364,14 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     check_threads(threads)
     if not Path(path).exists():
         raise BadInput(path, "no such scenario file")
-    from surge.scenario_run import run_file
+    from surge.scenario import load
 
-    return run_file(Path(path), time_scale=time_scale or 1.0, threads=threads, target=target_url,
-                    json_output=json_output, env=env, overrides=overrides)
+    scenario_file = load(Path(path), env=env)
+    if target_url is not None:
+        try:
+            scenario_file = scenario_file.with_target(target_url)
+        except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
+            raise BadInput("--target", str(e)) from None
+    scenario_file = scenario_file.with_overrides(**(overrides or {}))
+    compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
+    return execute(compiled, threads=threads, json_output=json_output)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from surge.scenario.captures import Capture
@@ -48,41 +47,11 @@ from surge.scenario.variables import (
     Vu,
     Zipf,
 )
-from surge.thresholds import Threshold, percentiles
+from surge.run import CompiledRun
+from surge.thresholds import percentiles
 
 Plan = dict[str, Any]
 """Plan is an engine plan as JSON-ready data (docs/plan.md)."""
-
-
-@dataclass(frozen=True)
-class CompiledRun:
-    """CompiledRun: what a scenario file runs: the measured ``main`` plan, optional
-    ``setup`` and ``teardown`` plans (not measured), and the parsed ``thresholds``."""
-
-    main: Plan
-    setup: Plan | None = None
-    teardown: Plan | None = None
-    thresholds: list[Threshold] = field(default_factory=list)
-
-    def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
-        """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
-        main and teardown plans."""
-        def fill(plan: Plan | None) -> Plan | None:
-            if plan is None:
-                return None
-            return {**plan, "pools": {**plan["pools"], **{k: [str(v) for v in vs] for k, vs in pools.items()}}}
-
-        return replace(self, main=fill(self.main) or self.main, teardown=fill(self.teardown))
-
-    def plans(self) -> list[tuple[str, Plan]]:
-        """plans lists the plans in the order they run: setup, main, teardown."""
-        return [(n, p) for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
-                if p is not None]
-
-    @staticmethod
-    def to_json(plan: Plan) -> str:
-        """to_json serializes a plan for ``surge._engine.run``."""
-        return json.dumps(plan)
 
 
 def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:

@@ -1,40 +1,69 @@
-"""Running a scenario file end to end: setup, the measured run, teardown; thresholds judged
-at the end (and, for ``abort_on_fail``, while the run goes); summary or JSON; exit code.
+"""One path for every run: a URL's flags and a scenario file both compile to a CompiledRun
+(setup, main and teardown plans, thresholds), which ``run_phases`` executes: setup, the
+measured run (stopped early when an ``abort_on_fail`` threshold fails), teardown; thresholds
+judged at the end; one RunOutcome back.
 
 Setup and teardown are separate engine runs whose requests are not in the measured
 results; what setup captures into pools (e.g. the ids of the tasks it created) is handed
-to the main run's variables.
+to the main run's variables. Every finished phase's result passes through ``finished_phase``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from surge import _engine, exit_codes, signals
 from surge.document import result_document
-from surge.errors import BadInput
 from surge.exit_codes import Outcome
-from surge.redact import redact_text
 from surge.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.thresholds import exit_code as thresholds_exit_code
 
 Plan = dict[str, Any]
-"""Plan is an engine plan as compiled from a scenario file (see docs/plan.md)."""
-
+"""Plan is an engine plan as a dict (see docs/plan.md), as a CompiledRun holds it."""
 
 NOTHING_SENT = "no scenario sent a request before the run ended (check durations, start times and --time-scale)"
 """NOTHING_SENT says why a scenario file's run that sent nothing exits 3."""
 
 
+@dataclass(frozen=True)
+class CompiledRun:
+    """CompiledRun: what a run runs: the measured ``main`` plan, optional ``setup`` and
+    ``teardown`` plans (not measured), and the parsed ``thresholds``. A scenario file compiles
+    to one; a URL's flags make one with only ``main``."""
+
+    main: Plan
+    setup: Plan | None = None
+    teardown: Plan | None = None
+    thresholds: list[Threshold] = field(default_factory=list)
+
+    def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
+        """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
+        main and teardown plans."""
+        def fill(plan: Plan | None) -> Plan | None:
+            if plan is None:
+                return None
+            return {**plan, "pools": {**plan["pools"], **{k: [str(v) for v in vs] for k, vs in pools.items()}}}
+
+        return replace(self, main=fill(self.main) or self.main, teardown=fill(self.teardown))
+
+    def plans(self) -> list[tuple[str, Plan]]:
+        """plans lists the plans in the order they run: setup, main, teardown."""
+        return [(n, p) for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
+                if p is not None]
+
+    @staticmethod
+    def to_json(plan: Plan) -> str:
+        """to_json serializes a plan for ``surge._engine.run``."""
+        return json.dumps(plan)
+
+
 @dataclass
-class ScenarioRun:
-    """ScenarioRun: the results of one scenario file's phases and its threshold verdicts.
+class RunOutcome:
+    """RunOutcome: the results of one run's phases and its threshold verdicts.
     ``interrupted_in`` names the phase a stop signal ended ("setup", "main", "teardown"), after
     which no phase started; when it is "setup", ``main`` is an empty result (nothing measured)."""
 
@@ -45,14 +74,16 @@ class ScenarioRun:
     aborted_by: list[Verdict] = field(default_factory=list)
     interrupted_in: str | None = None
 
-    def outcome(self) -> Outcome:
+    def outcome(self, *, nothing_sent: str = NOTHING_SENT, name_phase: bool = True) -> Outcome:
         """outcome: 128 + signal when stopped by one (130 for Ctrl-C), 3 when the run measured
-        nothing, 99 when a threshold failed or aborted the run, else 0; with the reason."""
+        nothing (``nothing_sent`` says why when nothing was sent), 99 when a threshold failed or
+        aborted the run, else 0; with the reason. ``name_phase`` False leaves the phase out of
+        the reason (a URL run has only the measured one)."""
         if self.interrupted_in is not None:
             detail = ("the measured run did not start" if self.interrupted_in == "setup"
                       else "results are partial" if self.main["stop_reason"] == "interrupted" else "")
-            return exit_codes.stopped(self.interrupted_in, detail)
-        ran = exit_codes.run_outcome(self.main["stop_reason"], self.main["requests"], nothing_sent=NOTHING_SENT)
+            return exit_codes.stopped(self.interrupted_in if name_phase else None, detail)
+        ran = exit_codes.run_outcome(self.main["stop_reason"], self.main["requests"], nothing_sent=nothing_sent)
         if ran.code != exit_codes.OK:
             return ran
         if self.aborted_by:
@@ -69,9 +100,9 @@ class ScenarioRun:
         return self.outcome().code
 
     def document(self) -> dict[str, Any]:
-        """document is the ``--json`` output: the main result plus setup/teardown summaries,
-        the threshold verdicts, the phase a stop signal ended (``interrupted_in``) and which
-        signal (``stop_signal``)."""
+        """document is a scenario file's ``--json`` output: the main result plus setup/teardown
+        summaries, the threshold verdicts, the phase a stop signal ended (``interrupted_in``)
+        and which signal (``stop_signal``)."""
         doc = result_document(self.main)
         for interval in doc.get("intervals", []):
             interval.pop("totals", None)
@@ -95,11 +126,14 @@ def _verdict_document(v: Verdict) -> dict[str, Any]:
 IntervalHook = Callable[[dict[str, Any]], None]
 """IntervalHook receives each interval of the main run (as a dict), e.g. for a progress display."""
 
+PhaseHook = Callable[[str, dict[str, Any]], None]
+"""PhaseHook is told the name and result of each unmeasured phase (setup, teardown) as it ends."""
 
-def run_compiled(compiled: Any, *, threads: int | None = None, on_interval: IntervalHook | None = None,
-                 on_phase: Callable[[str, dict[str, Any]], None] | None = None) -> ScenarioRun:
-    """run_compiled runs a compiled scenario file (``surge.scenario.CompiledRun``): setup,
-    main (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown.
+
+def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval: IntervalHook | None = None,
+               on_phase: PhaseHook | None = None) -> RunOutcome:
+    """run_phases runs a CompiledRun (a scenario file's, or a URL's flags'): setup, main
+    (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown.
     ``on_phase(name, result)`` is told when setup or teardown ends. A stop signal (Ctrl-C,
     SIGTERM, SIGHUP) in any phase ends that phase keeping its results and starts no other."""
     thresholds: list[Threshold] = list(compiled.thresholds)
@@ -120,37 +154,39 @@ def run_compiled(compiled: Any, *, threads: int | None = None, on_interval: Inte
             return True
         return False
 
-    run = ScenarioRun(main=empty_result(compiled.main))
+    run = RunOutcome(main={})
     phase = "setup"
     try:
         if compiled.setup is not None:
-            run.setup = _run_plan(_with_threads(compiled.setup, threads))
-            if on_phase:
-                on_phase("setup", run.setup)
-            _stop_if_interrupted(run.setup)
-            compiled = compiled.with_pools(run.setup.get("pools", {}))
+            setup = finished_phase(run, "setup", run_engine_plan(_with_threads(compiled.setup, threads)), on_phase)
+            compiled = compiled.with_pools(setup.get("pools", {}))
         phase = "main"
         main_plan = dict(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
-        run.main = _run_plan(main_plan, interval_hook)
-        run.verdicts = evaluate(thresholds, run.main)
+        main = run_engine_plan(main_plan, interval_hook)
+        run.verdicts = evaluate(thresholds, main)
         run.aborted_by = aborted_by
-        _stop_if_interrupted(run.main)
+        finished_phase(run, "main", main, on_phase)
         if compiled.teardown is not None:
             phase = "teardown"
-            run.teardown = _run_plan(_with_threads(compiled.teardown, threads))
-            if on_phase:
-                on_phase("teardown", run.teardown)
-            _stop_if_interrupted(run.teardown)
+            finished_phase(run, "teardown", run_engine_plan(_with_threads(compiled.teardown, threads)), on_phase)
     except KeyboardInterrupt:  # a stop signal: in the engine (its results kept) or between runs
         run.interrupted_in = phase
+    if not run.main:  # the measured run never started (or never returned)
+        run.main = empty_result(compiled.main)
     return run
 
 
-def _stop_if_interrupted(result: dict[str, Any]) -> None:
-    """_stop_if_interrupted raises KeyboardInterrupt when a stop signal ended ``result``'s run
-    (the engine keeps the results and swallows the exception), so no later phase starts."""
+def finished_phase(run: RunOutcome, name: str, result: dict[str, Any], on_phase: PhaseHook | None) -> dict[str, Any]:
+    """finished_phase is the one place every finished phase's result passes through: kept in
+    ``run`` under ``name`` ("setup", "main", "teardown"), told to ``on_phase`` (not the
+    measured run: it has its own summary); raises KeyboardInterrupt when a stop signal ended
+    it (the engine keeps the results and swallows the exception), so no later phase starts."""
+    setattr(run, name, result)
+    if on_phase is not None and name != "main":
+        on_phase(name, result)
     if result["stop_reason"] == "interrupted" or signals.received() is not None:
         raise KeyboardInterrupt
+    return result
 
 
 def empty_result(plan: Plan) -> dict[str, Any]:
@@ -168,7 +204,9 @@ def _with_threads(plan: Plan, threads: int | None) -> Plan:
     return dict(plan, threads=threads) if threads is not None else plan
 
 
-def _run_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+def run_engine_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+    """run_engine_plan runs one plan on the engine (GIL released) and returns its result
+    document; ``on_interval`` gets each interval and returns True to stop the run."""
     callback = None
     if on_interval is not None:
         def callback(text: str) -> bool:
@@ -179,63 +217,13 @@ def _run_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None =
         return result
 
 
-def run_file(path: Path, *, time_scale: float = 1.0, threads: int | None = None, target: str | None = None,
-             json_output: bool = False, env: Mapping[str, str] | None = None,
-             overrides: Mapping[str, Any] | None = None) -> Outcome:
-    """run_file is ``surge run FILE.yaml``: loads and validates the file (every mistake,
-    with its line, before anything runs), runs its phases, prints the summary (or the JSON
-    document) and returns the Outcome (exit code and why). ``env`` replaces the process
-    environment for the file's ``env`` variables (``-e NAME=VALUE``); ``overrides`` are
-    ``ScenarioFile.with_overrides``' arguments (``--timeout``, ``--grace``, ``--insecure``)."""
-    from surge.scenario import load
-
-    scenario_file = load(path, env=env)
-    if target is not None:
-        try:
-            scenario_file = scenario_file.with_target(target)
-        except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
-            raise BadInput("--target", str(e)) from None
-    scenario_file = scenario_file.with_overrides(**(overrides or {}))
-    compiled = scenario_file.compile(time_scale=time_scale, env=env)
-    if json_output:
-        outcome = run_compiled(compiled, threads=threads)
-        with signals.deferred():
-            sys.stdout.write(json.dumps(outcome.document()) + "\n")
-            sys.stdout.flush()
-        return outcome.outcome()
-    from rich.console import Console
-    from rich.text import Text
-
-    from surge.result import Interval, RunResult
-    from surge.summary import print_scenario_summary
-
-    err = Console(stderr=True)
-
-    def on_phase(name: str, result: dict[str, Any]) -> None:
-        r = result["requests"]
-        pools = ", ".join(f"{k} ({len(v):,} values)" for k, v in result.get("pools", {}).items())
-        stopped = " · interrupted" if result["stop_reason"] == "interrupted" else ""
-        err.print(Text.assemble((name, "bold"), redact_text(
-            f": {r['sent']:,} requests, {r['failed']:,} failed{stopped}"
-            f"{' · captured ' + pools if pools else ''} (not in the measured results)")))
-
-    if sys.stderr.isatty():
-        from surge.progress import Progress
-
-        planned_s = max((s["start_time_s"] + _planned_s(s["executor"]) for s in compiled.main["scenarios"]),
-                        default=0.0)
-        with Progress(planned_s) as progress:
-            outcome = run_compiled(compiled, threads=threads, on_phase=on_phase,
-                                   on_interval=lambda i: progress.update(Interval.model_validate(i)))
-    else:
-        outcome = run_compiled(compiled, threads=threads, on_phase=on_phase)
-    with signals.deferred():
-        print_scenario_summary(RunResult.model_validate(outcome.main), compiled.main, outcome.verdicts,
-                               outcome.aborted_by, interrupted_in=outcome.interrupted_in)
-    return outcome.outcome()
+def planned_s(plan: Plan) -> float:
+    """planned_s is how long the plan is meant to take (0 when its length is a count of
+    iterations), for a progress bar."""
+    return max((s["start_time_s"] + _executor_planned_s(s["executor"]) for s in plan["scenarios"]), default=0.0)
 
 
-def _planned_s(executor: dict[str, Any]) -> float:
+def _executor_planned_s(executor: dict[str, Any]) -> float:
     if "stages" in executor:
         return float(sum(s["duration_s"] for s in executor["stages"]))
     if executor["type"] in ("shared-iterations", "per-vu-iterations"):
