@@ -73,7 +73,8 @@ def test_url_run_stopped_by_signal_prints_partial_summary(fresh_target, sig):
     assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     assert "interrupted" in done.stdout
     assert "Latency (ms" in done.stdout
-    _stop_line(done.stderr, sig)
+    # A URL run has one phase: the line does not name it (a scenario file's says "during main").
+    assert _stop_line(done.stderr, sig) == f"surge: stopped by {signal.Signals(sig).name}: results are partial"
     assert "Traceback" not in done.stderr
 
 
