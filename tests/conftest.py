@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +16,11 @@ from typing import Any
 import pytest
 
 from surge.target import TargetProcess
+
+SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
+"""SCRATCH is the working directory of the ``surge`` processes tests start, so that the results
+directories their runs write (``results/...``) never land in the repository; removed at exit."""
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
 
 
 @dataclass
@@ -23,16 +31,24 @@ class CliRun:
     stdout: str
     stderr: str
 
+    def said(self) -> str:
+        """said is stderr without the ``results: DIR`` line a run that saved its record prints
+        (which it must have, just before the line saying why it ended)."""
+        lines = self.stderr.splitlines(keepends=True)
+        saved = [i for i, line in enumerate(lines) if line.startswith("results: ")]
+        assert len(saved) == 1 and saved[0] == len(lines) - 2, self.stderr
+        return "".join(lines[:saved[0]] + lines[saved[0] + 1:])
+
     def json(self) -> dict[str, Any]:
         """json parses stdout as the one JSON document ``--json`` prints."""
         return json.loads(self.stdout)
 
 
 def surge(*args: str, timeout: float = 120) -> CliRun:
-    """surge runs the CLI in a child process (loopback targets only) and waits for it."""
+    """surge runs the CLI in a child process (loopback targets only), in SCRATCH, and waits for it."""
     proc = subprocess.run(
         [sys.executable, "-m", "surge", *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=SCRATCH,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from conftest import surge
+from conftest import SCRATCH, surge
 
 
 def _free_port() -> int:
@@ -90,7 +90,7 @@ def test_connections_beyond_the_open_file_limit_are_refused_with_numbers():
 
     proc = subprocess.run(
         [sys.executable, "-m", "surge", "run", "http://127.0.0.1:9/", "-c", "400", "-d", "1s"],
-        capture_output=True, text=True, preexec_fn=low_limit, timeout=60,
+        capture_output=True, text=True, preexec_fn=low_limit, timeout=60, cwd=SCRATCH,
     )
     assert proc.returncode == 2, proc.stderr
     assert "400 connections" in proc.stderr and "limit is 256" in proc.stderr

@@ -54,7 +54,7 @@ def test_scenario_summary_is_not_cut_when_piped(fresh_target, tmp_path):
 def test_run_too_short_to_send_says_so(fresh_target):
     run = surge("run", f"{fresh_target.url}/health", "-d", "1us")
     assert run.code == exit_codes.UNREACHABLE
-    assert run.stderr.startswith("surge: sent nothing: ") and len(run.stderr.splitlines()) == 1, run.stderr
+    assert run.said().startswith("surge: sent nothing: ") and len(run.said().splitlines()) == 1, run.stderr
     assert "-d/--duration" in run.stderr
     assert fresh_target.received() == 0
 
@@ -71,8 +71,8 @@ def test_file_that_sends_nothing_says_so(fresh_target, tmp_path):
     for json_flag in ([], ["--json"]):
         run = surge("run", str(path), *json_flag)
         assert run.code == exit_codes.UNREACHABLE
-        assert run.stderr.startswith("surge: sent nothing: no scenario sent a request"), run.stderr
-        assert len(run.stderr.splitlines()) == 1, run.stderr
+        assert run.said().startswith("surge: sent nothing: no scenario sent a request"), run.stderr
+        assert len(run.said().splitlines()) == 1, run.stderr
 
 
 def test_failed_threshold_says_which(fresh_target, tmp_path):
@@ -89,7 +89,7 @@ def test_failed_threshold_says_which(fresh_target, tmp_path):
         """, URL=fresh_target.url)
     run = surge("run", str(path), "--json")
     assert run.code == exit_codes.THRESHOLDS_FAILED
-    assert run.stderr == "surge: 1 of 2 thresholds failed: p(99) < 0.000001ms [all]\n"
+    assert run.said() == "surge: 1 of 2 thresholds failed: p(99) < 0.000001ms [all]\n"
 
 
 @pytest.mark.parametrize("requests, reason", [

@@ -20,6 +20,8 @@ import pytest
 
 from surge.target import TargetProcess
 
+from conftest import SCRATCH
+
 RATE = 500
 DURATION_S = 6.0
 FREEZE_AT_S = 2.0
@@ -36,7 +38,7 @@ def test_server_freeze_appears_in_percentiles():
         proc = subprocess.Popen(
             [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", str(RATE),
              "-d", f"{DURATION_S}s", "--max-in-flight", "2000", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH,
         )
         time.sleep(FREEZE_AT_S + 0.5)  # the CLI needs a moment to start
         os.kill(target.pid, signal.SIGSTOP)

@@ -26,6 +26,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from conftest import SCRATCH
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED = 20_251_123
@@ -195,7 +197,7 @@ def run_child(args: list[str], timeout: float) -> tuple[int, str, str, int]:
     stderr and peak RSS in bytes."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, *args], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                preexec_fn=limited, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                                preexec_fn=limited, cwd=SCRATCH, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
         deadline = time.monotonic() + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

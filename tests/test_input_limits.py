@@ -15,6 +15,8 @@ from surge.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_PROBLEMS, MAX_SCENARIO
 from surge.scenario import ScenarioError, load, loads
 from surge.scenario.lines import parse_yaml
 
+from conftest import SCRATCH
+
 HEAD = "target: http://127.0.0.1:9/\n"
 TAIL = "scenarios: {s: {executor: {type: constant-vus, duration: 1s}, flow: [{request: {path: /}}]}}\n"
 
@@ -33,7 +35,7 @@ def surge_limited(*args: str, timeout: float = 60) -> subprocess.CompletedProces
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     return subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=limit, stdin=subprocess.DEVNULL)
+                          timeout=timeout, preexec_fn=limit, stdin=subprocess.DEVNULL, cwd=SCRATCH)
 
 
 def refused(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from conftest import SCRATCH, write
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 """SIGNAL_EXIT is the documented exit code (128 + number) of each stop signal."""
@@ -44,7 +44,7 @@ def _run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *,
             signal.signal(other, signal.SIG_IGN)
 
     proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore)
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore, cwd=SCRATCH)
     try:
         _wait_for(proc, ready)
         for other in ignored:

@@ -24,7 +24,8 @@ def _phases_seen(monkeypatch) -> list[str]:
     return seen
 
 
-def test_a_url_run_is_a_one_phase_run(fresh_target, monkeypatch):
+def test_a_url_run_is_a_one_phase_run(fresh_target, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # where the run's results directory goes
     seen = _phases_seen(monkeypatch)
     result = CliRunner().invoke(app, ["run", f"{fresh_target.url}/health", "-n", "7", "-c", "1", "--json"])
     assert result.exit_code == 0, result.output
@@ -51,6 +52,7 @@ teardown:
   flow:
     - request: {{path: /health}}
 """)
+    monkeypatch.chdir(tmp_path)  # where the run's results directory goes
     seen = _phases_seen(monkeypatch)
     result = CliRunner().invoke(app, ["run", str(path), "--json"])
     assert result.exit_code == 0, result.output

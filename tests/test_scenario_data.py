@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from conftest import CliRun, surge, write
+from conftest import SCRATCH, CliRun, surge, write
 from surge.target import TargetProcess
 
 
@@ -59,7 +59,7 @@ def surge_env(*args: str, env: dict[str, str | None], timeout: float = 120) -> C
             child[key] = value
     proc = subprocess.run(
         [sys.executable, "-m", "surge", *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=child,
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=child, cwd=SCRATCH,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 

@@ -10,7 +10,7 @@ import re
 import resource
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -33,9 +33,13 @@ from surge.plan import (
 )
 from surge.document import result_document
 from surge.exit_codes import Outcome
+from surge.record.directory import check_out
 from surge.redact import redact_message, redact_text
 from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
-from surge.run import CompiledRun, planned_s
+from surge.run import CompiledRun, RunOutcome, planned_s
+
+if TYPE_CHECKING:
+    from surge.record import RecordWriter
 
 
 DEFAULT_DURATION = "10s"
@@ -197,15 +201,20 @@ NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too 
 how long opening a connection takes depends on the machine, so no minimum is guessed)."""
 
 
-def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None) -> Outcome:
+def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
+            recorder: RecordWriter | None = None) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
-    code and why). ``url_plan`` describes a URL run in its summary."""
+    code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
+    --no-save) writes the results directory as the run goes and is named on stderr at the end."""
     from surge.run import run_phases
 
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
+    if recorder is not None:
+        recorder.begin()
+    record_interval = recorder.on_interval if recorder is not None else None
     if json_output:
-        outcome = run_phases(compiled, threads=threads)
+        outcome = run_phases(compiled, threads=threads, on_interval=record_interval)
         # Once the engine has returned, a stop signal waits for the results to be printed.
         with signals.deferred():
             # A URL run's document is the engine's as it is (less per-interval histograms, secrets
@@ -213,6 +222,7 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             doc = result_document(outcome.main) if url_plan is not None else outcome.document()
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
+            _finish_record(recorder, outcome, doc)
         return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
     # Rich and the result models load only once the engine has returned (they would count in
     # the run's peak RSS), or before when a terminal shows the progress display.
@@ -221,10 +231,14 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         from surge.result import Interval
 
         with Progress(planned_s(compiled.main)) as progress:
-            outcome = run_phases(compiled, threads=threads, on_phase=_print_phase,
-                                 on_interval=lambda i: progress.update(Interval.model_validate(i)))
+            def on_interval(interval: dict[str, Any]) -> None:
+                if record_interval is not None:
+                    record_interval(interval)
+                progress.update(Interval.model_validate(interval))
+
+            outcome = run_phases(compiled, threads=threads, on_phase=_print_phase, on_interval=on_interval)
     else:
-        outcome = run_phases(compiled, threads=threads, on_phase=_print_phase)
+        outcome = run_phases(compiled, threads=threads, on_phase=_print_phase, on_interval=record_interval)
     with signals.deferred():
         from surge.result import RunResult
         from surge.summary import print_scenario_summary, print_summary
@@ -235,7 +249,33 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         else:
             print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
                                    interrupted_in=outcome.interrupted_in)
+        if recorder is not None:  # the document drops the per-interval histograms: after the summary
+            _finish_record(recorder, outcome, result_document(outcome.main) if url_plan is not None
+                           else outcome.document())
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+
+
+def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any]) -> None:
+    """_finish_record completes the results directory with the result and says where it is."""
+    if recorder is None:
+        return
+    recorder.finish(doc, interrupted=outcome.interrupted_in is not None or signals.received() is not None)
+    print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
+
+
+def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
+                  target_url: str) -> RecordWriter | None:
+    """make_recorder creates the run's results directory (``--out``, or a new one under
+    ``results/``) and its RecordWriter, or None with --no-save."""
+    if no_save:
+        return None
+    from datetime import datetime, timezone
+
+    from surge.record import RecordWriter, create_directory, run_name
+
+    name = run_name(target, scenario_file)
+    directory = create_directory(out, name, datetime.now(timezone.utc))
+    return RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file)
 
 
 def _print_phase(name: str, result: dict[str, Any]) -> None:
@@ -283,6 +323,9 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
               help="Scenario files: set NAME for the file's env variables (over the process environment); "
                    "repeatable.")
+@click.option("--out", "out", metavar="DIR",
+              help="Write the run's results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/).")
+@click.option("--no-save", "no_save", is_flag=True, help="Write no results directory.")
 def run_command(
     url: str,
     connections: Optional[int],
@@ -301,8 +344,13 @@ def run_command(
     time_scale: Optional[float],
     target_url: Optional[str],
     env_pairs: tuple[str, ...],
+    out: Optional[str],
+    no_save: bool,
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
+    if out is not None and no_save:
+        raise BadInput("--out", "cannot be used with --no-save")
+    check_out(out)
     if _is_scenario_file(url):
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
         given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
@@ -315,7 +363,8 @@ def run_command(
                      "graceful_stop": _duration("--grace", grace, positive=False) if grace is not None else None,
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
-        finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides))
+        finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
+                                  save=(out, no_save)))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -334,8 +383,9 @@ def run_command(
         max_in_flight=max_in_flight,
         grace=grace or DEFAULT_GRACE,
     )
-    finish(execute(CompiledRun(main=json.loads(plan.to_json())), threads=None, json_output=json_output,
-                   url_plan=plan))
+    compiled = CompiledRun(main=json.loads(plan.to_json()))
+    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan,
+                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"])))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -358,7 +408,8 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
                        json_output: bool, env: dict[str, str] | None = None,
-                       overrides: dict[str, Any] | None = None) -> Outcome:
+                       overrides: dict[str, Any] | None = None,
+                       save: tuple[str | None, bool] = (None, True)) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -374,4 +425,6 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
             raise BadInput("--target", str(e)) from None
     scenario_file = scenario_file.with_overrides(**(overrides or {}))
     compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
-    return execute(compiled, threads=threads, json_output=json_output)
+    out, no_save = save
+    return execute(compiled, threads=threads, json_output=json_output,
+                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"]))
