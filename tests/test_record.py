@@ -15,7 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import surge, write
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+
+from conftest import write
 
 FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt"}
 FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml"}
@@ -81,7 +84,19 @@ def assert_consistent(record: Path) -> dict[str, Any]:
         assert len(line) == 4 and line[3].startswith("HIST")
         assert abs(float(line[2]) - interval["latency"]["all"]["max_ms"]) <= 0.001 * interval["latency"]["all"]["max_ms"] + 0.0005
         assert float(line[0]) == round(interval["start_s"], 3)
+    assert read_with_hdrh(record) == [(i["latency"]["all"]["count"], i["latency"]["all"]["max_ms"]) for i in intervals]
     return doc
+
+
+def read_with_hdrh(record: Path) -> list[tuple[int, float]]:
+    """read_with_hdrh is each interval's (count, max in ms) as the Python ``hdrhistogram``
+    package reads latency.hlog."""
+    reader = HistogramLogReader(str(record / "latency.hlog"), HdrHistogram(1, 3_600_000_000, 3))
+    out = []
+    while (histogram := reader.get_next_interval_histogram()) is not None:
+        out.append((histogram.get_total_count(), round(histogram.get_max_value() / 1000, 3)))
+    reader.close()
+    return out
 
 
 def assert_no_secret(cwd: Path) -> None:
@@ -113,7 +128,8 @@ def test_url_run_writes_its_record_under_results(tmp_path, fresh_target):
     assert doc["requests"]["responses"] == fresh_target.received()
     header = (record / "latency.hlog").read_text().splitlines()[:4]
     assert re.fullmatch(r"#\[StartTime: \d+\.\d{3} \(seconds since epoch\), .*\]", header[0])
-    assert header[1:] == ["#[BaseTime: 0.000 (seconds since epoch)]", "#[MaxValueDivisor: 1000.000]",
+    start = re.match(r"#\[StartTime: (\S+) ", header[0])[1]  # type: ignore[index]
+    assert header[1:] == [f"#[BaseTime: {start} (seconds since epoch)]", "#[MaxValueDivisor: 1000.000]",
                           '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
     assert_no_secret(tmp_path)
 

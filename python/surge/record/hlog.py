@@ -15,11 +15,13 @@ MAX_VALUE_DIVISOR = 1000.0
 
 
 def header_lines(start_unix_s: float) -> list[str]:
-    """header_lines are the log's header: its start time, base time 0 (timestamps are seconds
-    since the start), the max value divisor and the legend."""
+    """header_lines are the log's header: its start time; the base time, the same, for the
+    lines' timestamps are seconds since the start (a base time of 0 would make readers take
+    them as absolute and skip every interval as before the start); the max value divisor and
+    the legend."""
     date = datetime.fromtimestamp(start_unix_s, timezone.utc).isoformat(timespec="milliseconds")
     return [f"#[StartTime: {start_unix_s:.3f} (seconds since epoch), {date}]",
-            "#[BaseTime: 0.000 (seconds since epoch)]",
+            f"#[BaseTime: {start_unix_s:.3f} (seconds since epoch)]",
             f"#[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3f}]",
             LEGEND]
 
