@@ -120,8 +120,8 @@ def test_url_run_writes_its_record_under_results(tmp_path, fresh_target):
     assert meta["name"] == record.name[16:]
     assert meta["scenario_sha256"] is None
     assert meta["started_at"].endswith("+00:00") and meta["ended_at"] >= meta["started_at"]
-    assert meta["target"] == f"{fresh_target.url}/health?api_key=***"
-    assert meta["command"] == f"surge run '{fresh_target.url}/health?api_key=***' -d 2s -c 2"
+    assert meta["target"] == f"{fresh_target.url}/health?api_key=[redacted]"
+    assert meta["command"] == f"surge run '{fresh_target.url}/health?api_key=[redacted]' -d 2s -c 2"
     assert (record / "command.txt").read_text() == meta["command"] + "\n"
     env = meta["environment"]
     assert env["cores"] >= 1 and env["memory_bytes"] > 0 and env["os"] and env["python"]
@@ -150,7 +150,7 @@ def test_file_run_writes_its_record_with_a_masked_copy_of_the_file(tmp_path, fre
     assert doc["meta"]["scenario_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     assert {k: v for k, v in doc.items() if k != "meta"} == json.loads(run.stdout)
     copy = (out / "scenario.yaml").read_text()
-    assert 'Authorization: "***"' in copy and "api_key=***" in copy
+    assert 'Authorization: "[redacted]"' in copy and "api_key=[redacted]" in copy
     assert copy.count("\n") == path.read_text().count("\n")
     rows = timeseries(out)
     assert {r["scenario"] for r in rows} == {"all", "reads", "writes"}

@@ -26,21 +26,21 @@ def test_ordinary_names(name):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("http://user:SECRET@127.0.0.1:8080/x", "http://user:***@127.0.0.1:8080/x"),
-    ("https://SECRET@host/x", "https://***@host/x"),
-    ("URL: 'http://u:SECRET@h/x': credentials in the URL are not supported", "URL: 'http://u:***@h/x': "
+    ("http://user:SECRET@127.0.0.1:8080/x", "http://user:[redacted]@127.0.0.1:8080/x"),
+    ("https://SECRET@host/x", "https://[redacted]@host/x"),
+    ("URL: 'http://u:SECRET@h/x': credentials in the URL are not supported", "URL: 'http://u:[redacted]@h/x': "
      "credentials in the URL are not supported"),
-    ("'http://u:pa/SECRET@h' bad", "'http://u:***@h' bad"),
-    ("'ftp://u:SECRET@x/' must start with http://", "'ftp://u:***@x/' must start with http://"),
-    ("URL: 'u:SECRET@127.0.0.1/x' must start", "URL: 'u:***@127.0.0.1/x' must start"),
-    ("http://h/health?api_key=SECRET", "http://h/health?api_key=***"),
-    ("http://h/p?limit=20&token=SECRET&x=1", "http://h/p?limit=20&token=***&x=1"),
-    ("http://h/p?A=1&Access_Token=SECRET#sig=SECRET", "http://h/p?A=1&Access_Token=***#sig=***"),
-    ("got 'MY TOKEN=SECRET'", "got 'MY TOKEN=***'"),
+    ("'http://u:pa/SECRET@h' bad", "'http://u:[redacted]@h' bad"),
+    ("'ftp://u:SECRET@x/' must start with http://", "'ftp://u:[redacted]@x/' must start with http://"),
+    ("URL: 'u:SECRET@127.0.0.1/x' must start", "URL: 'u:[redacted]@127.0.0.1/x' must start"),
+    ("http://h/health?api_key=SECRET", "http://h/health?api_key=[redacted]"),
+    ("http://h/p?limit=20&token=SECRET&x=1", "http://h/p?limit=20&token=[redacted]&x=1"),
+    ("http://h/p?A=1&Access_Token=SECRET#sig=SECRET", "http://h/p?A=1&Access_Token=[redacted]#sig=[redacted]"),
+    ("got 'MY TOKEN=SECRET'", "got 'MY TOKEN=[redacted]'"),
     ("title=x priority=high", "title=x priority=high"),
-    ("got 'API_TOKEN=SECRET'", "got 'API_TOKEN=***'"),
-    ("'Authorization: Bearer SECRET' must look like", "'Authorization: ***' must look like"),
-    ("Cookie: a=SECRET; b=SECRET", "Cookie: ***"),
+    ("got 'API_TOKEN=SECRET'", "got 'API_TOKEN=[redacted]'"),
+    ("'Authorization: Bearer SECRET' must look like", "'Authorization: [redacted]' must look like"),
+    ("Cookie: a=SECRET; b=SECRET", "Cookie: [redacted]"),
     # left alone: ordinary URLs, paths with '@', error locations, ordinary pairs
     ("http://127.0.0.1:8080/health?limit=20", "http://127.0.0.1:8080/health?limit=20"),
     ("http://host/users/@me", "http://host/users/@me"),
@@ -57,10 +57,10 @@ def test_redact_message_masks_quoted_values_of_secret_keys():
     message = "'{{ SECRET x}}' is not a slot: write {{name}}"
     assert "SECRET" not in redact_message(("defaults", "headers", "Authorization"), message)
     assert redact_message(("defaults", "headers", "Accept"), message) == message
-    assert mask_quoted("a 'b c' \"d-e\" f") == "a '***' '***' f"
+    assert mask_quoted("a 'b c' \"d-e\" f") == "a '[redacted]' '[redacted]' f"
     kept = "'{{tokn}}' uses 'tokn', which is not a variable in scenario 'a'; a '{{' is never closed with '}}'"
     assert mask_quoted(kept) == kept
-    assert mask_quoted("unterminated '{{' at byte 7: '{{SECRET' needs") == "unterminated '{{' at byte 7: '***' needs"
+    assert mask_quoted("unterminated '{{' at byte 7: '{{SECRET' needs") == "unterminated '{{' at byte 7: '[redacted]' needs"
 
 
 def test_redact_document_masks_strings_and_secret_pools_and_keeps_the_rest():
@@ -71,7 +71,7 @@ def test_redact_document_masks_strings_and_secret_pools_and_keeps_the_rest():
     out = redact_document(doc)
     assert "SECRET" not in repr(out)
     assert out["requests"] == {"sent": 3}
-    assert out["pools"] == {"task_ids": ["1", "2"], "tokens": ["***", "***"]}
+    assert out["pools"] == {"task_ids": ["1", "2"], "tokens": ["[redacted]", "[redacted]"]}
     assert out["histograms"] == doc["histograms"]
     assert out["setup"] == {"pools": {"tokens": 2}}
     assert doc["url"].endswith("SECRET"), "the input is not changed"

@@ -4,10 +4,10 @@ document through ``redact_document``); the requests sent are never changed.
 
 What counts as a secret (docs: README, "Secrets"):
 
-- a URL's user information: ``http://user:pw@host`` shows as ``http://user:***@host``,
-  ``https://token@host`` as ``https://***@host``;
+- a URL's user information: ``http://user:pw@host`` shows as ``http://user:[redacted]@host``,
+  ``https://token@host`` as ``https://[redacted]@host``;
 - the value of a query or fragment parameter, ``NAME=value`` pair or ``Name: value`` header
-  whose name looks secret (``is_secret_name``): ``?api_key=abc`` shows as ``?api_key=***``;
+  whose name looks secret (``is_secret_name``): ``?api_key=abc`` shows as ``?api_key=[redacted]``;
 - in an error about a secret-named key or header, every quoted value.
 """
 
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-MASK = "***"
+MASK = "[redacted]"
 """MASK replaces each secret."""
 
 SECRET_WORDS = frozenset({
@@ -82,7 +82,7 @@ def _header(match: re.Match[str]) -> str:
 
 
 def redact_text(text: str) -> str:
-    """redact_text is ``text`` with every secret it shows replaced by ``***``: URL user
+    """redact_text is ``text`` with every secret it shows replaced by ``[redacted]``: URL user
     information, secret-named ``name=value`` pairs (query parameters) and ``Name: value``
     headers."""
     if "@" in text:
@@ -101,7 +101,7 @@ def redact_url(url: str) -> str:
 
 
 def mask_quoted(message: str) -> str:
-    """mask_quoted replaces every quoted value in ``message`` by ``'***'``, except names and
+    """mask_quoted replaces every quoted value in ``message`` by ``'[redacted]'``, except names and
     whole ``{{slots}}``: for an error about a key or header whose name is secret, where any
     other quoted text is the secret or part of it."""
 
