@@ -219,7 +219,7 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         with signals.deferred():
             # A URL run's document is the engine's as it is (less per-interval histograms, secrets
             # masked): no need to load and validate the result models on this path.
-            doc = result_document(outcome.main) if url_plan is not None else outcome.document()
+            doc = _document(outcome, url_plan)
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
             _finish_record(recorder, outcome, doc)
@@ -250,9 +250,14 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
                                    interrupted_in=outcome.interrupted_in)
         if recorder is not None:  # the document drops the per-interval histograms: after the summary
-            _finish_record(recorder, outcome, result_document(outcome.main) if url_plan is not None
-                           else outcome.document())
+            _finish_record(recorder, outcome, _document(outcome, url_plan))
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+
+
+def _document(outcome: RunOutcome, url_plan: Plan | None) -> dict[str, Any]:
+    """_document is the run's ``--json`` document: a URL run's is the engine's result as it is
+    (secrets masked); a scenario file's adds thresholds and the setup/teardown summaries."""
+    return result_document(outcome.main) if url_plan is not None else outcome.document()
 
 
 def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any]) -> None:
