@@ -48,7 +48,7 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     console.print("\nPer-second view (offered rate → served, shed, p95):")
     for interval in result.intervals:
         r = interval.requests
-        ok = r.status_codes.get("200", 0)
+        ok = (r.status_codes or {}).get("200", 0)
         console.print(
             f"  t={interval.start_s:4.0f}s  offered {interval.target_rate_per_s or 0:5.0f}/s  "
             f"served {ok:4d}  shed {r.shed:4d}  p95 {interval.latency.all.p95_ms:7.1f} ms"

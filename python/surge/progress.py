@@ -44,8 +44,8 @@ class Progress:
     def update(self, interval: Interval) -> None:
         """update records a completed interval."""
         self.last = interval
-        self.responses += interval.requests.responses
-        self.not_succeeded += interval.requests.failed + interval.requests.interrupted
+        self.responses += interval.requests.responses or 0  # None only in imported runs
+        self.not_succeeded += interval.requests.failed + (interval.requests.interrupted or 0)
         self.succeeded += interval.requests.succeeded
 
     def _render(self) -> Text:

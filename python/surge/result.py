@@ -15,18 +15,19 @@ class _Model(BaseModel):
 
 
 class LatencySummary(_Model):
-    """LatencySummary: count, mean and percentiles of one histogram, in milliseconds."""
+    """LatencySummary: count, mean and percentiles of one histogram, in milliseconds; a figure
+    an imported run's source did not keep is None (docs/imports.md), never estimated."""
 
-    count: int = 0
-    min_ms: float = 0.0
-    mean_ms: float = 0.0
-    stdev_ms: float = 0.0
-    p50_ms: float = 0.0
-    p90_ms: float = 0.0
-    p95_ms: float = 0.0
-    p99_ms: float = 0.0
-    p99_9_ms: float = 0.0
-    max_ms: float = 0.0
+    count: int | None = 0
+    min_ms: float | None = 0.0
+    mean_ms: float | None = 0.0
+    stdev_ms: float | None = 0.0
+    p50_ms: float | None = 0.0
+    p90_ms: float | None = 0.0
+    p95_ms: float | None = 0.0
+    p99_ms: float | None = 0.0
+    p99_9_ms: float | None = 0.0
+    max_ms: float | None = 0.0
 
 
 class LatencySummaries(_Model):
@@ -40,23 +41,23 @@ class LatencySummaries(_Model):
 
 class Requests(_Model):
     """Requests: the counters of a run or an interval (``sent = responses + unanswered +
-    interrupted - interrupted_unsent``; README "What is counted")."""
+    interrupted - interrupted_unsent``; README "What is counted"); an imported run's count its source did not keep is None)."""
 
-    sent: int = 0
-    responses: int = 0
-    unanswered: int = 0
+    sent: int | None = 0
+    responses: int | None = 0
+    unanswered: int | None = 0
     succeeded: int = 0
     failed: int = 0
-    shed: int = 0
-    timed_out: int = 0
-    interrupted: int = 0
-    interrupted_unsent: int = 0
-    dropped: int = 0
-    late: int = 0
-    bytes_sent: int = 0
-    bytes_received: int = 0
-    connections_opened: int = 0
-    status_codes: dict[str, int] = Field(default_factory=dict)
+    shed: int | None = 0
+    timed_out: int | None = 0
+    interrupted: int | None = 0
+    interrupted_unsent: int | None = 0
+    dropped: int | None = 0
+    late: int | None = 0
+    bytes_sent: int | None = 0
+    bytes_received: int | None = 0
+    connections_opened: int | None = 0
+    status_codes: dict[str, int] | None = Field(default_factory=dict)
     failure_classes: dict[str, int] = Field(default_factory=dict)
     success_rate: float = 0.0
     failure_rate: float = 0.0
@@ -77,10 +78,10 @@ class Throughput(_Model):
     ``window_s`` (from the start until the later of the end of the load and the end of the
     last request)."""
 
-    window_s: float = 0.0
-    responses_per_s: float = 0.0
-    successes_per_s: float = 0.0
-    sent_per_s: float = 0.0
+    window_s: float | None = 0.0
+    responses_per_s: float | None = 0.0
+    successes_per_s: float | None = 0.0
+    sent_per_s: float | None = 0.0
 
 
 class ScenarioInterval(_Model):
@@ -122,12 +123,12 @@ class Interval(_Model):
     end_s: float
     requests: Requests
     latency: LatencySummaries
-    responses_per_s: float
+    responses_per_s: float | None
     successes_per_s: float = 0.0
-    sent_per_s: float
+    sent_per_s: float | None
     target_rate_per_s: float | None = None
-    open_connections: int = 0
-    in_flight: int = 0
+    open_connections: int | None = 0
+    in_flight: int | None = 0
     latency_histogram: str = ""
     scenarios: list[ScenarioInterval] = Field(default_factory=list)
 
@@ -148,17 +149,17 @@ class RunResult(_Model):
     schema_: str = Field(alias="schema")
     url: str
     addresses: list[str] = Field(default_factory=list)
-    started_at_unix_s: float
-    duration_s: float
-    elapsed_s: float
-    threads: int
+    started_at_unix_s: float | None
+    duration_s: float | None
+    elapsed_s: float | None
+    threads: int | None
     stop_reason: str
     requests: Requests
     latency: LatencySummaries
     throughput: Throughput
     histograms: dict[str, str] = Field(default_factory=dict)
-    peak_open_connections: int = 0
-    generator: Generator = Field(default_factory=Generator)
+    peak_open_connections: int | None = 0
+    generator: Generator | None = Field(default_factory=Generator)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     tags: list[TagResult] = Field(default_factory=list)
     checks: list[dict[str, Any]] = Field(default_factory=list)

@@ -18,7 +18,7 @@ from surge.plan import (
     SharedIterations,
 )
 from surge.redact import redact_text
-from surge.result import LatencySummary, Requests, RunResult
+from surge.result import Generator, LatencySummary, Requests, RunResult
 
 PIPE_WIDTH = 1_000_000
 """PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
@@ -123,7 +123,7 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     counts.add_column(style="bold", no_wrap=True)
     counts.add_column(overflow="fold")
     t = result.throughput
-    drain = t.window_s - result.duration_s
+    drain = (t.window_s or 0.0) - (result.duration_s or 0.0)  # a surge run has every figure; imports: render_imported
     counts.add_row(
         "Throughput",
         Text(f"{t.responses_per_s:,.1f} responses/s", style="bold")
@@ -135,7 +135,7 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
         f"{r.sent:,} sent ({t.sent_per_s:,.1f}/s) · {r.responses:,} responses · {r.unanswered:,} unanswered "
         f"(connection failed after sending) · {r.interrupted:,} interrupted",
     )
-    rate_style = "green" if r.failed + r.interrupted == 0 else "red"
+    rate_style = "green" if r.failed + (r.interrupted or 0) == 0 else "red"
     counts.add_row(
         "Outcome",
         Text(f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
@@ -154,10 +154,10 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
         counts.add_row("Failures", Text(" · ".join(f"{k} × {n:,}" for k, n in r.failure_classes.items()), style="red"))
     counts.add_row(
         "Data",
-        f"sent {_bytes(r.bytes_sent)} · received {_bytes(r.bytes_received)} · "
+        f"sent {_bytes(r.bytes_sent or 0)} · received {_bytes(r.bytes_received or 0)} · "
         f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open)",
     )
-    g = result.generator
+    g = result.generator or Generator()
     busy = ", ".join(f"{b:.0%}" for b in g.thread_busy)
     counts.add_row(
         "Generator",
@@ -187,7 +187,7 @@ def print_summary(result: RunResult, plan: Plan, console: Console | None = None)
 
 def _not_ok(r: Requests) -> str:
     """_not_ok is failed plus interrupted requests and the failure rate they make."""
-    return f"{r.failed + r.interrupted:,} ({r.failure_rate:.2%})"
+    return f"{r.failed + (r.interrupted or 0):,} ({r.failure_rate:.2%})"
 
 
 def render_breakdowns(result: RunResult) -> list[Any]:
@@ -254,3 +254,59 @@ def print_scenario_summary(result: RunResult, plan: Mapping[str, Any], verdicts:
     console.print(render_summary(result, plan))
     for part in render_breakdowns(result) + render_verdicts(verdicts, aborted_by):
         console.print(part)
+
+
+MISSING = "—"
+"""MISSING is how a summary shows a figure an imported run's source did not keep."""
+
+
+def _figure(value: float | int | None, spec: str = ",.2f") -> str:
+    """_figure formats ``value``, or MISSING when the source did not keep it."""
+    return MISSING if value is None else format(value, spec)
+
+
+def _imported_latency_row(name: str, s: Mapping[str, Any]) -> list[str]:
+    if s.get("count") == 0:
+        return [name, *("-" for _ in range(8)), "0"]
+    keys = ("mean_ms", "min_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
+    return [name, *(_figure(s.get(k)) for k in keys), _figure(s.get("count"), ",")]
+
+
+def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Group:
+    """render_imported builds the summary of an imported run (docs/imports.md): the tool and
+    file it came from, counts, rates and latency, each figure its source did not keep shown
+    as MISSING."""
+    source = meta.get("source") or {}
+    head = Text()
+    head.append(f"{meta.get('tool')} ", style="bold cyan")
+    head.append(redact_text(f"(imported from {source.get('file')}, {source.get('format')})"
+                            + (f" · {meta['target']}" if meta.get("target") else "")))
+    r, t = document["requests"], document["throughput"]
+    counts = Table.grid(padding=(0, 2))
+    counts.add_column(style="bold", no_wrap=True)
+    counts.add_column(overflow="fold")
+    counts.add_row("Throughput", f"{_figure(t.get('responses_per_s'), ',.1f')} responses/s · "
+                                 f"{_figure(t.get('successes_per_s'), ',.1f')} successes/s · over "
+                                 f"{_figure(t.get('window_s'), '.2f')}s")
+    counts.add_row("Requests", f"{_figure(r.get('sent'), ',')} sent · {_figure(r.get('responses'), ',')} responses")
+    counts.add_row("Outcome", Text(f"{r['success_rate']:.2%} succeeded ({r['succeeded']:,}) · {r['failed']:,} failed: "
+                                   f"failure rate {r['failure_rate']:.2%}",
+                                   style="green" if r["failed"] == 0 else "red"))
+    codes = r.get("status_codes")
+    counts.add_row("Status codes", MISSING if codes is None else
+                   " · ".join(f"{code} × {n:,}" for code, n in sorted(codes.items())) or "none")
+    if r.get("failure_classes"):
+        counts.add_row("Failures", Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())),
+                                        style="red"))
+    table = _table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
+    table.add_row(*_imported_latency_row("all", document["latency"]["all"]))
+    table.add_row(*_imported_latency_row("success", document["latency"]["success"]))
+    parts: list[Any] = [head, counts, table]
+    parts.extend(Text(f"note: {redact_text(n)}", style="yellow") for n in document.get("notes", []))
+    parts.append(Text(f"{MISSING}: not in the source file (never estimated)", style="dim"))
+    return Group(*parts)
+
+
+def print_imported_summary(document: Mapping[str, Any], meta: Mapping[str, Any], console: Console | None = None) -> None:
+    """print_imported_summary prints an imported run's summary (``render_imported``)."""
+    (console or summary_console()).print(render_imported(document, meta))

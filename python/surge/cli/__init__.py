@@ -1,4 +1,4 @@
-"""surge's command line: ``surge run``, ``surge target``, ``surge demo``, one module each.
+"""surge's command line: ``surge run``, ``surge target``, ``surge demo``, ``surge import``, one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
 see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
@@ -18,6 +18,7 @@ import click
 from surge import __version__, exit_codes, signals
 from surge.cli.demo import demo_command
 from surge.cli.errors import error, say, usage_error
+from surge.cli.import_ import import_command
 from surge.cli.run import run_command
 from surge.cli.target import target_command
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
@@ -37,6 +38,7 @@ def app() -> None:
 app.add_command(run_command)
 app.add_command(target_command)
 app.add_command(demo_command)
+app.add_command(import_command)
 
 
 def main(argv: list[str] | None = None) -> None:

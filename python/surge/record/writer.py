@@ -26,7 +26,7 @@ from surge.redact import MASK, is_secret_name, redact_text, redact_url
 SCHEMA = "surge.record/1"
 """SCHEMA is the version of the record's ``meta`` block (docs/record.md)."""
 
-COMPLETE_STOP_REASONS = frozenset({"duration", "iterations", "aborted"})
+COMPLETE_STOP_REASONS = frozenset({"duration", "iterations", "aborted", "imported"})
 """COMPLETE_STOP_REASONS are the ways a run ends with its record complete (not a stop signal)."""
 
 
@@ -62,17 +62,22 @@ class RecordWriter:
     ``target_url``, from ``scenario_file`` (None for a URL run)."""
 
     def __init__(self, directory: Path, *, name: str, target_url: str, scenario_file: Path | None,
-                 argv: list[str] | None = None) -> None:
+                 argv: list[str] | None = None, tool: str = "surge", started_unix_s: float | None = None,
+                 source: dict[str, Any] | None = None) -> None:
+        """An imported run (docs/imports.md) passes the ``tool`` that made it, its own start
+        (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown."""
         self.directory = directory
         self._scenario_file = scenario_file
-        self._started = time.time()
+        self._imported = tool != "surge"
+        self._started = time.time() if started_unix_s is None else started_unix_s
         scenario_bytes = scenario_file.read_bytes() if scenario_file is not None else None
         self._scenario_text = scenario_bytes.decode("utf-8", errors="replace") if scenario_bytes is not None else None
         self.meta: dict[str, Any] = {
             "schema": SCHEMA, "surge_version": __version__, "run_id": uuid.uuid4().hex, "name": name,
             "started_at": iso_utc(self._started), "ended_at": None, "command": command_line(argv),
             "scenario_sha256": hashlib.sha256(scenario_bytes).hexdigest() if scenario_bytes is not None else None,
-            "environment": environment(), "target": redact_url(target_url), "complete": False,
+            "environment": None if self._imported else environment(), "target": redact_url(target_url),
+            "complete": False, "tool": tool, "source": source,
         }
         self._files: list[IO[str]] = []
         self._timeseries: TimeseriesWriter | None = None
@@ -88,6 +93,8 @@ class RecordWriter:
             (self.directory / "command.txt").write_text(self.meta["command"] + "\n")
         self._timeseries = TimeseriesWriter(self._open("timeseries.csv"))
         self._hlog = HlogWriter(self._open("latency.hlog"))
+        if self._imported:  # its intervals arrive all at once, long after the run
+            self._hlog.start(self._started)
 
     def on_interval(self, interval: dict[str, Any]) -> None:
         """on_interval appends one engine interval (with its histogram) to the time series and
@@ -102,7 +109,9 @@ class RecordWriter:
         ``interrupted`` by a stop signal); closes the files."""
         if self._hlog is not None:
             self._hlog.start(float(document.get("started_at_unix_s") or self._started))
-        self.meta["ended_at"] = iso_utc(time.time())
+        elapsed = document.get("elapsed_s")
+        self.meta["ended_at"] = iso_utc(self._started + elapsed if self._imported and elapsed is not None
+                                        else time.time())
         self.meta["complete"] = not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
         self._write_summary({**document, "meta": self.meta})
         for file in self._files:
