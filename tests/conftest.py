@@ -53,6 +53,15 @@ def surge(*args: str, timeout: float = 120) -> CliRun:
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
 
+@pytest.fixture(autouse=True)
+def history_db(tmp_path_factory, monkeypatch) -> Path:
+    """history_db is the run history every test's surge processes record into: a fresh file
+    per test (SURGE_DB), never the user's own."""
+    path = tmp_path_factory.mktemp("history") / "history.db"
+    monkeypatch.setenv("SURGE_DB", str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def target():
     """target is a plain reference target (no service model) shared by a test module."""
