@@ -29,6 +29,6 @@ def parse_tags(values: tuple[str, ...] | list[str], flag: str = "--tag") -> tupl
     for value in values:
         key, sep, rest = value.partition("=")
         if not sep or not key.strip():
-            raise BadInput(flag, f"expected KEY=VALUE, got '{value}'")
+            raise BadInput(flag, f"expected a label such as arch=scale-out, got '{value}'")
         pairs.append((key.strip(), rest))
     return tuple(pairs)
