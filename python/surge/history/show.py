@@ -52,6 +52,8 @@ def incomplete_line(run: StoredRun) -> str | None:
 
 def _intervals_table(run: StoredRun) -> Any:
     rows = run.interval_rows()
+    if not rows:
+        return Text("no interval was recorded")
     table = summary_table(f"Intervals recorded ({len(rows):,})", ("time s", "sent/s", "responses/s", "successes", "failures",
                                                            "p50 ms", "p95 ms", "p99 ms", "max ms"))
     for row in rows:
