@@ -53,6 +53,27 @@ def surge(*args: str, timeout: float = 120) -> CliRun:
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
 
+def surge_in(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """surge_in runs ``surge ARGS`` in ``cwd`` (where its results directories go) and waits for it."""
+    return subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, cwd=cwd)
+
+
+def start_surge(cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """start_surge starts ``surge ARGS`` in ``cwd`` without waiting (stdout discarded, stderr piped)."""
+    return subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL, cwd=cwd)
+
+
+@pytest.fixture(autouse=True)
+def history_db(tmp_path_factory, monkeypatch) -> Path:
+    """history_db is the run history every test's surge processes record into: a fresh file
+    per test (SURGE_DB), never the user's own."""
+    path = tmp_path_factory.mktemp("history") / "history.db"
+    monkeypatch.setenv("SURGE_DB", str(path))
+    return path
+
+
 @pytest.fixture(scope="module")
 def target():
     """target is a plain reference target (no service model) shared by a test module."""

@@ -217,3 +217,16 @@ def test_out_with_several_files_and_a_bad_tag_are_refused(tmp_path):
     assert run.code == 2 and run.stderr.startswith("surge: error: --out: names one record's directory")
     run = surge("import", str(FIXTURES / "oha-6k.json"), "--tag", "novalue")
     assert run.code == 2 and run.stderr.startswith("surge: error: --tag: expected name=value")
+
+
+def test_an_import_is_recorded_in_the_history_and_shown_as_imported(tmp_path):
+    run, doc, _ = _import(tmp_path, "oha-6k.json", "--tag", "arch=monolith")
+    listed = surge("history", "--tool", "oha", "--tag", "arch=monolith", "--json")
+    assert listed.code == 0, listed.stderr
+    rows = listed.json()
+    assert [r["id"] for r in rows] == [doc["meta"]["run_id"]]
+    assert rows[0]["requests"] == doc["requests"]["sent"]
+    shown = surge("show", doc["meta"]["run_id"][:8])
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout == run.stdout
+    assert surge("history", "--tool", "hey", "--json").json() == []

@@ -120,7 +120,8 @@ class RunOutcome:
 def _verdict_document(v: Verdict) -> dict[str, Any]:
     t = v.threshold
     return {"expr": t.expr, "tag": t.tag, "scenario": t.scenario, "status": v.status, "passed": v.passed,
-            "observed": v.observed, "observed_text": v.observed_text(), "note": v.note}
+            "observed": v.observed, "observed_text": v.observed_text(), "note": v.note,
+            "abort_on_fail": t.abort_on_fail, "delay_s": t.delay_s}
 
 
 IntervalHook = Callable[[dict[str, Any]], None]

@@ -9,14 +9,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from surge.plan import (
-    ConstantArrivalRate,
-    ConstantVus,
-    PerVuIterations,
-    Plan,
-    RampingVus,
-    SharedIterations,
-)
+from surge.heading import PlanLike, describe, is_open_model
 from surge.redact import redact_text
 from surge.result import Generator, LatencySummary, Requests, RunResult
 
@@ -32,8 +25,8 @@ def summary_console() -> Console:
     return console if console.is_terminal else Console(width=PIPE_WIDTH)
 
 
-def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",)) -> Table:
-    """_table is a summary table whose cells fold onto more lines when the terminal is
+def summary_table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",)) -> Table:
+    """summary_table is a summary table whose cells fold onto more lines when the terminal is
     narrow, never cut: the columns named in ``left`` are left-aligned, the others right."""
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     for col in columns:
@@ -49,29 +42,6 @@ def _bytes(n: float) -> str:
     return f"{n:,.1f} GB"
 
 
-def describe_plan(plan: Plan) -> str:
-    """describe_plan says in one line what the run does."""
-    ex = plan.executor
-    kind = ex.type
-    if len(plan.scenarios) > 1 or len(plan.scenarios[0].flow.sequences) > 1 \
-            or len(plan.scenarios[0].flow.sequences[0].steps) > 1:
-        names = ", ".join(s.name for s in plan.scenarios)
-        return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}"
-    if isinstance(ex, ConstantVus):
-        what = f"{ex.vus} VUs for {ex.duration_s:g}s"
-    elif isinstance(ex, SharedIterations):
-        what = f"{ex.iterations:,} requests over {ex.vus} VUs"
-    elif isinstance(ex, PerVuIterations):
-        what = f"{ex.iterations:,} iterations for each of {ex.vus} VUs"
-    elif isinstance(ex, RampingVus):
-        what = f"{len(ex.stages)} VU stages (peak {max([ex.start_vus, *(s.target for s in ex.stages)]):,} VUs)"
-    elif isinstance(ex, ConstantArrivalRate):
-        what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_vus:,} in flight)"
-    else:
-        what = f"{len(ex.stages)} rate stages (max {ex.max_vus:,} in flight)"
-    return f"{plan.request.method} {plan.target.url} · {kind}: {what}"
-
-
 def _latency_row(name: str, s: LatencySummary) -> list[str]:
     if s.count == 0:
         return [name, "-", "-", "-", "-", "-", "-", "-", "-", "0"]
@@ -79,41 +49,25 @@ def _latency_row(name: str, s: LatencySummary) -> list[str]:
     return [name, *(f"{v:,.2f}" for v in values), f"{s.count:,}"]
 
 
-OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
-"""OPEN_MODEL_TYPES are the executor types that start iterations on a schedule."""
-
-
-def _describe(plan: Plan | Mapping[str, Any]) -> str:
-    if isinstance(plan, Plan):
-        return describe_plan(plan)
-    names = ", ".join(f"{s['name']} ({s['executor']['type']})" for s in plan["scenarios"])
-    return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}"
-
-
-def _open_model(plan: Plan | Mapping[str, Any]) -> bool:
-    if isinstance(plan, Plan):
-        return plan.is_open_model()
-    return all(s["executor"]["type"] in OPEN_MODEL_TYPES for s in plan["scenarios"])
-
-
-def _head(plan: Plan | Mapping[str, Any]) -> Text:
+def render_head(plan: PlanLike) -> Text:
+    """render_head is the summary's first line: "surge" and what the plan does."""
     head = Text()
     head.append("surge ", style="bold cyan")
-    head.append(redact_text(_describe(plan)))
+    head.append(redact_text(describe(plan)))
     return head
 
 
-def render_not_started(plan: Mapping[str, Any], phase: str) -> Text:
+def render_not_started(plan: PlanLike, phase: str) -> Text:
     """render_not_started is the summary of a measured run that never started: a stop
     signal arrived during ``phase`` (setup)."""
-    return _head(plan).append(f"  [stopped during {phase}: the measured run did not start]", style="bold yellow")
+    return render_head(plan).append(f"  [stopped during {phase}: the measured run did not start]", style="bold yellow")
 
 
-def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
+def render_summary(result: RunResult, plan: PlanLike) -> Group:
     """render_summary builds the summary: counts, rates, latency table, statuses, failures."""
     r = result.requests
-    open_model = _open_model(plan)
-    head = _head(plan)
+    open_model = is_open_model(plan)
+    head = render_head(plan)
     if result.stop_reason == "interrupted":
         head.append("  [interrupted: partial results]", style="bold yellow")
     if result.stop_reason == "aborted":
@@ -166,7 +120,7 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     )
 
     origin = "intended send time" if open_model else "send time"
-    table = _table(f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max",
+    table = summary_table(f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max",
                                                      "count"))
     lat = result.latency
     table.add_row(*_latency_row("all", lat.all))
@@ -180,7 +134,7 @@ def render_summary(result: RunResult, plan: Plan | Mapping[str, Any]) -> Group:
     return Group(*parts)
 
 
-def print_summary(result: RunResult, plan: Plan, console: Console | None = None) -> None:
+def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:
     """print_summary prints the summary to stdout, never cut (``summary_console``)."""
     (console or summary_console()).print(render_summary(result, plan))
 
@@ -194,7 +148,7 @@ def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
     parts: list[Any] = []
     if result.scenarios:
-        table = _table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "responses/s",
+        table = summary_table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "responses/s",
                                      "failed + cut off", "p50 ms", "p95 ms", "p99 ms"), left=("scenario",))
         for s in result.scenarios:
             it, rq, lat = s.iterations, s.requests, s.latency.all
@@ -203,7 +157,7 @@ def render_breakdowns(result: RunResult) -> list[Any]:
                           _not_ok(rq), f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
         parts.append(table)
     if result.tags:
-        table = _table("Requests by tag", ("scenario", "tag", "requests", "responses/s", "failed + cut off", "avg ms",
+        table = summary_table("Requests by tag", ("scenario", "tag", "requests", "responses/s", "failed + cut off", "avg ms",
                                            "p50 ms", "p95 ms", "p99 ms", "max ms"), left=("scenario", "tag"))
         for t in result.tags:
             rq, lat = t.requests, t.latency.all
@@ -214,7 +168,7 @@ def render_breakdowns(result: RunResult) -> list[Any]:
         parts.append(table)
     checks = result.checks
     if checks:
-        table = _table("Checks", ("scenario", "tag", "check", "passed", "failed", "rate"),
+        table = summary_table("Checks", ("scenario", "tag", "check", "passed", "failed", "rate"),
                        left=("scenario", "tag", "check"))
         for c in checks:
             total = c["passes"] + c["fails"]
@@ -243,7 +197,7 @@ def render_verdicts(verdicts: list[Any], aborted_by: list[Any]) -> list[Any]:
     return parts
 
 
-def print_scenario_summary(result: RunResult, plan: Mapping[str, Any], verdicts: list[Any], aborted_by: list[Any],
+def print_scenario_summary(result: RunResult, plan: PlanLike, verdicts: list[Any], aborted_by: list[Any],
                            console: Console | None = None, interrupted_in: str | None = None) -> None:
     """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds
     (one line when a stop signal during setup kept the measured run from starting)."""
@@ -298,7 +252,7 @@ def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Gro
     if r.get("failure_classes"):
         counts.add_row("Failures", Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())),
                                         style="red"))
-    table = _table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
+    table = summary_table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
     table.add_row(*_imported_latency_row("all", document["latency"]["all"]))
     table.add_row(*_imported_latency_row("success", document["latency"]["success"]))
     parts: list[Any] = [head, counts, table]

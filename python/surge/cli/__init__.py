@@ -1,4 +1,5 @@
-"""surge's command line: ``surge run``, ``surge target``, ``surge demo``, ``surge import``, one module each.
+"""surge's command line: ``surge run``, ``target``, ``demo``, ``import``, ``history``, ``show``,
+``export``, ``baseline``, one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
 see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
@@ -16,10 +17,14 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import click
 
 from surge import __version__, exit_codes, signals
+from surge.cli.baseline import baseline_command
 from surge.cli.demo import demo_command
 from surge.cli.errors import error, say, usage_error
 from surge.cli.import_ import import_command
+from surge.cli.export import export_command
+from surge.cli.history import history_command
 from surge.cli.run import run_command
+from surge.cli.show import show_command
 from surge.cli.target import target_command
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 
@@ -39,6 +44,10 @@ app.add_command(run_command)
 app.add_command(target_command)
 app.add_command(demo_command)
 app.add_command(import_command)
+app.add_command(history_command)
+app.add_command(show_command)
+app.add_command(export_command)
+app.add_command(baseline_command)
 
 
 def main(argv: list[str] | None = None) -> None:

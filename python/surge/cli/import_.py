@@ -13,6 +13,8 @@ from typing import Optional
 
 import click
 
+from surge.cli.options import db_option
+from surge.cli.run import open_run_history
 from surge.errors import BadInput
 
 TAG = re.compile(r"(?P<key>[A-Za-z0-9_.-]{1,64})=(?P<value>.{0,256})")
@@ -37,8 +39,9 @@ def _tags(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--tag", "tag_pairs", multiple=True, metavar="KEY=VALUE", help="A label for the run; repeatable.")
 @click.option("--out", "out", metavar="DIR", help="Write the record here (one FILE only; default: "
                                                   "results/<UTC start of the imported run>-<name>/).")
+@db_option
 def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_pairs: tuple[str, ...],
-                   out: Optional[str]) -> None:
+                   out: Optional[str], db: Optional[str]) -> None:
     """Record runs made by k6, hey or oha (FILE...) as surge runs, and print their summaries."""
     from surge.imports import Source, load
     from surge.record import check_out, create_directory, run_name
@@ -51,6 +54,7 @@ def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_p
     tags = _tags(tag_pairs)
     sources = [Source.read(path) for path in files]
     imported = [load(source, tool) for source in sources]  # every file checked before anything is written
+    history = open_run_history(db)
     for source, run in zip(sources, imported):
         started, from_file = run.started_unix_s, run.started_unix_s is None
         if started is None:  # the source has no start: its file was written when the run ended
@@ -58,6 +62,7 @@ def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_p
         run_label = name or run_name("", Path(source.path))
         directory = create_directory(out, run_label, datetime.fromtimestamp(started, timezone.utc))
         writer = RecordWriter(directory, name=run_label, target_url=run.target, scenario_file=None, tool=run.tool,
+                              history=history,
                               started_unix_s=started,
                               source={"file": source.name, "sha256": source.sha256, "format": run.format,
                                       "start_from": "file-mtime" if from_file else "source"})

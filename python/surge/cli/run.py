@@ -16,6 +16,7 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
+from surge.cli.options import db_option
 from surge.durations import format_limit, parse_duration
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
@@ -39,6 +40,8 @@ from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run import CompiledRun, RunOutcome, planned_s
 
 if TYPE_CHECKING:
+    from surge.heading import PlanLike
+    from surge.history import History
     from surge.record import RecordWriter
 
 
@@ -269,18 +272,37 @@ def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict
 
 
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
-                  target_url: str) -> RecordWriter | None:
+                  target_url: str, *, db: str | None = None, plan: PlanLike | None = None) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
-    ``results/``) and its RecordWriter, or None with --no-save."""
+    ``results/``) and its RecordWriter, recording into the history ``db`` names too (--db), or
+    None with --no-save. ``plan``'s heading is kept (``meta.plan``) for ``surge show``."""
     if no_save:
         return None
     from datetime import datetime, timezone
 
+    from surge.heading import heading
     from surge.record import RecordWriter, create_directory, run_name
 
+    history = open_run_history(db)
     name = run_name(target, scenario_file)
     directory = create_directory(out, name, datetime.now(timezone.utc))
-    return RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file)
+    recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, history=history)
+    if plan is not None:
+        recorder.meta["plan"] = heading(plan).to_dict()
+    return recorder
+
+
+def open_run_history(db: str | None) -> History | None:
+    """open_run_history opens the history a run (or an import) records into; one a newer surge wrote refuses
+    the run (exit 2), one that cannot be opened costs a warning line, not the run."""
+    from surge.history import HistoryUnavailable, open_history
+
+    try:
+        return open_history(db)
+    except HistoryUnavailable as e:
+        print(redact_text(f"surge: warning: {e}; this run is recorded only in its results directory"),
+              file=sys.stderr, flush=True)
+        return None
 
 
 def _print_phase(name: str, result: dict[str, Any]) -> None:
@@ -330,7 +352,9 @@ def _is_scenario_file(target: str) -> bool:
                    "repeatable.")
 @click.option("--out", "out", metavar="DIR",
               help="Write the run's results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/).")
-@click.option("--no-save", "no_save", is_flag=True, help="Write no results directory.")
+@click.option("--no-save", "no_save", is_flag=True, help="Write no results directory, and record nothing in the "
+                                                           "history.")
+@db_option
 def run_command(
     url: str,
     connections: Optional[int],
@@ -351,10 +375,11 @@ def run_command(
     env_pairs: tuple[str, ...],
     out: Optional[str],
     no_save: bool,
+    db: Optional[str],
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
-    if out is not None and no_save:
-        raise BadInput("--out", "cannot be used with --no-save")
+    for saving_flag in [f for f, v in (("--out", out), ("--db", db)) if v is not None and no_save]:
+        raise BadInput(saving_flag, "cannot be used with --no-save")
     check_out(out)
     if _is_scenario_file(url):
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
@@ -369,7 +394,7 @@ def run_command(
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
         finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
-                                  save=(out, no_save)))
+                                  save=(out, no_save, db)))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -390,7 +415,8 @@ def run_command(
     )
     compiled = CompiledRun(main=json.loads(plan.to_json()))
     finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan,
-                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"])))
+                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], db=db,
+                                          plan=plan)))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -414,7 +440,7 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
                        json_output: bool, env: dict[str, str] | None = None,
                        overrides: dict[str, Any] | None = None,
-                       save: tuple[str | None, bool] = (None, True)) -> Outcome:
+                       save: tuple[str | None, bool, str | None] = (None, True, None)) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -430,6 +456,7 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
             raise BadInput("--target", str(e)) from None
     scenario_file = scenario_file.with_overrides(**(overrides or {}))
     compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
-    out, no_save = save
+    out, no_save, db = save
     return execute(compiled, threads=threads, json_output=json_output,
-                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"]))
+                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], db=db,
+                                          plan=compiled.main))

@@ -39,12 +39,13 @@ class HlogWriter:
 
     def __init__(self, file: IO[str]) -> None:
         self._file = file
-        self._started = False
+        self.start_unix_s: float | None = None
+        """start_unix_s is the log's StartTime once its header is written."""
 
     def start(self, start_unix_s: float) -> None:
         """start writes the header (once)."""
-        if not self._started:
-            self._started = True
+        if self.start_unix_s is None:
+            self.start_unix_s = start_unix_s
             self._file.write("".join(line + "\n" for line in header_lines(start_unix_s)))
             self._file.flush()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 from typing import IO, Any
 
 COLUMNS = ("time_s", "scenario", "active_vus", "offered_rate_per_s", "sent_per_s", "responses_per_s", "successes",
@@ -34,16 +35,26 @@ def interval_rows(interval: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def csv_text(rows: list[dict[str, Any]], *, header: bool = False) -> str:
+    """csv_text is ``rows`` as timeseries.csv lines (with the header line first when asked):
+    what TimeseriesWriter appends, and what the history keeps to rebuild the file byte for byte."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=COLUMNS, restval="", lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()
+
+
 class TimeseriesWriter:
     """TimeseriesWriter appends each interval's rows to timeseries.csv, flushed per interval."""
 
     def __init__(self, file: IO[str]) -> None:
         self._file = file
-        self._csv = csv.DictWriter(file, fieldnames=COLUMNS, restval="", lineterminator="\n")
-        self._csv.writeheader()
+        file.write(csv_text([], header=True))
         file.flush()
 
     def write(self, interval: dict[str, Any]) -> None:
         """write appends ``interval``'s rows and flushes them."""
-        self._csv.writerows(interval_rows(interval))
+        self._file.write(csv_text(interval_rows(interval)))
         self._file.flush()

@@ -1,7 +1,8 @@
 """RecordWriter writes one run's results directory as the run goes: ``begin`` before the
 run (summary.json marked incomplete, the inputs), ``on_interval`` as each interval arrives
 (timeseries.csv, latency.hlog, flushed), ``finish`` with the result (summary.json replaced
-in one step)."""
+in one step). With a ``history``, each step is also recorded there (docs/history.md), and an
+error writing the history costs one warning line, never the run or its directory."""
 
 from __future__ import annotations
 
@@ -15,13 +16,18 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from surge import __version__
 from surge.record.environment import environment
-from surge.record.hlog import HlogWriter
-from surge.record.timeseries import TimeseriesWriter
+from surge.record.hlog import HlogWriter, interval_line
+from surge.record.timeseries import TimeseriesWriter, csv_text, interval_rows
 from surge.redact import MASK, is_secret_name, redact_text, redact_url
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from surge.history import History
 
 SCHEMA = "surge.record/1"
 """SCHEMA is the version of the record's ``meta`` block (docs/record.md)."""
@@ -57,16 +63,30 @@ def iso_utc(unix_s: float) -> str:
     return datetime.fromtimestamp(unix_s, timezone.utc).isoformat(timespec="milliseconds")
 
 
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """write_summary writes summary.json at ``path`` in one step (a temporary file, then
+    os.replace), so a reader never sees half of it."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(summary, file, indent=2)
+        file.write("\n")
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+
+
 class RecordWriter:
     """RecordWriter: the results directory ``directory`` of one run called ``name`` against
-    ``target_url``, from ``scenario_file`` (None for a URL run)."""
+    ``target_url``, from ``scenario_file`` (None for a URL run), also recorded in ``history``
+    when given."""
 
     def __init__(self, directory: Path, *, name: str, target_url: str, scenario_file: Path | None,
-                 argv: list[str] | None = None, tool: str = "surge", started_unix_s: float | None = None,
-                 source: dict[str, Any] | None = None) -> None:
+                 argv: list[str] | None = None, history: History | None = None, tool: str = "surge",
+                 started_unix_s: float | None = None, source: dict[str, Any] | None = None) -> None:
         """An imported run (docs/imports.md) passes the ``tool`` that made it, its own start
         (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown."""
         self.directory = directory
+        self.history = history
         self._scenario_file = scenario_file
         self._imported = tool != "surge"
         self._started = time.time() if started_unix_s is None else started_unix_s
@@ -88,35 +108,65 @@ class RecordWriter:
         the inputs (scenario.yaml or command.txt), and the time series' and log's files."""
         self._write_summary({"meta": self.meta})
         if self._scenario_text is not None:
-            (self.directory / "scenario.yaml").write_text(masked_lines(self._scenario_text))
+            inputs_name, inputs = "scenario.yaml", masked_lines(self._scenario_text)
         else:
-            (self.directory / "command.txt").write_text(self.meta["command"] + "\n")
+            inputs_name, inputs = "command.txt", self.meta["command"] + "\n"
+        (self.directory / inputs_name).write_text(inputs)
         self._timeseries = TimeseriesWriter(self._open("timeseries.csv"))
         self._hlog = HlogWriter(self._open("latency.hlog"))
         if self._imported:  # its intervals arrive all at once, long after the run
             self._hlog.start(self._started)
+        self._to_history(lambda h: h.begin(self.meta, directory=str(self.directory), inputs_name=inputs_name,
+                                           inputs=inputs))
 
     def on_interval(self, interval: dict[str, Any]) -> None:
         """on_interval appends one engine interval (with its histogram) to the time series and
-        the log, flushed."""
+        the log, flushed, and records it in the history (committed)."""
         if self._timeseries is not None and self._hlog is not None:
+            now = time.time()
             self._timeseries.write(interval)
-            self._hlog.write(interval, time.time())
+            self._hlog.write(interval, now)
+            self._to_history(lambda h: h.add_interval(
+                self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
+                timeseries=csv_text(interval_rows(interval)), hlog=interval_line(interval),
+                hlog_start_unix_s=self._hlog_start(now, interval)))
+
+    def _hlog_start(self, now: float, interval: dict[str, Any]) -> float:
+        """_hlog_start is latency.hlog's start time: an imported run's own, or for a live run
+        the time the first interval arrived less its end (HlogWriter.write's rule)."""
+        return self._hlog.start_unix_s if self._hlog is not None and self._hlog.start_unix_s is not None \
+            else now - interval["end_s"]
 
     def finish(self, document: dict[str, Any], *, interrupted: bool) -> None:
         """finish replaces summary.json with the result ``document`` (secrets already masked)
         and ``meta``, complete when the run ended by its plan or a threshold (not
         ``interrupted`` by a stop signal); closes the files."""
+        start = float(document.get("started_at_unix_s") or self._started)
         if self._hlog is not None:
-            self._hlog.start(float(document.get("started_at_unix_s") or self._started))
+            self._hlog.start(start)
         elapsed = document.get("elapsed_s")
         self.meta["ended_at"] = iso_utc(self._started + elapsed if self._imported and elapsed is not None
                                         else time.time())
         self.meta["complete"] = not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
-        self._write_summary({**document, "meta": self.meta})
+        summary = {**document, "meta": self.meta}
+        self._write_summary(summary)
         for file in self._files:
             file.close()
         self._files.clear()
+        self._to_history(lambda h: h.finish(summary, hlog_start_unix_s=start))
+
+    def _to_history(self, step: Callable[[History], None]) -> None:
+        """_to_history records a step in the history; when that fails (disk full, unwritable
+        path), says so in one line on stderr and records nothing more of this run there: the
+        run and its results directory go on."""
+        if self.history is None:
+            return
+        try:
+            step(self.history)
+        except Exception as e:  # noqa: BLE001 - whatever the history's failure, the run must not pay for it
+            print(redact_text(f"surge: warning: history {self.history.path}: {e}; this run is recorded "
+                              f"only in {self.directory}"), file=sys.stderr, flush=True)
+            self.history = None
 
     def _open(self, name: str) -> IO[str]:
         file = open(self.directory / name, "w", encoding="utf-8", newline="")
@@ -124,13 +174,4 @@ class RecordWriter:
         return file
 
     def _write_summary(self, summary: dict[str, Any]) -> None:
-        """_write_summary replaces summary.json in one step (a temporary file, then os.replace),
-        so a reader never sees half of it."""
-        path = self.directory / "summary.json"
-        temporary = path.with_name(path.name + ".tmp")
-        with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(summary, file, indent=2)
-            file.write("\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
+        write_summary(self.directory / "summary.json", summary)

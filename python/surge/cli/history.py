@@ -1,0 +1,48 @@
+"""``surge history``: the runs of the history, newest first, filtered."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import click
+
+from surge.cli.options import db_option, parse_tags
+from surge.errors import BadInput
+from surge.history import TOOLS, RunQuery, list_runs, open_history
+from surge.history.queries import DEFAULT_LIMIT
+from surge.history.since import parse_since
+
+
+@click.command("history")
+@click.option("--name", help="Only runs of this name (exactly).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag; repeatable (all "
+                                                                         "must match).")
+@click.option("--tool", type=click.Choice(TOOLS), help="Only runs made by this tool (surge, or an import's).")
+@click.option("--target", help="Only runs whose target URL contains this text.")
+@click.option("--since", help="Only runs started since: a date or time (2026-11-23, 2026-11-23T14:00, UTC unless "
+                              "it says otherwise) or a duration back from now (30m, 2h, 7d).")
+@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="List at most this many runs.")
+@click.option("--json", "json_output", is_flag=True, help="Print the runs as a JSON list of objects.")
+@db_option
+def history_command(name: Optional[str], tags: tuple[str, ...], tool: Optional[str], target: Optional[str],
+                    since: Optional[str], limit: int, json_output: bool, db: Optional[str]) -> None:
+    """List the runs of the history, newest first."""
+    if limit < 1:
+        raise BadInput("--limit", f"must be at least 1, got {limit}")
+    query = RunQuery(name=name, tool=tool, target=target, tags=parse_tags(tags),
+                     since=parse_since(since) if since is not None else None, limit=limit)
+    with open_history(db) as history:
+        runs = list_runs(history, query)
+        path = history.path
+    if json_output:
+        sys.stdout.write(json.dumps([r.to_dict() for r in runs]) + "\n")
+        return
+    if not runs:
+        filtered = any(v is not None for v in (name, tool, target, since)) or tags
+        print(f"no runs {'match' if filtered else 'in the history'} ({path})")
+        return
+    from surge.history.table import print_runs
+
+    print_runs(runs)

@@ -1,0 +1,86 @@
+"""Heading: what a summary's first line says about a run's plan, and whether the plan is the
+open model (which adds the schedule line and the service-time row). A record keeps it
+(``meta.plan``), so ``surge show`` prints a summary as it was printed after the run. Light on
+purpose: computed before the run, it loads neither Rich nor the result models."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+from surge.plan import ConstantArrivalRate, ConstantVus, PerVuIterations, Plan, RampingVus, SharedIterations
+from surge.redact import redact_text
+
+OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
+"""OPEN_MODEL_TYPES are the executor types that start iterations on a schedule."""
+
+
+@dataclass(frozen=True)
+class Heading:
+    """Heading: a plan's one-line ``description`` (secrets masked) and whether it is the
+    ``open_model``."""
+
+    description: str
+    open_model: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """to_dict is the heading as the record's ``meta.plan``."""
+        return {"description": self.description, "open_model": self.open_model}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Heading:
+        """from_dict reads a record's ``meta.plan``."""
+        return cls(str(data.get("description", "")), bool(data.get("open_model", False)))
+
+
+PlanLike = Union[Plan, Mapping[str, Any], Heading]
+"""PlanLike is what a summary is told about the plan: a URL run's typed Plan, a scenario file's
+engine plan (a mapping), or a record's Heading."""
+
+
+def describe_plan(plan: Plan) -> str:
+    """describe_plan says in one line what the run does."""
+    ex = plan.executor
+    kind = ex.type
+    if len(plan.scenarios) > 1 or len(plan.scenarios[0].flow.sequences) > 1 \
+            or len(plan.scenarios[0].flow.sequences[0].steps) > 1:
+        names = ", ".join(s.name for s in plan.scenarios)
+        return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}"
+    if isinstance(ex, ConstantVus):
+        what = f"{ex.vus} VUs for {ex.duration_s:g}s"
+    elif isinstance(ex, SharedIterations):
+        what = f"{ex.iterations:,} requests over {ex.vus} VUs"
+    elif isinstance(ex, PerVuIterations):
+        what = f"{ex.iterations:,} iterations for each of {ex.vus} VUs"
+    elif isinstance(ex, RampingVus):
+        what = f"{len(ex.stages)} VU stages (peak {max([ex.start_vus, *(s.target for s in ex.stages)]):,} VUs)"
+    elif isinstance(ex, ConstantArrivalRate):
+        what = f"{ex.rate:,.6g} req/s for {ex.duration_s:g}s (max {ex.max_vus:,} in flight)"
+    else:
+        what = f"{len(ex.stages)} rate stages (max {ex.max_vus:,} in flight)"
+    return f"{plan.request.method} {plan.target.url} · {kind}: {what}"
+
+
+def describe(plan: PlanLike) -> str:
+    """describe is the summary's one-line description of ``plan``."""
+    if isinstance(plan, Heading):
+        return plan.description
+    if isinstance(plan, Plan):
+        return describe_plan(plan)
+    names = ", ".join(f"{s['name']} ({s['executor']['type']})" for s in plan["scenarios"])
+    return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}"
+
+
+def is_open_model(plan: PlanLike) -> bool:
+    """is_open_model tells whether every scenario of ``plan`` follows an arrival-rate schedule."""
+    if isinstance(plan, Heading):
+        return plan.open_model
+    if isinstance(plan, Plan):
+        return plan.is_open_model()
+    return all(s["executor"]["type"] in OPEN_MODEL_TYPES for s in plan["scenarios"])
+
+
+def heading(plan: PlanLike) -> Heading:
+    """heading is ``plan``'s Heading, secrets masked."""
+    return Heading(redact_text(describe(plan)), is_open_model(plan))

@@ -1,0 +1,119 @@
+"""The history's schema, versioned: ``PRAGMA user_version`` is the number of MIGRATIONS applied;
+opening a database applies the missing ones in order, in one transaction; a database written by
+a newer surge (a version above ``len(MIGRATIONS)``) is refused, never changed."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from surge.errors import BadInput
+from surge.history.connection import write
+
+_V1 = """
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,            -- meta.run_id: 32 hex digits
+    name TEXT NOT NULL,
+    tool TEXT NOT NULL,             -- surge, k6, hey, oha
+    target TEXT,                    -- secrets masked
+    started_at TEXT NOT NULL,       -- UTC ISO 8601 (2026-11-23T22:15:33.123+00:00): sorts as it reads
+    ended_at TEXT,
+    complete INTEGER NOT NULL DEFAULT 0,
+    requests INTEGER,               -- requests sent
+    responses_per_s REAL,           -- throughput.responses_per_s, the headline throughput
+    success_rate REAL,
+    failure_rate REAL,
+    p50_ms REAL,
+    p95_ms REAL,
+    p99_ms REAL,
+    verdict TEXT NOT NULL DEFAULT 'none'  -- thresholds: passed, failed or none
+);
+CREATE INDEX runs_started ON runs (started_at DESC);
+CREATE INDEX runs_name ON runs (name, started_at DESC);
+CREATE INDEX runs_tool ON runs (tool, started_at DESC);
+CREATE TABLE run_tags (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE INDEX run_tags_key_value ON run_tags (key, value);
+CREATE TABLE records (              -- what rebuilds the results directory, apart from the listing's columns
+    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    directory TEXT,                 -- the results directory as the run named it, or NULL
+    summary TEXT NOT NULL,          -- summary.json's document (JSON)
+    inputs_name TEXT,               -- scenario.yaml or command.txt
+    inputs TEXT,                    -- its content, secrets masked
+    hlog_start_unix_s REAL          -- latency.hlog's StartTime
+);
+CREATE TABLE intervals (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    end_s REAL NOT NULL,
+    timeseries TEXT NOT NULL,       -- the interval's timeseries.csv lines
+    hlog TEXT NOT NULL,             -- its latency.hlog line (the compressed histogram)
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+"""
+
+_V2 = """
+CREATE TABLE baselines (
+    name TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    set_at TEXT NOT NULL
+);
+"""
+
+
+def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
+    def apply(conn: sqlite3.Connection) -> None:
+        for statement in sql.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+    return apply
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _script(_V1),  # 1: runs, tags, records, intervals
+    _script(_V2),  # 2: baselines
+]
+"""MIGRATIONS are the schema's steps in order: applying the first N gives schema version N."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""SCHEMA_VERSION is the history schema this surge writes."""
+
+
+class HistoryTooNew(BadInput):
+    """HistoryTooNew: the database was written by a newer surge (its schema version is above
+    SCHEMA_VERSION); it is left as it is."""
+
+
+def version(conn: sqlite3.Connection) -> int:
+    """version is the database's schema version (``PRAGMA user_version``)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: Path, *, upto: int = SCHEMA_VERSION) -> int:
+    """migrate brings the database to schema ``upto`` (the latest by default) and returns its
+    version; each process checks again inside the write lock, so processes opening a new
+    database together apply each step once. HistoryTooNew when the database is newer."""
+    def check(found: int) -> None:
+        if found > SCHEMA_VERSION:
+            raise HistoryTooNew(str(path), f"history schema version {found} is newer than this surge reads "
+                                           f"({SCHEMA_VERSION}): upgrade surge, or choose another database with --db")
+
+    found = version(conn)
+    check(found)
+    if found >= upto:
+        return found
+
+    def apply(c: sqlite3.Connection) -> int:
+        current = version(c)
+        check(current)
+        for number in range(current, upto):
+            MIGRATIONS[number](c)
+        c.execute(f"PRAGMA user_version = {max(current, upto)}")
+        return max(current, upto)
+
+    return write(conn, apply)

@@ -1,0 +1,137 @@
+"""Reading the history: the runs that match a query (``surge history``), a run named by id,
+prefix or ``last`` (``surge show``, ``export``, ``baseline``), and a run's whole record."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from surge.errors import BadInput
+from surge.history.figures import FIGURES
+from surge.history.store import History
+from surge.history.stored import StoredRun
+from surge.record.writer import iso_utc
+
+DEFAULT_LIMIT = 20
+"""DEFAULT_LIMIT is how many runs ``surge history`` lists unless told."""
+
+LAST = "last"
+"""LAST names the newest run of the history where a RUN is expected."""
+
+_COLUMNS = ("id", "name", "tool", "target", "started_at", "ended_at", "complete", *FIGURES, "verdict")
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """RunQuery: which runs to list, newest first: all the given conditions hold (``name`` and
+    ``tool`` exactly, ``target`` as a substring, every ``tags`` pair, started at or after
+    ``since``), at most ``limit``."""
+
+    name: str | None = None
+    tool: str | None = None
+    target: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+    since: datetime | None = None
+    limit: int = DEFAULT_LIMIT
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """RunRow: one run as the history lists it: its columns (figures None when missing or not
+    yet known) and its tags."""
+
+    id: str
+    name: str
+    tool: str
+    target: str | None
+    started_at: str
+    ended_at: str | None
+    complete: bool
+    requests: int | None
+    responses_per_s: float | None
+    success_rate: float | None
+    failure_rate: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    verdict: str
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """to_dict is the row as a JSON object (``surge history --json``)."""
+        return asdict(self)
+
+
+def list_runs(history: History, query: RunQuery) -> list[RunRow]:
+    """list_runs lists the runs ``query`` selects, newest first."""
+    where, args = [], []
+    if query.name is not None:
+        where.append("name = ?")
+        args.append(query.name)
+    if query.tool is not None:
+        where.append("tool = ?")
+        args.append(query.tool)
+    if query.target is not None:
+        where.append("instr(target, ?) > 0")
+        args.append(query.target)
+    if query.since is not None:
+        where.append("started_at >= ?")
+        args.append(iso_utc(query.since.timestamp()))
+    for key, value in query.tags:
+        where.append("id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)")
+        args.extend([key, value])
+    sql = (f"SELECT {', '.join(_COLUMNS)} FROM runs {'WHERE ' + ' AND '.join(where) if where else ''} "
+           "ORDER BY started_at DESC, rowid DESC LIMIT ?")
+    rows = history.conn.execute(sql, [*args, query.limit]).fetchall()
+    tags = _tags(history, [r[0] for r in rows])
+    return [RunRow(**{**dict(zip(_COLUMNS, r)), "complete": bool(r[6])}, tags=tags.get(r[0], {})) for r in rows]
+
+
+def _tags(history: History, ids: list[str]) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    if ids:
+        marks = ", ".join("?" * len(ids))
+        for run_id, key, value in history.conn.execute(
+                f"SELECT run_id, key, value FROM run_tags WHERE run_id IN ({marks}) ORDER BY key", ids):
+            found.setdefault(run_id, {})[key] = value
+    return found
+
+
+def resolve_run(history: History, ref: str, *, where: str = "RUN") -> str:
+    """resolve_run is the id of the run ``ref`` names: ``last`` (the newest), a full id or a
+    unique prefix of one. BadInput naming ``where`` when none matches, or several do (listing them)."""
+    if ref == LAST:
+        row = history.conn.execute("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").fetchone()
+        if row is None:
+            raise BadInput(where, f"the history is empty ({history.path})")
+        return str(row[0])
+    if not re.fullmatch(r"[0-9a-fA-F-]{1,64}", ref):
+        raise BadInput(where, f"'{ref}' is neither a run id, a prefix of one, 'last', nor a results directory")
+    prefix = ref.lower().replace("-", "")
+    rows = history.conn.execute("SELECT id, name, started_at FROM runs WHERE id >= ? AND id < ? "
+                                "ORDER BY started_at DESC LIMIT 11", (prefix, prefix + "g")).fetchall()
+    if not rows:
+        raise BadInput(where, f"no run '{ref}' in the history ({history.path})")
+    exact = [r for r in rows if r[0] == prefix]
+    if exact:
+        return str(exact[0][0])
+    if len(rows) > 1:
+        shown = ", ".join(f"{r[0][:12]} ({r[1]}, {r[2][:19].replace('T', ' ')})" for r in rows[:10])
+        more = " and more" if len(rows) > 10 else ""
+        raise BadInput(where, f"'{ref}' matches several runs: {shown}{more}; give more of the id")
+    return str(rows[0][0])
+
+
+def load_run(history: History, run_id: str) -> StoredRun:
+    """load_run is the whole record of the run ``run_id`` (which must exist)."""
+    directory, summary, inputs_name, inputs, start = history.conn.execute(
+        "SELECT directory, summary, inputs_name, inputs, hlog_start_unix_s FROM records WHERE run_id = ?",
+        (run_id,)).fetchone()
+    intervals = history.conn.execute("SELECT timeseries, hlog FROM intervals WHERE run_id = ? ORDER BY idx",
+                                     (run_id,)).fetchall()
+    return StoredRun(summary=json.loads(summary), directory=directory, inputs_name=inputs_name, inputs=inputs,
+                     hlog_start_unix_s=start, timeseries="".join(t for t, _ in intervals),
+                     hlog_lines=[h for _, h in intervals])

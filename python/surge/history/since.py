@@ -1,0 +1,40 @@
+"""``--since``: an ISO 8601 date or time (UTC when it names no zone), or a duration back from
+now (``2h``, ``7d``, ``1w``, ``1d12h``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from surge.durations import parse_duration
+from surge.errors import BadInput
+
+_LONG_UNITS = re.compile(r"(\d+(?:\.\d+)?)(w|d)")
+_SECONDS = {"w": 7 * 86400.0, "d": 86400.0}
+
+
+def _duration_s(text: str) -> float | None:
+    """_duration_s is ``text`` as seconds (surge's durations plus days and weeks), or None."""
+    rest, seconds = text.strip().lower(), 0.0
+    while (match := _LONG_UNITS.match(rest)) is not None:
+        seconds += float(match[1]) * _SECONDS[match[2]]
+        rest = rest[match.end():]
+    if not rest:
+        return seconds if text.strip() else None
+    try:
+        return seconds + parse_duration(rest) if not rest[0] == "-" else None
+    except ValueError:
+        return None
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """parse_since is the UTC time ``--since`` names; BadInput when it is neither a time nor a duration."""
+    seconds = _duration_s(text)
+    if seconds is not None:
+        return (now or datetime.now(timezone.utc)) - timedelta(seconds=seconds)
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BadInput("--since", f"'{text}' is neither a date or time (2026-11-23, 2026-11-23T14:00) nor a duration "
+                                  "(30m, 2h, 7d)") from None
+    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)

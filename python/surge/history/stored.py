@@ -1,0 +1,76 @@
+"""StoredRun: one run's record as the history (or its results directory) keeps it: the summary
+document, the inputs, and each interval's timeseries.csv lines and latency.hlog line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from surge.errors import BadInput
+from surge.record.timeseries import ALL_SCENARIOS, COLUMNS
+
+INPUT_FILES = ("scenario.yaml", "command.txt")
+"""INPUT_FILES are the names a record's inputs may have (a scenario file run's, a URL run's)."""
+
+
+@dataclass
+class StoredRun:
+    """StoredRun: a run's record. ``timeseries`` is timeseries.csv without its header line,
+    ``hlog_lines`` latency.hlog's interval lines (without the header, which
+    ``hlog_start_unix_s`` dates: None when the log has none), ``directory`` the results
+    directory the run wrote (None when unknown)."""
+
+    summary: dict[str, Any]
+    directory: str | None = None
+    inputs_name: str | None = None
+    inputs: str | None = None
+    hlog_start_unix_s: float | None = None
+    timeseries: str = ""
+    hlog_lines: list[str] = field(default_factory=list)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """meta is the record's ``meta`` block."""
+        meta: dict[str, Any] = self.summary.get("meta", {})
+        return meta
+
+    @property
+    def run_id(self) -> str:
+        """run_id is the record's ``meta.run_id`` ("" when it has none)."""
+        return str(self.meta.get("run_id", ""))
+
+    def interval_rows(self) -> list[dict[str, str]]:
+        """interval_rows are the time series' ``all`` rows (one per interval), as read from the CSV."""
+        rows = csv.DictReader(io.StringIO(self.timeseries), fieldnames=COLUMNS)
+        return [row for row in rows if row["scenario"] == ALL_SCENARIOS]
+
+    @classmethod
+    def from_directory(cls, path: Path) -> StoredRun:
+        """from_directory reads a results directory (``surge show DIR``): BadInput naming the
+        directory when it holds no readable summary.json."""
+        try:
+            summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+        except OSError as e:
+            raise BadInput(str(path), f"not a results directory: cannot read summary.json ({e.strerror or e})") \
+                from None
+        except ValueError as e:
+            raise BadInput(str(path / "summary.json"), f"not valid JSON: {e}") from None
+        if not isinstance(summary, dict):
+            raise BadInput(str(path / "summary.json"), "not a surge summary (expected a JSON object)")
+        inputs_name = next((n for n in INPUT_FILES if (path / n).is_file()), None)
+        timeseries = _read(path / "timeseries.csv")
+        hlog = [line for line in _read(path / "latency.hlog").splitlines() if line and not line.startswith(("#", '"'))]
+        return cls(summary=summary, directory=str(path), inputs_name=inputs_name,
+                   inputs=_read(path / inputs_name) if inputs_name else None,
+                   timeseries=timeseries.partition("\n")[2], hlog_lines=hlog)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
