@@ -76,3 +76,20 @@ def write(tmp_path: Path, text: str, name: str = "test.yaml", **subs: str) -> Pa
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+TINY_SCENARIO = """\
+target: @URL@
+scenarios:
+  a:
+    executor: {type: per-vu-iterations, vus: 1, iterations: @N@}
+    flow:
+      - request: {path: /health}
+"""
+"""TINY_SCENARIO is the smallest scenario file: one scenario, one VU, N requests to /health."""
+
+
+def tiny_scenario(tmp_path: Path, url: str, *, iterations: int = 2, extra: str = "", name: str = "tiny.yaml") -> Path:
+    """tiny_scenario writes TINY_SCENARIO for ``url`` with ``extra`` (top-level YAML, e.g.
+    thresholds) appended, and returns its path."""
+    return write(tmp_path, TINY_SCENARIO + textwrap.dedent(extra), name=name, URL=url, N=str(iterations))

@@ -16,6 +16,7 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
+from surge.cli.options import tag_option
 from surge.durations import format_limit, parse_duration
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
@@ -269,9 +270,9 @@ def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict
 
 
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
-                  target_url: str) -> RecordWriter | None:
+                  target_url: str, tags: dict[str, str] | None = None) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
-    ``results/``) and its RecordWriter, or None with --no-save."""
+    ``results/``) and its RecordWriter (with the user's ``tags``), or None with --no-save."""
     if no_save:
         return None
     from datetime import datetime, timezone
@@ -280,7 +281,7 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
 
     name = run_name(target, scenario_file)
     directory = create_directory(out, name, datetime.now(timezone.utc))
-    return RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file)
+    return RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags)
 
 
 def _print_phase(name: str, result: dict[str, Any]) -> None:
@@ -331,6 +332,7 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("--out", "out", metavar="DIR",
               help="Write the run's results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/).")
 @click.option("--no-save", "no_save", is_flag=True, help="Write no results directory.")
+@tag_option
 def run_command(
     url: str,
     connections: Optional[int],
@@ -351,6 +353,7 @@ def run_command(
     env_pairs: tuple[str, ...],
     out: Optional[str],
     no_save: bool,
+    tags: dict[str, str],
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     if out is not None and no_save:
@@ -369,7 +372,7 @@ def run_command(
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
         finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
-                                  save=(out, no_save)))
+                                  save=(out, no_save), tags=tags))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -390,7 +393,7 @@ def run_command(
     )
     compiled = CompiledRun(main=json.loads(plan.to_json()))
     finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan,
-                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"])))
+                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], tags)))
 
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -414,7 +417,7 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
                        json_output: bool, env: dict[str, str] | None = None,
                        overrides: dict[str, Any] | None = None,
-                       save: tuple[str | None, bool] = (None, True)) -> Outcome:
+                       save: tuple[str | None, bool] = (None, True), tags: dict[str, str] | None = None) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -432,4 +435,4 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
     out, no_save = save
     return execute(compiled, threads=threads, json_output=json_output,
-                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"]))
+                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], tags))

@@ -59,10 +59,11 @@ def iso_utc(unix_s: float) -> str:
 
 class RecordWriter:
     """RecordWriter: the results directory ``directory`` of one run called ``name`` against
-    ``target_url``, from ``scenario_file`` (None for a URL run)."""
+    ``target_url``, from ``scenario_file`` (None for a URL run), labelled with the user's
+    ``tags`` (``surge.tags.parse_tags``: secret-keyed values already masked)."""
 
     def __init__(self, directory: Path, *, name: str, target_url: str, scenario_file: Path | None,
-                 argv: list[str] | None = None) -> None:
+                 argv: list[str] | None = None, tags: dict[str, str] | None = None) -> None:
         self.directory = directory
         self._scenario_file = scenario_file
         self._started = time.time()
@@ -72,7 +73,8 @@ class RecordWriter:
             "schema": SCHEMA, "surge_version": __version__, "run_id": uuid.uuid4().hex, "name": name,
             "started_at": iso_utc(self._started), "ended_at": None, "command": command_line(argv),
             "scenario_sha256": hashlib.sha256(scenario_bytes).hexdigest() if scenario_bytes is not None else None,
-            "environment": environment(), "target": redact_url(target_url), "complete": False,
+            "environment": environment(), "target": redact_url(target_url),
+            "tags": dict(tags or {}), "tool": "surge", "source": None, "complete": False,
         }
         self._files: list[IO[str]] = []
         self._timeseries: TimeseriesWriter | None = None
