@@ -11,14 +11,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
-from conftest import write
+from conftest import intervals_logged, run_and_signal, write
 
 FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt"}
 FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml"}
@@ -185,23 +184,18 @@ def test_out_and_no_save_together_are_refused(tmp_path):
 
 def test_sigterm_mid_run_leaves_an_incomplete_record_with_the_intervals_so_far(tmp_path, fresh_target):
     out = tmp_path / "record"
-    proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 60
-        while len(hlog_lines(out) if (out / "latency.hlog").exists() else []) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, "no interval written"
-            time.sleep(0.1)
-        before = summary(out)
-        assert before["meta"]["complete"] is False and "intervals" not in before
-        proc.send_signal(signal.SIGTERM)
-        _stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 143, stderr
+    before: dict[str, Any] = {}
+
+    def two_intervals() -> bool:
+        if intervals_logged(out) < 2:
+            return False
+        before.update(summary(out))
+        return True
+
+    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
+                          signal.SIGTERM, two_intervals, cwd=tmp_path)
+    assert before["meta"]["complete"] is False and "intervals" not in before
+    assert done.returncode == 143, done.stderr
     doc = assert_consistent(out)
     assert doc["meta"]["complete"] is False and doc["stop_reason"] == "interrupted"
     assert doc["stop_signal"] == "SIGTERM"
