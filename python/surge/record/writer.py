@@ -5,6 +5,7 @@ in one step)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -15,16 +16,19 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any
+from collections.abc import Callable
+from typing import IO, Any, TypeVar
 
 from surge import __version__
 from surge.record.environment import environment
 from surge.record.hlog import HlogWriter
-from surge.record.timeseries import TimeseriesWriter
+from surge.record.timeseries import CpuMeter, TimeseriesWriter
 from surge.redact import MASK, is_secret_name, redact_text, redact_url
 
 SCHEMA = "surge.record/1"
 """SCHEMA is the version of the record's ``meta`` block (docs/record.md)."""
+
+T = TypeVar("T")
 
 COMPLETE_STOP_REASONS = frozenset({"duration", "iterations", "aborted"})
 """COMPLETE_STOP_REASONS are the ways a run ends with its record complete (not a stop signal)."""
@@ -79,37 +83,72 @@ class RecordWriter:
         self._files: list[IO[str]] = []
         self._timeseries: TimeseriesWriter | None = None
         self._hlog: HlogWriter | None = None
+        self._cpu = CpuMeter()
+        self.write_error: str | None = None
+        """write_error is the first failed write (``PATH: reason``), after which nothing more
+        is written to the directory; None while every write succeeded."""
 
     def begin(self) -> None:
         """begin writes what is known before the run: summary.json (``meta`` only, incomplete),
         the inputs (scenario.yaml or command.txt), and the time series' and log's files."""
-        self._write_summary({"meta": self.meta})
+        self._guarded("summary.json", lambda: self._write_summary({"meta": self.meta}))
         if self._scenario_text is not None:
-            (self.directory / "scenario.yaml").write_text(masked_lines(self._scenario_text))
+            text = masked_lines(self._scenario_text)
+            self._guarded("scenario.yaml", lambda: (self.directory / "scenario.yaml").write_text(text))
         else:
-            (self.directory / "command.txt").write_text(self.meta["command"] + "\n")
-        self._timeseries = TimeseriesWriter(self._open("timeseries.csv"))
-        self._hlog = HlogWriter(self._open("latency.hlog"))
+            self._guarded("command.txt", lambda: (self.directory / "command.txt").write_text(self.meta["command"] + "\n"))
+        self._timeseries = self._guarded("timeseries.csv", lambda: TimeseriesWriter(self._open("timeseries.csv")))
+        self._hlog = self._guarded("latency.hlog", lambda: HlogWriter(self._open("latency.hlog")))
+        self._cpu.restart()
+
+    def on_phase(self, name: str, result: dict[str, Any]) -> None:
+        """on_phase is told when an unmeasured phase (setup) ends, so that the first interval's
+        generator CPU counts from there."""
+        self._cpu.restart()
 
     def on_interval(self, interval: dict[str, Any]) -> None:
         """on_interval appends one engine interval (with its histogram) to the time series and
         the log, flushed."""
-        if self._timeseries is not None and self._hlog is not None:
-            self._timeseries.write(interval)
-            self._hlog.write(interval, time.time())
+        timeseries, hlog = self._timeseries, self._hlog
+        if timeseries is not None and hlog is not None and self.write_error is None:
+            cpu_cores = self._cpu.cores()
+            self._guarded("timeseries.csv", lambda: timeseries.write(interval, cpu_cores))
+            self._guarded("latency.hlog", lambda: hlog.write(interval, time.time()))
 
     def finish(self, document: dict[str, Any], *, interrupted: bool) -> None:
         """finish replaces summary.json with the result ``document`` (secrets already masked)
         and ``meta``, complete when the run ended by its plan or a threshold (not
-        ``interrupted`` by a stop signal); closes the files."""
-        if self._hlog is not None:
-            self._hlog.start(float(document.get("started_at_unix_s") or self._started))
+        ``interrupted`` by a stop signal) and every write succeeded; closes the files. After a
+        failed write it still tries summary.json once, quietly, marked incomplete."""
+        hlog = self._hlog
+        if hlog is not None:
+            self._guarded("latency.hlog", lambda: hlog.start(float(document.get("started_at_unix_s") or self._started)))
         self.meta["ended_at"] = iso_utc(time.time())
-        self.meta["complete"] = not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
-        self._write_summary({**document, "meta": self.meta})
+        self.meta["complete"] = (not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
+                                 and self.write_error is None)
+        if self.write_error is None:
+            self._guarded("summary.json", lambda: self._write_summary({**document, "meta": self.meta}))
+        else:
+            with contextlib.suppress(OSError):  # already warned: the directory is incomplete either way
+                self._write_summary({**document, "meta": self.meta})
         for file in self._files:
-            file.close()
+            with contextlib.suppress(OSError):  # what a failed write left in the buffer cannot go anywhere
+                file.close()
         self._files.clear()
+
+    def _guarded(self, name: str, write: Callable[[], T]) -> T | None:
+        """_guarded runs ``write`` (of the file ``name``) unless a write has failed before. The
+        first OSError (a full disk, EIO, a read-only file system) is one warning on stderr and
+        stops the directory's writing; the run goes on. Returns what ``write`` returned, or None."""
+        if self.write_error is not None:
+            return None
+        try:
+            return write()
+        except OSError as e:
+            self.write_error = f"{self.directory / name}: {e.strerror or e}"
+            print(f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
+                  "(the run goes on)", file=sys.stderr, flush=True)
+            return None
 
     def _open(self, name: str) -> IO[str]:
         file = open(self.directory / name, "w", encoding="utf-8", newline="")
@@ -121,9 +160,13 @@ class RecordWriter:
         so a reader never sees half of it."""
         path = self.directory / "summary.json"
         temporary = path.with_name(path.name + ".tmp")
-        with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(summary, file, indent=2)
-            file.write("\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
+        try:
+            with open(temporary, "w", encoding="utf-8") as file:
+                json.dump(summary, file, indent=2)
+                file.write("\n")
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except OSError:
+            temporary.unlink(missing_ok=True)  # never leave half a summary beside the last whole one
+            raise
