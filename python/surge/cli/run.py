@@ -335,17 +335,20 @@ def check_junit(junit: str | None) -> Path | None:
 
 
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
-                  target_url: str, tags: dict[str, str] | None = None) -> RecordWriter | None:
+                  target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
+                  results: Path | None = None) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
-    ``results/``) and its RecordWriter (with the user's ``tags``), or None with --no-save."""
+    ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
+    (with the user's ``tags``), or None with --no-save."""
     if no_save:
         return None
     from datetime import datetime, timezone
 
     from surge.record import RecordWriter, create_directory, run_name
+    from surge.record.directory import RESULTS_DIR
 
-    name = run_name(target, scenario_file)
-    directory = create_directory(out, name, datetime.now(timezone.utc))
+    name = name or run_name(target, scenario_file)
+    directory = create_directory(out, name, datetime.now(timezone.utc), results or Path(RESULTS_DIR))
     return RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags)
 
 
