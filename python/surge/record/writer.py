@@ -45,15 +45,40 @@ _QUOTED_VALUE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]*(?P<q
 """_QUOTED_VALUE finds a YAML ``key: "quoted value"`` (which ``redact_text`` leaves to the quotes)."""
 
 
+_FLOW_VALUE = re.compile(r"""(?P<lead>[{,][ \t]*)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^,{}\[\]\s"'][^,}\]\r\n]*)""")
+"""_FLOW_VALUE finds a plain value in a YAML flow mapping, ``{limit: 20, token: abc}``, up to the
+next ``,`` or ``}`` (which ``redact_text``, made for headers at a line's start, does not see)."""
+
+
+_BLOCK_VALUE = re.compile(r"""^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^#\s].*?)[ \t]*$""")
+"""_BLOCK_VALUE finds a YAML block mapping's ``key: value`` filling the rest of its line (a
+secret-named key's whole value is masked, ``{type: choice, values: ["x"]}`` included)."""
+
+
 def masked_lines(text: str) -> str:
     """masked_lines is ``text`` (a scenario file) with the secrets of each line masked:
-    ``surge.redact``'s, and quoted values of secret-named keys (``Authorization: "Bearer x"``)."""
+    ``surge.redact``'s, and the values of secret-named keys: a block key's whole value
+    (``session_key: {type: choice, values: [x]}``), quoted ones (``Authorization: "Bearer x"``)
+    and plain ones in a flow mapping (``query: {token: abc}``)."""
     def quoted(match: re.Match[str]) -> str:
         if not is_secret_name(match["name"]) or match["value"] == MASK:
             return match[0]
         return f"{match['name']}: {match['quote']}{MASK}{match['quote']}"
 
-    return "".join(redact_text(_QUOTED_VALUE.sub(quoted, line)) for line in text.splitlines(keepends=True))
+    def flow(match: re.Match[str]) -> str:
+        if not is_secret_name(match["name"]) or match["value"].strip() == MASK:
+            return match[0]
+        return f"{match['lead']}{match['name']}: {MASK}"
+
+    def block(line: str) -> str:
+        body = line.rstrip("\r\n")
+        match = _BLOCK_VALUE.match(body)
+        if match is None or not is_secret_name(match["name"]) or match["value"] == MASK:
+            return line
+        return f"{match['indent']}{match['name']}: {MASK}{line[len(body):]}"
+
+    return "".join(redact_text(_FLOW_VALUE.sub(flow, _QUOTED_VALUE.sub(quoted, block(line))))
+                   for line in text.splitlines(keepends=True))
 
 
 def iso_utc(unix_s: float) -> str:
