@@ -5,10 +5,13 @@ from __future__ import annotations
 import atexit
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,3 +100,66 @@ def write(tmp_path: Path, text: str, name: str = "test.yaml", **subs: str) -> Pa
     path = tmp_path / name
     path.write_text(text)
     return path
+
+
+TINY_SCENARIO = """\
+target: @URL@
+scenarios:
+  a:
+    executor: {type: per-vu-iterations, vus: 1, iterations: @N@}
+    flow:
+      - request: {path: /health}
+"""
+"""TINY_SCENARIO is the smallest scenario file: one scenario, one VU, N requests to /health."""
+
+
+def tiny_scenario(tmp_path: Path, url: str, *, iterations: int = 2, extra: str = "", name: str = "tiny.yaml") -> Path:
+    """tiny_scenario writes TINY_SCENARIO for ``url`` with ``extra`` (top-level YAML, e.g.
+    thresholds) appended, and returns its path."""
+    return write(tmp_path, TINY_SCENARIO + textwrap.dedent(extra), name=name, URL=url, N=str(iterations))
+
+
+def wait_for(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
+    """wait_for waits (at most 30 s) until ``ready()``, failing if ``proc`` ends first."""
+    deadline = time.monotonic() + 30
+    while not ready():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never got under way"
+        time.sleep(0.05)
+
+
+def run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *, ignored: tuple[int, ...] = (),
+                   cwd: Path | str = SCRATCH) -> subprocess.CompletedProcess:
+    """run_and_signal starts ``surge ARGS`` in ``cwd`` (with the ``ignored`` signals ignored, as
+    nohup does), waits until ``ready()`` says the phase to interrupt is under way, sends ``sig``
+    (SIGKILL too) and returns the finished process. An ignored signal is sent first: the run
+    must go on."""
+
+    def ignore() -> None:
+        for other in ignored:
+            signal.signal(other, signal.SIG_IGN)
+
+    proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore, cwd=cwd)
+    try:
+        wait_for(proc, ready)
+        for other in ignored:
+            proc.send_signal(other)
+            wait_for(proc, ready)  # still running after it: ready() counts on from here
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def intervals_logged(record: Path) -> int:
+    """intervals_logged counts the interval lines a run has flushed to ``record``/latency.hlog
+    so far (0 before the file exists)."""
+    try:
+        lines = (record / "latency.hlog").read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    return sum(1 for line in lines if line and not line.startswith(("#", '"')))

@@ -71,7 +71,7 @@ def test_missing_url_exits_2():
 def test_unreachable_port_exits_3():
     run = surge("run", f"http://127.0.0.1:{_free_port()}/", "-d", "1s")
     assert run.code == 3, run.stderr
-    assert "not reachable" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert "not reachable" in run.said() and len(run.said().strip().splitlines()) == 1
 
 
 def test_unresolvable_host_exits_3():

@@ -229,7 +229,7 @@ def test_empty_history_says_so(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "error"), [
-    (["--tag", "arch"], "surge: error: --tag: expected a label such as arch=scale-out, got 'arch'\n"),
+    (["--tag", "arch"], "surge: error: --tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='\n"),
     (["--since", "yesterday"], "surge: error: --since: 'yesterday' is neither a date or time (2026-11-23, "
                                "2026-11-23T14:00) nor a duration (30m, 2h, 7d)\n"),
     (["--limit", "0"], "surge: error: --limit: must be at least 1, got 0\n"),

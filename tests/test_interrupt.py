@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import SCRATCH, write
+from conftest import run_and_signal, write
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 """SIGNAL_EXIT is the documented exit code (128 + number) of each stop signal."""
@@ -22,41 +19,6 @@ SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 def _route(target, route: str) -> int:
     return int(target.stats()["received_by_route"][route])
-
-
-def _wait_for(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
-    """_wait_for waits (at most 30 s) until ``ready()``, failing if ``proc`` ends first."""
-    deadline = time.monotonic() + 30
-    while not ready():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the run never got under way"
-        time.sleep(0.05)
-
-
-def _run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *,
-                    ignored: tuple[int, ...] = ()) -> subprocess.CompletedProcess:
-    """_run_and_signal starts ``surge ARGS`` (with the ``ignored`` signals ignored, as nohup
-    does), waits until ``ready()`` says the phase to interrupt is under way, sends ``sig`` and
-    returns the finished process. An ignored signal is sent first: the run must go on."""
-
-    def ignore() -> None:
-        for other in ignored:
-            signal.signal(other, signal.SIG_IGN)
-
-    proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore, cwd=SCRATCH)
-    try:
-        _wait_for(proc, ready)
-        for other in ignored:
-            proc.send_signal(other)
-            _wait_for(proc, ready)  # still running after it: ready() counts on from here
-        proc.send_signal(sig)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def _stop_line(stderr: str, sig: int) -> str:
@@ -68,7 +30,7 @@ def _stop_line(stderr: str, sig: int) -> str:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_url_run_stopped_by_signal_prints_partial_summary(fresh_target, sig):
-    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4"], sig,
+    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4"], sig,
                            lambda: fresh_target.received() > 0)
     assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     assert "interrupted" in done.stdout
@@ -88,7 +50,7 @@ def test_signal_ignored_at_start_stays_ignored(fresh_target):
             return True
         return False
 
-    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--json"], signal.SIGINT,
+    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--json"], signal.SIGINT,
                            more_requests, ignored=(signal.SIGHUP,))
     assert done.returncode == 130, done.stderr
     assert json.loads(done.stdout)["stop_signal"] == "SIGINT"
@@ -96,7 +58,7 @@ def test_signal_ignored_at_start_stays_ignored(fresh_target):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
 def test_url_run_stopped_by_signal_json_counts_match_server(fresh_target, sig):
-    done = _run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4", "--json"], sig,
+    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4", "--json"], sig,
                            lambda: fresh_target.received() > 0)
     assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     doc = json.loads(done.stdout)
@@ -133,7 +95,7 @@ def _signal_phased(target, tmp_path: Path, *, setup_iterations: int, json_output
     """_signal_phased runs PHASED and sends ``sig`` once the target has received a request on
     route ``once`` (the phase to interrupt is under way)."""
     path = write(tmp_path, PHASED, URL=target.url, SETUP=str(setup_iterations))
-    return _run_and_signal(["run", str(path), *(["--json"] if json_output else [])], sig,
+    return run_and_signal(["run", str(path), *(["--json"] if json_output else [])], sig,
                            lambda: _route(target, once) > 0)
 
 

@@ -11,14 +11,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
-from conftest import write
+from conftest import intervals_logged, run_and_signal, tiny_scenario, write
 
 FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt"}
 FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml"}
@@ -185,25 +184,92 @@ def test_out_and_no_save_together_are_refused(tmp_path):
 
 def test_sigterm_mid_run_leaves_an_incomplete_record_with_the_intervals_so_far(tmp_path, fresh_target):
     out = tmp_path / "record"
-    proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 60
-        while len(hlog_lines(out) if (out / "latency.hlog").exists() else []) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, "no interval written"
-            time.sleep(0.1)
-        before = summary(out)
-        assert before["meta"]["complete"] is False and "intervals" not in before
-        proc.send_signal(signal.SIGTERM)
-        _stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 143, stderr
+    before: dict[str, Any] = {}
+
+    def two_intervals() -> bool:
+        if intervals_logged(out) < 2:
+            return False
+        before.update(summary(out))
+        return True
+
+    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
+                          signal.SIGTERM, two_intervals, cwd=tmp_path)
+    assert before["meta"]["complete"] is False and "intervals" not in before
+    assert done.returncode == 143, done.stderr
     doc = assert_consistent(out)
     assert doc["meta"]["complete"] is False and doc["stop_reason"] == "interrupted"
     assert doc["stop_signal"] == "SIGTERM"
     assert len(doc["intervals"]) >= 2
     assert doc["meta"]["run_id"] == before["meta"]["run_id"]
+
+
+def test_unreachable_target_keeps_a_record_saying_nothing_was_sent(tmp_path):
+    from surge.record.schema import validate_file
+
+    url = "http://127.0.0.1:1/health"  # nothing listens on port 1: refused at once
+    for args in (["run", url, "-d", "1s"], ["run", url, "-d", "1s", "--json"]):
+        run = run_in(tmp_path, *args)
+        assert run.returncode == 3, run.stderr
+        assert run.stdout == ""
+        lines = run.stderr.splitlines()
+        assert lines[-2].startswith("results: results/") and lines[-1].startswith("surge: error: target 127.0.0.1:1 "
+                                                                                    "is not reachable")
+        record = tmp_path / lines[-2].removeprefix("results: ")
+        doc = validate_file(record)
+        assert doc["meta"]["complete"] is False and doc["meta"]["ended_at"] is not None
+        assert doc["stop_reason"] == "unreachable" and doc["error"] == lines[-1].removeprefix("surge: error: ")
+        assert doc["requests"]["sent"] == 0 and doc["intervals"] == [] and doc["histograms"] is None
+        assert timeseries(record) == [] and hlog_lines(record) == []
+
+
+def test_unreachable_scenario_file_judges_its_thresholds_on_no_data(tmp_path):
+    from surge.record.schema import validate_file
+
+    path = tiny_scenario(tmp_path, "http://127.0.0.1:1", extra="""\
+        thresholds:
+          - "p(95) < 300ms"
+          - {expr: "failure_rate < 1%", no_data: pass}
+        """)
+    run = run_in(tmp_path, "run", str(path), "--out", "rec")
+    assert run.returncode == 3, run.stderr
+    doc = validate_file(tmp_path / "rec")
+    assert doc["stop_reason"] == "unreachable" and doc["interrupted_in"] is None
+    assert [(t["status"], t["passed"]) for t in doc["thresholds"]] == [("no-data", False), ("no-data", True)]
+
+
+def test_timeseries_failure_columns_follow_the_engine_classes():
+    from surge.record.schema import load_schema
+    from surge.record.timeseries import FAILURE_CLASSES
+
+    source = (Path(__file__).parents[1] / "crates" / "surge-engine" / "src" / "failure.rs").read_text()
+    engine = re.findall(r'FailureClass::\w+ => "(\w+)"', source)
+    assert list(FAILURE_CLASSES) == [c for c in engine if c != "interrupted"]
+    assert load_schema()["$defs"]["surge_failure_classes"]["propertyNames"]["enum"] == engine
+
+
+def test_timeseries_splits_failures_by_class_and_measures_generator_cpu(tmp_path, fresh_target):
+    from surge.record.timeseries import COLUMNS, FAILURE_COLUMNS
+
+    out = tmp_path / "rec"
+    # /delay/2000 answers after 2 s, past the 300 ms timeout: every request times out.
+    run = run_in(tmp_path, "run", f"{fresh_target.url}/delay/2000", "-d", "2s", "-c", "2", "--timeout", "300ms",
+                 "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert (out / "timeseries.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
+    doc = assert_consistent(out)
+    rows = [r for r in timeseries(out) if r["scenario"] == "all"]
+    for row, interval in zip(rows, doc["intervals"]):
+        assert sum(int(row[c]) for c in FAILURE_COLUMNS) == int(row["failures"]) == interval["requests"]["failed"]
+        assert int(row["failed_request_timeout"]) == interval["requests"]["failure_classes"].get("request_timeout", 0)
+        assert float(row["cpu_cores"]) >= 0
+    assert sum(int(r["failed_request_timeout"]) for r in rows) == doc["requests"]["timed_out"] > 0
+    assert sum(int(r["failed_status"]) for r in rows) == 0
+
+
+def test_timeseries_counts_error_statuses_as_failed_status(tmp_path, fresh_target):
+    out = tmp_path / "rec"
+    run = run_in(tmp_path, "run", f"{fresh_target.url}/no-such-route", "-n", "20", "-c", "2", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    rows = [r for r in timeseries(out) if r["scenario"] == "all"]
+    assert sum(int(r["failed_status"]) for r in rows) == summary(out)["requests"]["failed"] == 20
+    assert all(r["cpu_cores"] != "" for r in rows)

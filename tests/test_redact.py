@@ -75,3 +75,23 @@ def test_redact_document_masks_strings_and_secret_pools_and_keeps_the_rest():
     assert out["histograms"] == doc["histograms"]
     assert out["setup"] == {"pools": {"tokens": 2}}
     assert doc["url"].endswith("SECRET"), "the input is not changed"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('  headers: {Authorization: "Bearer SECRET"}', '  headers: {Authorization: "[redacted]"}'),
+    ("  headers: {Authorization: Bearer SECRET, Accept: x}", "  headers: {Authorization: [redacted], Accept: x}"),
+    ("  query: {limit: 20, token: SECRET}", "  query: {limit: 20, token: [redacted]}"),
+    ("  json: {title: t, password: SECRET}", "  json: {title: t, password: [redacted]}"),
+    ('  session_key: {type: choice, values: ["SECRET"]}', "  session_key: [redacted]"),
+    ("  token: {type: env, name: API_TOKEN, default: SECRET}", "  token: [redacted]"),
+    ("    - client_secret: SECRET  ", "    - client_secret: [redacted]"),
+    ('  path: "/x?api_key=SECRET&limit=2"', '  path: "/x?api_key=[redacted]&limit=2"'),
+    ("  Cookie: sid=SECRET", "  Cookie: [redacted]"),
+    ("  title: keep me", "  title: keep me"),
+    ("  query: {limit: 20, owner: me}", "  query: {limit: 20, owner: me}"),
+    ("  headers:", "  headers:"),
+])
+def test_masked_lines_masks_secret_keys_of_a_scenario_file(line, expected):
+    from surge.record.writer import masked_lines
+
+    assert masked_lines(line + "\n") == expected + "\n"

@@ -87,3 +87,117 @@ def test_no_secret_in_any_output(target, tmp_path, case):
     assert "Traceback" not in run.stderr
     if expected_code:
         assert run.stderr.strip(), "a non-zero exit says why"
+
+
+# Every byte surge writes: secrets in every place a user can put them (README "Secrets"), runs
+# that work, fail thresholds, are refused or cannot reach their target; then stdout, stderr and
+# every file under the runs' directory (results directories, --junit files, and the history
+# database: SURGE_DB points there) are searched for each secret's value.
+
+PLACES = ("url_token", "url_key", "url_secret", "url_password", "url_session", "url_api_key", "url_userinfo",
+          "authorization", "proxy_authorization", "cookie", "x_auth_token", "x_api_key", "x_secret", "x_password",
+          "x_session", "file_authorization", "file_cookie", "file_proxy_authorization", "file_header_token",
+          "file_query_token", "file_path_api_key", "file_env_default", "file_env_value", "file_variable",
+          "file_body_password", "file_block_secret", "tag_api_token", "tag_password")
+"""PLACES names each place a secret goes; each gets its own value, so a leak says where it came from."""
+
+SECRETS = {place: f"S3cr3t-{place.replace('_', '-')}-v4lu3" for place in PLACES}
+
+EVERY_PLACE_FILE = """\
+target: @URL@
+defaults:
+  headers: {Authorization: "Bearer @file_authorization@", Cookie: sid=@file_cookie@}
+variables:
+  token: {type: env, name: API_TOKEN, default: @file_env_default@}
+  session_key: {type: choice, values: ["@file_variable@"]}
+scenarios:
+  a:
+    executor: {type: per-vu-iterations, vus: 1, iterations: 3}
+    flow:
+      - name: read
+        request:
+          path: "/health?api_key=@file_path_api_key@"
+          query: {limit: 2, token: @file_query_token@}
+          headers: {Proxy-Authorization: Basic @file_proxy_authorization@, X-Auth-Token: "{{token}}"}
+        check: {status: 200}
+      - name: write
+        request:
+          method: POST
+          path: /tasks
+          headers:
+            X-Session-Key: "{{session_key}}"
+            X-Api-Token: @file_header_token@
+          json: {title: plain, password: @file_body_password@}
+        check: {status: 404}
+      - request:
+          method: POST
+          path: /tasks
+          json:
+            title: plain
+            client_secret: @file_block_secret@
+thresholds:
+  - "p(95) < 0.000001ms"
+  - "failure_rate < 1%"
+"""
+"""EVERY_PLACE_FILE puts secrets in a scenario file's headers (quoted and plain), query, path,
+env variable default, variable values and body keys; its thresholds fail (exit 99) and one of its
+checks fails, so the --junit file holds failures."""
+
+
+def _every_place_runs(url: str, inputs: Path, runs_dir: Path) -> list[tuple[list[str], int]]:
+    s = SECRETS
+    query = (f"token={s['url_token']}&key={s['url_key']}&secret={s['url_secret']}&password={s['url_password']}"
+             f"&session={s['url_session']}&api_key={s['url_api_key']}&limit=2")
+    headers = ["-H", f"Authorization: Bearer {s['authorization']}", "-H",
+               f"Proxy-Authorization: Basic {s['proxy_authorization']}", "-H", f"Cookie: sid={s['cookie']}",
+               "-H", f"X-Auth-Token: {s['x_auth_token']}", "-H", f"X-Api-Key: {s['x_api_key']}",
+               "-H", f"X-Client-Secret: {s['x_secret']}", "-H", f"X-Password: {s['x_password']}",
+               "-H", f"X-Session-Id: {s['x_session']}"]
+    tags = ["--tag", f"api_token={s['tag_api_token']}", "--tag", f"password={s['tag_password']}", "--tag", "arch=one"]
+    text = EVERY_PLACE_FILE.replace("@URL@", url)
+    for place, value in s.items():
+        text = text.replace(f"@{place}@", value)
+    scenario = inputs / "every-place.yaml"
+    scenario.write_text(text)
+    file_args = ["run", str(scenario), "-e", f"API_TOKEN={s['file_env_value']}", *tags]
+    return [
+        (["run", f"{url}/health?{query}", "-n", "5", "-c", "1", *headers, *tags, "--junit",
+          str(runs_dir / "url.xml")], 0),
+        (["run", f"{url}/health?{query}", "-n", "5", "-c", "1", "--json", *headers, *tags], 0),
+        ([*file_args, "--junit", str(runs_dir / "file.xml")], 99),
+        ([*file_args, "--json", "--junit", str(runs_dir / "file-json.xml")], 99),
+        (["run", f"{UNREACHABLE_URL}/health?{query}", "-d", "1s", *headers, *tags, "--junit",
+          str(runs_dir / "unreachable.xml")], 3),
+        (["run", url.replace("http://", f"http://user:{s['url_userinfo']}@") + "/health", *tags], 2),
+    ]
+
+
+def test_no_secret_in_any_byte_written(target, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    inputs, runs_dir = tmp_path / "inputs", tmp_path / "runs"
+    inputs.mkdir()
+    runs_dir.mkdir()
+    env = {**os.environ, "SURGE_DB": str(runs_dir / "history.db")}  # the history, when there is one, is searched too
+    written = []
+    for args, code in _every_place_runs(target.url, inputs, runs_dir):
+        done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
+                              stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
+        assert done.returncode == code, done.stderr.decode()
+        assert b"Traceback" not in done.stderr
+        written += [(f"stdout of {args[:2]}", done.stdout), (f"stderr of {args[:2]}", done.stderr)]
+    for args in (["history", "--json"], ["history"], ["show", "last"], ["show", "last", "--json"]):
+        done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
+                              stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
+        assert done.returncode == 0, done.stderr.decode()
+        written += [(f"stdout of {args}", done.stdout), (f"stderr of {args}", done.stderr)]
+    files = [path for path in runs_dir.rglob("*") if path.is_file()]
+    assert "history.db" in {p.name for p in files}
+    assert len([p for p in files if p.name == "summary.json"]) == 5  # every run but the refused one
+    assert {p.name for p in files} >= {"url.xml", "file.xml", "file-json.xml", "unreachable.xml", "scenario.yaml",
+                                       "command.txt", "timeseries.csv", "latency.hlog"}
+    written += [(str(path.relative_to(runs_dir)), path.read_bytes()) for path in files]
+    leaks = [(place, where) for where, data in written for place, value in SECRETS.items() if value.encode() in data]
+    assert leaks == []

@@ -157,7 +157,7 @@ class RunResult(_Model):
     requests: Requests
     latency: LatencySummaries
     throughput: Throughput
-    histograms: dict[str, str] = Field(default_factory=dict)
+    histograms: dict[str, str] | None = Field(default_factory=dict)
     peak_open_connections: int | None = 0
     generator: Generator | None = Field(default_factory=Generator)
     scenarios: list[ScenarioResult] = Field(default_factory=list)

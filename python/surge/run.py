@@ -73,12 +73,17 @@ class RunOutcome:
     verdicts: list[Verdict] = field(default_factory=list)
     aborted_by: list[Verdict] = field(default_factory=list)
     interrupted_in: str | None = None
+    error: str | None = None
+    """error says why the run could not start (its target not reachable), else None."""
 
     def outcome(self, *, nothing_sent: str = NOTHING_SENT, name_phase: bool = True) -> Outcome:
         """outcome: 128 + signal when stopped by one (130 for Ctrl-C), 3 when the run measured
         nothing (``nothing_sent`` says why when nothing was sent), 99 when a threshold failed or
         aborted the run, else 0; with the reason. ``name_phase`` False leaves the phase out of
-        the reason (a URL run has only the measured one)."""
+        the reason (a URL run has only the measured one); 3 with ``error`` when the run could
+        not start."""
+        if self.error is not None:
+            return Outcome(exit_codes.UNREACHABLE, self.error)
         if self.interrupted_in is not None:
             detail = ("the measured run did not start" if self.interrupted_in == "setup"
                       else "results are partial" if self.main["stop_reason"] == "interrupted" else "")
@@ -192,13 +197,25 @@ def finished_phase(run: RunOutcome, name: str, result: dict[str, Any], on_phase:
 
 def empty_result(plan: Plan) -> dict[str, Any]:
     """empty_result is the result document of a main run that never started (a stop signal
-    during setup): every count zero, ``stop_reason`` "interrupted"."""
-    from surge.result import LatencySummaries, Requests, RunResult, Throughput
+    during setup): every count zero, no histograms (null), ``stop_reason`` "interrupted"."""
+    from surge.result import Generator, LatencySummaries, Requests, RunResult, Throughput
 
     return RunResult(schema="surge.result/1", url=plan["target"]["url"], started_at_unix_s=time.time(),
                      duration_s=0.0, elapsed_s=0.0, threads=plan.get("threads") or 0, stop_reason="interrupted",
-                     requests=Requests(), latency=LatencySummaries(), throughput=Throughput()
-                     ).model_dump(by_alias=True)
+                     requests=Requests(), latency=LatencySummaries(), throughput=Throughput(), histograms=None,
+                     generator=Generator(cpu={"user_s": 0.0, "system_s": 0.0})).model_dump(by_alias=True)
+
+
+UNREACHABLE = "unreachable"
+"""UNREACHABLE is the ``stop_reason`` of a run whose target was not reachable at the start."""
+
+
+def unreachable_outcome(compiled: CompiledRun, error: str) -> RunOutcome:
+    """unreachable_outcome is the outcome of a run whose target was not reachable when a phase
+    started (``error`` says so): nothing measured, ``stop_reason`` "unreachable", every
+    threshold judged on no data."""
+    main = dict(empty_result(compiled.main), stop_reason=UNREACHABLE)
+    return RunOutcome(main=main, verdicts=evaluate(compiled.thresholds, main), error=error)
 
 
 def _with_threads(plan: Plan, threads: int | None) -> Plan:

@@ -8,7 +8,8 @@ from typing import Optional
 
 import click
 
-from surge.cli.options import db_option, parse_tags
+from surge.cli.options import db_option
+from surge.tags import parse_tags
 from surge.errors import BadInput
 from surge.history import TOOLS, RunQuery, list_runs, open_history
 from surge.history.queries import DEFAULT_LIMIT
@@ -31,7 +32,7 @@ def history_command(name: Optional[str], tags: tuple[str, ...], tool: Optional[s
     """List the runs of the history, newest first."""
     if limit < 1:
         raise BadInput("--limit", f"must be at least 1, got {limit}")
-    query = RunQuery(name=name, tool=tool, target=target, tags=parse_tags(tags),
+    query = RunQuery(name=name, tool=tool, target=target, tags=tuple(parse_tags(tags).items()),
                      since=parse_since(since) if since is not None else None, limit=limit)
     with open_history(db) as history:
         runs = list_runs(history, query)

@@ -5,7 +5,6 @@ same RecordWriter as a surge run, its summary printed."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,34 +12,20 @@ from typing import Optional
 
 import click
 
-from surge.cli.options import db_option
+from surge.cli.options import db_option, tag_option
 from surge.cli.run import open_run_history
 from surge.errors import BadInput
-
-TAG = re.compile(r"(?P<key>[A-Za-z0-9_.-]{1,64})=(?P<value>.{0,256})")
-"""TAG is a ``--tag key=value``."""
-
-
-def _tags(pairs: tuple[str, ...]) -> dict[str, str]:
-    tags = {}
-    for pair in pairs:
-        match = TAG.fullmatch(pair)
-        if match is None:
-            raise BadInput("--tag", f"expected name=value (a name of letters, digits, _ . -), got {pair!r}")
-        tags[match["key"]] = match["value"]
-    return tags
-
 
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--tool", type=click.Choice(["auto", "k6", "hey", "oha"]), default="auto", show_default=True,
               help="The tool that made the files; auto tells by their content.")
 @click.option("--name", help="The run's name (default: the file's name without its extension).")
-@click.option("--tag", "tag_pairs", multiple=True, metavar="KEY=VALUE", help="A label for the run; repeatable.")
+@tag_option
 @click.option("--out", "out", metavar="DIR", help="Write the record here (one FILE only; default: "
                                                   "results/<UTC start of the imported run>-<name>/).")
 @db_option
-def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_pairs: tuple[str, ...],
+def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tags: dict[str, str],
                    out: Optional[str], db: Optional[str]) -> None:
     """Record runs made by k6, hey or oha (FILE...) as surge runs, and print their summaries."""
     from surge.imports import Source, load
@@ -51,7 +36,6 @@ def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_p
     if out is not None and len(files) > 1:
         raise BadInput("--out", f"names one record's directory: give one FILE, not {len(files)}")
     check_out(out)
-    tags = _tags(tag_pairs)
     sources = [Source.read(path) for path in files]
     imported = [load(source, tool) for source in sources]  # every file checked before anything is written
     history = open_run_history(db)
@@ -59,14 +43,14 @@ def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tag_p
         started, from_file = run.started_unix_s, run.started_unix_s is None
         if started is None:  # the source has no start: its file was written when the run ended
             started = os.stat(source.path).st_mtime - (run.document.get("elapsed_s") or 0.0)
+            run.document["started_at_unix_s"] = started
         run_label = name or run_name("", Path(source.path))
         directory = create_directory(out, run_label, datetime.fromtimestamp(started, timezone.utc))
         writer = RecordWriter(directory, name=run_label, target_url=run.target, scenario_file=None, tool=run.tool,
-                              history=history,
+                              history=history, tags=tags,
                               started_unix_s=started,
                               source={"file": source.name, "sha256": source.sha256, "format": run.format,
                                       "start_from": "file-mtime" if from_file else "source"})
-        writer.meta["tags"] = tags
         writer.begin()
         for interval in run.document["intervals"]:
             writer.on_interval(interval)

@@ -1,15 +1,15 @@
-"""Options several commands share: ``--db`` (the run history), and the KEY=VALUE pairs of ``--tag``."""
+"""Options several commands share, declared once: ``--db`` (the run history) and ``--tag``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from surge.errors import BadInput
+from surge.tags import parse_tags
 
-F = TypeVar("F", bound=Callable[..., object])
+F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = ("The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
            "e.g. ~/.local/share/surge/history.db).")
@@ -22,13 +22,14 @@ def db_option(command: F) -> F:
     return click.option("--db", "db", metavar="PATH", help=DB_HELP)(command)
 
 
-def parse_tags(values: tuple[str, ...] | list[str], flag: str = "--tag") -> tuple[tuple[str, str], ...]:
-    """parse_tags reads repeated ``--tag KEY=VALUE`` values; BadInput naming ``flag`` for one
-    without ``=`` or with an empty KEY."""
-    pairs = []
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key.strip():
-            raise BadInput(flag, f"expected a label such as arch=scale-out, got '{value}'")
-        pairs.append((key.strip(), rest))
-    return tuple(pairs)
+def _tags(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    return parse_tags(values)
+
+
+def tag_option(command: F) -> F:
+    """tag_option adds ``--tag key=value`` (repeatable) to a command, passed to it as ``tags``:
+    a dict, checked by ``surge.tags.parse_tags`` (errors name --tag, exit 2)."""
+    return click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", callback=_tags,
+                        help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
+                             "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.")(
+        command)

@@ -10,17 +10,18 @@ import re
 import resource
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
 from surge import signals
 from surge.cli.errors import finish
-from surge.cli.options import db_option
+from surge.cli.options import db_option, tag_option
 from surge.durations import format_limit, parse_duration
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
-from surge.errors import BadInput
+from surge.errors import BadInput, UnreachableError
 from surge.plan_errors import plan_error
 from surge.plan import (
     ConstantArrivalRate,
@@ -37,7 +38,7 @@ from surge.exit_codes import Outcome
 from surge.record.directory import check_out
 from surge.redact import redact_message, redact_text
 from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
-from surge.run import CompiledRun, RunOutcome, planned_s
+from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
 
 if TYPE_CHECKING:
     from surge.heading import PlanLike
@@ -204,63 +205,114 @@ NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too 
 how long opening a connection takes depends on the machine, so no minimum is guessed)."""
 
 
+RunHook = Callable[[RunOutcome], None]
+"""RunHook is given a finished run's outcome after its summary is printed (``surge demo``'s
+per-second view)."""
+
+
 def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
-            recorder: RecordWriter | None = None) -> Outcome:
+            recorder: RecordWriter | None = None, junit: Path | None = None,
+            after_summary: RunHook | None = None) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
     code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
-    --no-save) writes the results directory as the run goes and is named on stderr at the end."""
-    from surge.run import run_phases
-
+    --no-save) writes the results directory as the run goes and is named on stderr at the end;
+    ``junit`` is where the thresholds' and checks' verdicts go as JUnit XML; ``after_summary``
+    sees the outcome once the summary is printed. A target not reachable at the start still
+    completes the record and the JUnit file (nothing sent) before UnreachableError goes on."""
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
     if recorder is not None:
         recorder.begin()
-    record_interval = recorder.on_interval if recorder is not None else None
-    if json_output:
-        outcome = run_phases(compiled, threads=threads, on_interval=record_interval)
-        # Once the engine has returned, a stop signal waits for the results to be printed.
+    try:
+        outcome = _run(compiled, threads, json_output, recorder)
+    except UnreachableError as e:
         with signals.deferred():
+            outcome = unreachable_outcome(compiled, str(e.args[0]) if e.args else str(e))
+            doc = _document(outcome, url_plan)
+            _write_junit(junit, recorder, doc, outcome, error=doc["error"])
+            _finish_record(recorder, outcome, doc)
+        raise
+    # Once the engine has returned, a stop signal waits for the results to be printed.
+    with signals.deferred():
+        if json_output:
             # A URL run's document is the engine's as it is (less per-interval histograms, secrets
             # masked): no need to load and validate the result models on this path.
             doc = _document(outcome, url_plan)
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
-            _finish_record(recorder, outcome, doc)
-        return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+        else:
+            _print_summary(outcome, compiled, url_plan)
+            doc = _document(outcome, url_plan)  # drops the per-interval histograms: after the summary
+        if after_summary is not None:
+            after_summary(outcome)
+        _write_junit(junit, recorder, doc, outcome)
+        _finish_record(recorder, outcome, doc)
+    return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+
+
+def _run(compiled: CompiledRun, threads: int | None, json_output: bool, recorder: RecordWriter | None) -> RunOutcome:
+    """_run runs the phases, telling the recorder, the progress display (when stderr is a
+    terminal and the output is not --json) and stderr's phase lines as it goes."""
+    from surge.run import run_phases
+
+    def on_phase(name: str, result: dict[str, Any]) -> None:
+        if recorder is not None:
+            recorder.on_phase(name, result)
+        if not json_output:
+            _print_phase(name, result)
+
+    record_interval = recorder.on_interval if recorder is not None else None
     # Rich and the result models load only once the engine has returned (they would count in
     # the run's peak RSS), or before when a terminal shows the progress display.
-    if sys.stderr.isatty():
-        from surge.progress import Progress
-        from surge.result import Interval
+    if json_output or not sys.stderr.isatty():
+        return run_phases(compiled, threads=threads, on_phase=on_phase, on_interval=record_interval)
+    from surge.progress import Progress
+    from surge.result import Interval
 
-        with Progress(planned_s(compiled.main)) as progress:
-            def on_interval(interval: dict[str, Any]) -> None:
-                if record_interval is not None:
-                    record_interval(interval)
-                progress.update(Interval.model_validate(interval))
+    with Progress(planned_s(compiled.main)) as progress:
+        def on_interval(interval: dict[str, Any]) -> None:
+            if record_interval is not None:
+                record_interval(interval)
+            progress.update(Interval.model_validate(interval))
 
-            outcome = run_phases(compiled, threads=threads, on_phase=_print_phase, on_interval=on_interval)
+        return run_phases(compiled, threads=threads, on_phase=on_phase, on_interval=on_interval)
+
+
+def _print_summary(outcome: RunOutcome, compiled: CompiledRun, url_plan: Plan | None) -> None:
+    """_print_summary prints the run's summary: a URL run's, or a scenario file's with its
+    scenarios, tags, checks and thresholds."""
+    from surge.result import RunResult
+    from surge.summary import print_scenario_summary, print_summary
+
+    result = RunResult.model_validate(outcome.main)
+    if url_plan is not None:
+        print_summary(result, url_plan)
     else:
-        outcome = run_phases(compiled, threads=threads, on_phase=_print_phase, on_interval=record_interval)
-    with signals.deferred():
-        from surge.result import RunResult
-        from surge.summary import print_scenario_summary, print_summary
-
-        result = RunResult.model_validate(outcome.main)
-        if url_plan is not None:
-            print_summary(result, url_plan)
-        else:
-            print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
-                                   interrupted_in=outcome.interrupted_in)
-        if recorder is not None:  # the document drops the per-interval histograms: after the summary
-            _finish_record(recorder, outcome, _document(outcome, url_plan))
-    return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
+        print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
+                               interrupted_in=outcome.interrupted_in)
 
 
 def _document(outcome: RunOutcome, url_plan: Plan | None) -> dict[str, Any]:
     """_document is the run's ``--json`` document: a URL run's is the engine's result as it is
     (secrets masked); a scenario file's adds thresholds and the setup/teardown summaries."""
-    return result_document(outcome.main) if url_plan is not None else outcome.document()
+    doc = result_document(outcome.main) if url_plan is not None else outcome.document()
+    if outcome.error is not None:
+        doc["error"] = redact_text(outcome.error)
+    return doc
+
+
+def _write_junit(junit: Path | None, recorder: RecordWriter | None, doc: dict[str, Any], outcome: RunOutcome,
+                 *, error: str | None = None) -> None:
+    """_write_junit writes the --junit file, if asked; a failure to write it is one warning."""
+    if junit is None:
+        return
+    from surge.junit import write_junit
+
+    name = recorder.meta["name"] if recorder is not None else "surge run"
+    try:
+        write_junit(junit, name, doc, outcome.verdicts, error=error)
+    except OSError as e:
+        print(f"surge: warning: --junit: cannot write {junit}: {e.strerror or e}", file=sys.stderr, flush=True)
 
 
 def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any]) -> None:
@@ -271,30 +323,48 @@ def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict
     print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
 
 
+def check_junit(junit: str | None) -> Path | None:
+    """check_junit refuses, before the run, a --junit path that is a directory or whose
+    directory does not exist."""
+    if junit is None:
+        return None
+    path = Path(junit)
+    if path.is_dir():
+        raise BadInput("--junit", f"{junit} is a directory")
+    if not path.parent.is_dir():
+        raise BadInput("--junit", f"{path.parent} does not exist (create it, or choose another file)")
+    return path
+
+
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
-                  target_url: str, *, db: str | None = None, plan: PlanLike | None = None) -> RecordWriter | None:
+                  target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
+                  results: Path | None = None, db: str | None = None,
+                  plan: PlanLike | None = None) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
-    ``results/``) and its RecordWriter, recording into the history ``db`` names too (--db), or
-    None with --no-save. ``plan``'s heading is kept (``meta.plan``) for ``surge show``."""
+    ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
+    (with the user's ``tags``), recording into the history ``db`` names too (--db), or None
+    with --no-save. ``plan``'s heading is kept (``meta.plan``) for ``surge show``."""
     if no_save:
         return None
     from datetime import datetime, timezone
 
     from surge.heading import heading
     from surge.record import RecordWriter, create_directory, run_name
+    from surge.record.directory import RESULTS_DIR
 
     history = open_run_history(db)
-    name = run_name(target, scenario_file)
-    directory = create_directory(out, name, datetime.now(timezone.utc))
-    recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, history=history)
+    name = name or run_name(target, scenario_file)
+    directory = create_directory(out, name, datetime.now(timezone.utc), results or Path(RESULTS_DIR))
+    recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags,
+                            history=history)
     if plan is not None:
         recorder.meta["plan"] = heading(plan).to_dict()
     return recorder
 
 
 def open_run_history(db: str | None) -> History | None:
-    """open_run_history opens the history a run (or an import) records into; one a newer surge wrote refuses
-    the run (exit 2), one that cannot be opened costs a warning line, not the run."""
+    """open_run_history opens the history a run (or an import) records into; one a newer surge
+    wrote refuses the run (exit 2), one that cannot be opened costs a warning line, not the run."""
     from surge.history import HistoryUnavailable, open_history
 
     try:
@@ -355,6 +425,10 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("--no-save", "no_save", is_flag=True, help="Write no results directory, and record nothing in the "
                                                            "history.")
 @db_option
+@click.option("--junit", "junit", metavar="FILE",
+              help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
+                   "fails or the run is stopped.")
+@tag_option
 def run_command(
     url: str,
     connections: Optional[int],
@@ -376,11 +450,14 @@ def run_command(
     out: Optional[str],
     no_save: bool,
     db: Optional[str],
+    junit: Optional[str],
+    tags: dict[str, str],
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     for saving_flag in [f for f, v in (("--out", out), ("--db", db)) if v is not None and no_save]:
         raise BadInput(saving_flag, "cannot be used with --no-save")
     check_out(out)
+    junit_path = check_junit(junit)
     if _is_scenario_file(url):
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
         given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
@@ -394,7 +471,7 @@ def run_command(
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
         finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
-                                  save=(out, no_save, db)))
+                                  save=(out, no_save, db), tags=tags, junit=junit_path))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -414,8 +491,8 @@ def run_command(
         grace=grace or DEFAULT_GRACE,
     )
     compiled = CompiledRun(main=json.loads(plan.to_json()))
-    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan,
-                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], db=db,
+    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan, junit=junit_path,
+                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], tags, db=db,
                                           plan=plan)))
 
 
@@ -440,7 +517,8 @@ def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
 def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
                        json_output: bool, env: dict[str, str] | None = None,
                        overrides: dict[str, Any] | None = None,
-                       save: tuple[str | None, bool, str | None] = (None, True, None)) -> Outcome:
+                       save: tuple[str | None, bool, str | None] = (None, True, None),
+                       tags: dict[str, str] | None = None, junit: Path | None = None) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -457,6 +535,6 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     scenario_file = scenario_file.with_overrides(**(overrides or {}))
     compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
     out, no_save, db = save
-    return execute(compiled, threads=threads, json_output=json_output,
-                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], db=db,
+    return execute(compiled, threads=threads, json_output=json_output, junit=junit,
+                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], tags, db=db,
                                           plan=compiled.main))

@@ -20,6 +20,9 @@ SIGNIFICANT_DIGITS = 3
 INTERVAL_S = 1.0
 """INTERVAL_S is the length of the intervals rebuilt from per-request timestamps."""
 
+NO_HISTOGRAMS = {"latency": None, "latency_success": None, "service_time": None}
+"""NO_HISTOGRAMS are a summary source's ``histograms``: it kept none."""
+
 STOP_REASON = "imported"
 """STOP_REASON is an imported run's ``stop_reason``."""
 
@@ -150,7 +153,7 @@ def document_from_samples(samples: Sequence[Sample], *, url: str, started_unix_s
     requests = _requests_of(samples, errors_kept=errors_kept)
     doc = base_document(url=url, started_unix_s=started_unix_s, elapsed_s=window, requests=requests,
                         latency=_latencies(samples, percentile), notes=notes)
-    doc["histograms"] = {"latency": encode_histogram([s.latency_ms for s in samples]),
+    doc["histograms"] = {**NO_HISTOGRAMS, "latency": encode_histogram([s.latency_ms for s in samples]),
                          "latency_success": encode_histogram([s.latency_ms for s in samples if s.ok])}
     doc["intervals"] = [_interval(i, b, percentile, errors_kept) for i, b in enumerate(buckets)]
     return doc
@@ -173,5 +176,5 @@ def base_document(*, url: str, started_unix_s: float | None, elapsed_s: float | 
     return {"schema": "surge.result/1", "url": url, "addresses": [], "started_at_unix_s": started_unix_s,
             "duration_s": elapsed_s, "elapsed_s": elapsed_s, "threads": None, "stop_reason": STOP_REASON,
             "requests": requests, "latency": latency, "throughput": throughput(elapsed_s, requests),
-            "histograms": {}, "peak_open_connections": None, "generator": None, "scenarios": [], "tags": [],
+            "histograms": dict(NO_HISTOGRAMS), "peak_open_connections": None, "generator": None, "scenarios": [], "tags": [],
             "checks": [], "captures": [], "pools": {}, "intervals": [], "notes": notes, "stop_signal": None}

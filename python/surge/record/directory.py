@@ -37,9 +37,10 @@ def check_out(out: str | None) -> None:
         raise BadInput("--out", f"{out} exists and is not a directory")
 
 
-def create_directory(out: str | None, name: str, started: datetime) -> Path:
+def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR)) -> Path:
     """create_directory makes the record's directory: ``out`` (created if missing), or a new
-    ``results/<yyyymmdd-HHMMSS>-<name>`` (``-2``, ``-3``... when two runs share a second)."""
+    ``<base>/<yyyymmdd-HHMMSS>-<name>`` (base ``results``; ``-2``, ``-3``... when two runs share
+    a second)."""
     if out is not None:
         check_out(out)
         try:
@@ -47,7 +48,7 @@ def create_directory(out: str | None, name: str, started: datetime) -> Path:
         except OSError as e:
             raise BadInput("--out", f"cannot create {out}: {e.strerror or e}") from None
         return Path(out)
-    base = Path(RESULTS_DIR) / f"{started.strftime('%Y%m%d-%H%M%S')}-{name}"
+    base = base / f"{started.strftime('%Y%m%d-%H%M%S')}-{name}"
     for attempt in range(1, 1000):
         path = base if attempt == 1 else base.with_name(f"{base.name}-{attempt}")
         try:

@@ -6,6 +6,7 @@ error writing the history costs one warning line, never the run or its directory
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,12 +17,13 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from surge import __version__
 from surge.record.environment import environment
 from surge.record.hlog import HlogWriter, interval_line
-from surge.record.timeseries import TimeseriesWriter, csv_text, interval_rows
+from surge.record.timeseries import CpuMeter, TimeseriesWriter, csv_text, interval_rows
 from surge.redact import MASK, is_secret_name, redact_text, redact_url
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 SCHEMA = "surge.record/1"
 """SCHEMA is the version of the record's ``meta`` block (docs/record.md)."""
+
+T = TypeVar("T")
 
 COMPLETE_STOP_REASONS = frozenset({"duration", "iterations", "aborted", "imported"})
 """COMPLETE_STOP_REASONS are the ways a run ends with its record complete (not a stop signal)."""
@@ -47,15 +51,40 @@ _QUOTED_VALUE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]*(?P<q
 """_QUOTED_VALUE finds a YAML ``key: "quoted value"`` (which ``redact_text`` leaves to the quotes)."""
 
 
+_FLOW_VALUE = re.compile(r"""(?P<lead>[{,][ \t]*)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^,{}\[\]\s"'][^,}\]\r\n]*)""")
+"""_FLOW_VALUE finds a plain value in a YAML flow mapping, ``{limit: 20, token: abc}``, up to the
+next ``,`` or ``}`` (which ``redact_text``, made for headers at a line's start, does not see)."""
+
+
+_BLOCK_VALUE = re.compile(r"""^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^#\s].*?)[ \t]*$""")
+"""_BLOCK_VALUE finds a YAML block mapping's ``key: value`` filling the rest of its line (a
+secret-named key's whole value is masked, ``{type: choice, values: ["x"]}`` included)."""
+
+
 def masked_lines(text: str) -> str:
     """masked_lines is ``text`` (a scenario file) with the secrets of each line masked:
-    ``surge.redact``'s, and quoted values of secret-named keys (``Authorization: "Bearer x"``)."""
+    ``surge.redact``'s, and the values of secret-named keys: a block key's whole value
+    (``session_key: {type: choice, values: [x]}``), quoted ones (``Authorization: "Bearer x"``)
+    and plain ones in a flow mapping (``query: {token: abc}``)."""
     def quoted(match: re.Match[str]) -> str:
         if not is_secret_name(match["name"]) or match["value"] == MASK:
             return match[0]
         return f"{match['name']}: {match['quote']}{MASK}{match['quote']}"
 
-    return "".join(redact_text(_QUOTED_VALUE.sub(quoted, line)) for line in text.splitlines(keepends=True))
+    def flow(match: re.Match[str]) -> str:
+        if not is_secret_name(match["name"]) or match["value"].strip() == MASK:
+            return match[0]
+        return f"{match['lead']}{match['name']}: {MASK}"
+
+    def block(line: str) -> str:
+        body = line.rstrip("\r\n")
+        match = _BLOCK_VALUE.match(body)
+        if match is None or not is_secret_name(match["name"]) or match["value"] == MASK:
+            return line
+        return f"{match['indent']}{match['name']}: {MASK}{line[len(body):]}"
+
+    return "".join(redact_text(_FLOW_VALUE.sub(flow, _QUOTED_VALUE.sub(quoted, block(line))))
+                   for line in text.splitlines(keepends=True))
 
 
 def iso_utc(unix_s: float) -> str:
@@ -67,22 +96,28 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
     """write_summary writes summary.json at ``path`` in one step (a temporary file, then
     os.replace), so a reader never sees half of it."""
     temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as file:
-        json.dump(summary, file, indent=2)
-        file.write("\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "w", encoding="utf-8") as file:
+            json.dump(summary, file, indent=2)
+            file.write("\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)  # never leave half a summary beside the last whole one
+        raise
 
 
 class RecordWriter:
     """RecordWriter: the results directory ``directory`` of one run called ``name`` against
-    ``target_url``, from ``scenario_file`` (None for a URL run), also recorded in ``history``
-    when given."""
+    ``target_url``, from ``scenario_file`` (None for a URL run), labelled with the user's
+    ``tags`` (``surge.tags.parse_tags``: secret-keyed values already masked), also recorded in
+    ``history`` when given."""
 
     def __init__(self, directory: Path, *, name: str, target_url: str, scenario_file: Path | None,
-                 argv: list[str] | None = None, history: History | None = None, tool: str = "surge",
-                 started_unix_s: float | None = None, source: dict[str, Any] | None = None) -> None:
+                 argv: list[str] | None = None, tags: dict[str, str] | None = None, history: History | None = None,
+                 tool: str = "surge", started_unix_s: float | None = None,
+                 source: dict[str, Any] | None = None) -> None:
         """An imported run (docs/imports.md) passes the ``tool`` that made it, its own start
         (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown."""
         self.directory = directory
@@ -97,61 +132,87 @@ class RecordWriter:
             "started_at": iso_utc(self._started), "ended_at": None, "command": command_line(argv),
             "scenario_sha256": hashlib.sha256(scenario_bytes).hexdigest() if scenario_bytes is not None else None,
             "environment": None if self._imported else environment(), "target": redact_url(target_url),
-            "complete": False, "tool": tool, "source": source,
+            "tags": dict(tags or {}), "tool": tool, "source": source, "complete": False,
         }
         self._files: list[IO[str]] = []
         self._timeseries: TimeseriesWriter | None = None
         self._hlog: HlogWriter | None = None
+        self._cpu = CpuMeter()
+        self._hlog_start_unix_s: float | None = None
+        self.write_error: str | None = None
+        """write_error is the first failed write (``PATH: reason``), after which nothing more
+        is written to the directory; None while every write succeeded."""
 
     def begin(self) -> None:
         """begin writes what is known before the run: summary.json (``meta`` only, incomplete),
         the inputs (scenario.yaml or command.txt), and the time series' and log's files."""
-        self._write_summary({"meta": self.meta})
+        self._guarded("summary.json", lambda: self._write_summary({"meta": self.meta}))
         if self._scenario_text is not None:
             inputs_name, inputs = "scenario.yaml", masked_lines(self._scenario_text)
         else:
             inputs_name, inputs = "command.txt", self.meta["command"] + "\n"
-        (self.directory / inputs_name).write_text(inputs)
-        self._timeseries = TimeseriesWriter(self._open("timeseries.csv"))
-        self._hlog = HlogWriter(self._open("latency.hlog"))
-        if self._imported:  # its intervals arrive all at once, long after the run
-            self._hlog.start(self._started)
+        self._guarded(inputs_name, lambda: (self.directory / inputs_name).write_text(inputs))
+        self._timeseries = self._guarded("timeseries.csv", lambda: TimeseriesWriter(self._open("timeseries.csv")))
+        self._hlog = self._guarded("latency.hlog", lambda: HlogWriter(self._open("latency.hlog")))
+        hlog = self._hlog
+        if self._imported and hlog is not None:  # its intervals arrive all at once, long after the run
+            self._guarded("latency.hlog", lambda: hlog.start(self._started))
+        self._cpu.restart()
+        # The history is written beside the directory, never behind its guard: a full results
+        # directory does not stop the history.
         self._to_history(lambda h: h.begin(self.meta, directory=str(self.directory), inputs_name=inputs_name,
                                            inputs=inputs))
+
+    def on_phase(self, name: str, result: dict[str, Any]) -> None:
+        """on_phase is told when an unmeasured phase (setup) ends, so that the first interval's
+        generator CPU counts from there."""
+        self._cpu.restart()
 
     def on_interval(self, interval: dict[str, Any]) -> None:
         """on_interval appends one engine interval (with its histogram) to the time series and
         the log, flushed, and records it in the history (committed)."""
-        if self._timeseries is not None and self._hlog is not None:
-            now = time.time()
-            self._timeseries.write(interval)
-            self._hlog.write(interval, now)
-            self._to_history(lambda h: h.add_interval(
-                self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
-                timeseries=csv_text(interval_rows(interval)), hlog=interval_line(interval),
-                hlog_start_unix_s=self._hlog_start(now, interval)))
+        now = time.time()
+        cpu_cores = None if self._imported else self._cpu.cores()
+        hlog_start = self._hlog_start(now, interval)
+        timeseries, hlog = self._timeseries, self._hlog
+        if timeseries is not None and hlog is not None:
+            self._guarded("timeseries.csv", lambda: timeseries.write(interval, cpu_cores))
+            self._guarded("latency.hlog", lambda: hlog.write(interval, now))
+        self._to_history(lambda h: h.add_interval(
+            self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
+            timeseries=csv_text(interval_rows(interval, cpu_cores)), hlog=interval_line(interval),
+            hlog_start_unix_s=hlog_start))
 
     def _hlog_start(self, now: float, interval: dict[str, Any]) -> float:
-        """_hlog_start is latency.hlog's start time: an imported run's own, or for a live run
-        the time the first interval arrived less its end (HlogWriter.write's rule)."""
-        return self._hlog.start_unix_s if self._hlog is not None and self._hlog.start_unix_s is not None \
-            else now - interval["end_s"]
+        """_hlog_start is latency.hlog's start time: an imported run's own, else the time the
+        first interval arrived less its end (HlogWriter.write's rule), kept from then on."""
+        if self._hlog_start_unix_s is None:
+            self._hlog_start_unix_s = self._started if self._imported else now - interval["end_s"]
+        return self._hlog_start_unix_s
 
     def finish(self, document: dict[str, Any], *, interrupted: bool) -> None:
         """finish replaces summary.json with the result ``document`` (secrets already masked)
         and ``meta``, complete when the run ended by its plan or a threshold (not
-        ``interrupted`` by a stop signal); closes the files."""
+        ``interrupted`` by a stop signal) and every write succeeded; closes the files. After a
+        failed write it still tries summary.json once, quietly, marked incomplete."""
         start = float(document.get("started_at_unix_s") or self._started)
-        if self._hlog is not None:
-            self._hlog.start(start)
+        hlog = self._hlog
+        if hlog is not None:
+            self._guarded("latency.hlog", lambda: hlog.start(start))
         elapsed = document.get("elapsed_s")
         self.meta["ended_at"] = iso_utc(self._started + elapsed if self._imported and elapsed is not None
                                         else time.time())
-        self.meta["complete"] = not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
+        self.meta["complete"] = (not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
+                                 and self.write_error is None)
         summary = {**document, "meta": self.meta}
-        self._write_summary(summary)
+        if self.write_error is None:
+            self._guarded("summary.json", lambda: self._write_summary(summary))
+        else:
+            with contextlib.suppress(OSError):  # already warned: the directory is incomplete either way
+                self._write_summary(summary)
         for file in self._files:
-            file.close()
+            with contextlib.suppress(OSError):  # what a failed write left in the buffer cannot go anywhere
+                file.close()
         self._files.clear()
         self._to_history(lambda h: h.finish(summary, hlog_start_unix_s=start))
 
@@ -167,6 +228,20 @@ class RecordWriter:
             print(redact_text(f"surge: warning: history {self.history.path}: {e}; this run is recorded "
                               f"only in {self.directory}"), file=sys.stderr, flush=True)
             self.history = None
+
+    def _guarded(self, name: str, write: Callable[[], T]) -> T | None:
+        """_guarded runs ``write`` (of the file ``name``) unless a write has failed before. The
+        first OSError (a full disk, EIO, a read-only file system) is one warning on stderr and
+        stops the directory's writing; the run goes on. Returns what ``write`` returned, or None."""
+        if self.write_error is not None:
+            return None
+        try:
+            return write()
+        except OSError as e:
+            self.write_error = f"{self.directory / name}: {e.strerror or e}"
+            print(f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
+                  "(the run goes on)", file=sys.stderr, flush=True)
+            return None
 
     def _open(self, name: str) -> IO[str]:
         file = open(self.directory / name, "w", encoding="utf-8", newline="")
