@@ -18,6 +18,7 @@ from typing import Any
 
 from surge import _engine, exit_codes, signals
 from surge.document import result_document
+from surge.errors import UnreachableError
 from surge.exit_codes import Outcome
 from surge.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.thresholds import exit_code as thresholds_exit_code
@@ -174,12 +175,23 @@ def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval
         finished_phase(run, "main", main, on_phase)
         if compiled.teardown is not None:
             phase = "teardown"
-            finished_phase(run, "teardown", run_engine_plan(_with_threads(compiled.teardown, threads)), on_phase)
+            finished_phase(run, "teardown", _teardown(run, _with_threads(compiled.teardown, threads)), on_phase)
     except KeyboardInterrupt:  # a stop signal: in the engine (its results kept) or between runs
         run.interrupted_in = phase
     if not run.main:  # the measured run never started (or never returned)
         run.main = empty_result(compiled.main)
     return run
+
+
+def _teardown(run: RunOutcome, plan: Plan) -> dict[str, Any]:
+    """_teardown runs the teardown plan; a target gone by then (it died during the measured run)
+    costs the teardown, not the measured results: its result says ``unreachable`` and a note
+    on the measured run says the teardown did not run."""
+    try:
+        return run_engine_plan(plan)
+    except UnreachableError as e:
+        run.main.setdefault("notes", []).append(f"teardown did not run: {e.args[0] if e.args else e}")
+        return dict(empty_result(plan), stop_reason=UNREACHABLE)
 
 
 def finished_phase(run: RunOutcome, name: str, result: dict[str, Any], on_phase: PhaseHook | None) -> dict[str, Any]:

@@ -382,7 +382,8 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
 
     r = result["requests"]
     pools = ", ".join(f"{k} ({len(v):,} values)" for k, v in result.get("pools", {}).items())
-    stopped = " · interrupted" if result["stop_reason"] == "interrupted" else ""
+    stopped = {"interrupted": " · interrupted", "unreachable": " · did not run: target not reachable"}.get(
+        result["stop_reason"], "")
     Console(stderr=True).print(Text.assemble((name, "bold"), redact_text(
         f": {r['sent']:,} requests, {r['failed']:,} failed{stopped}"
         f"{' · captured ' + pools if pools else ''} (not in the measured results)")))
