@@ -27,14 +27,15 @@ def test_a_target_killed_mid_run_leaves_every_interval_and_counts_the_failures(t
     summary = json.loads((out / "summary.json").read_text())
     validate_file(out / "summary.json")
     assert summary["stop_reason"] == "duration" and summary["meta"]["complete"] is True
-    assert len(summary["intervals"]) == 4 == intervals_logged(out)
+    # Four seconds of load: four intervals, a fifth when the drain lasts over half an interval.
+    assert len(summary["intervals"]) in (4, 5) and len(summary["intervals"]) == intervals_logged(out)
     requests = summary["requests"]
     assert requests["failure_classes"].get("connection_refused", 0) > 0
     assert requests["succeeded"] > 0  # before the kill
     last = summary["intervals"][-1]["requests"]
     assert last["responses"] == 0 and last["failed"] > 0  # after it
     with sqlite3.connect(history_db) as conn:
-        assert conn.execute("SELECT count(*) FROM intervals").fetchone()[0] == 4
+        assert conn.execute("SELECT count(*) FROM intervals").fetchone()[0] == len(summary["intervals"])
     shown = surge_in(tmp_path, "show", "last")
     assert shown.returncode == 0 and "connection_refused" in shown.stdout
 
@@ -69,6 +70,6 @@ def test_a_teardown_that_finds_the_target_gone_keeps_the_measured_results(tmp_pa
     summary = json.loads((out / "summary.json").read_text())
     validate_file(out / "summary.json")
     assert summary["stop_reason"] == "duration" and summary["requests"]["succeeded"] > 0
-    assert len(summary["intervals"]) == 3
+    assert len(summary["intervals"]) in (3, 4)
     assert summary["teardown"]["stop_reason"] == "unreachable"
     assert any(n.startswith("teardown did not run: ") for n in summary["notes"])
