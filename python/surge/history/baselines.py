@@ -76,7 +76,8 @@ class Comparison:
     verdict: str
 
 
-def _change(baseline: float, current: float) -> float:
+def relative_change(baseline: float, current: float) -> float:
+    """relative_change is (current − baseline) / |baseline|; 0 or ±inf from a baseline of 0."""
     if baseline == 0:
         return 0.0 if current == 0 else math.copysign(math.inf, current)
     return (current - baseline) / abs(baseline)
@@ -94,7 +95,7 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], metrics: li
         if b is None or c is None:
             found.append(Comparison(metric, b, c, None, "missing"))
             continue
-        change = _change(float(b), float(c))
+        change = relative_change(float(b), float(c))
         worsened = change if worse == "higher" else -change
         verdict = "regressed" if worsened > tolerance else "improved" if worsened < -tolerance else "ok"
         found.append(Comparison(metric, float(b), float(c), change, verdict))

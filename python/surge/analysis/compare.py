@@ -1,0 +1,125 @@
+"""Compare: whether variants differ, figure by figure, over repeated runs: each side's mean
+with its t interval, the difference, a bootstrap interval on the ratio of means, Welch's
+t-test and Mann–Whitney U, and a verdict at α. See docs/analysis.md ("Compare")."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from scipy.stats import mannwhitneyu, ttest_ind  # type: ignore[import-untyped]  # no type hints
+
+from surge.analysis.bootstrap import RESAMPLES, ratio_of_means_ci
+from surge.analysis.direction import Better, better
+from surge.analysis.estimate import Estimate, estimate, finite
+from surge.analysis.slo import Figures
+
+ALPHA = 0.05
+"""ALPHA is the significance level of the verdicts unless told."""
+
+KEY_FIGURES = ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
+"""KEY_FIGURES are the figures compared unless told."""
+
+Outcome = Literal["better", "worse", "different", "no significant difference", "not tested"]
+"""Outcome is a comparison's verdict on the variant against the reference: ``different`` is a
+significant difference in a figure with no better direction; ``not tested`` lacks repeats."""
+
+
+@dataclass(frozen=True)
+class FigureComparison:
+    """FigureComparison is one figure of a variant against the reference: both ``Estimate``\\ s
+    (None without values), ``difference`` (variant mean − reference mean), ``ratio`` (variant
+    mean / reference mean, None when the reference mean is 0) with its bootstrap ``ratio_ci``,
+    the two-sided p-values ``welch_p`` and ``mann_whitney_p`` (None when not tested), the
+    ``verdict`` at ``alpha`` (decided by Welch's test) and a ``note`` in words."""
+
+    figure: str
+    reference: Estimate | None
+    variant: Estimate | None
+    difference: float | None
+    ratio: float | None
+    ratio_ci: tuple[float, float] | None
+    welch_p: float | None
+    mann_whitney_p: float | None
+    verdict: Outcome
+    note: str = ""
+    alpha: float = ALPHA
+
+
+def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float | None, str]:
+    if max(ref) == min(ref) and max(var) == min(var):
+        if ref[0] == var[0]:
+            return 1.0, 1.0, "every run gave the same value"
+        return 0.0, None, "no run-to-run variation on either side: the difference is exact"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny samples: scipy warns, the p-values stand
+        welch = float(ttest_ind(var, ref, equal_var=False).pvalue)
+        mann_whitney = float(mannwhitneyu(var, ref, alternative="two-sided").pvalue)
+    return (welch if math.isfinite(welch) else None), mann_whitney, ""
+
+
+def _verdict(significant: bool, difference: float, direction: Better | None) -> Outcome:
+    if not significant or difference == 0:
+        return "no significant difference"
+    if direction is None:
+        return "different"
+    return "better" if (difference > 0) == (direction == "higher") else "worse"
+
+
+def compare_figure(figure: str, reference: Sequence[float | None], variant: Sequence[float | None], *,
+                   alpha: float = ALPHA, confidence: float = 0.95, resamples: int = RESAMPLES,
+                   seed: int | None = None, direction: Better | None = None) -> FigureComparison:
+    """compare_figure compares one figure's values over the variant's runs with the
+    reference's (None values are left out); ``direction`` defaults to ``better(figure)``.
+    With fewer than two runs a side nothing is tested and the verdict is ``not tested``."""
+    ref, var = finite(reference), finite(variant)
+    ref_estimate, var_estimate = estimate(ref, confidence), estimate(var, confidence)
+    if ref_estimate is None or var_estimate is None:
+        side = "reference" if ref_estimate is None else "variant"
+        return FigureComparison(figure, ref_estimate, var_estimate, None, None, None, None, None, "not tested",
+                                f"the {side} has no {figure}", alpha)
+    difference = var_estimate.mean - ref_estimate.mean
+    ratio = var_estimate.mean / ref_estimate.mean if ref_estimate.mean != 0 else None
+    if len(ref) < 2 or len(var) < 2:
+        return FigureComparison(figure, ref_estimate, var_estimate, difference, ratio, None, None, None,
+                                "not tested", f"{min(len(ref), len(var))} run on one side: no test (repeat the "
+                                "runs to test the difference)", alpha)
+    welch, mann_whitney, note = _p_values(ref, var)
+    significant = welch is not None and welch < alpha
+    if welch is not None and mann_whitney is not None and significant != (mann_whitney < alpha):
+        note = (f"Welch (p = {welch:.3g}) and Mann–Whitney (p = {mann_whitney:.3g}) disagree at α = {alpha:g}: "
+                "skewed values or an outlier run; the verdict follows Welch")
+    ratio_ci = ratio_of_means_ci(var, ref, confidence=confidence, resamples=resamples, seed=seed)
+    return FigureComparison(figure, ref_estimate, var_estimate, difference, ratio, ratio_ci, welch, mann_whitney,
+                            _verdict(significant, difference, direction or better(figure)), note, alpha)
+
+
+@dataclass(frozen=True)
+class VariantComparison:
+    """VariantComparison is one variant against the reference, figure by figure."""
+
+    reference: str
+    variant: str
+    figures: list[FigureComparison]
+
+
+def compare_variants(variants: Mapping[str, Sequence[Figures]], *, reference: str | None = None,
+                     figures: Sequence[str] = KEY_FIGURES, alpha: float = ALPHA, confidence: float = 0.95,
+                     resamples: int = RESAMPLES, seed: int | None = None) -> list[VariantComparison]:
+    """compare_variants compares every variant (name → its runs' figures, in order) with the
+    ``reference`` (default: the first), each figure on its own and at ``alpha`` (no correction
+    for the number of comparisons); ValueError with fewer than two variants or an unknown
+    reference."""
+    if len(variants) < 2:
+        raise ValueError(f"a comparison needs two variants or more, got {len(variants)}")
+    name = reference if reference is not None else next(iter(variants))
+    if name not in variants:
+        raise ValueError(f"the reference '{name}' is not one of the variants ({', '.join(variants)})")
+    base = variants[name]
+    return [VariantComparison(name, other, [
+        compare_figure(f, [run.get(f) for run in base], [run.get(f) for run in runs], alpha=alpha,
+                       confidence=confidence, resamples=resamples, seed=seed) for f in figures])
+        for other, runs in variants.items() if other != name]

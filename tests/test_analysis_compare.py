@@ -1,0 +1,151 @@
+"""Compare statistics: figures equal scipy's recomputed, a real 20 % difference is found,
+identical distributions are called different no more often than α says, one run is not
+tested; scaling between two load levels (seed 001's numbers, and its mistake warned about);
+the baseline check with repeats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from surge.analysis.baseline import baseline_significance
+from surge.analysis.bootstrap import ratio_of_means_ci
+from surge.analysis.compare import compare_figure, compare_variants
+from surge.analysis.direction import better
+from surge.analysis.estimate import estimate
+from surge.analysis.scaling import scaling
+
+
+def _normal(mean: float, cv: float, n: int, rng: np.random.Generator) -> list[float]:
+    return list(rng.normal(mean, mean * cv, n))
+
+
+def test_every_figure_equals_scipy_recomputed():
+    rng = np.random.default_rng(1)
+    ref, var = _normal(100, 0.05, 10, rng), _normal(90, 0.08, 8, rng)
+    c = compare_figure("p95_ms", ref, var, seed=3, resamples=2000)
+    assert c.reference is not None and c.variant is not None
+    assert (c.reference.n, c.variant.n) == (10, 8)
+    assert c.variant.mean == pytest.approx(np.mean(var)) and c.variant.sd == pytest.approx(np.std(var, ddof=1))
+    low, high = stats.t.interval(0.95, 7, loc=np.mean(var), scale=stats.sem(var))
+    assert (c.variant.ci_low, c.variant.ci_high) == pytest.approx((low, high))
+    assert c.difference == pytest.approx(np.mean(var) - np.mean(ref))
+    assert c.ratio == pytest.approx(np.mean(var) / np.mean(ref))
+    assert c.welch_p == pytest.approx(stats.ttest_ind(var, ref, equal_var=False).pvalue)
+    assert c.mann_whitney_p == pytest.approx(stats.mannwhitneyu(var, ref, alternative="two-sided").pvalue)
+    boot = stats.bootstrap((np.array(var), np.array(ref)), lambda a, b, axis=-1: a.mean(axis) / b.mean(axis),
+                           n_resamples=2000, rng=np.random.default_rng(3), vectorized=True)
+    assert c.ratio_ci == pytest.approx((boot.confidence_interval.low, boot.confidence_interval.high))
+    assert c.ratio_ci[0] < c.ratio < c.ratio_ci[1]
+    assert c.verdict == "better"  # 10 % lower p95, n = 8 and 10 at CV 5–8 %
+
+
+def test_a_real_twenty_percent_difference_is_significant_in_the_right_direction():
+    rng = np.random.default_rng(20)
+    base = [{"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1000, 0.05, 10, rng),
+                                                                 _normal(50, 0.05, 10, rng))]
+    faster = [{"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1200, 0.05, 10, rng),
+                                                                   _normal(40, 0.05, 10, rng))]
+    [result] = compare_variants({"monolith": base, "scale-out": faster}, figures=("responses_per_s", "p95_ms"),
+                                seed=1, resamples=1000)
+    assert (result.reference, result.variant) == ("monolith", "scale-out")
+    throughput, p95 = result.figures
+    assert throughput.verdict == "better" and p95.verdict == "better"
+    assert throughput.welch_p < 0.001 and throughput.mann_whitney_p < 0.001
+    assert throughput.ratio_ci is not None and 1.1 < throughput.ratio_ci[0] < 1.2 < throughput.ratio_ci[1] < 1.3
+    [reverse] = compare_variants({"scale-out": faster, "monolith": base}, figures=("responses_per_s", "p95_ms"),
+                                 seed=1, resamples=1000)
+    assert [f.verdict for f in reverse.figures] == ["worse", "worse"]
+
+
+def test_identical_distributions_are_called_different_no_more_often_than_alpha():
+    rng = np.random.default_rng(2024)
+    trials = 400
+    significant = sum(compare_figure("p95_ms", _normal(50, 0.05, 10, rng), _normal(50, 0.05, 10, rng),
+                                     resamples=0).verdict != "no significant difference" for _ in range(trials))
+    # α = 0.05; the binomial SD over 400 trials is 1.1 %: allow 3 SD
+    assert significant / trials <= 0.05 + 0.033, significant
+
+
+def test_one_run_a_side_is_not_tested_and_says_so():
+    c = compare_figure("p95_ms", [50.0], [40.0, 41.0, 39.0])
+    assert c.verdict == "not tested" and c.welch_p is None and c.ratio_ci is None
+    assert "1 run on one side: no test" in c.note
+    assert c.difference == pytest.approx(-10.0) and c.ratio == pytest.approx(0.8)
+    missing = compare_figure("p95_ms", [None, None], [40.0, 41.0])
+    assert missing.verdict == "not tested" and missing.note == "the reference has no p95_ms"
+
+
+def test_constant_values_and_zero_means():
+    same = compare_figure("failure_rate", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert same.verdict == "no significant difference" and same.ratio is None and same.welch_p == 1.0
+    exact = compare_figure("failure_rate", [0.0, 0.0, 0.0], [0.01, 0.01, 0.01])
+    assert exact.verdict == "worse" and "no run-to-run variation" in exact.note
+    assert ratio_of_means_ci([2.0, 2.0], [1.0, 1.0]) == (2.0, 2.0)
+    assert ratio_of_means_ci([1.0, 2.0], [0.0, 0.0]) is None
+
+
+def test_directions():
+    assert [better(f) for f in ("responses_per_s", "successes_per_s", "p99_ms", "failure_rate", "p(99) < 100ms",
+                                "rate > 100/s", "mystery")] == ["higher", "higher", "lower", "lower", "lower",
+                                                                "higher", None]
+    assert compare_figure("mystery", [1.0, 1.1, 0.9], [5.0, 5.1, 4.9], resamples=0).verdict == "different"
+
+
+def test_compare_needs_two_variants_and_a_known_reference():
+    with pytest.raises(ValueError, match="two variants"):
+        compare_variants({"a": [{}]})
+    with pytest.raises(ValueError, match="'c' is not one of"):
+        compare_variants({"a": [{}], "b": [{}]}, reference="c")
+
+
+def test_scaling_gives_seed_001s_line():
+    light = [{"responses_per_s": 21.88, "p95_ms": 606.93, "p99_ms": 830.69, "failure_rate": 0.0}]
+    heavy = [{"responses_per_s": 52.60, "p95_ms": 839.94, "p99_ms": 1268.38, "failure_rate": 0.0}]
+    s = scaling(35, light, 75, heavy)
+    assert s.text() == "2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency"
+    assert s.degradation["p99_ms"] == pytest.approx(1268.38 / 830.69) and s.degradation["failure_rate"] is None
+    assert s.efficiency_ci is None
+    assert s.warnings == ("efficiency 112% above 100 % from 1 run(s) a level: without repeats it cannot be told "
+                          "from 100 % (run each level several times)",)
+
+
+def test_super_linear_efficiency_inside_the_noise_is_warned_about():
+    rng = np.random.default_rng(1)
+    light = [{"responses_per_s": x} for x in _normal(22, 0.15, 10, rng)]
+    heavy = [{"responses_per_s": x} for x in _normal(52.6, 0.15, 10, rng)]
+    s = scaling(35, light, 75, heavy, seed=1, resamples=2000)
+    assert s.efficiency is not None and s.efficiency > 1 and s.efficiency_ci is not None
+    assert s.efficiency_ci[0] < 1 < s.efficiency_ci[1]
+    assert "cannot be told from 100 %" in s.warnings[0]
+    linear = scaling(10, [{"responses_per_s": x} for x in _normal(100, 0.02, 10, rng)], 20,
+                     [{"responses_per_s": x} for x in _normal(160, 0.02, 10, rng)], seed=1, resamples=2000)
+    assert linear.efficiency == pytest.approx(0.8, abs=0.03) and linear.warnings == ()
+    with pytest.raises(ValueError):
+        scaling(75, light, 35, heavy)
+
+
+def test_baseline_with_repeats_needs_significance_and_the_tolerance():
+    rng = np.random.default_rng(5)
+    base = [{"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(50, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))]
+    slower = [{"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(60, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))]
+    p95, throughput = baseline_significance(base, slower, ["p95_ms", "responses_per_s"], 0.05, seed=1, resamples=500)
+    assert p95.verdict == "regressed" and p95.reason.startswith("significant (Welch p = ")
+    assert throughput.verdict == "ok" and throughput.reason.startswith("within noise")
+    # significant but within a generous tolerance
+    [lenient] = baseline_significance(base, slower, ["p95_ms"], 0.5, seed=1, resamples=500)
+    assert lenient.verdict == "ok" and "≤ tolerance 50.0%" in lenient.reason
+    # one run a side: the tolerance alone, said
+    [single] = baseline_significance(base[:1], slower[:1], ["p95_ms"], 0.05)
+    assert single.verdict in ("regressed", "ok", "improved") and "tolerance only" in single.reason
+    [missing] = baseline_significance(base, [{"p95_ms": None}], ["p95_ms"], 0.05)
+    assert missing.verdict == "missing"
+    with pytest.raises(ValueError, match="no better direction"):
+        baseline_significance(base, slower, ["mystery"], 0.05)
+
+
+def test_estimate_of_one_value_has_no_interval():
+    one = estimate([3.0, None])
+    assert one is not None and (one.n, one.mean, one.sd, one.ci_low) == (1, 3.0, None, None)
+    assert estimate([None]) is None
