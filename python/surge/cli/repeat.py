@@ -13,12 +13,13 @@ import click
 
 from surge import exit_codes, signals
 from surge.cli.errors import finish
-from surge.cli.url_plan import duration_flag
+from surge.url_plan import duration_flag
 from surge.errors import BadInput
 from surge.exit_codes import Outcome
 from surge.experiments.record import ExperimentRecord, check_experiment_out
 from surge.experiments import runner
-from surge.experiments.spec import TestSpec, experiment_test_options
+from surge.cli.test_options import experiment_test_options
+from surge.experiments.spec import TestSpec
 from surge.record.directory import check_out
 
 MAX_RUNS = 1000

@@ -13,11 +13,12 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
-from surge.cli.url_plan import NOTHING_SENT
+from surge.url_plan import NOTHING_SENT
 from surge.errors import BadInput, UnreachableError
 from surge.document import result_document
 from surge.exit_codes import Outcome
-from surge.experiments.spec import TestSpec, test_options
+from surge.cli.test_options import test_options
+from surge.experiments.spec import TestSpec
 from surge.record.directory import check_out
 from surge.redact import redact_text
 from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
