@@ -32,7 +32,7 @@ def _number(value: float | None, figure: str) -> str:
         return "-"
     if figure == "failure_rate":
         return f"{value:.3%}"
-    return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    return f"{value:,.3f}" if figure.endswith("_ms") else f"{value:,.1f}"
 
 
 def _threshold_value(value: float | None, key: str) -> str:
