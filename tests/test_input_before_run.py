@@ -100,7 +100,7 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
 
 
 def test_the_cli_names_the_flag_of_an_error_in_the_plans_json():
-    from surge.cli.run import _check_with_engine
+    from surge.url_plan import check_with_engine as _check_with_engine
     from surge.errors import BadInput
     from surge.plan import ConstantVus, Plan, RequestSpec, TargetSpec
 

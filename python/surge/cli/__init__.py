@@ -1,5 +1,5 @@
 """surge's command line: ``surge run``, ``target``, ``demo``, ``import``, ``history``, ``show``,
-``export``, ``baseline``, one module each.
+``export``, ``baseline``, ``repeat``, ``stats``, ``experiments``, one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
 see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
@@ -21,10 +21,13 @@ from surge.cli.baseline import baseline_command
 from surge.cli.demo import demo_command
 from surge.cli.errors import error, say, usage_error
 from surge.cli.import_ import import_command
+from surge.cli.experiments import experiments_command
 from surge.cli.export import export_command
 from surge.cli.history import history_command
+from surge.cli.repeat import repeat_command
 from surge.cli.run import run_command
 from surge.cli.show import show_command
+from surge.cli.stats import stats_command
 from surge.cli.target import target_command
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 
@@ -48,6 +51,9 @@ app.add_command(history_command)
 app.add_command(show_command)
 app.add_command(export_command)
 app.add_command(baseline_command)
+app.add_command(repeat_command)
+app.add_command(stats_command)
+app.add_command(experiments_command)
 
 
 def main(argv: list[str] | None = None) -> None:

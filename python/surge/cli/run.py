@@ -4,10 +4,6 @@ then the run, its summary or JSON document, and its exit code."""
 from __future__ import annotations
 
 import json
-import math
-import os
-import re
-import resource
 import sys
 from pathlib import Path
 from collections.abc import Callable
@@ -17,220 +13,60 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
-from surge.cli.options import db_option, tag_option
-from surge.durations import format_limit, parse_duration
-from surge.files import FileReadError, read_bounded
-from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
+from surge.url_plan import NOTHING_SENT
 from surge.errors import BadInput, UnreachableError
-from surge.plan_errors import plan_error
-from surge.plan import (
-    ConstantArrivalRate,
-    ConstantVus,
-    Executor,
-    Limits,
-    Plan,
-    RequestSpec,
-    SharedIterations,
-    TargetSpec,
-)
 from surge.document import result_document
 from surge.exit_codes import Outcome
+from surge.cli.test_options import test_options
+from surge.experiments.spec import TestSpec
 from surge.record.directory import check_out
-from surge.redact import redact_message, redact_text
+from surge.redact import redact_text
 from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
 
 if TYPE_CHECKING:
     from surge.heading import PlanLike
     from surge.history import History
+    from surge.plan import Plan
     from surge.record import RecordWriter
-
-
-DEFAULT_DURATION = "10s"
-DEFAULT_TIMEOUT = "30s"
-DEFAULT_GRACE = "5s"
-DEFAULT_CONNECTIONS = 64
-DEFAULT_MAX_IN_FLIGHT = 10_000
-
-
-def _duration(flag: str, text: str, *, positive: bool = True) -> float:
-    try:
-        seconds = parse_duration(text)
-    except ValueError as e:
-        raise BadInput(flag, str(e)) from None
-    if positive and seconds <= 0:
-        raise BadInput(flag, f"must be above zero, got '{text}'")
-    if not seconds <= MAX_DURATION_S:  # inf too
-        raise BadInput(flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge "
-                             "accepts")
-    return seconds
-
-
-def _count(flag: str, value: int | None, most: int) -> None:
-    """_count refuses a whole-number flag outside 1..most, naming the flag."""
-    if value is not None and not 1 <= value <= most:
-        raise BadInput(flag, f"must be from 1 to {most:,}, got {value}")
-
-
-def check_threads(threads: int | None) -> None:
-    """check_threads refuses a --threads value outside the engine's range."""
-    _count("--threads", threads, MAX_THREADS)
-
-
-def _headers(values: list[str]) -> list[tuple[str, str]]:
-    headers = []
-    for number, value in enumerate(values, 1):
-        name, sep, rest = value.partition(":")
-        if not sep or not name.strip():
-            # Not echoed: without its ':' a header cannot be told from a secret value.
-            raise BadInput("-H/--header", f"header {number} has no name before a ':': it must look like 'Name: value'")
-        headers.append((name.strip(), rest.strip()))
-    return headers
-
-
-def _body(value: str | None) -> bytes | None:
-    if value is None:
-        return None
-    if value.startswith("@"):
-        try:
-            return read_bounded(value[1:], MAX_DATA_FILE_BYTES)
-        except FileReadError as e:
-            raise BadInput("--body", f"{value[1:]}: {e.message}") from None
-    return value.encode()
-
-
-def _default_max_in_flight() -> int:
-    """The default in-flight cap: large enough to ride out a stall, within the fd limit."""
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY:
-        return DEFAULT_MAX_IN_FLIGHT
-    return max(1, min(DEFAULT_MAX_IN_FLIGHT, hard - 256))
-
-
-def build_plan(
-    url: str,
-    *,
-    connections: int | None,
-    duration: str | None,
-    requests: int | None,
-    rate: float | None,
-    method: str,
-    headers: list[str],
-    body: str | None,
-    timeout: str,
-    threads: int | None,
-    insecure: bool,
-    max_in_flight: int | None,
-    grace: str,
-) -> Plan:
-    """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag."""
-    _count("-c/--connections", connections, MAX_VUS)
-    _count("-n/--requests", requests, MAX_ITERATIONS)
-    if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise BadInput("-r/--rate", f"must be a positive number of requests per second, got {rate:g}")
-    if rate is not None and rate > MAX_RATE:
-        raise BadInput("-r/--rate", f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
-                                    f"got {rate:g}")
-    check_threads(threads)
-    _count("--max-in-flight", max_in_flight, MAX_VUS)
-    if max_in_flight is not None and rate is None:
-        raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
-    target = TargetSpec(url=url, insecure=insecure)
-    request = RequestSpec.build(method, _headers(headers), _body(body))
-    limits = Limits(timeout_s=_duration("--timeout", timeout), grace_period_s=_duration("--grace", grace, positive=False))
-
-    duration_s = _duration("-d/--duration", duration) if duration is not None else None
-    if rate is not None:
-        if requests is not None:
-            # n requests at the rate take n/rate seconds; -d, if given, may cut it short.
-            by_count = requests / rate
-            duration_s = min(duration_s, by_count) if duration_s is not None else by_count
-        limit = max_in_flight or _default_max_in_flight()
-        executor: Executor
-        if connections is not None and connections > limit:
-            raise BadInput("-c/--connections", f"{connections} connections up front exceed --max-in-flight {limit}")
-        executor = ConstantArrivalRate(
-            rate=rate,
-            duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION),
-            max_vus=limit,
-            pre_allocated_vus=connections,
-        )
-    elif requests is not None:
-        vus = connections or DEFAULT_CONNECTIONS
-        executor = SharedIterations(vus=min(vus, requests), iterations=requests, max_duration_s=duration_s or 600.0)
-    else:
-        executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
-                               duration_s=duration_s or _duration("-d/--duration", DEFAULT_DURATION))
-    plan = Plan.single(target, request, executor, limits=limits, threads=threads)
-    _check_with_engine(plan)
-    return plan
-
-
-# The flag each engine plan field comes from, for one-line errors that name the flag.
-_FLAG_FOR_FIELD = {
-    "target.url": "URL",
-    "request.method": "-m/--method",
-    "request.headers": "-H/--header",
-    "request.body_base64": "--body",
-    "executor.vus": "-c/--connections",
-    "executor.pre_allocated_vus": "-c/--connections",
-    "executor.iterations": "-n/--requests",
-    "executor.rate": "-r/--rate",
-    "executor.duration_s": "-d/--duration",
-    "executor.max_duration_s": "-d/--duration",
-    "executor.max_vus": "--max-in-flight",
-    "limits.timeout_s": "--timeout",
-    "limits.grace_period_s": "--grace",
-    "threads": "--threads",
-}
-
-
-def _check_with_engine(plan: Plan) -> None:
-    """_check_with_engine validates the plan in the engine (which owns URL, method and header
-    rules) and raises BadInput for the first error, naming the flag it came from."""
-    from surge._engine import validate_plan
-
-    text = plan.to_json()
-    for error in json.loads(validate_plan(text)):
-        header = re.search(r"\.headers\[(\d+)\]$", error["field"])
-        names = [plan.request.headers[int(header[1])][0]] if header else []
-        field, message = plan_error(error, json.loads(text))
-        field = re.sub(r"\[\d+\]", "", field)
-        field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_FLAG_FOR_FIELD.get(field, field or "surge run"), redact_message(names, message))
-
-
-NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too short to open a connection"
-"""NOTHING_SENT says why a URL run that sent nothing exits 3 (an empty run, not bad input:
-how long opening a connection takes depends on the machine, so no minimum is guessed)."""
 
 
 RunHook = Callable[[RunOutcome], None]
 """RunHook is given a finished run's outcome after its summary is printed (``surge demo``'s
 per-second view)."""
 
+DocumentHook = Callable[[dict[str, Any]], None]
+"""DocumentHook is given a finished run's result document (secrets masked, as summary.json holds
+it less ``meta``), also for a target not reachable (an experiment's runner keeps it)."""
+
 
 def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
             recorder: RecordWriter | None = None, junit: Path | None = None,
-            after_summary: RunHook | None = None) -> Outcome:
+            after_summary: RunHook | None = None, quiet: bool = False,
+            on_document: DocumentHook | None = None) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
     code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
     --no-save) writes the results directory as the run goes and is named on stderr at the end;
     ``junit`` is where the thresholds' and checks' verdicts go as JUnit XML; ``after_summary``
     sees the outcome once the summary is printed. A target not reachable at the start still
-    completes the record and the JUnit file (nothing sent) before UnreachableError goes on."""
+    completes the record and the JUnit file (nothing sent) before UnreachableError goes on.
+    ``quiet`` (an experiment's runs) prints neither the summary, the phase lines nor where the
+    results are (the progress display on a terminal stays); ``on_document`` gets the result
+    document before the record is finished."""
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
     if recorder is not None:
         recorder.begin()
     try:
-        outcome = _run(compiled, threads, json_output, recorder)
+        outcome = _run(compiled, threads, json_output, recorder, quiet)
     except UnreachableError as e:
         with signals.deferred():
             outcome = unreachable_outcome(compiled, str(e.args[0]) if e.args else str(e))
             doc = _document(outcome, url_plan)
+            if on_document is not None:
+                on_document(doc)
             _write_junit(junit, recorder, doc, outcome, error=doc["error"])
-            _finish_record(recorder, outcome, doc)
+            _finish_record(recorder, outcome, doc, quiet)
         raise
     # Once the engine has returned, a stop signal waits for the results to be printed.
     with signals.deferred():
@@ -241,24 +77,28 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
         else:
-            _print_summary(outcome, compiled, url_plan)
+            if not quiet:
+                _print_summary(outcome, compiled, url_plan)
             doc = _document(outcome, url_plan)  # drops the per-interval histograms: after the summary
         if after_summary is not None:
             after_summary(outcome)
+        if on_document is not None:
+            on_document(doc)
         _write_junit(junit, recorder, doc, outcome)
-        _finish_record(recorder, outcome, doc)
+        _finish_record(recorder, outcome, doc, quiet)
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
 
 
-def _run(compiled: CompiledRun, threads: int | None, json_output: bool, recorder: RecordWriter | None) -> RunOutcome:
+def _run(compiled: CompiledRun, threads: int | None, json_output: bool, recorder: RecordWriter | None,
+         quiet: bool = False) -> RunOutcome:
     """_run runs the phases, telling the recorder, the progress display (when stderr is a
-    terminal and the output is not --json) and stderr's phase lines as it goes."""
+    terminal and the output is not --json) and stderr's phase lines (unless ``quiet``) as it goes."""
     from surge.run import run_phases
 
     def on_phase(name: str, result: dict[str, Any]) -> None:
         if recorder is not None:
             recorder.on_phase(name, result)
-        if not json_output:
+        if not (json_output or quiet):
             _print_phase(name, result)
 
     record_interval = recorder.on_interval if recorder is not None else None
@@ -315,12 +155,15 @@ def _write_junit(junit: Path | None, recorder: RecordWriter | None, doc: dict[st
         print(f"surge: warning: --junit: cannot write {junit}: {e.strerror or e}", file=sys.stderr, flush=True)
 
 
-def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any]) -> None:
-    """_finish_record completes the results directory with the result and says where it is."""
+def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any],
+                   quiet: bool = False) -> None:
+    """_finish_record completes the results directory with the result and says where it is
+    (unless ``quiet``)."""
     if recorder is None:
         return
     recorder.finish(doc, interrupted=outcome.interrupted_in is not None or signals.received() is not None)
-    print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
+    if not quiet:
+        print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
 
 
 def check_junit(junit: str | None) -> Path | None:
@@ -389,153 +232,22 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
         f"{' · captured ' + pools if pools else ''} (not in the measured results)")))
 
 
-def _is_scenario_file(target: str) -> bool:
-    return target.lower().endswith((".yaml", ".yml")) or (not target.lower().startswith(("http://", "https://"))
-                                                           and Path(target).is_file())
-
-
 @click.command("run")
-@click.argument("url")
-@click.option("-c", "--connections", type=int,
-              help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
-                   "up front (default: 10 ms of arrivals).")
-@click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s).")
-@click.option("-n", "--requests", type=int, help="Send exactly this many requests.")
-@click.option("-r", "--rate", type=float, help="Open model: requests per second, timed from the intended send time.")
-@click.option("-m", "--method", help="HTTP method (default GET).")
-@click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable.")
-@click.option("--body", help="Request body: text, or @file.")
-@click.option("--timeout", help="Per-request timeout (default 30s). With a scenario file: replaces defaults.timeout "
-                                "(a request's own timeout stays).")
-@click.option("--threads", type=int, help="Event-loop threads (default: one per core).")
-@click.option("--max-in-flight", "max_in_flight", type=int,
-              help="Open model: cap on outstanding requests (and connections).")
-@click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a scenario "
-                              "file: replaces graceful_stop.")
-@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (with a scenario file too).")
+@test_options
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
-@click.option("--time-scale", "time_scale", type=float,
-              help="Scenario files: multiply executor durations, stages, start times and threshold delays by "
-                   "FACTOR (not think times, timeouts or graceful stops: the test is shorter, the load the same).")
-@click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's target.")
-@click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
-              help="Scenario files: set NAME for the file's env variables (over the process environment); "
-                   "repeatable.")
-@click.option("--out", "out", metavar="DIR",
-              help="Write the run's results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/).")
 @click.option("--no-save", "no_save", is_flag=True, help="Write no results directory, and record nothing in the "
                                                            "history.")
-@db_option
 @click.option("--junit", "junit", metavar="FILE",
               help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
                    "fails or the run is stopped.")
-@tag_option
-def run_command(
-    url: str,
-    connections: Optional[int],
-    duration: Optional[str],
-    requests: Optional[int],
-    rate: Optional[float],
-    method: Optional[str],
-    header: tuple[str, ...],
-    body: Optional[str],
-    timeout: Optional[str],
-    threads: Optional[int],
-    max_in_flight: Optional[int],
-    grace: Optional[str],
-    insecure: bool,
-    json_output: bool,
-    time_scale: Optional[float],
-    target_url: Optional[str],
-    env_pairs: tuple[str, ...],
-    out: Optional[str],
-    no_save: bool,
-    db: Optional[str],
-    junit: Optional[str],
-    tags: dict[str, str],
-) -> None:
+def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str]) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
-    for saving_flag in [f for f, v in (("--out", out), ("--db", db)) if v is not None and no_save]:
+    for saving_flag in [f for f, v in (("--out", test.out), ("--db", test.db)) if v is not None and no_save]:
         raise BadInput(saving_flag, "cannot be used with --no-save")
-    check_out(out)
+    check_out(test.out)
     junit_path = check_junit(junit)
-    if _is_scenario_file(url):
-        # The load's shape and the request are the file's; the limits and TLS may be overridden.
-        given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
-                 "-r/--rate": rate, "-m/--method": method, "-H/--header": header or None, "--body": body,
-                 "--max-in-flight": max_in_flight}
-        for flag, value in given.items():
-            if value is not None:
-                raise BadInput(flag, f"does not apply to a scenario file ({url}): set it in the file")
-        overrides = {"timeout": _duration("--timeout", timeout) if timeout is not None else None,
-                     "graceful_stop": _duration("--grace", grace, positive=False) if grace is not None else None,
-                     "insecure": insecure}
-        env = _env_overrides(env_pairs)
-        finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
-                                  save=(out, no_save, db), tags=tags, junit=junit_path))
-    for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
-        if value is not None:
-            raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
-    plan = build_plan(
-        url,
-        connections=connections,
-        duration=duration,
-        requests=requests,
-        rate=rate,
-        method=method or "GET",
-        headers=list(header),
-        body=body,
-        timeout=timeout or DEFAULT_TIMEOUT,
-        threads=threads,
-        insecure=insecure,
-        max_in_flight=max_in_flight,
-        grace=grace or DEFAULT_GRACE,
-    )
-    compiled = CompiledRun(main=json.loads(plan.to_json()))
-    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan, junit=junit_path,
-                   recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], tags, db=db,
-                                          plan=plan)))
-
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-"""ENV_NAME is what an environment variable's name may be (as in a POSIX shell)."""
-
-
-def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
-    """_env_overrides is the process environment with each -e NAME=VALUE set over it, or
-    None when no -e was given."""
-    if not pairs:
-        return None
-    env = dict(os.environ)
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not ENV_NAME.fullmatch(name):
-            raise BadInput("-e/--env", f"expected NAME=VALUE with NAME made of letters, digits and _, got {pair!r}")
-        env[name] = value
-    return env
-
-
-def _run_scenario_file(path: str, time_scale: float | None, threads: int | None, target_url: str | None,
-                       json_output: bool, env: dict[str, str] | None = None,
-                       overrides: dict[str, Any] | None = None,
-                       save: tuple[str | None, bool, str | None] = (None, True, None),
-                       tags: dict[str, str] | None = None, junit: Path | None = None) -> Outcome:
-    if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
-        raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
-    check_threads(threads)
-    if not Path(path).exists():
-        raise BadInput(path, "no such scenario file")
-    from surge.scenario import load
-
-    scenario_file = load(Path(path), env=env)
-    if target_url is not None:
-        try:
-            scenario_file = scenario_file.with_target(target_url)
-        except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
-            raise BadInput("--target", str(e)) from None
-    scenario_file = scenario_file.with_overrides(**(overrides or {}))
-    compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
-    out, no_save, db = save
-    return execute(compiled, threads=threads, json_output=json_output, junit=junit,
-                   recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], tags, db=db,
-                                          plan=compiled.main))
+    prepared = test.prepare()
+    recorder = make_recorder(test.out, no_save, test.target, prepared.scenario_file, prepared.target_url,
+                             test.tag_dict, db=test.db, plan=prepared.heading)
+    finish(execute(prepared.compiled, threads=prepared.threads, json_output=json_output, url_plan=prepared.url_plan,
+                   junit=junit_path, recorder=recorder))

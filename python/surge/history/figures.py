@@ -11,7 +11,8 @@ FIGURES = ("requests", "responses_per_s", "success_rate", "failure_rate", "p50_m
 """FIGURES are the figure columns of the ``runs`` table, in order."""
 
 
-def _at(doc: Mapping[str, Any], *keys: str) -> Any:
+def value_at(doc: Mapping[str, Any], *keys: str) -> Any:
+    """value_at is ``doc[k1][k2]...``, or None where a key is missing (a figure not recorded)."""
     value: Any = doc
     for key in keys:
         if not isinstance(value, Mapping) or key not in value:
@@ -23,11 +24,11 @@ def _at(doc: Mapping[str, Any], *keys: str) -> Any:
 def figures(doc: Mapping[str, Any]) -> dict[str, Any]:
     """figures reads FIGURES from a summary document: requests sent, responses per second over
     the run's window, success and failure rates (fractions), p50/p95/p99 of every response (ms)."""
-    return {"requests": _at(doc, "requests", "sent"),
-            "responses_per_s": _at(doc, "throughput", "responses_per_s"),
-            "success_rate": _at(doc, "requests", "success_rate"),
-            "failure_rate": _at(doc, "requests", "failure_rate"),
-            **{f"p{p}_ms": _at(doc, "latency", "all", f"p{p}_ms") for p in (50, 95, 99)}}
+    return {"requests": value_at(doc, "requests", "sent"),
+            "responses_per_s": value_at(doc, "throughput", "responses_per_s"),
+            "success_rate": value_at(doc, "requests", "success_rate"),
+            "failure_rate": value_at(doc, "requests", "failure_rate"),
+            **{f"p{p}_ms": value_at(doc, "latency", "all", f"p{p}_ms") for p in (50, 95, 99)}}
 
 
 def verdict(doc: Mapping[str, Any]) -> str:

@@ -65,6 +65,35 @@ CREATE TABLE baselines (
 );
 """
 
+_V3 = """
+CREATE TABLE experiments (
+    id TEXT PRIMARY KEY,            -- experiment_id: 32 hex digits
+    kind TEXT NOT NULL,             -- repeat, sweep, capacity, compare, stats
+    name TEXT NOT NULL,
+    parameters TEXT NOT NULL,       -- JSON: what the experiment was asked to do
+    started_at TEXT NOT NULL,       -- UTC ISO 8601, as runs.started_at
+    ended_at TEXT,
+    complete INTEGER NOT NULL DEFAULT 0,
+    directory TEXT,                 -- the experiment's results directory, or NULL
+    analysis TEXT,                  -- JSON, or NULL until there is one
+    findings TEXT,                  -- JSON list, or NULL
+    document TEXT NOT NULL          -- experiment.json's document as last written
+);
+CREATE INDEX experiments_started ON experiments (started_at DESC);
+CREATE INDEX experiments_kind ON experiments (kind, started_at DESC);
+CREATE TABLE experiment_runs (
+    experiment_id TEXT NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,      -- 1, 2, ... in the order the experiment ran (or chose) them
+    role TEXT NOT NULL,             -- repeat 3/10, level vus=500, variant A, run 4/20
+    label TEXT,                     -- a short name for tables (3, vus=500, A)
+    level REAL,                     -- a sweep's or capacity step's VUs or rate, else NULL
+    variant TEXT,                   -- a compare variant's name, else NULL
+    PRIMARY KEY (experiment_id, position)
+) WITHOUT ROWID;
+CREATE INDEX experiment_runs_run ON experiment_runs (run_id);
+"""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
@@ -77,6 +106,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1),  # 1: runs, tags, records, intervals
     _script(_V2),  # 2: baselines
+    _script(_V3),  # 3: experiments and their runs
 ]
 """MIGRATIONS are the schema's steps in order: applying the first N gives schema version N."""
 

@@ -13,6 +13,9 @@ from typing import Any
 SCHEMA_FILE = Path(__file__).resolve().parents[3] / "schemas" / "surge.record-1.schema.json"
 """SCHEMA_FILE is the versioned schema of ``meta.schema`` ``surge.record/1``."""
 
+EXPERIMENT_SCHEMA_FILE = SCHEMA_FILE.with_name("surge.experiment-1.schema.json")
+"""EXPERIMENT_SCHEMA_FILE is the versioned schema of experiment.json (``surge.experiment/1``)."""
+
 
 class RecordSchemaError(ValueError):
     """RecordSchemaError: a summary.json does not match the schema; ``problems`` lists each
@@ -23,20 +26,21 @@ class RecordSchemaError(ValueError):
         self.problems = problems
 
 
-@lru_cache(maxsize=1)
-def load_schema() -> dict[str, Any]:
-    """load_schema is the parsed schema file."""
-    schema: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+@lru_cache(maxsize=2)
+def load_schema(path: Path = SCHEMA_FILE) -> dict[str, Any]:
+    """load_schema is the parsed schema file (the record's unless told)."""
+    schema: dict[str, Any] = json.loads(path.read_text())
     return schema
 
 
-def problems(document: Any) -> list[str]:
-    """problems lists how ``document`` (a parsed summary.json) differs from the schema, as
+def problems(document: Any, schema_file: Path = SCHEMA_FILE) -> list[str]:
+    """problems lists how ``document`` (a parsed summary.json; with ``schema_file``
+    EXPERIMENT_SCHEMA_FILE an experiment.json) differs from the schema, as
     ``path: message`` (``$`` is the document, ``$.meta.tags``...), deepest mismatches first
     reported by jsonschema's best guess for each; empty when it matches."""
     import jsonschema  # type: ignore[import-untyped]  # a test dependency without type hints
 
-    validator = jsonschema.Draft202012Validator(load_schema())
+    validator = jsonschema.Draft202012Validator(load_schema(schema_file))
     out = []
     for error in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path))):
         best = jsonschema.exceptions.best_match([error])
@@ -60,3 +64,11 @@ def validate_file(path: Path) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(file.read_text())
     validate(document)
     return document
+
+
+def validate_experiment(document: Any) -> None:
+    """validate_experiment raises RecordSchemaError when ``document`` (a parsed experiment.json)
+    does not match its schema."""
+    found = problems(document, EXPERIMENT_SCHEMA_FILE)
+    if found:
+        raise RecordSchemaError(found)

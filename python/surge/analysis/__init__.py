@@ -1,0 +1,1 @@
+"""Analysis of experiments: statistics over runs, curves, fits and comparisons (docs/experiments.md)."""

@@ -1,0 +1,96 @@
+"""``surge stats RUN... | --name N | --tag k=v ... [--tool T]``: repeat's statistics over runs
+already in the history (surge's own or imported), recorded as an experiment of kind ``stats``."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from surge.cli.errors import finish
+from surge.cli.options import db_option
+from surge.cli.repeat import parse_percent, report_experiment
+from surge.errors import BadInput
+from surge.exit_codes import Outcome
+from surge.experiments.record import ExperimentRecord, check_experiment_out
+from surge.experiments.runner import run_entry
+from surge.history import TOOLS, RunQuery, list_runs, load_run, lookup_id, open_history
+from surge.history.experiments import ExperimentRun
+from surge.history.store import History
+from surge.record.directory import check_out
+from surge.tags import parse_tags
+
+MAX_SELECTED = 10_000
+"""MAX_SELECTED bounds how many runs a selection (--name/--tag/--tool) may describe."""
+
+SELECTION = "--name/--tag/--tool"
+"""SELECTION names the selection flags in errors."""
+
+
+def _chosen(history: History, refs: tuple[str, ...]) -> list[str]:
+    ids: list[str] = []
+    for ref in refs:
+        run_id = lookup_id(history, ref)
+        if run_id in ids:
+            raise BadInput("RUN", f"'{ref}' names run {run_id[:12]} a second time")
+        ids.append(run_id)
+    return ids
+
+
+def _selected(history: History, query: RunQuery) -> list[str]:
+    rows = list_runs(history, query)
+    if not rows:
+        raise BadInput(SELECTION, f"no run in the history matches ({history.path})")
+    return [r.id for r in reversed(rows)]  # oldest first: the order they ran
+
+
+@click.command("stats")
+@click.argument("runs", nargs=-1, metavar="RUN...")
+@click.option("--name", help="Every run of this name (exactly).")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Every run with this tag; repeatable (all "
+                                                                         "must match).")
+@click.option("--tool", type=click.Choice(TOOLS), help="Only runs made by this tool (surge, or an import's).")
+@click.option("--cv-limit", "cv_limit", default="10%", show_default=True,
+              help="Flag a figure whose coefficient of variation (SD / mean) is above this.")
+@click.option("--json", "json_output", is_flag=True, help="Print the experiment as one JSON document on stdout.")
+@click.option("--out", "out", metavar="DIR",
+              help="Write the experiment's directory here (default: results/<UTC yyyymmdd-HHMMSS>-stats-<name>/).")
+@db_option
+def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, ...], tool: Optional[str],
+                  cv_limit: str, json_output: bool, out: Optional[str], db: Optional[str]) -> None:
+    """Describe key figures over runs of the history: each RUN (an id, a unique prefix, 'last' or
+    a results directory), or every run a selection (--name, --tag, --tool) matches, oldest
+    first. Mean, SD, 95% CI, median, min, max, CV, outliers; a figure a run lacks (an import's
+    tool did not report it) is left out of that figure's n."""
+    tag_pairs = tuple(parse_tags(tags).items())
+    selection = {"name": name, "tags": dict(tag_pairs), "tool": tool}
+    selecting = name is not None or bool(tags) or tool is not None
+    if runs and selecting:
+        raise BadInput(SELECTION, "give either RUN... or a selection, not both")
+    if not runs and not selecting:
+        raise BadInput("RUN", "give the runs (ids, prefixes, 'last', results directories) or a selection "
+                              f"({SELECTION})")
+    limit = parse_percent("--cv-limit", cv_limit)
+    check_out(out)
+    check_experiment_out(out)
+    with open_history(db) as history:
+        ids = _chosen(history, runs) if runs else _selected(history, RunQuery(
+            name=name, tool=tool, tags=tag_pairs, limit=MAX_SELECTED))
+        stored = [load_run(history, run_id) for run_id in ids]
+    names = {str(s.meta.get("name")) for s in stored}
+    title = name or (names.pop() if len(names) == 1 else "runs")
+    experiment = ExperimentRecord("stats", title, {"runs": len(ids), "cv_limit": limit, "run_ids": ids,
+                                                   "selection": selection if selecting else None},
+                                  out=out, db=db)
+    with experiment.running():
+        for position, run in enumerate(stored, 1):
+            role = f"run {position}/{len(ids)}"
+            experiment.add_run(run_entry(run.summary, position=position, role=role, label=str(position),
+                                         directory=run.directory, exit_code=None),
+                               ExperimentRun(run.run_id, position, role, str(position)))
+    from surge.experiments.over_runs import analyse
+
+    analysis, findings = analyse(experiment.runs, cv_limit=limit)
+    experiment.finish(analysis=analysis, findings=findings)
+    report_experiment(experiment.document, json_output)
+    finish(Outcome(0))

@@ -1,0 +1,90 @@
+"""The test description's argument and flags, declared once for every command that runs a
+test (``surge run``, ``repeat`` and the other experiments): the command receives them as one
+``test: TestSpec`` (``surge.experiments.spec``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import fields
+from typing import Any, TypeVar
+
+import click
+
+from surge.cli.options import db_option, tag_option
+from surge.experiments.spec import TestSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(requests_flags: tuple[str, ...]) -> list[Callable[[Any], Any]]:
+    """_options are the test's argument and flags, in the order ``--help`` lists them;
+    ``requests_flags`` names the request-count flag (an experiment takes ``-n`` for its runs)."""
+    return [
+        click.argument("url"),
+        click.option("-c", "--connections", type=int,
+                     help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
+                          "up front (default: 10 ms of arrivals)."),
+        click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s)."),
+        click.option(*requests_flags, "requests", type=int, help="Send exactly this many requests."),
+        click.option("-r", "--rate", type=float,
+                     help="Open model: requests per second, timed from the intended send time."),
+        click.option("-m", "--method", help="HTTP method (default GET)."),
+        click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable."),
+        click.option("--body", help="Request body: text, or @file."),
+        click.option("--timeout", help="Per-request timeout (default 30s). With a scenario file: replaces "
+                                       "defaults.timeout (a request's own timeout stays)."),
+        click.option("--threads", type=int, help="Event-loop threads (default: one per core)."),
+        click.option("--max-in-flight", "max_in_flight", type=int,
+                     help="Open model: cap on outstanding requests (and connections)."),
+        click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a "
+                                     "scenario file: replaces graceful_stop."),
+        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (with a scenario file too)."),
+        click.option("--time-scale", "time_scale", type=float,
+                     help="Scenario files: multiply executor durations, stages, start times and threshold delays by "
+                          "FACTOR (not think times, timeouts or graceful stops: the test is shorter, the load the "
+                          "same)."),
+        click.option("--target", "target_url", help="Scenario files: send to this base URL instead of the file's "
+                                                    "target."),
+        click.option("-e", "--env", "env_pairs", multiple=True, metavar="NAME=VALUE",
+                     help="Scenario files: set NAME for the file's env variables (over the process environment); "
+                          "repeatable."),
+        click.option("--out", "out", metavar="DIR",
+                     help="Write the results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/)."),
+        db_option,
+        tag_option,
+    ]
+
+_FIELDS = {"url": "target", **{f.name: f.name for f in fields(TestSpec) if f.name != "target"}}
+"""_FIELDS maps each click parameter of the test's options to its TestSpec field."""
+
+
+def _with_test_options(command: F, options: list[Callable[[Any], Any]]) -> F:
+    @functools.wraps(command)
+    def with_test(*args: Any, **kwargs: Any) -> Any:
+        values = {field: kwargs.pop(param) for param, field in _FIELDS.items()}
+        values["header"] = tuple(values["header"])
+        values["env_pairs"] = tuple(values["env_pairs"])
+        values["tags"] = tuple(values["tags"].items())
+        return command(*args, test=TestSpec(**values), **kwargs)
+
+    for option in reversed(options):
+        with_test = option(with_test)
+    return with_test  # type: ignore[return-value]
+
+
+def test_options(command: F) -> F:
+    """test_options adds the test description (FILE|URL and every flag of ``surge run`` that
+    describes the test, ``--out``, ``--db`` and ``--tag`` included) to a click command, which
+    receives it as one ``test: TestSpec`` argument instead of the separate parameters."""
+    return _with_test_options(command, _options(("-n", "--requests")))
+
+
+def experiment_test_options(command: F) -> F:
+    """experiment_test_options is ``test_options`` for an experiment command, whose ``-n`` is
+    its number of runs: the request count is ``--requests`` only."""
+    return _with_test_options(command, _options(("--requests",)))
+
+
+test_options.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+experiment_test_options.__test__ = False  # type: ignore[attr-defined]

@@ -1,0 +1,134 @@
+"""Running one run of an experiment (docs/experiments.md, "The runner"): through the one path
+every run takes (``surge.cli.run.execute`` -> ``run_phases``, recorded by a RecordWriter in the
+experiment's ``runs/`` folder and the history), quietly: one progress line on stderr instead
+of the summary. The run's record says which experiment it belongs to and its role
+(``meta.experiment``); the experiment's record gets its entry and key figures.
+
+A stop signal during a run ends that run as ``surge run`` does (its record kept, marked
+incomplete) and is raised on as KeyboardInterrupt once the run is in the experiment's record,
+so ``ExperimentRecord.running`` ends the experiment there; during ``cooldown`` it is raised at once.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from surge import exit_codes, signals
+from surge.errors import UnreachableError
+from surge.exit_codes import Outcome
+from surge.experiments.figures import Figures, key_figures
+from surge.experiments.record import ExperimentRecord
+from surge.experiments.spec import PreparedRun, TestSpec
+from surge.history.figures import has_result, verdict
+from surge.redact import redact_text
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """RunReport: one finished run of an experiment. ``summary`` is its summary.json document
+    (result and ``meta``, secrets masked); ``figures`` its key figures; ``verdict`` its
+    thresholds' (passed, failed, none); ``outcome`` the exit code ``surge run`` would have ended
+    with and why; ``complete`` whether its record is complete (a stop signal or a failed write
+    leaves it incomplete, an unreachable target too)."""
+
+    position: int
+    role: str
+    label: str
+    run_id: str
+    summary: dict[str, Any]
+    figures: Figures
+    verdict: str
+    outcome: Outcome
+    complete: bool
+    level: float | None = None
+    variant: str | None = None
+
+    def entry(self, directory: str | None) -> dict[str, Any]:
+        """entry is the run as experiment.json lists it (``directory`` relative to the experiment's)."""
+        return run_entry(self.summary, position=self.position, role=self.role, label=self.label,
+                         directory=directory, exit_code=self.outcome.code, level=self.level, variant=self.variant)
+
+
+def run_entry(summary: Mapping[str, Any], *, position: int, role: str, label: str, directory: str | None,
+              exit_code: int | None, level: float | None = None, variant: str | None = None) -> dict[str, Any]:
+    """run_entry is a run's entry in experiment.json, from its summary document: where it sits
+    (position, role, label, level, variant), which run it is (run_id, name, tool, started_at,
+    directory), how it ended (complete, stop_reason, verdict, exit_code: None for a run not
+    made by this experiment) and its key figures."""
+    meta = summary.get("meta") or {}
+    return {"position": position, "role": role, "label": label, "level": level, "variant": variant,
+            "run_id": meta.get("run_id"), "name": meta.get("name"), "tool": meta.get("tool") or "surge",
+            "started_at": meta.get("started_at"), "directory": directory, "complete": bool(meta.get("complete")),
+            "stop_reason": summary.get("stop_reason"), "verdict": verdict(summary) if has_result(summary) else "none",
+            "exit_code": exit_code, "figures": key_figures(summary) if has_result(summary) else {}}
+
+
+def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun, *, role: str, label: str,
+            level: float | None = None, variant: str | None = None) -> RunReport:
+    """run_one runs ``prepared`` (``test`` prepared, with an experiment's overrides or not) as the
+    experiment's next run, playing ``role`` (``repeat 3/10``, ``level vus=500``, ``variant A``;
+    ``label`` is its short name in tables and its folder's name); records it; prints its progress
+    line; returns its report. A stop signal: the run is recorded, then KeyboardInterrupt. An
+    unreachable target: the run is recorded, then UnreachableError."""
+    from surge.cli.run import execute, make_recorder
+    from surge.history.experiments import ExperimentRun
+
+    position = len(experiment.runs) + 1
+    out = experiment.run_directory(position, role)
+    recorder = make_recorder(str(out), False, test.target, prepared.scenario_file, prepared.target_url,
+                             test.tag_dict, db=test.db, plan=prepared.heading, name=test.name())
+    assert recorder is not None  # never --no-save inside an experiment
+    recorder.meta["experiment"] = {"id": experiment.id, "kind": experiment.kind, "position": position, "role": role}
+    documents: list[dict[str, Any]] = []
+    unreachable: UnreachableError | None = None
+    try:
+        outcome = execute(prepared.compiled, threads=prepared.threads, json_output=False,
+                          url_plan=prepared.url_plan, recorder=recorder, quiet=True, on_document=documents.append)
+    except UnreachableError as e:
+        unreachable = e
+        outcome = Outcome(exit_codes.UNREACHABLE, str(e.args[0]) if e.args else str(e))
+    summary = {**(documents[-1] if documents else {}), "meta": recorder.meta}
+    with signals.deferred():
+        report = RunReport(position, role, label, recorder.meta["run_id"], summary, key_figures(summary),
+                           verdict(summary) if has_result(summary) else "none", outcome,
+                           bool(recorder.meta["complete"]), level, variant)
+        directory = str(out.relative_to(experiment.directory)) if experiment.directory is not None else None
+        link = ExperimentRun(report.run_id, position, role, label, level, variant) if recorder.history else None
+        if recorder.history is not None:
+            recorder.history.close()
+        experiment.add_run(report.entry(directory), link)
+        print(progress_line(report), file=sys.stderr, flush=True)
+    if unreachable is not None:
+        raise unreachable
+    if signals.received() is not None:
+        raise KeyboardInterrupt
+    return report
+
+
+def _figure(value: float | None, form: str) -> str:
+    return "-" if value is None else format(value, form)
+
+
+def progress_line(report: RunReport) -> str:
+    """progress_line is a finished run's one line: role, run id prefix, throughput, p50/p95/p99,
+    failure rate, verdict, and how it ended when not by its plan."""
+    f = report.figures
+    ended = "" if report.outcome.code == exit_codes.OK or report.outcome.code == exit_codes.THRESHOLDS_FAILED \
+        else f" · {report.outcome.reason}"
+    rate = f.get("failure_rate")
+    return redact_text(
+        f"{report.role}: {report.run_id[:8]} · {_figure(f.get('responses_per_s'), ',.1f')} req/s · "
+        f"p50 {_figure(f.get('p50_ms'), ',.2f')} · p95 {_figure(f.get('p95_ms'), ',.2f')} · "
+        f"p99 {_figure(f.get('p99_ms'), ',.2f')} ms · failures {'-' if rate is None else f'{rate:.2%}'} · "
+        f"{report.verdict}{ended}")
+
+
+def cooldown(seconds: float) -> None:
+    """cooldown waits ``seconds`` between two runs (nothing sent); a stop signal ends it at once
+    (StopRequested, a KeyboardInterrupt)."""
+    if seconds > 0:
+        time.sleep(seconds)
