@@ -110,6 +110,9 @@ pub struct Counts {
     pub accepted: u64,
     /// refused is connections closed at once because `--max-connections` were open.
     pub refused: u64,
+    /// abandoned is connections their client closed while they waited for a worker
+    /// (`--thread-per-connection`), dropped unanswered when their turn came.
+    pub abandoned: u64,
 }
 
 impl Counts {
@@ -136,6 +139,7 @@ impl Counts {
         }
         self.accepted = op(self.accepted, other.accepted);
         self.refused = op(self.refused, other.refused);
+        self.abandoned = op(self.abandoned, other.abandoned);
     }
 
     /// received_total is every request parsed, on every route.
@@ -168,6 +172,7 @@ pub struct ThreadCounters {
     responses: [[AtomicU64; STATUS_COUNT]; ROUTE_COUNT],
     accepted: AtomicU64,
     refused: AtomicU64,
+    abandoned: AtomicU64,
 }
 
 impl Default for ThreadCounters {
@@ -177,6 +182,7 @@ impl Default for ThreadCounters {
             responses: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
         }
     }
 }
@@ -210,6 +216,11 @@ impl ThreadCounters {
         bump(&self.refused);
     }
 
+    /// record_abandoned counts one connection its client closed while it waited for a worker.
+    pub fn record_abandoned(&self) {
+        bump(&self.abandoned);
+    }
+
     /// snapshot reads every counter (each read is atomic; the set is not one instant).
     pub fn snapshot(&self) -> Counts {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -218,6 +229,7 @@ impl ThreadCounters {
             responses: std::array::from_fn(|r| std::array::from_fn(|s| load(&self.responses[r][s]))),
             accepted: load(&self.accepted),
             refused: load(&self.refused),
+            abandoned: load(&self.abandoned),
         }
     }
 }
