@@ -1,5 +1,5 @@
 """surge's command line: ``surge run``, ``target``, ``demo``, ``import``, ``history``, ``show``,
-``export``, ``baseline``, ``repeat``, ``stats``, ``experiments``, one module each.
+``export``, ``baseline``, ``repeat``, ``stats``, ``sweep``, ``capacity``, ``experiments``, one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
 see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
@@ -28,6 +28,8 @@ from surge.cli.repeat import repeat_command
 from surge.cli.run import run_command
 from surge.cli.show import show_command
 from surge.cli.stats import stats_command
+from surge.cli.sweep import sweep_command
+from surge.cli.capacity import capacity_command
 from surge.cli.target import target_command
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 
@@ -53,6 +55,8 @@ app.add_command(export_command)
 app.add_command(baseline_command)
 app.add_command(repeat_command)
 app.add_command(stats_command)
+app.add_command(sweep_command)
+app.add_command(capacity_command)
 app.add_command(experiments_command)
 
 

@@ -107,9 +107,23 @@ def print_runs_only(document: Mapping[str, Any], console: Console) -> None:
     console.print(runs_table(document))
 
 
+def _print_sweep(document: Mapping[str, Any], console: Console) -> None:
+    from surge.experiments.sweep_show import print_sweep  # it imports this module
+
+    print_sweep(document, console)
+
+
+def _print_capacity(document: Mapping[str, Any], console: Console) -> None:
+    from surge.experiments.capacity_show import print_capacity  # it imports this module
+
+    print_capacity(document, console)
+
+
 PRINTERS: dict[str, Callable[[Mapping[str, Any], Console], None]] = {
     "repeat": print_over_runs,
     "stats": print_over_runs,
+    "sweep": _print_sweep,
+    "capacity": _print_capacity,
 }
 """PRINTERS maps an experiment kind to the function printing its record (sweep, capacity and
 compare add theirs here)."""

@@ -1,0 +1,116 @@
+"""``surge capacity FILE|URL [--slo 'p(99) < 100ms'] ...``: the highest arrival rate the target
+sustains under the SLO, by exponential bracketing, bisection and a confirmation run, each step
+a short open-model run (docs/experiments.md, "surge capacity")."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import click
+
+from surge import exit_codes
+from surge.analysis.capacity import DEFAULT_MAX_STEPS, CapacityResult, CapacitySearch
+from surge.cli.errors import finish
+from surge.cli.repeat import check_experiment_test, parse_percent, report_experiment
+from surge.cli.sweep import check_load_flags
+from surge.cli.test_options import experiment_test_options
+from surge.errors import BadInput
+from surge.exit_codes import Outcome
+from surge.experiments.record import ExperimentRecord
+from surge.experiments.slo_choice import choose_slo
+from surge.experiments.spec import Overrides, TestSpec
+from surge.limits import MAX_RATE
+from surge.url_plan import duration_flag
+
+DEFAULT_START_RATE = 100.0
+"""DEFAULT_START_RATE is the first step's rate, per second, unless --start-rate says otherwise."""
+
+MAX_STEPS_LIMIT = 200
+"""MAX_STEPS_LIMIT bounds --max-steps."""
+
+
+def _rate(flag: str, value: float) -> float:
+    if not (math.isfinite(value) and 0 < value <= MAX_RATE):
+        raise BadInput(flag, f"must be above 0 and at most {MAX_RATE:,.0f}/s, got {value:g}")
+    return value
+
+
+def capacity_outcome(stopped: int | None, result: CapacityResult) -> Outcome:
+    """capacity_outcome is the search's exit code and why: 128 + the stop signal when one ended
+    it; 0 when it found a confirmed rate (or the maximum rate passed); 99 when no rate passed
+    the SLO or none was confirmed."""
+    if stopped is not None:
+        return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) kept "
+                                        "(in the history)")
+    if result.stop_reason in ("found", "max_rate") and result.rate is not None:
+        return Outcome(exit_codes.OK)
+    return Outcome(exit_codes.THRESHOLDS_FAILED, {
+        "nothing_passed": "no rate passed the SLO", "unconfirmed": "no rate was confirmed",
+        "max_steps": "the step budget ran out: the rate is unconfirmed"}.get(result.stop_reason,
+                                                                             result.stop_reason))
+
+
+@click.command("capacity")
+@experiment_test_options
+@click.option("--slo", multiple=True,
+              help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the "
+                   "scenario's thresholds).")
+@click.option("--start-rate", "start_rate", type=float, default=DEFAULT_START_RATE, show_default=True,
+              help="The first step's arrival rate, per second.")
+@click.option("--max-rate", "max_rate", type=float, help="Never step above this rate, per second (default: none).")
+@click.option("--precision", default="2%", show_default=True,
+              help="Stop bisecting when the bracket is this narrow, (high − low) / low.")
+@click.option("--step-duration", "step_duration", default="10s", show_default=True,
+              help="Length of each step's open-model run.")
+@click.option("--max-steps", "max_steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
+              help="At most this many steps, the confirmation runs included.")
+@click.option("--json", "json_output", is_flag=True,
+              help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
+                   "found) as one JSON document on stdout.")
+def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, max_rate: Optional[float],
+                     precision: str, step_duration: str, max_steps: int, json_output: bool) -> None:
+    """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
+    SLO: doubling from --start-rate until a step fails, bisecting to --precision, then a
+    confirmation run. A step passes when it meets the SLO and is steady. Exit code 0 with a
+    confirmed rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
+    from surge.experiments.capacity import analysis_document, findings, measure_with, print_step
+
+    _rate("--start-rate", start_rate)
+    if max_rate is not None:
+        _rate("--max-rate", max_rate)
+        if max_rate < start_rate:
+            raise BadInput("--max-rate", f"must be at least --start-rate ({start_rate:g}/s), got {max_rate:g}")
+    fraction = parse_percent("--precision", precision)
+    if fraction >= 1:
+        raise BadInput("--precision", f"must be below 100%, got {precision}")
+    if not 1 <= max_steps <= MAX_STEPS_LIMIT:
+        raise BadInput("--max-steps", f"must be from 1 to {MAX_STEPS_LIMIT}, got {max_steps}")
+    step_s = duration_flag("--step-duration", step_duration)
+    check_load_flags(test, "--start-rate", False)
+    if test.duration is not None:
+        raise BadInput("-d/--duration", "each step's length is --step-duration: drop -d")
+    check_experiment_test(test)
+    choice = choose_slo(slo, test.prepare())
+    if not choice.conditions:
+        raise BadInput("--slo", "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
+                                "scenario file with thresholds")
+    ceiling = max_rate if max_rate is not None else MAX_RATE
+    test.prepare(Overrides(rate=start_rate, duration_s=step_s))  # refuse what a step cannot run before anything is sent
+    parameters = {"start_rate": start_rate, "max_rate": max_rate, "precision": fraction, "step_duration_s": step_s,
+                  "max_steps": max_steps, "slo": choice.to_dict(), "test": test.describe()}
+    experiment = ExperimentRecord("capacity", test.name(), parameters, out=test.out, db=test.db,
+                                  tags=test.tag_dict)
+    search = CapacitySearch(choice.conditions, start_rate, max_rate=ceiling, precision=fraction,
+                            max_steps=max_steps, on_step=print_step)
+    run_ids: list[str] = []
+    result = None
+    with experiment.running():
+        result = search.run(measure_with(experiment, test, choice, step_s, run_ids))
+    if result is None:
+        result = search.result("interrupted")
+    analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,
+                                 precision=fraction, step_s=step_s)
+    experiment.finish(analysis=analysis, findings=findings(analysis))
+    report_experiment(experiment.document, json_output)
+    finish(capacity_outcome(experiment.stopped, result))

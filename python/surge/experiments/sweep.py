@@ -1,0 +1,223 @@
+"""A sweep (docs/experiments.md, "surge sweep"): the test at each load level, lightest first,
+each level an unmeasured warm-up run (recorded with role ``warmup ...``, left out of the
+analysis) and then a measured run (role ``level ...``); after each level its figures, its zone
+and a progress line; ``--stop-when broken`` ends the sweep at the first broken level. The
+analysis (surge.analysis.sweep: peak, knee, USL, zones) is stored in experiment.json with every
+number the printer shows, so ``surge show`` reprints it from the document alone."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from surge.analysis.knee import Knee
+from surge.analysis.level import Level
+from surge.analysis.sweep import Model, SweepAnalysis, analyse_sweep, stop_when_broken
+from surge.analysis.usl import UslFit, UslRefusal
+from surge.analysis.zones import ZoneRules, classify
+from surge.experiments import runner
+from surge.experiments.record import ExperimentRecord
+from surge.experiments.runner import RunReport
+from surge.experiments.slo_choice import Slo, verdicts_document
+from surge.experiments.spec import Overrides, PreparedRun, TestSpec
+from surge.redact import redact_text
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """SweepPlan: what a sweep runs: the ``model`` (closed: ``loads`` are VUs; open: arrival
+    rates per second), each level's ``warmup_s`` (0: none) and measured ``duration_s``, the
+    ``cooldown_s`` between levels, whether to stop at the first broken level, and the ``slo``."""
+
+    model: Model
+    loads: list[float]
+    duration_s: float
+    warmup_s: float
+    cooldown_s: float
+    stop_when_broken: bool
+    slo: Slo
+
+    def overrides(self, load: float, duration_s: float) -> Overrides:
+        """overrides are one run's at ``load`` for ``duration_s``."""
+        if self.model == "closed":
+            return Overrides(vus=int(load), duration_s=duration_s)
+        return Overrides(rate=load, duration_s=duration_s)
+
+    def rules(self) -> ZoneRules:
+        """rules are the zone rules: the SLO's conditions, or the default SLO without any."""
+        return ZoneRules(slo=tuple(self.slo.conditions))
+
+
+def level_label(model: str, load: float) -> str:
+    """level_label names a level in roles and folders: ``vus=500``, ``rate=400``."""
+    return f"vus={load:g}" if model == "closed" else f"rate={load:g}"
+
+
+def offered_text(model: str, load: float) -> str:
+    """offered_text is a level's offered load for people: ``500 VUs``, ``400/s``."""
+    return f"{load:,.0f} VUs" if model == "closed" else f"{load:,.6g}/s"
+
+
+@dataclass(frozen=True)
+class LevelRun:
+    """LevelRun: one measured level: its ``level`` for the analysis, the measured run's
+    ``report`` and the warm-up run's id (None without a warm-up)."""
+
+    level: Level
+    report: RunReport
+    warmup_run_id: str | None
+
+
+def _level(load: float, report: RunReport, slo: Slo) -> Level:
+    requests = report.summary.get("requests") or {}
+    verdicts = slo.judge(report.summary) if slo.conditions and report.summary.get("requests") else None
+    return Level(load, dict(report.figures), dict(requests.get("failure_classes") or {}), verdicts)
+
+
+def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | None, PreparedRun]]:
+    """prepare_levels prepares every level's warm-up (None without one) and measured run before
+    anything is sent, so a level the test cannot take is refused (BadInput) up front."""
+    prepared = []
+    for load in plan.loads:
+        warmup = test.prepare(plan.overrides(load, plan.warmup_s)) if plan.warmup_s > 0 else None
+        prepared.append((warmup, test.prepare(plan.overrides(load, plan.duration_s))))
+    return prepared
+
+
+def run_sweep(experiment: ExperimentRecord, test: TestSpec, plan: SweepPlan,
+              prepared: Sequence[tuple[PreparedRun | None, PreparedRun]], done: list[LevelRun]) -> str | None:
+    """run_sweep runs the levels in order, appending each measured level to ``done`` (kept
+    when a stop signal ends the sweep: KeyboardInterrupt passes through) and printing its
+    line; it returns why it stopped early (``--stop-when broken``), or None."""
+    for i, (load, (warmup, measured)) in enumerate(zip(plan.loads, prepared)):
+        if i:
+            runner.cooldown(plan.cooldown_s)
+        label = level_label(plan.model, load)
+        warmup_id = None
+        if warmup is not None:
+            warmup_id = runner.run_one(experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}",
+                                       level=load).run_id
+        report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
+        done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id))
+        levels = [d.level for d in done]
+        zone = classify(levels, plan.rules())[-1]
+        print(redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
+              file=sys.stderr, flush=True)
+        if plan.stop_when_broken and stop_when_broken(levels, plan.rules()) and i + 1 < len(plan.loads):
+            rest = ", ".join(offered_text(plan.model, x) for x in plan.loads[i + 1:])
+            return (f"level {offered_text(plan.model, load)} is broken ({zone.reason}): --stop-when broken "
+                    f"ended the sweep; not run: {rest}")
+    return None
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2%}"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
+def failure_classes_text(classes: Mapping[str, int]) -> str:
+    """failure_classes_text lists failure classes as ``timeout × 12, status 503 × 4`` (``none``)."""
+    ordered = sorted(classes.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{name} × {n:,}" for name, n in ordered) or "none"
+
+
+def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -> str:
+    """level_line is a measured level's progress line: offered load, throughput, goodput,
+    success rate, p50/p95/p99, failure classes and zone."""
+    f, requests = done.level.figures, done.report.summary.get("requests") or {}
+    x, good = f.get("responses_per_s"), f.get("successes_per_s")
+    return (f"level {number}/{total} · {offered_text(model, done.level.load)}: "
+            f"throughput {'-' if x is None else f'{x:,.1f}'}/s · goodput {'-' if good is None else f'{good:,.1f}'}/s · "
+            f"success {_percent(requests.get('success_rate'))} · p50 {_ms(f.get('p50_ms'))} · "
+            f"p95 {_ms(f.get('p95_ms'))} · p99 {_ms(f.get('p99_ms'))} ms · "
+            f"failures {failure_classes_text(done.level.failure_classes)} · zone {zone}")
+
+
+def _usl_document(usl: UslFit | UslRefusal | None) -> dict[str, Any] | None:
+    if usl is None:
+        return None
+    if isinstance(usl, UslRefusal):
+        return {"refused": usl.reason}
+    return {"sigma": usl.sigma, "kappa": usl.kappa, "lambda": usl.lambda_, "peak_n": usl.peak_n,
+            "peak_throughput": usl.peak_throughput, "r_squared": usl.r_squared, "levels": usl.levels,
+            "warnings": list(usl.warnings)}
+
+
+def _knee_document(knee: Knee) -> dict[str, Any]:
+    return {"load": knee.load, "throughput": knee.throughput, "reason": knee.reason}
+
+
+def analysis_document(plan: SweepPlan, done: Sequence[LevelRun], analysis: SweepAnalysis,
+                      stopped_early: str | None) -> dict[str, Any]:
+    """analysis_document is the sweep's analysis as experiment.json holds it: the model, the
+    SLO, the levels planned, each measured level (figures, success rate, failure classes, SLO
+    verdicts, zone and why), the peak, the knee, the USL fit (closed model) and why the sweep
+    stopped early."""
+    by_load = {d.level.load: d for d in done}
+    levels = []
+    for zone in analysis.zones:
+        d = by_load[zone.load]
+        f, requests = d.level.figures, d.report.summary.get("requests") or {}
+        levels.append({
+            "load": d.level.load, "label": level_label(plan.model, d.level.load), "run_id": d.report.run_id,
+            "position": d.report.position, "warmup_run_id": d.warmup_run_id,
+            **{k: f.get(k) for k in ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms",
+                                     "failure_rate")},
+            "success_rate": requests.get("success_rate"), "failure_classes": dict(d.level.failure_classes),
+            "slo": verdicts_document(d.level.verdicts or []), "zone": zone.zone, "zone_reason": zone.reason})
+    peak = analysis.peak
+    return {"model": plan.model, "slo": plan.slo.to_dict(), "planned": list(plan.loads),
+            "duration_s": plan.duration_s, "warmup_s": plan.warmup_s, "levels": levels,
+            "peak": None if peak is None else {"load": peak.load, "throughput": peak.throughput},
+            "knee": _knee_document(analysis.knee), "usl": _usl_document(analysis.usl),
+            "stopped_early": stopped_early}
+
+
+def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """findings are the sweep's answers in sentences: the peak, the knee, the USL fit or why
+    there is none, where each zone starts, and an early stop."""
+    model, found = document["model"], []
+    peak, knee, usl = document["peak"], document["knee"], document["usl"]
+    if peak is not None:
+        found.append({"kind": "peak", "text": f"peak throughput {peak['throughput']:,.1f}/s at "
+                                              f"{offered_text(model, peak['load'])}"})
+    if knee["load"] is not None:
+        found.append({"kind": "knee", "text": f"knee at {offered_text(model, knee['load'])} "
+                                              f"({knee['throughput']:,.1f}/s): throughput stops growing in "
+                                              "proportion to load beyond it"})
+    else:
+        found.append({"kind": "knee", "text": f"no knee: {knee['reason']}"})
+    if usl is not None:
+        found.append({"kind": "usl", "text": usl_text(usl)})
+    starts: dict[str, float] = {}
+    for level in document["levels"]:
+        starts.setdefault(level["zone"], level["load"])
+    if starts:
+        found.append({"kind": "zones", "text": "zones: " + ", ".join(
+            f"{zone} from {offered_text(model, load)}" for zone, load in starts.items())})
+    if document.get("stopped_early"):
+        found.append({"kind": "stopped_early", "text": document["stopped_early"]})
+    return found
+
+
+def usl_text(usl: Mapping[str, Any]) -> str:
+    """usl_text is the USL fit in one sentence (σ, κ, λ, N*, R²) or why there is none."""
+    if "refused" in usl:
+        return f"no USL fit: {usl['refused']}"
+    peak = "no peak (κ = 0: throughput levels off)" if usl["peak_n"] is None else \
+        f"N* = {usl['peak_n']:,.1f} VUs" + ("" if usl["peak_throughput"] is None
+                                            else f" (X = {usl['peak_throughput']:,.1f}/s)")
+    text = (f"USL fit: σ = {usl['sigma']:.4g}, κ = {usl['kappa']:.4g}, λ = {usl['lambda']:,.4g}/s per VU, "
+            f"{peak}, R² = {usl['r_squared']:.3f} over {usl['levels']} levels")
+    return text + "".join(f"; {w}" for w in usl["warnings"])
+
+
+def analyse(plan: SweepPlan, done: Sequence[LevelRun], stopped_early: str | None) -> dict[str, Any]:
+    """analyse is the analysis document of the levels measured so far."""
+    analysis = analyse_sweep([d.level for d in done], plan.model, plan.rules())
+    return analysis_document(plan, done, analysis, stopped_early)
