@@ -163,3 +163,37 @@ def intervals_logged(record: Path) -> int:
     except FileNotFoundError:
         return 0
     return sum(1 for line in lines if line and not line.startswith(("#", '"')))
+
+
+def read_experiment(out: Path) -> dict[str, Any]:
+    """read_experiment is the experiment.json in ``out`` as it stands ({} before it is written)."""
+    try:
+        return json.loads((out / "experiment.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def ctrl_c_experiment(args: list[str], out: Path, run: str) -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
+    """ctrl_c_experiment runs ``surge ARGS --out OUT`` (an experiment), sends SIGINT once the
+    run folder ``runs/RUN`` has logged an interval, checks that it ended as an interrupted
+    experiment does (exit 130, stdout saying so, experiment.json incomplete by SIGINT) and
+    returns the process and experiment.json."""
+    from surge.record.schema import validate_experiment
+
+    proc = run_and_signal([*args, "--out", str(out)], signal.SIGINT,
+                          lambda: intervals_logged(out / "runs" / run) >= 1)
+    assert proc.returncode == 130, proc.stderr
+    assert "experiment incomplete: stopped by SIGINT" in proc.stdout, proc.stdout
+    doc = read_experiment(out)
+    validate_experiment(doc)
+    assert doc["complete"] is False and doc["stop_signal"] == "SIGINT"
+    return proc, doc
+
+
+def bad_experiment_input(command: str, args: list[str], error: str) -> None:
+    """bad_experiment_input checks that ``surge COMMAND URL ARGS`` (a closed port) ends with the
+    one line ``error`` starts, exit 2, before any experiment directory is made."""
+    run = surge(command, "http://127.0.0.1:9/", *args)
+    assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
+    results = Path(SCRATCH) / "results"
+    assert not results.exists() or not any(p.name.endswith(f"-{command}-127.0.0.1-9") for p in results.iterdir())

@@ -11,6 +11,7 @@ import click
 
 from surge import exit_codes
 from surge.analysis.capacity import DEFAULT_MAX_STEPS, CapacityResult, CapacitySearch
+from surge.analysis.steadiness import Steadiness
 from surge.cli.errors import finish
 from surge.cli.repeat import check_experiment_test, parse_percent, report_experiment
 from surge.cli.sweep import check_load_flags
@@ -28,6 +29,9 @@ DEFAULT_START_RATE = 100.0
 
 MAX_STEPS_LIMIT = 200
 """MAX_STEPS_LIMIT bounds --max-steps."""
+
+MAX_RETRIES = 5
+"""MAX_RETRIES bounds --retries."""
 
 
 def _rate(flag: str, value: float) -> float:
@@ -65,11 +69,18 @@ def capacity_outcome(stopped: int | None, result: CapacityResult) -> Outcome:
               help="Length of each step's open-model run.")
 @click.option("--max-steps", "max_steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
               help="At most this many steps, the confirmation runs included.")
+@click.option("--max-late", "max_late", default="5%", show_default=True,
+              help="A step whose sends were late (> 1 ms after their intended time) more often than this did not "
+                   "offer its load: it fails, blaming the generator.")
+@click.option("--retries", type=int, default=0, show_default=True,
+              help="Measure a failed step again up to this many times; it fails only when every attempt does "
+                   "(a pause elsewhere on the machine then cannot fail a rate the target sustains).")
 @click.option("--json", "json_output", is_flag=True,
               help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
                    "found) as one JSON document on stdout.")
 def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, max_rate: Optional[float],
-                     precision: str, step_duration: str, max_steps: int, json_output: bool) -> None:
+                     precision: str, step_duration: str, max_steps: int, max_late: str, retries: int,
+                     json_output: bool) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
     SLO: doubling from --start-rate until a step fails, bisecting to --precision, then a
     confirmation run. A step passes when it meets the SLO and is steady. Exit code 0 with a
@@ -84,29 +95,34 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     fraction = parse_percent("--precision", precision)
     if fraction >= 1:
         raise BadInput("--precision", f"must be below 100%, got {precision}")
+    if not 0 <= retries <= MAX_RETRIES:
+        raise BadInput("--retries", f"must be from 0 to {MAX_RETRIES}, got {retries}")
     if not 1 <= max_steps <= MAX_STEPS_LIMIT:
         raise BadInput("--max-steps", f"must be from 1 to {MAX_STEPS_LIMIT}, got {max_steps}")
     step_s = duration_flag("--step-duration", step_duration)
+    late = parse_percent("--max-late", max_late)
     check_load_flags(test, "--start-rate", False)
     if test.duration is not None:
         raise BadInput("-d/--duration", "each step's length is --step-duration: drop -d")
     check_experiment_test(test)
-    choice = choose_slo(slo, test.prepare())
+    # What a step cannot run is refused before anything is sent.
+    choice = choose_slo(slo, test.prepare(Overrides(rate=start_rate, duration_s=step_s)))
     if not choice.conditions:
         raise BadInput("--slo", "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
                                 "scenario file with thresholds")
     ceiling = max_rate if max_rate is not None else MAX_RATE
-    test.prepare(Overrides(rate=start_rate, duration_s=step_s))  # refuse what a step cannot run before anything is sent
     parameters = {"start_rate": start_rate, "max_rate": max_rate, "precision": fraction, "step_duration_s": step_s,
-                  "max_steps": max_steps, "slo": choice.to_dict(), "test": test.describe()}
+                  "max_steps": max_steps, "max_late": late, "retries": retries, "slo": choice.to_dict(), "test": test.describe()}
     experiment = ExperimentRecord("capacity", test.name(), parameters, out=test.out, db=test.db,
                                   tags=test.tag_dict)
+    steadiness = Steadiness(max_late=late)
     search = CapacitySearch(choice.conditions, start_rate, max_rate=ceiling, precision=fraction,
-                            max_steps=max_steps, on_step=print_step)
-    run_ids: list[str] = []
+                            max_steps=max_steps, steadiness=steadiness, on_step=print_step)
+    run_ids: list[list[str]] = []
     result = None
     with experiment.running():
-        result = search.run(measure_with(experiment, test, choice, step_s, run_ids))
+        result = search.run(measure_with(experiment, test, choice, step_s, run_ids, retries=retries,
+                                         steadiness=steadiness))
     if result is None:
         result = search.result("interrupted")
     analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,

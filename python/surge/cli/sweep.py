@@ -16,7 +16,7 @@ from surge.cli.test_options import experiment_test_options
 from surge.errors import BadInput
 from surge.exit_codes import Outcome
 from surge.experiments.record import ExperimentRecord
-from surge.experiments.slo_choice import choose_slo, with_slo_percentiles
+from surge.experiments.slo_choice import Slo, choose_slo, with_slo_percentiles
 from surge.experiments.spec import TestSpec
 from surge.url_plan import duration_flag
 
@@ -84,11 +84,13 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
     check_experiment_test(test)
     test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
-    choice = choose_slo(slo, test.prepare())
     plan = SweepPlan("closed" if vus is not None else "open", loads, duration_s, warmup_s, cooldown_s,
-                     stop_when == "broken", choice)
+                     stop_when == "broken", Slo([], "default"))
+    levels = prepare_levels(test, plan)
+    choice = choose_slo(slo, levels[0][1])
+    plan = replace(plan, slo=choice)
     prepared = [(None if w is None else with_slo_percentiles(w, choice), with_slo_percentiles(m, choice))
-                for w, m in prepare_levels(test, plan)]
+                for w, m in levels]
     parameters = {"model": plan.model, "levels": loads, "duration_s": duration_s, "warmup_s": warmup_s,
                   "cooldown_s": cooldown_s, "stop_when": stop_when, "slo": choice.to_dict(),
                   "test": test.describe()}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from surge.analysis.capacity import CapacityResult, SearchStep
-from surge.analysis.steadiness import Step
+from surge.analysis.steadiness import Steadiness, Step, judge_step
 from surge.experiments import runner
 from surge.experiments.record import ExperimentRecord
 from surge.experiments.slo_choice import Slo, verdicts_document, with_slo_percentiles
@@ -40,16 +40,29 @@ def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float
                 slo.judge(summary) if requests else None)
 
 
-def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s: float,
-                 run_ids: list[str]) -> Callable[[float], Step]:
+def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s: float, runs: list[list[str]], *,
+                 retries: int = 0, steadiness: Steadiness = Steadiness()) -> Callable[[float], Step]:
     """measure_with is the search's ``measure(rate)``: one recorded open-model run of
-    ``step_s`` at the rate (role ``step N``), whose run id is appended to ``run_ids``."""
+    ``step_s`` at the rate (role ``step N``); when it fails (judged as the search will judge
+    it) it is run again, up to ``retries`` times (role ``step N retry K``), and the first
+    attempt that passes, else the last, is the step. Each step's run ids, in order, are
+    appended to ``runs``."""
     def measure(rate: float) -> Step:
         prepared = with_slo_percentiles(test.prepare(Overrides(rate=rate, duration_s=step_s)), slo)
-        number = len(run_ids) + 1
-        report = runner.run_one(experiment, test, prepared, role=f"step {number}", label=str(number), level=rate)
-        run_ids.append(report.run_id)
-        return step_of(rate, report.summary, report.figures, slo)
+        number, ids = len(runs) + 1, []
+        for attempt in range(retries + 1):
+            role = f"step {number}" + (f" retry {attempt}" if attempt else "")
+            report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "),
+                                    level=rate)
+            ids.append(report.run_id)
+            step = step_of(rate, report.summary, report.figures, slo)
+            if attempt < retries and not judge_step(step, slo.conditions, steadiness).passed:
+                print(redact_text(f"step {number} {rate:,.1f}/s failed: measuring it again "
+                                  f"({attempt + 1} of {retries} retries)"), file=sys.stderr, flush=True)
+                continue
+            break
+        runs.append(ids)
+        return step
 
     return measure
 
@@ -66,10 +79,11 @@ def print_step(step: SearchStep) -> None:
     print(step_line(step), file=sys.stderr, flush=True)
 
 
-def _step_document(step: SearchStep, run_id: str | None) -> dict[str, Any]:
+def _step_document(step: SearchStep, run_ids: list[str]) -> dict[str, Any]:
     f, s, trend = step.step.figures, step.step, step.verdict.trend
     due = s.sent + s.dropped
-    return {"number": step.number, "phase": step.phase, "rate": step.rate, "run_id": run_id,
+    return {"number": step.number, "phase": step.phase, "rate": step.rate,
+            "run_id": run_ids[-1] if run_ids else None, "attempts": run_ids,
             "passed": step.passed, "failures": list(step.verdict.failures), "evidence": list(step.verdict.evidence),
             "achieved_per_s": s.achieved(), **{k: f.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate")},
             "sent": s.sent, "late": s.late, "dropped": s.dropped,
@@ -79,16 +93,16 @@ def _step_document(step: SearchStep, run_id: str | None) -> dict[str, Any]:
             "slo": verdicts_document(step.verdict.verdicts)}
 
 
-def analysis_document(result: CapacityResult, slo: Slo, run_ids: list[str], *, start_rate: float,
+def analysis_document(result: CapacityResult, slo: Slo, runs: list[list[str]], *, start_rate: float,
                       max_rate: float | None, precision: float, step_s: float) -> dict[str, Any]:
     """analysis_document is the search as experiment.json holds it: the rate found and whether
     it was confirmed, the bracket, how it ended, the notes, the SLO and every step with its
-    verdict, figures and evidence."""
+    verdict, figures, evidence and runs (``attempts``: the step's runs, retries included;
+    ``run_id``: the one that counts)."""
     return {"rate": result.rate, "high": result.high, "confirmed": result.confirmed,
             "stop_reason": result.stop_reason, "notes": list(result.notes), "slo": slo.to_dict(),
             "start_rate": start_rate, "max_rate": max_rate, "precision": precision, "step_duration_s": step_s,
-            "steps": [_step_document(s, run_ids[i] if i < len(run_ids) else None)
-                      for i, s in enumerate(result.steps)]}
+            "steps": [_step_document(s, runs[i] if i < len(runs) else []) for i, s in enumerate(result.steps)]}
 
 
 def answer_text(analysis: Mapping[str, Any]) -> str:
