@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-rust test-python bench bench-history tools clean lint
+.PHONY: all build demo test test-rust test-python bench bench-history bench-capacity tools clean lint
 
 all: build
 
@@ -43,10 +43,15 @@ tools:
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null)
 
-## bench: surge vs wrk against nginx, pinned cores, ratios from one run; then the history's bench
+## bench: surge vs wrk against nginx, pinned cores, ratios from one run; then the history's and capacity's benches
 bench: build tools
 	$(BIN)/python bench/bench.py
 	$(MAKE) bench-history
+	$(MAKE) bench-capacity
+
+## bench-capacity: surge capacity at full length (10 s steps) against targets of known capacity (docs/benchmarks.md)
+bench-capacity: build
+	$(BIN)/python bench/capacity.py
 
 ## bench-history: record a one-hour run's intervals, list a history of 10,000 runs (docs/benchmarks.md)
 bench-history: build

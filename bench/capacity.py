@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The capacity search at full length (docs/benchmarks.md, "Capacity search"): ``surge capacity``
+with its defaults (10 s steps, 2 % precision, start at 100/s) against reference targets of known
+capacity c / s, timing the whole search.
+
+Usage: .venv/bin/python bench/capacity.py [--targets 8x10ms,4x4ms] [--slo 'p(99) < 100ms'] [ARGS...]
+
+For each target (WORKERSxSERVICE_TIME, a fixed service time: capacity = workers / service time)
+it starts ``surge target`` on a free loopback port, runs ``surge capacity URL/tasks --slo ...
+--json`` in a temporary directory (with a history database there too), and prints the rate
+found, its error against c / s, the bracket, the number of steps and the wall time of the
+search (process start-up included). Extra ARGS go to ``surge capacity``. It asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+from surge.durations import parse_duration  # noqa: E402
+from surge.target import TargetProcess  # noqa: E402
+
+
+def search(spec: str, slo: list[str], extra: list[str], workdir: Path) -> dict[str, object]:
+    """search runs one capacity search against a target ``WORKERSxSERVICE`` and returns what it found."""
+    workers, service = spec.split("x", 1)
+    capacity = int(workers) / parse_duration(service)
+    env = dict(os.environ, SURGE_DB=str(workdir / "history.db"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")])))
+    with TargetProcess(workers=int(workers), service_time=service) as target:
+        args = [sys.executable, "-m", "surge", "capacity", f"{target.url}/tasks", *(a for s in slo for a in ("--slo", s)),
+                "--json", *extra]
+        started = time.monotonic()
+        proc = subprocess.run(args, capture_output=True, text=True, cwd=workdir, env=env, stdin=subprocess.DEVNULL)
+        elapsed = time.monotonic() - started
+    if not proc.stdout.strip():
+        raise SystemExit(f"surge capacity ended with {proc.returncode}: {proc.stderr[-2000:]}")
+    analysis = json.loads(proc.stdout)["analysis"]
+    rate = analysis["rate"]
+    return {"target": spec, "capacity": capacity, "rate": rate, "confirmed": analysis["confirmed"],
+            "error": None if rate is None else rate / capacity - 1, "high": analysis["high"],
+            "steps": len(analysis["steps"]), "seconds": elapsed, "exit": proc.returncode}
+
+
+def main() -> None:
+    """main runs the searches and prints one line each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", default="8x10ms,4x4ms", help="WORKERSxSERVICE_TIME targets, comma-separated")
+    parser.add_argument("--slo", action="append", help="SLO conditions (default: 'p(99) < 100ms', "
+                                                       "'failure_rate < 0.1%%')")
+    args, extra = parser.parse_known_args()
+    slo = args.slo or ["p(99) < 100ms", "failure_rate < 0.1%"]
+    print(f"surge capacity, defaults but --slo {' --slo '.join(repr(s) for s in slo)} {' '.join(extra)}".rstrip())
+    with tempfile.TemporaryDirectory(prefix="surge-bench-capacity-") as tmp:
+        for spec in args.targets.split(","):
+            found = search(spec, slo, extra, Path(tmp))
+            rate = "none" if found["rate"] is None else f"{found['rate']:,.1f}/s ({found['error']:+.1%})"
+            high = "-" if found["high"] is None else f"{found['high']:,.1f}"
+            print(f"target {spec} (c/s = {found['capacity']:,.0f}/s): {rate}, "
+                  f"{'confirmed' if found['confirmed'] else 'unconfirmed'}, bracket up to {high}, "
+                  f"{found['steps']} steps, {found['seconds']:.1f} s, exit {found['exit']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
