@@ -21,6 +21,7 @@ from surge.cli.options import db_option, tag_option
 from surge.durations import format_limit, parse_duration
 from surge.files import FileReadError, read_bounded
 from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
+from surge.diagnosis.check import watch_process
 from surge.errors import BadInput, UnreachableError
 from surge.plan_errors import plan_error
 from surge.plan import (
@@ -41,6 +42,7 @@ from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
 
 if TYPE_CHECKING:
+    from surge.diagnosis.watch import TargetWatch
     from surge.heading import PlanLike
     from surge.history import History
     from surge.record import RecordWriter
@@ -212,19 +214,29 @@ per-second view)."""
 
 def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
             recorder: RecordWriter | None = None, junit: Path | None = None,
-            after_summary: RunHook | None = None) -> Outcome:
+            after_summary: RunHook | None = None, watch: TargetWatch | None = None) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
     code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
     --no-save) writes the results directory as the run goes and is named on stderr at the end;
     ``junit`` is where the thresholds' and checks' verdicts go as JUnit XML; ``after_summary``
-    sees the outcome once the summary is printed. A target not reachable at the start still
-    completes the record and the JUnit file (nothing sent) before UnreachableError goes on."""
+    sees the outcome once the summary is printed; ``watch`` samples the target's process during
+    the run (--watch-pid, docs/diagnosis.md). Every finished run gets its findings
+    (``surge.diagnosis``). A target not reachable at the start still completes the record and
+    the JUnit file (nothing sent) before UnreachableError goes on."""
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
     if recorder is not None:
         recorder.begin()
+        if watch is not None:
+            recorder.target_sample = watch.latest
     try:
-        outcome = _run(compiled, threads, json_output, recorder)
+        if watch is not None:
+            watch.start()
+        try:
+            outcome = _run(compiled, threads, json_output, recorder)
+        finally:
+            if watch is not None:
+                watch.stop()
     except UnreachableError as e:
         with signals.deferred():
             outcome = unreachable_outcome(compiled, str(e.args[0]) if e.args else str(e))
@@ -234,6 +246,9 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         raise
     # Once the engine has returned, a stop signal waits for the results to be printed.
     with signals.deferred():
+        from surge.diagnosis.attach import attach_diagnosis
+
+        attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
         if json_output:
             # A URL run's document is the engine's as it is (less per-interval histograms, secrets
             # masked): no need to load and validate the result models on this path.
@@ -429,6 +444,9 @@ def _is_scenario_file(target: str) -> bool:
 @click.option("--junit", "junit", metavar="FILE",
               help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
                    "fails or the run is stopped.")
+@click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
+              help="Sample process PID (the target, with its child processes) every second: CPU, RSS, threads, "
+                   "open files, into the time series, summary.json and the findings.")
 @tag_option
 def run_command(
     url: str,
@@ -452,6 +470,7 @@ def run_command(
     no_save: bool,
     db: Optional[str],
     junit: Optional[str],
+    watch_pid: Optional[int],
     tags: dict[str, str],
 ) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
@@ -459,6 +478,7 @@ def run_command(
         raise BadInput(saving_flag, "cannot be used with --no-save")
     check_out(out)
     junit_path = check_junit(junit)
+    watch = watch_process(watch_pid)
     if _is_scenario_file(url):
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
         given = {"-c/--connections": connections, "-d/--duration": duration, "-n/--requests": requests,
@@ -472,7 +492,7 @@ def run_command(
                      "insecure": insecure}
         env = _env_overrides(env_pairs)
         finish(_run_scenario_file(url, time_scale, threads, target_url, json_output, env, overrides,
-                                  save=(out, no_save, db), tags=tags, junit=junit_path))
+                                  save=(out, no_save, db), tags=tags, junit=junit_path, watch=watch))
     for flag, value in (("--time-scale", time_scale), ("--target", target_url), ("-e/--env", env_pairs or None)):
         if value is not None:
             raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
@@ -492,7 +512,7 @@ def run_command(
         grace=grace or DEFAULT_GRACE,
     )
     compiled = CompiledRun(main=json.loads(plan.to_json()))
-    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan, junit=junit_path,
+    finish(execute(compiled, threads=None, json_output=json_output, url_plan=plan, junit=junit_path, watch=watch,
                    recorder=make_recorder(out, no_save, url, None, compiled.main["target"]["url"], tags, db=db,
                                           plan=plan)))
 
@@ -519,7 +539,8 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
                        json_output: bool, env: dict[str, str] | None = None,
                        overrides: dict[str, Any] | None = None,
                        save: tuple[str | None, bool, str | None] = (None, True, None),
-                       tags: dict[str, str] | None = None, junit: Path | None = None) -> Outcome:
+                       tags: dict[str, str] | None = None, junit: Path | None = None,
+                       watch: TargetWatch | None = None) -> Outcome:
     if time_scale is not None and not (math.isfinite(time_scale) and time_scale > 0):
         raise BadInput("--time-scale", f"must be a positive factor, got {time_scale:g}")
     check_threads(threads)
@@ -536,6 +557,6 @@ def _run_scenario_file(path: str, time_scale: float | None, threads: int | None,
     scenario_file = scenario_file.with_overrides(**(overrides or {}))
     compiled = scenario_file.compile(time_scale=time_scale or 1.0, env=env)
     out, no_save, db = save
-    return execute(compiled, threads=threads, json_output=json_output, junit=junit,
+    return execute(compiled, threads=threads, json_output=json_output, junit=junit, watch=watch,
                    recorder=make_recorder(out, no_save, path, Path(path), compiled.main["target"]["url"], tags, db=db,
                                           plan=compiled.main))
