@@ -40,16 +40,20 @@ def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: i
 
 def document(*, req: dict[str, Any] | None = None, intervals: list[dict[str, Any]] | None = None,
              thread_busy: tuple[float, ...] = (0.2, 0.2), mean_ms: float = 1.0, min_ms: float = 0.5,
-             duration_s: float = 10.0, open_file_limit: int = 1024, **extra: Any) -> dict[str, Any]:
+             duration_s: float = 10.0, open_file_limit: int = 1024, lag_p99_ms: float | None = None,
+             **extra: Any) -> dict[str, Any]:
     """document is a run of ``duration_s`` seconds (10 by default) with 1,000 successes unless
-    ``req`` says otherwise; ``extra`` sets top-level fields."""
+    ``req`` says otherwise; ``lag_p99_ms`` gives it open-model send lags; ``extra`` sets
+    top-level fields."""
     req = req or requests(1000)
     window = duration_s
     completions = req["responses"] + req["timed_out"]
     doc = {"schema": "surge.result/1", "duration_s": duration_s, "elapsed_s": window, "requests": req,
            "latency": {"all": latency(completions, mean_ms, min_ms), "success": latency(req["succeeded"], mean_ms,
                                                                                    min_ms),
-                       "service_time": latency(0), "send_lag": latency(0)},
+                       "service_time": latency(0),
+                       "send_lag": latency(0) if lag_p99_ms is None else latency(req["sent"], lag_p99_ms / 10, 0.0,
+                                                                                  lag_p99_ms)},
            "throughput": {"window_s": window, "responses_per_s": req["responses"] / window,
                           "successes_per_s": req["succeeded"] / window, "sent_per_s": req["sent"] / window},
            "peak_open_connections": 64, "intervals": intervals or [],

@@ -7,7 +7,7 @@ import pytest
 
 from diagnosis_documents import document, interval, kinds, requests
 from surge.diagnosis import Finding, findings
-from surge.diagnosis.generator import LATE_SHARE_THRESHOLD
+from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_SHARE_THRESHOLD
 
 OPEN_PLAN = {"scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
              "limits": {"timeout_s": 10.0}}
@@ -50,18 +50,20 @@ def test_a_busy_generator_thread_makes_throughput_a_lower_bound():
     assert findings(document(thread_busy=(0.89, 0.89)), plan=CLOSED_PLAN) == []
 
 
-@pytest.mark.parametrize("late, plan, saturated", [
-    (int(1000 * LATE_SHARE_THRESHOLD), OPEN_PLAN, True),
-    (int(1000 * LATE_SHARE_THRESHOLD) - 1, OPEN_PLAN, False),
-    (500, CLOSED_PLAN, False),  # the closed model has no schedule to fall behind
+@pytest.mark.parametrize("late, lag_p99_ms, plan, saturated", [
+    (int(1000 * LATE_SHARE_THRESHOLD), LATE_LAG_P99_MS, OPEN_PLAN, True),
+    (int(1000 * LATE_SHARE_THRESHOLD) - 1, 500.0, OPEN_PLAN, False),
+    (500, LATE_LAG_P99_MS - 0.1, OPEN_PLAN, False),  # late, but by too little to shape the results
+    (500, 500.0, CLOSED_PLAN, False),  # the closed model has no schedule to fall behind
 ])
-def test_late_sends_in_the_open_model_mean_the_generator_fell_behind(late, plan, saturated):
-    doc = document(req=requests(1000, late=late))
+def test_late_sends_in_the_open_model_mean_the_generator_fell_behind(late, lag_p99_ms, plan, saturated):
+    doc = document(req=requests(1000, late=late), lag_p99_ms=lag_p99_ms)
     assert ("generator_saturated" in kinds(findings(doc, plan=plan))) is saturated
 
 
 def test_the_open_model_is_told_from_the_document_without_a_plan():
-    doc = document(req=requests(1000, late=300), intervals=[interval(0, completions=100, rate=2000.0)])
+    doc = document(req=requests(1000, late=300), intervals=[interval(0, completions=100, rate=2000.0)],
+                   lag_p99_ms=300.0)
     finding = only(findings(doc), "generator_saturated")
     assert finding.evidence["offered_rate_per_s"] == 2000.0
     assert "of the 2,000.0/s scheduled" in finding.message

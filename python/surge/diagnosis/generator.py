@@ -25,6 +25,10 @@ LATE_SHARE_THRESHOLD = 0.05
 """LATE_SHARE_THRESHOLD: in the open model, at least this share of sent requests sent more
 than 1 ms after their intended time means the generator fell behind its schedule."""
 
+LATE_LAG_P99_MS = 10.0
+"""LATE_LAG_P99_MS: ... and the send lag's p99 is at least this long (a millisecond or two of lag
+on a busy machine, or for a new connection, does not shape the results)."""
+
 DROPPED_SHARE_THRESHOLD = 0.01
 """DROPPED_SHARE_THRESHOLD: at least this share of scheduled requests (sent + dropped) never
 sent is an in-flight limit finding."""
@@ -39,21 +43,23 @@ def offered_rate(document: Mapping[str, Any]) -> float | None:
 
 def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
     """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) late sends ≥
-    LATE_SHARE_THRESHOLD of those sent. The message marks throughput as a lower bound."""
+    LATE_SHARE_THRESHOLD of those sent with a send lag p99 ≥ LATE_LAG_P99_MS. The message marks
+    throughput as a lower bound."""
     generator = document.get("generator") or {}
     busy = [float(b) for b in generator.get("thread_busy") or []]
     requests = document.get("requests") or {}
     sent, late = count(requests, "sent"), count(requests, "late")
     late_share = late / sent if sent else 0.0
     busiest = max(range(len(busy)), key=lambda i: busy[i]) if busy else None
+    lag_p99 = number((document.get("latency") or {}).get("send_lag"), "p99_ms")
     cpu_bound = busiest is not None and busy[busiest] >= BUSY_THRESHOLD
-    behind = open_model and sent > 0 and late_share >= LATE_SHARE_THRESHOLD
+    behind = open_model and sent > 0 and late_share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS
     if not (cpu_bound or behind):
         return None
     throughput = number(document.get("throughput"), "responses_per_s")
-    lag_p99 = number((document.get("latency") or {}).get("send_lag"), "p99_ms")
     offered = offered_rate(document) if open_model else None
-    sent_per_s = number(document.get("throughput"), "sent_per_s")
+    duration = number(document, "duration_s")
+    sent_per_s = sent / duration if duration > 0 else number(document.get("throughput"), "sent_per_s")
     reasons = []
     if cpu_bound:
         assert busiest is not None
@@ -62,13 +68,15 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Fin
         reasons.append(f"{grouped(late)} of {grouped(sent)} requests ({percent(late_share)}) were sent more than "
                        f"1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
     if offered is not None:
-        reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled")
+        reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
+                       "during the load")
     message = (f"The load generator was the bottleneck: {'; '.join(reasons)}. Throughput is a lower bound: "
                f"≥ {grouped(throughput, 1)} responses/s; the target may serve more (use more --threads, "
                f"fewer other processes on this machine, or more machines).")
     return Finding(GENERATOR_SATURATED, WARNING, message, {
         "thread_busy": busy, "busiest_thread": busiest, "busy_threshold": BUSY_THRESHOLD,
         "sent": sent, "late": late, "late_share": late_share, "late_share_threshold": LATE_SHARE_THRESHOLD,
+        "late_lag_p99_threshold_ms": LATE_LAG_P99_MS,
         "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
         "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
         "cpu_us_per_request": number(generator, "cpu_us_per_request"),
