@@ -35,6 +35,7 @@ def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: i
     return {"index": index, "start_s": float(index), "end_s": float(index + 1),
             "requests": req or requests(completions), "latency": {"all": latency(completions, mean_ms)},
             "responses_per_s": float(completions if responses_per_s is None else responses_per_s),
+            "successes_per_s": float((req or requests(completions))["succeeded"]),
             "target_rate_per_s": rate, "in_flight": in_flight, "open_connections": in_flight}
 
 

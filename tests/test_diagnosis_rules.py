@@ -170,3 +170,18 @@ def test_a_finding_goes_to_and_from_summary_json():
     finding = findings(document(thread_busy=(0.99,)), plan=CLOSED_PLAN)[0]
     assert Finding.from_dict(finding.to_dict()) == finding
     assert set(finding.to_dict()) == {"kind", "severity", "message", "evidence"}
+
+
+def test_fast_rejections_do_not_count_as_service():
+    """Shed 503s answered in microseconds are not the target's service time, nor its capacity."""
+    rows = [interval(i, completions=300, mean_ms=200.0, in_flight=60, responses_per_s=300.0,
+                     req=requests(100, status_failed=200, shed=200, codes={"200": 100, "503": 200}))
+            for i in range(10)]
+    doc = document(req=requests(1000, status_failed=2000, shed=2000, codes={"200": 1000, "503": 2000}),
+                   intervals=rows, mean_ms=200.0, min_ms=0.02)
+    doc["latency"]["success"]["min_ms"] = 20.0
+    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
+    assert finding.evidence["fastest_ms"] == 20.0
+    assert finding.evidence["service_capacity_per_s"] == 100.0
+    assert finding.evidence["served_at_once"] == pytest.approx(2.0)
+    assert "load_shed" in kinds(findings(doc, plan=CLOSED_PLAN))

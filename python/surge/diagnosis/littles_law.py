@@ -72,11 +72,15 @@ def mean_from_send_s(latency: Mapping[str, Any] | None) -> float:
 
 
 def fastest_s(document: Mapping[str, Any]) -> float:
-    """fastest_s is the run's fastest response from its actual send (``service_time.min_ms``, or
-    ``all.min_ms`` when no service time was measured), in seconds."""
+    """fastest_s is the run's fastest successful response, in seconds (``success.min_ms``; a fast
+    429/503 or error is no measure of service), else its fastest response from the actual send
+    (``service_time.min_ms``, or ``all.min_ms`` when no service time was measured)."""
     latency = document.get("latency") or {}
-    service = latency.get("service_time") or {}
-    return number(service if count(service, "count") else latency.get("all"), "min_ms") / 1000
+    for name in ("success", "service_time", "all"):
+        summary = latency.get(name) or {}
+        if count(summary, "count"):
+            return number(summary, "min_ms") / 1000
+    return 0.0
 
 
 def littles_law(document: Mapping[str, Any]) -> LittlesLaw:
@@ -107,9 +111,9 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     """queueing: the mean latency from the send W is at least QUEUE_FACTOR times the fastest
     response S (``fastest_s``) and
     W − S ≥ QUEUE_MIN_WAIT_MS. States Little's law, how many requests were being served and how
-    many waited, and the service capacity: the median responses/s of the intervals whose own
-    mean latency passed the same rule (the target's rate while it had a queue; timeouts are
-    not service)."""
+    many waited, and the service capacity: the median successes/s of the intervals whose own
+    mean latency passed the same rule (the target's rate while it had a queue; timeouts, 429/503
+    and errors are not service)."""
     law = law or littles_law(document)
     fastest = fastest_s(document)
     w = law.mean_latency_s
@@ -119,8 +123,8 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     queued_rows = [r for r in law.intervals if r.index in loaded and r.completions_per_s > 0
                    and r.mean_latency_s >= QUEUE_FACTOR * fastest
                    and (r.mean_latency_s - fastest) * 1000 >= QUEUE_MIN_WAIT_MS]
-    served = {int(i["index"]): float(i.get("responses_per_s") or 0.0) for i in document.get("intervals") or []}
-    overall_served = number(document.get("throughput"), "responses_per_s")
+    served = {int(i["index"]): float(i.get("successes_per_s") or 0.0) for i in document.get("intervals") or []}
+    overall_served = number(document.get("throughput"), "successes_per_s")
     capacity = statistics.median(served[r.index] for r in queued_rows) if queued_rows else overall_served
     in_service = capacity * fastest
     waiting = max(law.little_l - law.completions_per_s * fastest, 0.0)
@@ -130,10 +134,11 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
            "they were served." if growth is not None and growth > 0 else ""
     message = (f"Requests queued: by Little's law {grouped(law.little_l, 1)} requests were in flight on average"
                f"{measured} = {grouped(law.completions_per_s, 1)} completions/s × {grouped(w * 1000, 1)} ms mean "
-               f"latency from the send, while the fastest response took {grouped(fastest * 1000, 2)} ms: about "
-               f"{grouped(waiting, 1)} of them were waiting, not being served. The target completed "
-               f"{grouped(capacity, 1)} responses/s while it had a queue: that is its service capacity, about "
-               f"{grouped(in_service, 1)} requests served at once at {grouped(fastest * 1000, 2)} ms each.{grew}")
+               f"latency from the send, while the fastest successful response took "
+               f"{grouped(fastest * 1000, 2)} ms: about {grouped(waiting, 1)} of them were waiting, not being "
+               f"served. The target completed {grouped(capacity, 1)} successful responses/s while it had a queue: "
+               f"that is its service capacity, about {grouped(in_service, 1)} requests served at once at "
+               f"{grouped(fastest * 1000, 2)} ms each.{grew}")
     return Finding(QUEUEING, WARNING, message, {
         "little_l": law.little_l, "completions_per_s": law.completions_per_s, "mean_latency_ms": w * 1000,
         "measured_in_flight": law.measured_in_flight, "fastest_ms": fastest * 1000, "waiting": waiting,
