@@ -190,11 +190,15 @@ class TargetProcess:
 
 
 def _flag_args(flags: dict[str, Any]) -> list[str]:
-    """_flag_args turns ``service_time="10ms"`` into ``["--service-time", "10ms"]``."""
+    """_flag_args turns ``service_time="10ms"`` into ``["--service-time", "10ms"]``; a switch
+    given True (``thread_per_connection=True``) is the flag alone, False leaves it out."""
     out: list[str] = []
     for key, value in flags.items():
-        if value is not None:
-            out += [f"--{key.replace('_', '-')}", str(value)]
+        flag = f"--{key.replace('_', '-')}"
+        if value is True:
+            out.append(flag)
+        elif value is not None and value is not False:
+            out += [flag, str(value)]
     return out
 
 

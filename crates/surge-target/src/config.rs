@@ -10,6 +10,7 @@ use crate::error::{ConfigError, ConfigErrors};
 use crate::plan::{RateLimitPlan, ServicePlan, TargetPlan};
 use crate::service_time::ServiceTime;
 use crate::stall::Stall;
+use crate::usl::{Usl, MAX_COHERENCY};
 
 /// DEFAULT_BIND is where the target listens unless told otherwise.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
@@ -31,8 +32,16 @@ pub struct TargetConfig {
     /// service_time is how long a request holds a slot (`--service-time`), e.g. `2ms`,
     /// `exp:2ms`, `uniform:1ms-3ms`, `lognormal:2ms,0.5`.
     pub service_time: Option<String>,
-    /// queue is how many requests may wait for a slot (`--queue`); none means unbounded.
+    /// queue is how many requests may wait for a slot (`--queue`); none means unbounded. With
+    /// `thread_per_connection` it is how many connections may wait for a worker.
     pub queue: Option<i64>,
+    /// contention is the Universal Scalability Law's σ (`--contention`), 0 to below 1.
+    pub contention: Option<f64>,
+    /// coherency is the Universal Scalability Law's κ (`--coherency`), 0 to 1.
+    pub coherency: Option<f64>,
+    /// thread_per_connection holds a worker per connection until it closes
+    /// (`--thread-per-connection`).
+    pub thread_per_connection: bool,
     /// rate_limit is the token bucket's rate in requests per second (`--rate-limit`).
     pub rate_limit: Option<f64>,
     /// burst is the token bucket's size (`--burst`); default one second's worth of tokens.
@@ -45,6 +54,8 @@ pub struct TargetConfig {
     pub error_rate: Option<f64>,
     /// close_after closes a connection after this many responses on it (`--close-after`).
     pub close_after: Option<i64>,
+    /// keepalive_timeout closes a connection idle for this long (`--keepalive-timeout`).
+    pub keepalive_timeout: Option<String>,
     /// max_connections refuses connections beyond this many open ones (`--max-connections`).
     pub max_connections: Option<i64>,
     /// seed makes service times and injected errors repeat from run to run (`--seed`).
@@ -62,12 +73,16 @@ impl Default for TargetConfig {
             workers: None,
             service_time: None,
             queue: None,
+            contention: None,
+            coherency: None,
+            thread_per_connection: false,
             rate_limit: None,
             burst: None,
             stall_every: None,
             stall_for: None,
             error_rate: None,
             close_after: None,
+            keepalive_timeout: None,
             max_connections: None,
             seed: None,
             shards: 32,
@@ -83,16 +98,23 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("workers", "an integer"),
     ("service_time", "text such as \"2ms\", \"exp:2ms\", \"uniform:1ms-3ms\", \"lognormal:2ms,0.5\""),
     ("queue", "an integer"),
+    ("contention", "a number from 0 to below 1 (σ)"),
+    ("coherency", "a number from 0 to 1 (κ)"),
+    ("thread_per_connection", "true or false"),
     ("rate_limit", "a number (requests per second)"),
     ("burst", "an integer"),
     ("stall_every", "a duration such as \"10s\""),
     ("stall_for", "a duration such as \"500ms\""),
     ("error_rate", "a number from 0 to 1"),
     ("close_after", "an integer"),
+    ("keepalive_timeout", "a duration such as \"5s\""),
     ("max_connections", "an integer"),
     ("seed", "a non-negative integer"),
     ("shards", "an integer"),
 ];
+
+/// SWITCHES are the keys that are flags without a value on a command line (`--thread-per-connection`).
+pub const SWITCHES: &[&str] = &["thread_per_connection"];
 
 /// Limits: (key, lowest, highest) for the integer knobs.
 const INT_LIMITS: &[(&str, i64, i64)] = &[
@@ -166,6 +188,26 @@ impl TargetConfig {
         if self.queue.is_some() && self.workers.is_none() {
             fail("queue", "needs --workers (the queue is for service slots)".into());
         }
+        if let Some(sigma) = self.contention {
+            if !(0.0..1.0).contains(&sigma) {
+                fail("contention", format!("must be from 0 to below 1 (σ, the serialized share), got {sigma}"));
+            }
+        }
+        if let Some(kappa) = self.coherency {
+            if !(0.0..=MAX_COHERENCY).contains(&kappa) {
+                fail("coherency", format!("must be from 0 to {MAX_COHERENCY} (κ, the cost per pair in service), got {kappa}"));
+            }
+        }
+        for (key, set) in [
+            ("contention", self.contention.is_some()),
+            ("coherency", self.coherency.is_some()),
+            ("thread_per_connection", self.thread_per_connection),
+        ] {
+            if set && self.workers.is_none() {
+                fail(key, "needs --workers and --service-time (it shapes the service model)".into());
+            }
+        }
+        let keepalive_timeout = self.duration("keepalive_timeout", self.keepalive_timeout.as_deref(), &mut fail);
         if let Some(rate) = self.rate_limit {
             if !(rate.is_finite() && rate > 0.0 && rate <= 1e9) {
                 fail("rate_limit", format!("must be above 0 and at most 1e9 requests per second, got {rate}"));
@@ -203,6 +245,11 @@ impl TargetConfig {
                 workers: as_usize(workers),
                 service_time,
                 queue: self.queue.map(as_usize),
+                usl: (self.contention.is_some() || self.coherency.is_some()).then(|| Usl {
+                    contention: self.contention.unwrap_or(0.0),
+                    coherency: self.coherency.unwrap_or(0.0),
+                }),
+                thread_per_connection: self.thread_per_connection,
             }),
             _ => None,
         };
@@ -228,6 +275,7 @@ impl TargetConfig {
             stall,
             error_rate: self.error_rate.unwrap_or(0.0),
             close_after: self.close_after.map(|n| u64::try_from(n).unwrap_or(u64::MAX)),
+            keepalive_timeout,
             max_connections: self.max_connections.map(as_usize),
             seed: self.seed,
             shards,
@@ -304,6 +352,9 @@ mod tests {
             r#"{"bind": "localhost:9000", "rate_limit": 100, "burst": 10, "seed": 1}"#,
             r#"{"stall_every": "10s", "stall_for": "1s", "error_rate": 0.01, "close_after": 100}"#,
             r#"{"max_connections": 10, "shards": 1, "threads": 2, "duration": "2s", "workers": null}"#,
+            r#"{"workers": 100, "service_time": "20ms", "contention": 0, "coherency": 1}"#,
+            r#"{"workers": 8, "service_time": "1ms", "thread_per_connection": true, "queue": 0}"#,
+            r#"{"keepalive_timeout": "5s", "thread_per_connection": false}"#,
         ];
         for json in cases {
             assert_eq!(errors_of(json), Vec::<String>::new(), "{json}");
@@ -339,6 +390,17 @@ mod tests {
             (r#"{"max_connections": 0}"#, "--max-connections: must be from 1"),
             (r#"{"shards": 0}"#, "--shards: must be from 1 to 65536"),
             (r#"{"duration": "soon"}"#, "--duration: `soon` is not a duration"),
+            (r#"{"workers": 9, "service_time": "1ms", "contention": 1}"#, "--contention: must be from 0 to below 1"),
+            (r#"{"workers": 9, "service_time": "1ms", "contention": -0.1}"#, "--contention: must be from 0 to below 1"),
+            (r#"{"workers": 9, "service_time": "1ms", "coherency": -1e-9}"#, "--coherency: must be from 0 to 1"),
+            (r#"{"workers": 9, "service_time": "1ms", "coherency": 1.5}"#, "--coherency: must be from 0 to 1"),
+            (r#"{"coherency": 0.01}"#, "--coherency: needs --workers"),
+            (r#"{"contention": 0.01}"#, "--contention: needs --workers"),
+            (r#"{"thread_per_connection": true}"#, "--thread-per-connection: needs --workers"),
+            (r#"{"thread_per_connection": "yes"}"#, "--thread-per-connection: expected true or false"),
+            (r#"{"contention": "high"}"#, "--contention: expected a number from 0 to below 1"),
+            (r#"{"keepalive_timeout": "0s"}"#, "--keepalive-timeout: must be longer than 0"),
+            (r#"{"keepalive_timeout": "5"}"#, "--keepalive-timeout: `5` has no unit"),
         ];
         for (json, want) in cases {
             let got = errors_of(json);

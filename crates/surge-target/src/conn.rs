@@ -15,6 +15,7 @@ use crate::model::Decision;
 use crate::routes::{self, Reply};
 use crate::shared::Shared;
 use crate::timer::Timer;
+use crate::worker_gate::Worker;
 
 /// READ_BUFFER is each connection's read buffer to begin with (enough for common request
 /// heads); it grows to [`MAX_HEAD`] for a longer head and to head + body for a body.
@@ -31,13 +32,19 @@ struct Conn {
     shared: Arc<Shared>,
     counters: Arc<ThreadCounters>,
     timer: Timer,
+    /// worker is the worker this connection holds until it closes (`--thread-per-connection`).
+    worker: Option<Worker>,
+    /// turned_away says the connection was answered 503 for want of a place to wait for a
+    /// worker and must close.
+    turned_away: bool,
 }
 
 /// serve_connection answers requests on `stream` until the client closes, an error occurs,
 /// or the connection must close (`Connection: close`, `--close-after`, a malformed request).
 pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>, timer: Timer) {
     let _ = stream.set_nodelay(true);
-    let mut conn = Conn { stream, out: Vec::with_capacity(256), shared, counters, timer };
+    let mut conn =
+        Conn { stream, out: Vec::with_capacity(256), shared, counters, timer, worker: None, turned_away: false };
     let mut buf = vec![0u8; READ_BUFFER];
     let (mut start, mut end) = (0usize, 0usize);
     let mut served: u64 = 0;
@@ -88,6 +95,7 @@ pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: 
         if !conn.answer(&head, body, close).await {
             return;
         }
+        let close = close || conn.turned_away;
         start += total;
         if start == end {
             (start, end) = (0, 0);
@@ -114,6 +122,20 @@ impl Conn {
         let framing = Framing { close, http10: head.http10, head_only };
         let route = routes::classify(method, head.path);
         self.counters.record_received(route);
+        if route.is_modeled() && self.worker.is_none() && self.shared.gate.is_some() {
+            match self.take_worker().await {
+                Some(true) => {}
+                Some(false) => {
+                    self.turned_away = true;
+                    let reply = Reply::error(503, "every worker is held and the queue of connections is full");
+                    let framing = Framing { close: true, ..framing };
+                    http::write_response(&mut self.out, 503, reply.content_type, &[("Retry-After", "1")], reply.body.bytes(), framing);
+                    self.counters.record_response(route, 503);
+                    return true;
+                }
+                None => return false,
+            }
+        }
         if route == Route::Health {
             if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
                 return false;
@@ -161,6 +183,25 @@ impl Conn {
         true
     }
 
+    /// take_worker waits for a worker of this connection's own (`--thread-per-connection`):
+    /// `Some(true)` once it holds one, `Some(false)` when there is no place left to wait, and
+    /// `None` when the connection failed or its client closed it while it waited (counted as
+    /// abandoned: it is dropped unanswered and the worker moves on).
+    async fn take_worker(&mut self) -> Option<bool> {
+        if !self.flush().await {
+            return None;
+        }
+        let Some(gate) = &self.shared.gate else { return Some(true) };
+        let Some(worker) = gate.take().await else { return Some(false) };
+        self.worker = Some(worker);
+        if peer_closed(&self.stream) {
+            self.counters.record_abandoned();
+            return None;
+        }
+        self.counters.record_given_worker();
+        Some(true)
+    }
+
     /// hold waits until server time `due_ns` (and past any stall), first writing what is
     /// buffered so waiting never delays earlier responses; false when the write failed.
     async fn hold(&mut self, due_ns: u64) -> bool {
@@ -195,7 +236,13 @@ impl Conn {
             *end -= *start;
             *start = 0;
         }
-        match self.stream.read(&mut buf[*end..]).await {
+        let read = self.stream.read(&mut buf[*end..]);
+        let read = match self.shared.plan.keepalive_timeout {
+            // An idle client past the keep-alive timeout is closed, freeing its worker.
+            Some(idle) => tokio::time::timeout(idle, read).await.unwrap_or(Ok(0)),
+            None => read.await,
+        };
+        match read {
             Ok(0) | Err(_) => false,
             Ok(n) => {
                 *end += n;
@@ -212,4 +259,22 @@ impl Conn {
         self.counters.record_response(Route::Invalid, status);
         self.flush().await;
     }
+}
+
+/// peer_closed says whether the client has closed (or reset) the connection, without
+/// consuming anything: a peek that finds the end of the stream. Bytes waiting, or nothing yet,
+/// mean it is still open.
+#[cfg(unix)]
+fn peer_closed(stream: &TcpStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+    match socket2::SockRef::from(stream).peek(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock && e.kind() != std::io::ErrorKind::Interrupted,
+    }
+}
+
+#[cfg(not(unix))]
+fn peer_closed(_stream: &TcpStream) -> bool {
+    false
 }

@@ -110,6 +110,12 @@ pub struct Counts {
     pub accepted: u64,
     /// refused is connections closed at once because `--max-connections` were open.
     pub refused: u64,
+    /// abandoned is connections their client closed while they waited for a worker
+    /// (`--thread-per-connection`), dropped unanswered when their turn came.
+    pub abandoned: u64,
+    /// given_worker is connections given a worker of their own (`--thread-per-connection`)
+    /// whose client was still there to be served.
+    pub given_worker: u64,
 }
 
 impl Counts {
@@ -136,6 +142,8 @@ impl Counts {
         }
         self.accepted = op(self.accepted, other.accepted);
         self.refused = op(self.refused, other.refused);
+        self.abandoned = op(self.abandoned, other.abandoned);
+        self.given_worker = op(self.given_worker, other.given_worker);
     }
 
     /// received_total is every request parsed, on every route.
@@ -168,6 +176,8 @@ pub struct ThreadCounters {
     responses: [[AtomicU64; STATUS_COUNT]; ROUTE_COUNT],
     accepted: AtomicU64,
     refused: AtomicU64,
+    abandoned: AtomicU64,
+    given_worker: AtomicU64,
 }
 
 impl Default for ThreadCounters {
@@ -177,6 +187,8 @@ impl Default for ThreadCounters {
             responses: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+            given_worker: AtomicU64::new(0),
         }
     }
 }
@@ -210,6 +222,16 @@ impl ThreadCounters {
         bump(&self.refused);
     }
 
+    /// record_abandoned counts one connection its client closed while it waited for a worker.
+    pub fn record_abandoned(&self) {
+        bump(&self.abandoned);
+    }
+
+    /// record_given_worker counts one connection given a worker of its own and served.
+    pub fn record_given_worker(&self) {
+        bump(&self.given_worker);
+    }
+
     /// snapshot reads every counter (each read is atomic; the set is not one instant).
     pub fn snapshot(&self) -> Counts {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -218,6 +240,8 @@ impl ThreadCounters {
             responses: std::array::from_fn(|r| std::array::from_fn(|s| load(&self.responses[r][s]))),
             accepted: load(&self.accepted),
             refused: load(&self.refused),
+            abandoned: load(&self.abandoned),
+            given_worker: load(&self.given_worker),
         }
     }
 }

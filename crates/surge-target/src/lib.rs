@@ -36,6 +36,8 @@ pub mod stats;
 pub mod store;
 pub mod summary;
 pub mod timer;
+pub mod usl;
+pub mod worker_gate;
 
 pub use config::TargetConfig;
 pub use duration::parse_duration;
@@ -44,3 +46,4 @@ pub use plan::TargetPlan;
 pub use server::{serve, serve_plan};
 pub use service_time::ServiceTime;
 pub use summary::{StopReason, TargetSummary};
+pub use usl::Usl;

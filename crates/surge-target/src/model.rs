@@ -67,10 +67,12 @@ impl ServerModel {
         let state = needs_state.then(|| {
             Mutex::new(ModelState {
                 bucket: plan.rate_limit.map(|r| TokenBucket::new(r.rate, r.burst)),
-                slots: plan
-                    .service
-                    .as_ref()
-                    .map(|s| (ServiceSlots::new(s.workers, s.queue), s.service_time)),
+                // With a worker per connection, the queue is of connections (the gate's): at
+                // most one request per worker is ever in service, so the slots never queue.
+                slots: plan.service.as_ref().map(|s| {
+                    let queue = if s.thread_per_connection { None } else { s.queue };
+                    (ServiceSlots::new(s.workers, queue, s.usl), s.service_time)
+                }),
                 error_rate: plan.error_rate,
                 rng: plan.seed.map_or_else(Rng::from_entropy, Rng::seeded),
             })

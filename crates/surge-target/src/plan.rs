@@ -4,23 +4,36 @@ use std::time::Duration;
 
 use crate::service_time::ServiceTime;
 use crate::stall::Stall;
+use crate::usl::Usl;
 
 /// ServicePlan is the service model: `workers` slots, each request holding one for a draw of
-/// `service_time`, at most `queue` waiting (unbounded when `None`).
+/// `service_time` (times the law's slowdown with `usl`), at most `queue` waiting (unbounded
+/// when `None`); with `thread_per_connection`, each worker is held by one connection for as
+/// long as it stays open and `queue` bounds the connections waiting for one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServicePlan {
     /// workers is the number of service slots (at least 1).
     pub workers: usize,
     /// service_time is how long a request holds a slot.
     pub service_time: ServiceTime,
-    /// queue is the most requests that may wait for a slot; `None` is unbounded.
+    /// queue is the most requests (connections, with `thread_per_connection`) that may wait
+    /// for a slot; `None` is unbounded.
     pub queue: Option<usize>,
+    /// usl makes service time grow with the number of requests in service.
+    pub usl: Option<Usl>,
+    /// thread_per_connection gives each connection a worker of its own until it closes.
+    pub thread_per_connection: bool,
 }
 
 impl ServicePlan {
-    /// capacity is the most requests per second the slots can serve: workers / mean service time.
+    /// capacity is the most requests per second the slots can serve: workers / mean service
+    /// time; with the law, X(n) at its best n from 1 to workers.
     pub fn capacity(&self) -> f64 {
-        self.workers as f64 / self.service_time.mean().as_secs_f64()
+        let mean_s = self.service_time.mean().as_secs_f64();
+        match self.usl {
+            Some(usl) => usl.throughput(usl.best_concurrency(self.workers), mean_s),
+            None => self.workers as f64 / mean_s,
+        }
     }
 }
 
@@ -53,6 +66,8 @@ pub struct TargetPlan {
     pub error_rate: f64,
     /// close_after closes each connection after this many responses.
     pub close_after: Option<u64>,
+    /// keepalive_timeout closes a connection that sends nothing for this long.
+    pub keepalive_timeout: Option<Duration>,
     /// max_connections is the most connections open at once.
     pub max_connections: Option<usize>,
     /// seed fixes the random draws; `None` draws differently each run.
@@ -80,14 +95,36 @@ impl TargetPlan {
         let mut out = Vec::new();
         match &self.service {
             Some(s) => {
-                let queue = s.queue.map_or_else(|| "unbounded queue".to_string(), |q| format!("queue {q}"));
+                let waiting = if s.thread_per_connection { "connections" } else { "requests" };
+                let queue =
+                    s.queue.map_or_else(|| format!("unbounded queue of {waiting}"), |q| format!("queue {q} {waiting}"));
+                let capacity = if s.usl.is_some() { "peak" } else { "capacity" };
                 out.push(format!(
-                    "service model: {} workers × {} (mean {:?}) = capacity {:.1} req/s, {queue}",
+                    "service model: {} workers × {} (mean {:?}) = {capacity} {:.1} req/s, {queue}",
                     s.workers,
                     s.service_time,
                     s.service_time.mean(),
                     s.capacity()
                 ));
+                if let Some(usl) = s.usl {
+                    let peak = usl.peak_concurrency().map_or_else(
+                        || "no peak (κ = 0): throughput levels off".to_string(),
+                        |n| format!("peak at N* = {n:.1} in service"),
+                    );
+                    out.push(format!(
+                        "scalability law: σ = {}, κ = {}: service time × (1 + σ(n−1) + κn(n−1)) with n in service; {peak}, {:.1} req/s at n = {}",
+                        usl.contention,
+                        usl.coherency,
+                        s.capacity(),
+                        usl.best_concurrency(s.workers)
+                    ));
+                }
+                if s.thread_per_connection {
+                    out.push(format!(
+                        "thread per connection: each of the {} workers is held by one connection until it closes; more connections wait unanswered",
+                        s.workers
+                    ));
+                }
             }
             None => out.push("service model: none (every request answered at once)".into()),
         }
@@ -106,6 +143,9 @@ impl TargetPlan {
         }
         if let Some(n) = self.close_after {
             out.push(format!("close after: {n} responses per connection"));
+        }
+        if let Some(idle) = self.keepalive_timeout {
+            out.push(format!("keep-alive timeout: a connection idle for {idle:?} is closed"));
         }
         if let Some(n) = self.max_connections {
             out.push(format!("max connections: {n}"));
@@ -139,6 +179,25 @@ mod tests {
             ..TargetConfig::default()
         };
         let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
-        assert!(lines[0].contains("capacity 4705.9 req/s, queue 100"), "{lines:?}");
+        assert!(lines[0].contains("capacity 4705.9 req/s, queue 100 requests"), "{lines:?}");
+    }
+
+    #[test]
+    fn describes_the_law_and_threads() {
+        let config = TargetConfig {
+            workers: Some(100),
+            service_time: Some("20ms".into()),
+            contention: Some(0.1),
+            coherency: Some(0.9 / 64.0),
+            thread_per_connection: true,
+            keepalive_timeout: Some("5s".into()),
+            ..TargetConfig::default()
+        };
+        let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
+        // X(8) = 8 / (20 ms × 2.4875) = 160.8 req/s.
+        assert!(lines[0].contains("peak 160.8 req/s, unbounded queue of connections"), "{lines:?}");
+        assert!(lines[1].contains("peak at N* = 8.0 in service, 160.8 req/s at n = 8"), "{lines:?}");
+        assert!(lines[2].starts_with("thread per connection: each of the 100 workers"), "{lines:?}");
+        assert!(lines.iter().any(|l| l == "keep-alive timeout: a connection idle for 5s is closed"), "{lines:?}");
     }
 }

@@ -7,6 +7,7 @@ use crate::counters::{Counts, ThreadCounters};
 use crate::model::ServerModel;
 use crate::plan::TargetPlan;
 use crate::store::TaskStore;
+use crate::worker_gate::WorkerGate;
 
 /// Shared holds the model, the task store and the counters of all threads; it is built once
 /// per [`crate::serve`] call and dropped when it returns.
@@ -20,6 +21,8 @@ pub struct Shared {
     pub store: TaskStore,
     /// counters has one entry per server thread, written only by that thread.
     pub counters: Vec<Arc<ThreadCounters>>,
+    /// gate gives each connection a worker of its own (`--thread-per-connection`).
+    pub gate: Option<WorkerGate>,
     /// open_connections is the number of connections being served now.
     pub open_connections: AtomicUsize,
     /// started is when serving began.
@@ -34,6 +37,11 @@ impl Shared {
             model: ServerModel::new(&plan),
             store: TaskStore::new(plan.shards),
             counters: (0..plan.threads).map(|_| Arc::default()).collect(),
+            gate: plan
+                .service
+                .as_ref()
+                .filter(|s| s.thread_per_connection)
+                .map(|s| WorkerGate::new(s.workers, s.queue)),
             open_connections: AtomicUsize::new(0),
             started: Instant::now(),
             baseline: Mutex::new(Counts::default()),

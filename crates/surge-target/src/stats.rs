@@ -12,10 +12,13 @@ use crate::shared::Shared;
 /// `received` is every request parsed on every route (this `/stats` request included, see
 /// `received_by_route`), `responses` is responses written by route and status, `by_status`
 /// the same summed over routes, `rejected` the 429s and 503s; `queue_depth` and
-/// `busy_workers` are the service model now.
+/// `busy_workers` are the service model now (with a worker per connection, `busy_workers` is
+/// the workers held and `connections.waiting` the connections waiting for one).
 pub fn render(shared: &Shared) -> String {
     let counts = shared.since_reset();
     let load = shared.model.load();
+    // With a worker per connection, a worker is busy for as long as a connection holds it.
+    let busy_workers = shared.gate.as_ref().map_or(load.busy_workers, |gate| gate.held());
     let service = shared.plan.service.as_ref();
     let by_status = counts.by_status();
     let rejected_429 = counts.responses_for(429);
@@ -27,13 +30,16 @@ pub fn render(shared: &Shared) -> String {
         "by_status": statuses(&by_status),
         "rejected": {"429": rejected_429, "503": rejected_503, "total": rejected_429 + rejected_503},
         "queue_depth": load.queue_depth,
-        "busy_workers": load.busy_workers,
+        "busy_workers": busy_workers,
         "workers": service.map_or(0, |s| s.workers),
         "capacity_rps": service.map(|s| s.capacity()),
         "connections": {
             "open": shared.open_connections.load(Ordering::Relaxed),
             "accepted": counts.accepted,
             "refused": counts.refused,
+            "waiting": shared.gate.as_ref().map_or(0, |gate| gate.waiting()),
+            "abandoned": counts.abandoned,
+            "given_worker": counts.given_worker,
         },
         "tasks": shared.store.len(),
         "uptime_s": shared.started.elapsed().as_secs_f64(),

@@ -32,6 +32,8 @@ pub struct TargetSummary {
     pub connections_accepted: u64,
     /// connections_refused is connections closed at once by `--max-connections`.
     pub connections_refused: u64,
+    /// connections_abandoned is connections closed by their client while waiting for a worker.
+    pub connections_abandoned: u64,
     /// tasks is the number of tasks in the store at the end.
     pub tasks: usize,
     /// stopped_by says why serving ended.
@@ -49,6 +51,7 @@ impl TargetSummary {
             by_status: by_status_map(&totals),
             connections_accepted: totals.accepted,
             connections_refused: totals.refused,
+            connections_abandoned: totals.abandoned,
             tasks: shared.store.len(),
             stopped_by,
         }

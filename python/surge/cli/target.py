@@ -74,13 +74,21 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.option("--workers", type=int, help="Service slots; without it requests are answered at once.")
 @click.option("--service-time", "service_time",
               help="Time a request holds a slot: 2ms, exp:2ms, uniform:1ms-3ms, lognormal:2ms,0.5.")
-@click.option("--queue", type=int, help="Most requests waiting for a slot; beyond, 503. Default unbounded.")
+@click.option("--queue", type=int,
+              help="Most requests (connections, with --thread-per-connection) waiting for a worker; beyond, 503. "
+                   "Default unbounded.")
+@click.option("--contention", type=float,
+              help="Universal Scalability Law σ, 0 to below 1: service time × (1 + σ(n−1) + κn(n−1)), n in service.")
+@click.option("--coherency", type=float, help="Universal Scalability Law κ, 0 to 1; throughput peaks at √((1−σ)/κ).")
+@click.option("--thread-per-connection", "thread_per_connection", is_flag=True, default=None,
+              help="Each worker is held by one connection until it closes; more connections wait unanswered.")
 @click.option("--rate-limit", "rate_limit", type=float, help="Token bucket, requests per second; beyond, 429.")
 @click.option("--burst", type=int, help="Token bucket size (default: one second of --rate-limit).")
 @click.option("--stall-every", "stall_every", help="Freeze the whole server every this long (GC pause).")
 @click.option("--stall-for", "stall_for", help="How long each freeze lasts.")
 @click.option("--error-rate", "error_rate", type=float, help="Share of requests answered 500, 0 to 1.")
 @click.option("--close-after", "close_after", type=int, help="Close each connection after this many responses.")
+@click.option("--keepalive-timeout", "keepalive_timeout", help="Close a connection idle this long, e.g. 5s.")
 @click.option("--max-connections", "max_connections", type=int, help="Refuse connections beyond this many open.")
 @click.option("--seed", type=int, help="Repeat the same random draws (service times, errors).")
 @click.option("--shards", type=int, default=32, show_default=True, help="Independently locked parts of the task store.")
@@ -91,12 +99,16 @@ def target_command(
     workers: Optional[int],
     service_time: Optional[str],
     queue: Optional[int],
+    contention: Optional[float],
+    coherency: Optional[float],
+    thread_per_connection: Optional[bool],
     rate_limit: Optional[float],
     burst: Optional[int],
     stall_every: Optional[str],
     stall_for: Optional[str],
     error_rate: Optional[float],
     close_after: Optional[int],
+    keepalive_timeout: Optional[str],
     max_connections: Optional[int],
     seed: Optional[int],
     shards: int,
@@ -106,9 +118,10 @@ def target_command(
     try:
         config = target_config(
             bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
-            queue=queue, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
-            error_rate=error_rate, close_after=close_after, max_connections=max_connections, seed=seed,
-            shards=shards,
+            queue=queue, contention=contention, coherency=coherency, thread_per_connection=thread_per_connection,
+            rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
+            error_rate=error_rate, close_after=close_after, keepalive_timeout=keepalive_timeout,
+            max_connections=max_connections, seed=seed, shards=shards,
         )
         report = json.loads(_engine.check_target_config(config))
     except ValueError as e:

@@ -6,15 +6,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use surge_target::config::FIELDS;
+use surge_target::config::{FIELDS, SWITCHES};
 use surge_target::{serve_plan, TargetConfig};
 
 /// USAGE is the `--help` text.
 const USAGE: &str = "usage: surge-target [--bind HOST:PORT] [--threads N] [--duration D]
                     [--workers N --service-time D|exp:D|uniform:D-D|lognormal:MEDIAN,SIGMA]
-                    [--queue Q] [--rate-limit R [--burst B]] [--stall-every D --stall-for D]
-                    [--error-rate P] [--close-after N] [--max-connections N] [--seed S]
-                    [--shards N]
+                    [--queue Q] [--contention SIGMA] [--coherency KAPPA]
+                    [--thread-per-connection] [--rate-limit R [--burst B]]
+                    [--stall-every D --stall-for D] [--error-rate P] [--close-after N]
+                    [--keepalive-timeout D] [--max-connections N] [--seed S] [--shards N]
 Serves /health, /delay/{ms}, the Task API (/tasks) and /stats on 127.0.0.1:8080 until
 stopped or --duration elapses. See docs/target.md.";
 
@@ -61,8 +62,9 @@ fn main() -> ExitCode {
 }
 
 /// flags_to_json turns `--flag value` / `--flag=value` pairs into the JSON configuration; a
-/// value that reads as a JSON number is passed as one, anything else as text, so the
-/// configuration's own checks name the flag of a wrong value.
+/// value that reads as a JSON number (or `true`/`false`) is passed as one, anything else as
+/// text, so the configuration's own checks name the flag of a wrong value. A switch
+/// (`--thread-per-connection`) alone means true.
 fn flags_to_json(args: &[String]) -> Result<String, String> {
     let mut map = Map::new();
     let mut iter = args.iter();
@@ -72,6 +74,7 @@ fn flags_to_json(args: &[String]) -> Result<String, String> {
         };
         let (name, value) = match flag.split_once('=') {
             Some((name, value)) => (name, value.to_string()),
+            None if SWITCHES.contains(&flag.replace('-', "_").as_str()) => (flag, "true".to_string()),
             None => {
                 let value = iter.next().ok_or_else(|| format!("--{flag}: needs a value"))?;
                 (flag, value.clone())
@@ -82,7 +85,7 @@ fn flags_to_json(args: &[String]) -> Result<String, String> {
             return Err(format!("--{name}: unknown flag (see --help)"));
         }
         let value = match serde_json::from_str::<Value>(&value) {
-            Ok(number @ Value::Number(_)) => number,
+            Ok(value @ (Value::Number(_) | Value::Bool(_))) => value,
             _ => Value::String(value),
         };
         map.insert(key, value);
