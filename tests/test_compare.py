@@ -153,7 +153,7 @@ def _import_seed_001(tmp_path: Path) -> dict[str, list[str]]:
             imported = surge("import", str(_oha(tmp_path, f"vus{vus}-{i}", responses, p95)), "--tag", f"vus={vus}",
                              "--tag", "arch=monolith")
             assert imported.code == 0, imported.stderr
-            ids.setdefault(vus, []).append(surge("history", "--limit", "1", "--json").json()[0]["id"])
+        ids[vus] = [r["id"] for r in reversed(surge("history", "--tag", f"vus={vus}", "--json").json())]
     return ids
 
 
@@ -253,3 +253,77 @@ def test_variant_syntax():
     assert with_base("http://127.0.0.1:8080/api", "https://h:1/") == "https://h:1/api"
     assert with_base("http://127.0.0.1:8080/api", "http://h:1/other") == "http://h:1/other"
     assert mann_whitney_floor(3, 3) == pytest.approx(0.1) and mann_whitney_floor(4, 4) == pytest.approx(2 / 70)
+
+
+P95_SETS = {"base": [100, 102, 98, 101], "worse": [110, 112, 108, 111], "noisy": [90, 130, 95, 125],
+            "one": [110]}
+"""P95_SETS are the p95s (ms) of imported runs: a baseline; 10 % worse, steady (significant); 10 %
+worse on average but noisy (not significant); one run 10 % worse."""
+
+
+def _import_sets(tmp_path: Path, *names: str) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    for name in names:
+        for i, p95 in enumerate(P95_SETS[name]):
+            imported = surge("import", str(_oha(tmp_path, f"{name}-{i}", 2000, p95)), "--tag", f"set={name}")
+            assert imported.code == 0, imported.stderr
+        ids[name] = [r["id"] for r in reversed(surge("history", "--tag", f"set={name}", "--json").json())]
+    return ids
+
+
+def _verdict_of(stdout: str, metric: str) -> str:
+    row = next(line for line in stdout.splitlines() if line.split()[:1] == [metric])
+    return next(word for word in ("regressed", "improved", "ok", "missing") if f" {word} " in row)
+
+
+def test_baseline_check_with_repeats_needs_significance_and_the_tolerance(tmp_path):
+    ids = _import_sets(tmp_path, *P95_SETS)
+    made = surge("baseline", "set", *ids["base"], "--name", "main")
+    assert made.code == 0 and made.stdout.startswith("baseline 'main': 4 run(s)"), made.stderr
+
+    worse = surge("baseline", "check", *ids["worse"], "--against", "main", "--metric", "p95")
+    assert worse.code == 99, worse.stderr
+    assert _verdict_of(worse.stdout, "p95") == "regressed" and "significant (Welch p = " in worse.stdout
+    assert "rule: significance and tolerance (baseline 4 runs, current 4 runs)" in worse.stdout
+    assert worse.stderr.startswith("surge: regression against baseline 'main': p95 +10.0%")
+
+    lenient = surge("baseline", "check", *ids["worse"], "--against", "main", "--metric", "p95", "--tolerance", "20%")
+    assert lenient.code == 0 and _verdict_of(lenient.stdout, "p95") == "ok", lenient.stdout
+    assert "but 10.0% ≤ tolerance 20.0%" in lenient.stdout
+
+    noisy = surge("baseline", "check", *ids["noisy"], "--against", "main", "--metric", "p95")
+    assert noisy.code == 0 and _verdict_of(noisy.stdout, "p95") == "ok" and "within noise" in noisy.stdout, noisy.stdout
+
+    single = surge("baseline", "check", ids["one"][0], "--against", "main", "--metric", "p95")
+    assert single.code == 99 and _verdict_of(single.stdout, "p95") == "regressed", single.stdout
+    assert "rule: tolerance alone (the current side has one run: no test of significance)" in single.stdout
+
+
+def test_a_baseline_from_an_experiments_variant(tmp_path):
+    _import_sets(tmp_path, "base", "worse")
+    made = surge("compare", "--group", "base:set=base", "--group", "worse:set=worse", "--json")
+    assert made.code == 0, made.stderr
+    experiment = made.json()["experiment_id"]
+    refused = surge("baseline", "set", "--experiment", experiment[:10], "--name", "main")
+    assert refused.code == 2 and refused.stderr == \
+        f"surge: error: --variant: experiment {experiment[:8]} compares base, worse: choose one\n"
+    made = surge("baseline", "set", "--experiment", experiment[:10], "--variant", "base", "--name", "main")
+    assert made.code == 0 and f"4 run(s) (experiment {experiment[:8]}, variant base)" in made.stdout, made.stderr
+    check = surge("baseline", "check", "--experiment", "last", "--variant", "worse", "--against", "main")
+    assert check.code == 99 and _verdict_of(check.stdout, "p95") == "regressed", check.stdout
+    assert f"experiment {experiment[:8]} (4 runs) against baseline 'main' (experiment {experiment[:8]} (4 runs))" \
+        in check.stdout
+    same = surge("baseline", "check", "--experiment", "last", "--variant", "base", "--against", "main")
+    assert same.code == 0 and same.stdout.rstrip().endswith("no regression beyond 5.0% against baseline 'main'")
+
+
+@pytest.mark.parametrize("args, error", [
+    (["set", "--name", "x"], "RUN: give the runs (RUN...) or --experiment ID"),
+    (["set", "last", "--experiment", "last", "--name", "x"], "--experiment: give either RUN... or --experiment"),
+    (["set", "last", "--variant", "a", "--name", "x"], "--variant: only with --experiment"),
+    (["set", "--experiment", "0123abcd", "--name", "x"], "--experiment: no experiment '0123abcd' in the history"),
+])
+def test_baseline_bad_flags_are_one_line_exit_2(args, error):
+    run = surge("baseline", *args)
+    assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, \
+        run.stderr
