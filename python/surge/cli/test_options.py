@@ -22,7 +22,7 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
     ``requests_flags`` names the request-count flag (an experiment takes ``-n`` for its runs);
     without ``url_required`` FILE|URL may be left out (``target`` is then "")."""
     return [
-        click.argument("url", required=url_required, default=None if url_required else ""),
+        click.argument("url") if url_required else click.argument("url", required=False, default=""),
         click.option("-c", "--connections", type=int,
                      help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
                           "up front (default: 10 ms of arrivals)."),
