@@ -25,6 +25,9 @@ SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
 """SCRATCH is the working directory of the ``surge`` processes tests start, so that the results
 directories their runs write (``results/...``) never land in the repository; removed at exit."""
 atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+# A history for what runs before the per-test history_db fixture (module-scoped fixtures):
+# never the user's own.
+os.environ["SURGE_DB"] = str(Path(SCRATCH) / "history.db")
 
 # Surge processes started outside a test function (a module-scoped fixture runs before the
 # function-scoped ``history_db``) record into a scratch history too, never the user's own.

@@ -64,11 +64,12 @@ CASES = [
     # request at the peak (Little's law), so p95 < 50 ms fails, at any scale; no errors.
     Case("taskapi-stress-80-20", 0.03, 99, failing=("p(95) < 50ms",), passing=("failure_rate < 1%",)),
     Case("taskapi-read-heavy-zipf", 0.05, 99, failing=("p(95) < 50ms",), passing=("failure_rate < 1%",)),
-    # 2,000 connections / 3,000 req/s = 0.67 s a request: p99 < 300 ms fails; no errors.
-    Case("edge-proxy-health", 0.05, 99, failing=("p(99) < 300ms",), passing=("failure_rate < 1%",)),
-    # 16 req/s for up to 200 VUs: requests queue for seconds, so the latency thresholds fail.
-    # (The scaled run is too short for many 10 s timeouts: failure_rate is not asserted.)
-    Case("gateway-spike", 0.03, 99, failing=("p(95) < 200ms", "p(99) < 500ms", "checks > 0.99")),
+    # 2,000 connections, far past the peak of ~210 in service: requests take seconds, so p99 <
+    # 300 ms fails. (Whether ~1 % time out at 20 s in 3 s is chance: failure_rate is not asserted.)
+    Case("edge-proxy-health", 0.05, 99, failing=("p(99) < 300ms",)),
+    # 8 workers held by 8 keep-alive VUs: every other VU's requests wait out the 10 s timeout
+    # (within the 30 s graceful ramp-down), so every threshold fails.
+    Case("gateway-spike", 0.03, 99, failing=("p(95) < 200ms", "p(99) < 500ms", "failure_rate < 1%", "checks > 0.99")),
 ]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -24,6 +24,9 @@ from surge.exit_codes import Outcome
 from surge.plan import Plan, RampingArrivalRate, RateStage, RequestSpec, TargetSpec
 from surge.run import CompiledRun, RunOutcome
 from surge.target import TargetProcess
+
+if TYPE_CHECKING:
+    from surge.diagnosis.watch import TargetWatch
 
 DEMO_TARGET: dict[str, Any] = {"workers": 4, "service_time": "10ms", "queue": 32, "seed": 1}
 """DEMO_TARGET is the target's configuration: capacity 4 / 10 ms = 400 req/s."""
@@ -52,6 +55,13 @@ def print_per_second(main: dict[str, Any], console: Console) -> None:
             f"p95 {interval['latency']['all']['p95_ms']:7.1f} ms")
 
 
+def _watch_target(target: TargetProcess) -> TargetWatch | None:
+    """_watch_target samples the reference target's process during the run (docs/diagnosis.md)."""
+    from surge.diagnosis.check import watch_process
+
+    return watch_process(target.pid, flag="surge demo: target")
+
+
 def run_demo(results_dir: Path = Path("results"), console: Console | None = None) -> tuple[Path, Outcome]:
     """run_demo starts the target, runs the ramp as a recorded run, prints the summary and the
     per-second view, and says (last line on stdout) where the results are; returns that
@@ -76,7 +86,7 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
                 print(f"surge: warning: cannot write target-stats.json: {e.strerror or e}", file=sys.stderr, flush=True)
 
         outcome = execute(compiled, threads=None, json_output=False, url_plan=plan, recorder=recorder,
-                          after_summary=after_summary)
+                          after_summary=after_summary, watch=_watch_target(target))
     files = sorted(p.name for p in recorder.directory.iterdir())
     console.print(f"\nResults written to {recorder.directory}/ ({', '.join(files)})", soft_wrap=True)
     return recorder.directory, outcome

@@ -9,6 +9,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from surge.diagnosis.finding import Finding
+from surge.diagnosis.findings import generator_bound
 from surge.heading import PlanLike, describe, is_open_model
 from surge.redact import redact_text
 from surge.result import Generator, LatencySummary, Requests, RunResult
@@ -78,9 +80,12 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     counts.add_column(overflow="fold")
     t = result.throughput
     drain = (t.window_s or 0.0) - (result.duration_s or 0.0)  # a surge run has every figure; imports: render_imported
+    findings = _findings(result)
+    lower_bound = generator_bound(findings)
     counts.add_row(
         "Throughput",
-        Text(f"{t.responses_per_s:,.1f} responses/s", style="bold")
+        Text(f"{'≥ ' if lower_bound else ''}{t.responses_per_s:,.1f} responses/s", style="bold")
+        + Text(" (a lower bound: the load generator was the bottleneck)" if lower_bound else "", style="yellow")
         + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over {t.window_s:.2f}s "
                f"(load {result.duration_s:.2f}s + drain {max(drain, 0.0):.2f}s)"),
     )
@@ -128,10 +133,49 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     if open_model:
         table.add_row(*_latency_row("service", lat.service_time))
 
+    target = (result.model_extra or {}).get("target_process")
+    if target:
+        counts.add_row("Target process", _target_process(target))
+
     parts: list = [head, counts, table]
     for note in result.notes:
         parts.append(Text(f"note: {redact_text(note)}", style="yellow"))
+    parts.extend(render_findings(findings))
     return Group(*parts)
+
+
+def _findings(result: RunResult) -> list[Finding]:
+    """_findings are the findings attached to ``result`` (summary.json's ``findings``)."""
+    return [Finding.from_dict(f) for f in (result.model_extra or {}).get("findings") or []]
+
+
+_SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def render_findings(findings: list[Finding]) -> list[Any]:
+    """render_findings is the summary's "Findings" block: one paragraph per finding, its
+    severity and kind first (docs/diagnosis.md); nothing when there are none."""
+    if not findings:
+        return []
+    parts: list[Any] = [Text("Findings", style="bold")]
+    for f in findings:
+        parts.append(Text.assemble("  ", (f"[{f.severity}] {f.kind}", _SEVERITY_STYLE.get(f.severity, "")),
+                                   f": {redact_text(f.message)}"))
+    return parts
+
+
+def _target_process(target: Mapping[str, Any]) -> str:
+    """_target_process is the watched process's line: CPU, memory, threads and files."""
+    def cores(key: str) -> str:
+        value = target.get(key)
+        return "-" if value is None else f"{value:,.2f}"
+
+    ended = f" · ended at {target['exited_at_s']:,.1f}s" if target.get("exited_at_s") is not None else ""
+    return redact_text(
+        f"pid {target['pid']} ({target['name']}) · CPU mean {cores('cpu_cores_mean')} / max {cores('cpu_cores_max')} "
+        f"cores of {target['cores']} · RSS max {_bytes(target.get('rss_bytes_max') or 0)} · threads max "
+        f"{target.get('threads_max') or 0:,} · open files max {target.get('open_files_max') or 0:,} · "
+        f"{target['sample_count']:,} samples{ended}")
 
 
 def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:

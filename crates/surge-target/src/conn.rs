@@ -198,6 +198,7 @@ impl Conn {
             self.counters.record_abandoned();
             return None;
         }
+        self.counters.record_given_worker();
         Some(true)
     }
 

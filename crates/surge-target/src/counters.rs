@@ -113,6 +113,9 @@ pub struct Counts {
     /// abandoned is connections their client closed while they waited for a worker
     /// (`--thread-per-connection`), dropped unanswered when their turn came.
     pub abandoned: u64,
+    /// given_worker is connections given a worker of their own (`--thread-per-connection`)
+    /// whose client was still there to be served.
+    pub given_worker: u64,
 }
 
 impl Counts {
@@ -140,6 +143,7 @@ impl Counts {
         self.accepted = op(self.accepted, other.accepted);
         self.refused = op(self.refused, other.refused);
         self.abandoned = op(self.abandoned, other.abandoned);
+        self.given_worker = op(self.given_worker, other.given_worker);
     }
 
     /// received_total is every request parsed, on every route.
@@ -173,6 +177,7 @@ pub struct ThreadCounters {
     accepted: AtomicU64,
     refused: AtomicU64,
     abandoned: AtomicU64,
+    given_worker: AtomicU64,
 }
 
 impl Default for ThreadCounters {
@@ -183,6 +188,7 @@ impl Default for ThreadCounters {
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
+            given_worker: AtomicU64::new(0),
         }
     }
 }
@@ -221,6 +227,11 @@ impl ThreadCounters {
         bump(&self.abandoned);
     }
 
+    /// record_given_worker counts one connection given a worker of its own and served.
+    pub fn record_given_worker(&self) {
+        bump(&self.given_worker);
+    }
+
     /// snapshot reads every counter (each read is atomic; the set is not one instant).
     pub fn snapshot(&self) -> Counts {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -230,6 +241,7 @@ impl ThreadCounters {
             accepted: load(&self.accepted),
             refused: load(&self.refused),
             abandoned: load(&self.abandoned),
+            given_worker: load(&self.given_worker),
         }
     }
 }

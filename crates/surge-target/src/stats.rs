@@ -39,6 +39,7 @@ pub fn render(shared: &Shared) -> String {
             "refused": counts.refused,
             "waiting": shared.gate.as_ref().map_or(0, |gate| gate.waiting()),
             "abandoned": counts.abandoned,
+            "given_worker": counts.given_worker,
         },
         "tasks": shared.store.len(),
         "uptime_s": shared.started.elapsed().as_secs_f64(),

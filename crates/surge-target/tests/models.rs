@@ -73,6 +73,7 @@ fn a_worker_belongs_to_one_connection_until_it_closes() {
     let stats = server.stats();
     assert_eq!(stats["received_by_route"]["GET /tasks"], 2 + 3 + 40, "{stats}");
     assert_eq!(stats["responses"]["GET /tasks"]["200"], 2 + 40 + 2, "{stats}");
+    assert_eq!(stats["connections"]["given_worker"], 4, "{stats}");
     assert_eq!(server.finish().connections_abandoned, 1);
 }
 

@@ -1,5 +1,6 @@
 """surge's command line: ``surge run``, ``target``, ``demo``, ``import``, ``history``, ``show``,
-``export``, ``baseline``, ``repeat``, ``stats``, ``sweep``, ``capacity``, ``experiments``, one module each.
+``export``, ``baseline``, ``repeat``, ``stats``, ``sweep``, ``capacity``, ``compare``, ``experiments``,
+one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
 see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
@@ -18,6 +19,7 @@ import click
 
 from surge import __version__, exit_codes, signals
 from surge.cli.baseline import baseline_command
+from surge.cli.compare import compare_command
 from surge.cli.demo import demo_command
 from surge.cli.errors import error, say, usage_error
 from surge.cli.import_ import import_command
@@ -58,6 +60,7 @@ app.add_command(stats_command)
 app.add_command(sweep_command)
 app.add_command(capacity_command)
 app.add_command(experiments_command)
+app.add_command(compare_command)
 
 
 def main(argv: list[str] | None = None) -> None:

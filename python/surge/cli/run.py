@@ -13,6 +13,7 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
+from surge.diagnosis.check import watch_process
 from surge.url_plan import NOTHING_SENT
 from surge.errors import BadInput, UnreachableError
 from surge.document import result_document
@@ -25,6 +26,7 @@ from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
 
 if TYPE_CHECKING:
+    from surge.diagnosis.watch import TargetWatch
     from surge.heading import PlanLike
     from surge.history import History
     from surge.plan import Plan
@@ -43,22 +45,32 @@ it less ``meta``), also for a target not reachable (an experiment's runner keeps
 def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
             recorder: RecordWriter | None = None, junit: Path | None = None,
             after_summary: RunHook | None = None, quiet: bool = False,
-            on_document: DocumentHook | None = None) -> Outcome:
+            on_document: DocumentHook | None = None, watch: TargetWatch | None = None) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
     code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
     --no-save) writes the results directory as the run goes and is named on stderr at the end;
     ``junit`` is where the thresholds' and checks' verdicts go as JUnit XML; ``after_summary``
-    sees the outcome once the summary is printed. A target not reachable at the start still
-    completes the record and the JUnit file (nothing sent) before UnreachableError goes on.
-    ``quiet`` (an experiment's runs) prints neither the summary, the phase lines nor where the
-    results are (the progress display on a terminal stays); ``on_document`` gets the result
-    document before the record is finished."""
+    sees the outcome once the summary is printed; ``watch`` samples the target's process during
+    the run (--watch-pid, docs/diagnosis.md). Every finished run gets its findings
+    (``surge.diagnosis``). A target not reachable at the start still completes the record and
+    the JUnit file (nothing sent) before UnreachableError goes on. ``quiet`` (an experiment's
+    runs) prints neither the summary, the phase lines nor where the results are (the progress
+    display on a terminal stays); ``on_document`` gets the result document before the record
+    is finished."""
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
     if recorder is not None:
         recorder.begin()
+        if watch is not None:
+            recorder.target_sample = watch.latest
     try:
-        outcome = _run(compiled, threads, json_output, recorder, quiet)
+        if watch is not None:
+            watch.start()
+        try:
+            outcome = _run(compiled, threads, json_output, recorder, quiet)
+        finally:
+            if watch is not None:
+                watch.stop()
     except UnreachableError as e:
         with signals.deferred():
             outcome = unreachable_outcome(compiled, str(e.args[0]) if e.args else str(e))
@@ -70,6 +82,9 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         raise
     # Once the engine has returned, a stop signal waits for the results to be printed.
     with signals.deferred():
+        from surge.diagnosis.attach import attach_diagnosis
+
+        attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
         if json_output:
             # A URL run's document is the engine's as it is (less per-interval histograms, secrets
             # masked): no need to load and validate the result models on this path.
@@ -240,14 +255,19 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
 @click.option("--junit", "junit", metavar="FILE",
               help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
                    "fails or the run is stopped.")
-def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str]) -> None:
+@click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
+              help="Sample process PID (the target, with its child processes) every second: CPU, RSS, threads, "
+                   "open files, into the time series, summary.json and the findings.")
+def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str],
+                watch_pid: Optional[int]) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     for saving_flag in [f for f, v in (("--out", test.out), ("--db", test.db)) if v is not None and no_save]:
         raise BadInput(saving_flag, "cannot be used with --no-save")
     check_out(test.out)
     junit_path = check_junit(junit)
+    watch = watch_process(watch_pid)
     prepared = test.prepare()
     recorder = make_recorder(test.out, no_save, test.target, prepared.scenario_file, prepared.target_url,
                              test.tag_dict, db=test.db, plan=prepared.heading)
     finish(execute(prepared.compiled, threads=prepared.threads, json_output=json_output, url_plan=prepared.url_plan,
-                   junit=junit_path, recorder=recorder))
+                   junit=junit_path, recorder=recorder, watch=watch))

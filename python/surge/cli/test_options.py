@@ -17,11 +17,12 @@ from surge.experiments.spec import TestSpec
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _options(requests_flags: tuple[str, ...]) -> list[Callable[[Any], Any]]:
+def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list[Callable[[Any], Any]]:
     """_options are the test's argument and flags, in the order ``--help`` lists them;
-    ``requests_flags`` names the request-count flag (an experiment takes ``-n`` for its runs)."""
+    ``requests_flags`` names the request-count flag (an experiment takes ``-n`` for its runs);
+    without ``url_required`` FILE|URL may be left out (``target`` is then "")."""
     return [
-        click.argument("url"),
+        click.argument("url") if url_required else click.argument("url", required=False, default=""),
         click.option("-c", "--connections", type=int,
                      help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
                           "up front (default: 10 ms of arrivals)."),
@@ -86,5 +87,13 @@ def experiment_test_options(command: F) -> F:
     return _with_test_options(command, _options(("--requests",)))
 
 
+def optional_test_options(command: F) -> F:
+    """optional_test_options is ``experiment_test_options`` with FILE|URL optional: a command that
+    may also work on runs already recorded (``surge compare --group``) receives a TestSpec whose
+    ``target`` is "" when none was given."""
+    return _with_test_options(command, _options(("--requests",), url_required=False))
+
+
 test_options.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 experiment_test_options.__test__ = False  # type: ignore[attr-defined]
+optional_test_options.__test__ = False  # type: ignore[attr-defined]

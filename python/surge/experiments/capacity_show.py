@@ -12,7 +12,7 @@ from rich.text import Text
 
 from surge.experiments.capacity import answer_text
 from surge.experiments.show import ID_CHARS, heading
-from surge.experiments.sweep_show import slo_text
+from surge.experiments.sweep_show import print_run_findings, slo_text
 from surge.redact import redact_text
 from surge.summary import summary_table
 
@@ -42,7 +42,7 @@ def steps_table(analysis: Mapping[str, Any]) -> Any:
 
 def print_capacity(document: Mapping[str, Any], console: Console) -> None:
     """print_capacity prints a capacity search's record: heading, the answer (rate, bracket),
-    the steps table, each step's reasons, the notes and the SLO (the runs' table when there is no analysis)."""
+    the steps table, each step's reasons, the notes, the SLO and the runs' findings (the runs' table when there is no analysis)."""
     console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
@@ -60,3 +60,4 @@ def print_capacity(document: Mapping[str, Any], console: Console) -> None:
     for note in analysis["notes"]:
         console.print(Text.assemble(("note ", "bold"), note))
     console.print(Text.assemble(("slo ", "bold"), slo_text(analysis["slo"])))
+    print_run_findings(document, console)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from surge import __version__, signals
 from surge.errors import BadInput
+from surge.experiments.run_findings import run_findings
 from surge.record.directory import RESULTS_DIR, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
 from surge.redact import redact_text
@@ -105,13 +106,14 @@ class ExperimentRecord:
             self._to_history(lambda h: add_experiment_run(h, self.id, link, self.document))
 
     def finish(self, *, analysis: Any = None, findings: list[dict[str, Any]] | None = None) -> None:
-        """finish writes the experiment's ``analysis`` and ``findings``, when it ended and
+        """finish writes the experiment's ``analysis`` and ``findings`` (with those its runs had,
+        ``surge.experiments.run_findings``), when it ended and
         whether it is complete (no stop signal or error ended it early, every write succeeded), in
         experiment.json and the history."""
         from surge.history.experiments import finish_experiment
 
         with signals.deferred():
-            self.document.update(analysis=analysis, findings=list(findings or []), ended_at=iso_utc(time.time()),
+            self.document.update(analysis=analysis, findings=[*(findings or []), *run_findings(self.runs)], ended_at=iso_utc(time.time()),
                                  complete=self.stopped is None and self.write_error is None and not self.failed,
                                  stop_signal=signals.signal_name(self.stopped) if self.stopped else None)
             self._write()

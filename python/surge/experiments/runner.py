@@ -22,6 +22,7 @@ from surge.errors import UnreachableError
 from surge.exit_codes import Outcome
 from surge.experiments.figures import Figures, key_figures
 from surge.experiments.record import ExperimentRecord
+from surge.experiments.run_findings import compact
 from surge.experiments.spec import PreparedRun, TestSpec
 from surge.history.figures import has_result, verdict
 from surge.redact import redact_text
@@ -58,13 +59,14 @@ def run_entry(summary: Mapping[str, Any], *, position: int, role: str, label: st
     """run_entry is a run's entry in experiment.json, from its summary document: where it sits
     (position, role, label, level, variant), which run it is (run_id, name, tool, started_at,
     directory), how it ended (complete, stop_reason, verdict, exit_code: None for a run not
-    made by this experiment) and its key figures."""
+    made by this experiment), its key figures and its findings (docs/diagnosis.md)."""
     meta = summary.get("meta") or {}
     return {"position": position, "role": role, "label": label, "level": level, "variant": variant,
             "run_id": meta.get("run_id"), "name": meta.get("name"), "tool": meta.get("tool") or "surge",
             "started_at": meta.get("started_at"), "directory": directory, "complete": bool(meta.get("complete")),
             "stop_reason": summary.get("stop_reason"), "verdict": verdict(summary) if has_result(summary) else "none",
-            "exit_code": exit_code, "figures": key_figures(summary) if has_result(summary) else {}}
+            "exit_code": exit_code, "figures": key_figures(summary) if has_result(summary) else {},
+            "findings": compact(summary.get("findings"))}
 
 
 def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun, *, role: str, label: str,

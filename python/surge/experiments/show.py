@@ -39,7 +39,8 @@ def _threshold_value(value: float | None, key: str) -> str:
     return "-" if value is None else f"{value:,.6g}"
 
 
-def _cell(value: float | None, figure: str) -> str:
+def cell(value: float | None, figure: str) -> str:
+    """cell formats a figure's value for a table: a key figure by its unit, a threshold's in six digits."""
     return _number(value, figure) if figure in KEY_FIGURES else _threshold_value(value, figure)
 
 
@@ -67,7 +68,7 @@ def statistics_table(analysis: Mapping[str, Any]) -> Any:
     for figure, data in analysis["statistics"].items():
         d = Description.from_dict(data)
         values = (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)
-        table.add_row(FIGURE_TITLES.get(figure, figure), str(d.n), *(_cell(v, figure) for v in values),
+        table.add_row(FIGURE_TITLES.get(figure, figure), str(d.n), *(cell(v, figure) for v in values),
                       "-" if d.cv is None else f"{d.cv:.1%}")
     return table
 
@@ -119,11 +120,18 @@ def _print_capacity(document: Mapping[str, Any], console: Console) -> None:
     print_capacity(document, console)
 
 
+def _print_comparison(document: Mapping[str, Any], console: Console) -> None:
+    from surge.experiments.compare_show import print_comparison  # it builds on this module's tables
+
+    print_comparison(document, console)
+
+
 PRINTERS: dict[str, Callable[[Mapping[str, Any], Console], None]] = {
     "repeat": print_over_runs,
     "stats": print_over_runs,
     "sweep": _print_sweep,
     "capacity": _print_capacity,
+    "compare": _print_comparison,
 }
 """PRINTERS maps an experiment kind to the function printing its record (sweep, capacity and
 compare add theirs here)."""

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from surge.experiments.run_findings import PREFIX
 from surge.experiments.show import ID_CHARS, heading
 from surge.experiments.sweep import failure_classes_text, findings, offered_text
 from surge.redact import redact_text
@@ -73,9 +74,18 @@ def slo_text(slo: Mapping[str, Any]) -> str:
     return f"SLO ({'the scenario thresholds' if slo['source'] == 'thresholds' else '--slo'}): {conditions}"
 
 
+def print_run_findings(document: Mapping[str, Any], console: Console) -> None:
+    """print_run_findings prints the findings lifted from the experiment's runs (their
+    diagnosis: a saturated generator, queueing...), each with its advice."""
+    for finding in document.get("findings") or []:
+        if str(finding.get("kind", "")).startswith(PREFIX):
+            console.print(Text.assemble(("finding ", "bold yellow"), finding["text"]))
+            console.print(f"     {finding.get('advice', '')}")
+
+
 def print_sweep(document: Mapping[str, Any], console: Console) -> None:
     """print_sweep prints a sweep's record: heading, curve table, zone reasons, chart, the
-    peak, knee, USL and SLO lines (the runs' table when there is no analysis)."""
+    peak, knee, USL and SLO lines, the runs' findings (the runs' table when there is no analysis)."""
     console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
@@ -96,3 +106,4 @@ def print_sweep(document: Mapping[str, Any], console: Console) -> None:
         if finding["kind"] != "zones":
             console.print(finding["text"])
     console.print(Text.assemble(("slo ", "bold"), slo_text(analysis["slo"])))
+    print_run_findings(document, console)

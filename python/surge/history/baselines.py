@@ -5,6 +5,7 @@ the tolerance."""
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -35,13 +36,46 @@ DEFAULT_TOLERANCE = 0.05
 
 def set_baseline(history: History, name: str, run_id: str) -> None:
     """set_baseline stores ``run_id`` as the baseline ``name`` (replacing one of that name)."""
+    set_baseline_runs(history, name, [run_id])
+
+
+def set_baseline_runs(history: History, name: str, run_ids: list[str], experiment_id: str | None = None) -> None:
+    """set_baseline_runs stores ``run_ids`` (one or more, in order; the runs of ``experiment_id``
+    when given) as the baseline ``name``, replacing one of that name."""
     now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-    write(history.conn, lambda c: c.execute(
-        "INSERT OR REPLACE INTO baselines (name, run_id, set_at) VALUES (?, ?, ?)", (name, run_id, now)))
+
+    def store(c: sqlite3.Connection) -> None:
+        c.execute("DELETE FROM baseline_runs WHERE name = ?", (name,))
+        c.execute("INSERT OR REPLACE INTO baselines (name, run_id, set_at, experiment_id) VALUES (?, ?, ?, ?)",
+                  (name, run_ids[0], now, experiment_id))
+        c.executemany("INSERT INTO baseline_runs (name, position, run_id) VALUES (?, ?, ?)",
+                      [(name, i, run_id) for i, run_id in enumerate(run_ids, 1)])
+
+    write(history.conn, store)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Baseline: the runs stored under a name, in order (one or more), and the experiment they
+    were taken from (None when named run by run)."""
+
+    name: str
+    run_ids: list[str]
+    experiment_id: str | None
+
+
+def load_baseline(history: History, name: str) -> Baseline:
+    """load_baseline is the baseline ``name`` (a baseline set before schema 4 is its one run);
+    BadInput when there is none."""
+    first = baseline_run(history, name)
+    row = history.conn.execute("SELECT experiment_id FROM baselines WHERE name = ?", (name,)).fetchone()
+    ids = [str(r[0]) for r in history.conn.execute(
+        "SELECT run_id FROM baseline_runs WHERE name = ? ORDER BY position", (name,))]
+    return Baseline(name, ids or [first], row[0] if row else None)
 
 
 def baseline_run(history: History, name: str) -> str:
-    """baseline_run is the id of the run stored as baseline ``name``; BadInput when there is none."""
+    """baseline_run is the id of the (first) run stored as baseline ``name``; BadInput when there is none."""
     row = history.conn.execute("SELECT run_id FROM baselines WHERE name = ?", (name,)).fetchone()
     if row is None:
         known = [r[0] for r in history.conn.execute("SELECT name FROM baselines ORDER BY name LIMIT 20")]

@@ -94,6 +94,16 @@ CREATE TABLE experiment_runs (
 CREATE INDEX experiment_runs_run ON experiment_runs (run_id);
 """
 
+_V4 = """
+ALTER TABLE baselines ADD COLUMN experiment_id TEXT;  -- the experiment whose runs it is, or NULL
+CREATE TABLE baseline_runs (        -- every run of a baseline (baselines.run_id is the first)
+    name TEXT NOT NULL REFERENCES baselines (name) ON DELETE CASCADE,
+    position INTEGER NOT NULL,      -- 1, 2, ...
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    PRIMARY KEY (name, position)
+) WITHOUT ROWID;
+"""
+
 
 def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
@@ -107,6 +117,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V1),  # 1: runs, tags, records, intervals
     _script(_V2),  # 2: baselines
     _script(_V3),  # 3: experiments and their runs
+    _script(_V4),  # 4: baselines of several runs (baseline_runs, baselines.experiment_id)
 ]
 """MIGRATIONS are the schema's steps in order: applying the first N gives schema version N."""
 

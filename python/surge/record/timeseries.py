@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Mapping
 from typing import IO, Any
 
 FAILURE_CLASSES = ("connection_refused", "connect_timeout", "request_timeout", "connection_reset",
@@ -17,9 +18,13 @@ FAILURE_COLUMNS = ("failed_status", *(f"failed_{name}" for name in FAILURE_CLASS
 """FAILURE_COLUMNS split ``failures`` by class: 4xx/5xx responses, then each failure class; fixed,
 so the header never changes within a file."""
 
+TARGET_COLUMNS = ("target_cpu_cores", "target_rss_bytes", "target_threads", "target_open_files")
+"""TARGET_COLUMNS hold the watched target process's latest sample (--watch-pid, docs/diagnosis.md);
+empty when no process is watched."""
+
 COLUMNS = ("time_s", "scenario", "active_vus", "offered_rate_per_s", "sent_per_s", "responses_per_s", "successes",
            "failures", *FAILURE_COLUMNS, "interrupted", "shed", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms",
-           "in_flight", "open_connections", "cpu_cores")
+           "in_flight", "open_connections", "cpu_cores", *TARGET_COLUMNS)
 """COLUMNS are timeseries.csv's columns, in order (docs/record.md says what each holds)."""
 
 ALL_SCENARIOS = "all"
@@ -35,10 +40,21 @@ def failure_cells(requests: dict[str, Any]) -> dict[str, int]:
             "interrupted": int(classes.get("interrupted", 0))}
 
 
-def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None) -> list[dict[str, Any]]:
+def target_cells(sample: Mapping[str, Any] | None) -> dict[str, Any]:
+    """target_cells are TARGET_COLUMNS from a watched process's ``sample`` (``cpu_cores`` to three
+    decimals), empty without one."""
+    if sample is None:
+        return {}
+    cpu = sample.get("cpu_cores")
+    return {"target_cpu_cores": "" if cpu is None else round(cpu, 3), "target_rss_bytes": sample["rss_bytes"],
+            "target_threads": sample["threads"], "target_open_files": sample["open_files"]}
+
+
+def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None,
+                  target: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """interval_rows are an engine interval's rows: ``all`` (with the generator's ``cpu_cores``
-    over the interval, when measured), then one per scenario (cells the engine does not count
-    per scenario are left empty)."""
+    over the interval, when measured, and the watched ``target`` process's latest sample), then
+    one per scenario (cells the engine does not count per scenario are left empty)."""
     scenarios = interval.get("scenarios", [])
     requests = interval["requests"]
     latency = interval["latency"]["all"]
@@ -52,7 +68,7 @@ def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None) -> l
              "shed": requests["shed"],
              **{f"{p}_ms": latency[f"{p}_ms"] for p in ("p50", "p90", "p95", "p99", "max")},
              "in_flight": interval["in_flight"], "open_connections": interval["open_connections"],
-             "cpu_cores": "" if cpu_cores is None else round(cpu_cores, 3)}]
+             "cpu_cores": "" if cpu_cores is None else round(cpu_cores, 3), **target_cells(target)}]
     for s in scenarios:
         rows.append({"time_s": time_s, "scenario": s["name"], "active_vus": s["active_vus"],
                      "responses_per_s": s["responses_per_s"]})
@@ -100,8 +116,9 @@ class TimeseriesWriter:
         file.write(csv_text([], header=True))
         file.flush()
 
-    def write(self, interval: dict[str, Any], cpu_cores: float | None = None) -> None:
-        """write appends ``interval``'s rows (``cpu_cores``: the generator's CPU over it) and
-        flushes them."""
-        self._file.write(csv_text(interval_rows(interval, cpu_cores)))
+    def write(self, interval: dict[str, Any], cpu_cores: float | None = None,
+              target: Mapping[str, Any] | None = None) -> None:
+        """write appends ``interval``'s rows (``cpu_cores``: the generator's CPU over it;
+        ``target``: the watched process's latest sample) and flushes them."""
+        self._file.write(csv_text(interval_rows(interval, cpu_cores, target)))
         self._file.flush()

@@ -17,7 +17,7 @@ import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from surge import __version__
@@ -139,6 +139,9 @@ class RecordWriter:
         self._hlog: HlogWriter | None = None
         self._cpu = CpuMeter()
         self._hlog_start_unix_s: float | None = None
+        self.target_sample: Callable[[], Mapping[str, Any] | None] | None = None
+        """target_sample gives the watched target process's latest sample for each interval's
+        row (``surge.diagnosis.TargetWatch.latest``), or is None when nothing is watched."""
         self.write_error: str | None = None
         """write_error is the first failed write (``PATH: reason``), after which nothing more
         is written to the directory; None while every write succeeded."""
@@ -173,14 +176,15 @@ class RecordWriter:
         the log, flushed, and records it in the history (committed)."""
         now = time.time()
         cpu_cores = None if self._imported else self._cpu.cores()
+        target = self.target_sample() if self.target_sample is not None else None
         hlog_start = self._hlog_start(now, interval)
         timeseries, hlog = self._timeseries, self._hlog
         if timeseries is not None and hlog is not None:
-            self._guarded("timeseries.csv", lambda: timeseries.write(interval, cpu_cores))
+            self._guarded("timeseries.csv", lambda: timeseries.write(interval, cpu_cores, target))
             self._guarded("latency.hlog", lambda: hlog.write(interval, now))
         self._to_history(lambda h: h.add_interval(
             self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
-            timeseries=csv_text(interval_rows(interval, cpu_cores)), hlog=interval_line(interval),
+            timeseries=csv_text(interval_rows(interval, cpu_cores, target)), hlog=interval_line(interval),
             hlog_start_unix_s=hlog_start))
 
     def _hlog_start(self, now: float, interval: dict[str, Any]) -> float:

@@ -1,0 +1,230 @@
+"""``surge compare``: one test against variants, each repeated n times, interleaved (A B A B ...),
+or groups of runs already in the history; per figure each variant's mean and CI, the
+difference, a bootstrap CI on the ratio, Welch's and Mann–Whitney's p-values and a verdict;
+between load levels, the scaling line. Recorded as an experiment of kind ``compare``."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Optional
+
+import click
+
+from surge.analysis.compare import ALPHA
+from surge.cli.errors import finish
+from surge.cli.repeat import MAX_RUNS, check_experiment_test, experiment_outcome, report_experiment
+from surge.cli.test_options import optional_test_options
+from surge.errors import BadInput
+from surge.exit_codes import Outcome
+from surge.experiments import runner
+from surge.experiments.record import ExperimentRecord
+from surge.experiments.runner import run_entry
+from surge.experiments.spec import TestSpec
+from surge.experiments.variants import (
+    RunGroup,
+    Variant,
+    check_names,
+    load_variants,
+    parse_group,
+    parse_loads,
+    parse_runs,
+    parse_variant,
+)
+from surge.url_plan import duration_flag
+
+DEFAULT_REPEATS = 5
+"""DEFAULT_REPEATS is how many runs each variant gets unless told (-n)."""
+
+MAX_GROUP_RUNS = 10_000
+"""MAX_GROUP_RUNS bounds how many runs one --group may select."""
+
+HISTORY_FLAGS = "--group/--runs"
+"""HISTORY_FLAGS names the flags of a comparison of runs from the history in errors."""
+
+_FLAG_OF = {"target_url": "--target", "env_pairs": "-e/--env", "connections": "-c/--connections",
+            "duration": "-d/--duration", "rate": "-r/--rate", "method": "-m/--method", "header": "-H/--header"}
+"""_FLAG_OF names the test flags whose name is not their field's with dashes."""
+
+
+def _flag(field: str) -> str:
+    return _FLAG_OF.get(field, "--" + field.replace("_", "-"))
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 0.5:
+        raise BadInput("--alpha", f"expected a significance level between 0 and 0.5 such as 0.05, got '{text}'")
+    return value
+
+
+def _reference(reference: str | None, names: list[str]) -> str:
+    if reference is None:
+        return names[0]
+    if reference not in names:
+        raise BadInput("--reference", f"'{reference}' is not one of the variants ({', '.join(names)})")
+    return reference
+
+
+def _check_no_test_flags(test: TestSpec) -> None:
+    """_check_no_test_flags refuses, in a comparison of recorded runs, a flag describing a test to run."""
+    bare = TestSpec(target="")
+    for f in fields(TestSpec):
+        if f.name not in ("target", "out", "db", "tags") and getattr(test, f.name) != getattr(bare, f.name):
+            raise BadInput(_flag(f.name), f"describes a test to run; a comparison of runs from the history "
+                                          f"({HISTORY_FLAGS}) runs none")
+
+
+@click.command("compare")
+@optional_test_options
+@click.option("--variant", "variant_specs", multiple=True, metavar="SPEC",
+              help="A variant of the test: NAME=URL (another base URL), NAME:KEY=VALUE,... (-e pairs of its own, "
+                   "for a scenario file) or NAME (the test as given); repeatable, the first is the reference.")
+@click.option("--vus", help="Closed-model load levels to compare, e.g. 35,75: one variant per level (and the "
+                            "scaling between them).")
+@click.option("--rates", help="Open-model arrival rates to compare, e.g. 100,200: one variant per level (and the "
+                              "scaling between them).")
+@click.option("--group", "group_specs", multiple=True, metavar="[NAME:]KEY=VALUE,...",
+              help="A group of runs from the history: every run with all these tags; repeatable (no FILE|URL).")
+@click.option("--runs", "runs_specs", multiple=True, metavar="[NAME:]RUN,RUN,...",
+              help="A group of runs from the history, each an id, a unique prefix or a results directory; "
+                   "repeatable (no FILE|URL).")
+@click.option("--loads", help="With --group/--runs: each group's load level (VUs or rate), in the groups' order, "
+                              "increasing: adds the scaling between them.")
+@click.option("-n", "--repeats", type=int, default=DEFAULT_REPEATS, show_default=True,
+              help="How many runs each variant gets (interleaved: A B A B ...).")
+@click.option("--cooldown", default="0s", show_default=True, help="Pause between two runs (nothing sent), e.g. 10s.")
+@click.option("--reference", help="The variant the others are compared with (default: the first).")
+@click.option("--alpha", default=str(ALPHA), show_default=True, help="Significance level of the verdicts.")
+@click.option("--json", "json_output", is_flag=True,
+              help="Print the experiment (parameters, every run's figures, the comparisons, the scaling, the "
+                   "findings) as one JSON document on stdout.")
+def compare_command(test: TestSpec, variant_specs: tuple[str, ...], vus: Optional[str], rates: Optional[str],
+                    group_specs: tuple[str, ...], runs_specs: tuple[str, ...], loads: Optional[str], repeats: int,
+                    cooldown: str, reference: Optional[str], alpha: str, json_output: bool) -> None:
+    """Compare variants of a test (FILE|URL with --variant, --vus or --rates), each run n times
+    interleaved, or groups of runs from the history (--group, --runs): per figure each variant's
+    mean and 95% CI, the difference, the ratio with its bootstrap CI, Welch's and Mann-Whitney's
+    p-values, and better / worse / no significant difference. Exit code as surge repeat's."""
+    level = _alpha(alpha)
+    if group_specs or runs_specs:
+        for flag, given in (("--variant", variant_specs), ("--vus", vus), ("--rates", rates)):
+            if given:
+                raise BadInput(flag, f"compares new runs; {HISTORY_FLAGS} compare runs from the history: give one")
+        if test.target:
+            raise BadInput("FILE|URL", f"{HISTORY_FLAGS} compare runs from the history: give no test to run")
+        _check_no_test_flags(test)
+        _compare_history(test, group_specs, runs_specs, loads, reference, level, json_output)
+        return
+    if not test.target:
+        raise BadInput("FILE|URL", f"give the test to run with --variant, --vus or --rates, or {HISTORY_FLAGS}")
+    if loads is not None:
+        raise BadInput("--loads", f"only with {HISTORY_FLAGS} (--vus and --rates give the loads of new runs)")
+    _compare_runs(test, variant_specs, vus, rates, repeats, cooldown, reference, level, json_output)
+
+
+def _variants(variant_specs: tuple[str, ...], vus: str | None, rates: str | None) -> list[Variant]:
+    given = [flag for flag, value in (("--variant", variant_specs), ("--vus", vus), ("--rates", rates)) if value]
+    if len(given) > 1:
+        raise BadInput(given[1], f"give one of --variant, --vus, --rates (got {' and '.join(given)})")
+    if not given:
+        raise BadInput("--variant", "give the variants: --variant (twice or more), --vus or --rates")
+    variants = [parse_variant(s) for s in variant_specs] if variant_specs else load_variants(vus, rates)
+    check_names([v.name for v in variants], given[0])
+    return variants
+
+
+def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | None, rates: str | None, repeats: int,
+                  cooldown: str, reference: str | None, alpha: float, json_output: bool) -> None:
+    if not 1 <= repeats <= MAX_RUNS:
+        raise BadInput("-n/--repeats", f"must be from 1 to {MAX_RUNS:,}, got {repeats}")
+    pause_s = duration_flag("--cooldown", cooldown, positive=False)
+    variants = _variants(variant_specs, vus, rates)
+    names = [v.name for v in variants]
+    chosen = _reference(reference, names)
+    check_experiment_test(test)
+    tests = [v.apply(test) for v in variants]
+    prepared = [t.prepare(v.overrides()) for t, v in zip(tests, variants)]  # every BadInput before any run
+    load_of = {v.name: float(v.load) for v in variants if v.load is not None}
+    parameters = {"runs": repeats, "cooldown_s": pause_s, "alpha": alpha, "reference": chosen,
+                  "variants": [v.describe() for v in variants], "test": test.describe()}
+    experiment = ExperimentRecord("compare", test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict)
+    with experiment.running():
+        for i in range(1, repeats + 1):
+            for variant, spec, ready in zip(variants, tests, prepared):
+                if experiment.runs:
+                    runner.cooldown(pause_s)
+                runner.run_one(experiment, spec, ready, role=f"variant {variant.name} {i}/{repeats}",
+                               label=f"{variant.name} {i}", level=variant.load, variant=variant.name)
+    _finish(experiment, names, chosen, alpha, load_of if len(load_of) == len(variants) else None, json_output)
+    finish(experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants)))
+
+
+def _finish(experiment: ExperimentRecord, names: list[str], reference: str, alpha: float,
+            loads: dict[str, float] | None, json_output: bool) -> None:
+    from surge.experiments.comparison import analyse
+
+    analysis, findings = analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads)
+    experiment.finish(analysis=analysis, findings=findings)
+    report_experiment(experiment.document, json_output)
+
+
+def _group_ids(history: Any, group: RunGroup) -> list[str]:
+    from surge.history import RunQuery, list_runs, lookup_id
+
+    if group.refs:
+        return [lookup_id(history, ref) for ref in group.refs]
+    rows = list_runs(history, RunQuery(tags=group.tags, limit=MAX_GROUP_RUNS))
+    if not rows:
+        raise BadInput("--group", f"no run in the history ({history.path}) has the tags of group '{group.name}'")
+    return [r.id for r in reversed(rows)]  # oldest first
+
+
+def _compare_history(test: TestSpec, group_specs: tuple[str, ...], runs_specs: tuple[str, ...], loads: str | None,
+                     reference: str | None, alpha: float, json_output: bool) -> None:
+    from surge.history import load_run, open_history
+    from surge.history.experiments import ExperimentRun
+
+    if group_specs and runs_specs:
+        raise BadInput("--runs", "give the groups either by tags (--group) or by runs (--runs), not both")
+    groups = [parse_group(s) for s in group_specs] or [parse_runs(s, i) for i, s in enumerate(runs_specs)]
+    names = [g.name for g in groups]
+    flag = "--group" if group_specs else "--runs"
+    check_names(names, flag)
+    chosen = _reference(reference, names)
+    load_of = None
+    if loads is not None:
+        levels = parse_loads("--loads", loads, whole=False)
+        if len(levels) != len(groups):
+            raise BadInput("--loads", f"give one load level per group: {len(groups)} groups, {len(levels)} levels")
+        load_of = dict(zip(names, levels))
+    check_experiment_test(test)
+    with open_history(test.db) as history:
+        ids = {g.name: _group_ids(history, g) for g in groups}
+        seen: dict[str, str] = {}
+        for name, group_ids in ids.items():
+            for run_id in group_ids:
+                if run_id in seen:
+                    raise BadInput(flag, f"run {run_id[:12]} is in group '{seen[run_id]}' and group '{name}'")
+                seen[run_id] = name
+        stored = {name: [load_run(history, i) for i in group_ids] for name, group_ids in ids.items()}
+    run_names = {str(s.meta.get("name")) for runs in stored.values() for s in runs}
+    parameters = {"runs": {name: len(runs) for name, runs in stored.items()}, "alpha": alpha, "reference": chosen,
+                  "groups": [g.describe() for g in groups], "loads": load_of, "run_ids": ids}
+    experiment = ExperimentRecord("compare", run_names.pop() if len(run_names) == 1 else "runs", parameters,
+                                  out=test.out, db=test.db, tags=test.tag_dict)
+    with experiment.running():
+        for name, runs in stored.items():
+            for i, run in enumerate(runs, 1):
+                role = f"variant {name} {i}/{len(runs)}"
+                position = len(experiment.runs) + 1
+                level = load_of[name] if load_of else None
+                experiment.add_run(run_entry(run.summary, position=position, role=role,
+                                             label=f"{name} {i}", directory=run.directory, exit_code=None,
+                                             level=level, variant=name),
+                                   ExperimentRun(run.run_id, position, role, f"{name} {i}", level, name))
+    _finish(experiment, names, chosen, alpha, load_of, json_output)
+    finish(Outcome(0))
+

@@ -1,0 +1,54 @@
+"""findings: every diagnosis rule run over one result document, in a fixed order (the client's
+limits first, then the generator, then the server). The one function every run and every
+experiment's run calls (docs/diagnosis.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
+from surge.diagnosis.figures import open_model, timeout_s
+from surge.diagnosis.finding import Finding
+from surge.diagnosis.generator import generator_saturated, in_flight_limit
+from surge.diagnosis.littles_law import queueing
+from surge.diagnosis.server import server_cpu_bound
+from surge.diagnosis.shed import load_shed
+from surge.diagnosis.timeouts import timeout_cascade
+from surge.heading import PlanLike
+from surge.redact import redact_text
+
+
+def findings(result_document: Mapping[str, Any], *, target_samples: Sequence[Mapping[str, Any]] | None = None,
+             plan: PlanLike | None = None) -> list[Finding]:
+    """findings diagnoses one run from its result document (``surge.result/1`` as a dict: the
+    ``--json`` document or summary.json), the watched target's samples (``target_samples``:
+    summary.json's ``target_process.samples``, read from the document when not given) and its
+    ``plan`` (a Plan, an engine plan dict or a record's Heading; it tells the open model from
+    the closed one and gives the timeout and the in-flight limit). Returns the findings that hold,
+    each message with its secrets masked; an empty list when none does."""
+    target = result_document.get("target_process") or {}
+    samples = target_samples if target_samples is not None else target.get("samples") or []
+    open_ = open_model(result_document, plan)
+    queue = queueing(result_document)
+    generator = generator_saturated(result_document, open_model=open_)
+    found = [
+        port_exhaustion(result_document),
+        open_file_exhaustion(result_document),
+        generator,
+        in_flight_limit(result_document, plan, generator_bound=generator is not None,
+                        server_slow=queue is not None) if open_ else None,
+        server_cpu_bound(result_document, samples, target.get("cores")) if samples else None,
+        queue,
+        timeout_cascade(result_document, timeout_s(result_document, plan)),
+        load_shed(result_document),
+    ]
+    return [Finding(f.kind, f.severity, redact_text(f.message), f.evidence) for f in found if f is not None]
+
+
+def generator_bound(found: Sequence[Finding]) -> bool:
+    """generator_bound tells whether ``found`` says the generator was the bottleneck (the
+    summary then marks throughput as a lower bound)."""
+    from surge.diagnosis.generator import GENERATOR_SATURATED
+
+    return any(f.kind == GENERATOR_SATURATED for f in found)

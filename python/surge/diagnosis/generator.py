@@ -1,0 +1,113 @@
+"""The load generator as the bottleneck: ``generator_saturated`` (a worker thread out of CPU,
+or sends falling behind the open-model schedule) and ``in_flight_limit`` (scheduled requests
+never sent because the in-flight limit was reached). Rules: docs/diagnosis.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from surge.diagnosis.figures import count, grouped, load_intervals, max_in_flight, number, percent
+from surge.diagnosis.finding import WARNING, Finding
+from surge.heading import PlanLike
+
+GENERATOR_SATURATED = "generator_saturated"
+"""GENERATOR_SATURATED is the kind of the finding that the generator limited the load."""
+
+IN_FLIGHT_LIMIT = "in_flight_limit"
+"""IN_FLIGHT_LIMIT is the kind of the finding that the in-flight limit stopped sends."""
+
+BUSY_THRESHOLD = 0.90
+"""BUSY_THRESHOLD: a worker thread whose CPU time is at least this share of the run's elapsed
+time had no room to send more."""
+
+LATE_SHARE_THRESHOLD = 0.05
+"""LATE_SHARE_THRESHOLD: in the open model, at least this share of sent requests sent more
+than 1 ms after their intended time means the generator fell behind its schedule."""
+
+LATE_LAG_P99_MS = 10.0
+"""LATE_LAG_P99_MS: ... and the send lag's p99 is at least this long (a millisecond or two of lag
+on a busy machine, or for a new connection, does not shape the results)."""
+
+DROPPED_SHARE_THRESHOLD = 0.01
+"""DROPPED_SHARE_THRESHOLD: at least this share of scheduled requests (sent + dropped) never
+sent is an in-flight limit finding."""
+
+
+def offered_rate(document: Mapping[str, Any]) -> float | None:
+    """offered_rate is the open-model schedule's mean rate over the load intervals (requests
+    per second), or None in the closed model."""
+    rates = [float(i["target_rate_per_s"]) for i in load_intervals(document) if i.get("target_rate_per_s") is not None]
+    return sum(rates) / len(rates) if rates else None
+
+
+def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
+    """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) late sends ≥
+    LATE_SHARE_THRESHOLD of those sent with a send lag p99 ≥ LATE_LAG_P99_MS. The message marks
+    throughput as a lower bound."""
+    generator = document.get("generator") or {}
+    busy = [float(b) for b in generator.get("thread_busy") or []]
+    requests = document.get("requests") or {}
+    sent, late = count(requests, "sent"), count(requests, "late")
+    late_share = late / sent if sent else 0.0
+    busiest = max(range(len(busy)), key=lambda i: busy[i]) if busy else None
+    lag_p99 = number((document.get("latency") or {}).get("send_lag"), "p99_ms")
+    cpu_bound = busiest is not None and busy[busiest] >= BUSY_THRESHOLD
+    behind = open_model and sent > 0 and late_share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS
+    if not (cpu_bound or behind):
+        return None
+    throughput = number(document.get("throughput"), "responses_per_s")
+    offered = offered_rate(document) if open_model else None
+    duration = number(document, "duration_s")
+    sent_per_s = sent / duration if duration > 0 else number(document.get("throughput"), "sent_per_s")
+    reasons = []
+    if cpu_bound:
+        assert busiest is not None
+        reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run")
+    if behind:
+        reasons.append(f"{grouped(late)} of {grouped(sent)} requests ({percent(late_share)}) were sent more than "
+                       f"1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
+    if offered is not None:
+        reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
+                       "during the load")
+    message = (f"The load generator was the bottleneck: {'; '.join(reasons)}. Throughput is a lower bound: "
+               f"≥ {grouped(throughput, 1)} responses/s; the target may serve more (use more --threads, "
+               f"fewer other processes on this machine, or more machines).")
+    return Finding(GENERATOR_SATURATED, WARNING, message, {
+        "thread_busy": busy, "busiest_thread": busiest, "busy_threshold": BUSY_THRESHOLD,
+        "sent": sent, "late": late, "late_share": late_share, "late_share_threshold": LATE_SHARE_THRESHOLD,
+        "late_lag_p99_threshold_ms": LATE_LAG_P99_MS,
+        "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
+        "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
+        "cpu_us_per_request": number(generator, "cpu_us_per_request"),
+    })
+
+
+def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, generator_bound: bool,
+                    server_slow: bool) -> Finding | None:
+    """in_flight_limit: open-model requests never sent (``dropped``) ≥ DROPPED_SHARE_THRESHOLD
+    of those scheduled. Why the slots stayed busy: the generator itself fell behind
+    (``generator_bound``: a generator_saturated finding holds), else the target answered slowly
+    (``server_slow``: a queueing finding holds), else the limit was too low for the rate."""
+    requests = document.get("requests") or {}
+    dropped, sent = count(requests, "dropped"), count(requests, "sent")
+    scheduled = dropped + sent
+    if not scheduled or dropped / scheduled < DROPPED_SHARE_THRESHOLD:
+        return None
+    limit = max_in_flight(plan)
+    limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
+        "every in-flight slot (--max-in-flight, max_vus)"
+    if generator_bound:
+        why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
+    elif server_slow:
+        why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
+               "generator, held the load back")
+    else:
+        why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
+    message = (f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)}) were "
+               f"never sent because {limit_text} were busy; {why}. The offered load was not all delivered.")
+    return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
+        "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
+        "dropped_share_threshold": DROPPED_SHARE_THRESHOLD, "generator_bound": generator_bound,
+        "server_slow": server_slow,
+    })
