@@ -5,7 +5,10 @@ surge.analysis.describe against numpy/scipy."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +24,22 @@ IMPORTS = Path(__file__).parent / "fixtures" / "imports"
 K6_FILES = ("k6-summary-export.json", "k6-handle-summary.json", "k6-ndjson.json")
 
 
+PAST = 1_577_836_800  # 2020-01-01 UTC: before any fixture's own start time
+"""PAST dates the copies of fixtures that keep no start time (an import is dated by its file's
+modification time then), so the history's order does not depend on when git wrote the files."""
+
+
 def _import(*names: str) -> list[str]:
-    """_import imports the fixtures and returns their run ids, oldest first (an import is dated
-    by its own start, so the history orders them by that, not by when they were imported)."""
-    for name in names:
-        run = surge("import", str(IMPORTS / name), "--tag", "set=seed001")
-        assert run.code == 0, run.stderr
+    """_import imports copies of the fixtures, those without a start time dated an hour apart in
+    the order given, and returns their run ids, oldest first (an import is dated by its own
+    start, so the history orders them by that, not by when they were imported)."""
+    with tempfile.TemporaryDirectory(prefix="surge-stats-") as copies:
+        for number, name in enumerate(names):
+            copy = Path(copies) / name
+            shutil.copyfile(IMPORTS / name, copy)
+            os.utime(copy, (PAST + 3600 * number, PAST + 3600 * number))
+            run = surge("import", str(copy), "--tag", "set=seed001")
+            assert run.code == 0, run.stderr
     return [r["id"] for r in reversed(surge("history", "--json").json())]
 
 
