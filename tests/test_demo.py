@@ -1,6 +1,7 @@
-"""surge demo runs on the one run path: its record is a run's record (summary.json valid against
-the schema, timeseries.csv, latency.hlog, command.txt) plus target-stats.json, and its last
-stdout line says where the results are. The ramp is shortened here (the real one takes 20 s)."""
+"""surge demo is an experiment like any other: a sweep against the reference target recorded in
+results/<time>-demo/ (experiment.json valid against its schema, a run directory per level)
+plus target-stats.json, whose counts equal the runs'; its last stdout line says where the
+results are. The levels are fewer and shorter here (the real sweep takes about half a minute)."""
 
 from __future__ import annotations
 
@@ -10,24 +11,26 @@ import json
 from rich.console import Console
 
 from surge import demo
-from surge.plan import RateStage
-from surge.record.schema import validate_file
+from surge.record.schema import validate_experiment
 
 
-def test_demo_records_like_a_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo, "DEMO_STAGES", [RateStage(duration_s=2, target_rate=100)])
+def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo, "DEMO_SWEEP", ["--vus", "1,2", "-d", "1s", "--warmup", "0s"])
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     directory, outcome = demo.run_demo(tmp_path / "results", Console(file=out, width=60))
     assert outcome.code == 0
     assert directory.parent == tmp_path / "results" and directory.name.endswith("-demo")
-    assert {p.name for p in directory.iterdir()} == {"summary.json", "timeseries.csv", "latency.hlog", "command.txt",
-                                                      "target-stats.json"}
-    doc = validate_file(directory)
-    assert doc["meta"]["name"] == "demo" and doc["meta"]["complete"] is True
-    assert doc["url"].endswith("/delay/0") and len(doc["intervals"]) >= 2
+    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json"}
+    doc = json.loads((directory / "experiment.json").read_text())
+    validate_experiment(doc)
+    assert doc["kind"] == "sweep" and doc["complete"] is True and len(doc["runs"]) == 2
+    sent = 0
+    for run in doc["runs"]:
+        summary = json.loads((directory / run["directory"] / "summary.json").read_text())
+        sent += summary["requests"]["sent"]
+        assert summary["target_process"]["sample_count"] >= 1  # the target was watched in every run
     stats = json.loads((directory / "target-stats.json").read_text())
-    assert stats["received_by_route"]["GET /delay/{ms}"] == doc["requests"]["sent"]
+    assert stats["received_by_route"]["GET /tasks"] == sent
     last = out.getvalue().rstrip("\n").splitlines()[-1]
-    assert last.startswith(f"Results written to {directory}/ (") and "summary.json" in last
-    assert "Per-second view" in out.getvalue()
+    assert last.startswith(f"Results written to {directory}/ (") and "experiment.json" in last

@@ -159,7 +159,7 @@ def test_queueing_states_littles_law_and_the_service_capacity():
     assert finding.evidence["service_capacity_per_s"] == pytest.approx(100.0)
     assert finding.evidence["served_at_once"] == pytest.approx(2.0)
     assert "100.0 requests were in flight on average" in finding.message
-    assert "about 2.0 requests served at once at 20.00 ms each" in finding.message
+    assert "the same as 2.0 requests served at once if each took the fastest time, 20.00 ms" in finding.message
 
 
 def test_a_fast_target_is_not_queueing():

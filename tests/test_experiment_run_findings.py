@@ -28,3 +28,10 @@ def test_compact_keeps_kind_severity_and_message_only():
     full = [{"kind": "queueing", "severity": "info", "message": "m", "evidence": {"in_flight": 3.0}}]
     assert compact(full) == [{"kind": "queueing", "severity": "info", "message": "m"}]
     assert compact(None) == []
+
+
+def test_a_sweeps_warm_ups_are_left_out():
+    entries = [{**_entry("warmup vus=8", "queueing"), "role": "warmup vus=8"},
+               {**_entry("vus=8", "load_shed"), "role": "level vus=8"}]
+    lifted = run_findings(entries)
+    assert [f["kind"] for f in lifted] == ["run.load_shed"] and "in 1 of 1 runs (vus=8)" in lifted[0]["text"]

@@ -163,6 +163,8 @@ def test_sigterm_during_the_cooldown_keeps_the_runs_done_and_exits_143(target, t
     (["--cooldown", "-1s"], "surge: error: --cooldown: "),
     (["--cv-limit", "lots"], "surge: error: --cv-limit: expected a percentage above 0 such as 10%, got 'lots'"),
     (["--time-scale", "2"], "surge: error: --time-scale: only applies to a scenario file"),
+    (["--watch-pid", "0"], "surge: error: --watch-pid: must be a process id above zero, got 0"),
+    (["--watch-pid", "4194999"], "surge: error: --watch-pid: no process 4194999"),
 ])
 def test_repeat_bad_input_is_one_line_exit_2_before_any_run(args, error):
     run = surge("repeat", "http://127.0.0.1:9/", "-d", "1s", *args)

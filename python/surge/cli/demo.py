@@ -1,4 +1,5 @@
-"""``surge demo``: start the reference target and run a short real test past its capacity."""
+"""``surge demo``: start the reference target and run a short real experiment (a sweep) that
+finds its peak, knee and breaking point."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from surge.cli.errors import finish
 
 @click.command("demo")
 @click.option("--results", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
-              help="Directory under which the run's results directory (<UTC yyyymmdd-HHMMSS>-demo) is written.")
+              help="Directory under which the experiment's results directory (<UTC yyyymmdd-HHMMSS>-demo) is "
+                   "written.")
 def demo_command(results: Path) -> None:
-    """Start the reference target, run a short real test that passes its capacity, write results."""
+    """Start the reference target, sweep 1 → 32 VUs against it (about half a minute), write results."""
     from surge.demo import run_demo
 
     _directory, outcome = run_demo(results)
-    finish(outcome)  # 0; 128 + signal when the ramp was cut short (its summary is partial)
+    finish(outcome)  # 0; 128 + signal when the sweep was cut short (its levels so far are kept)

@@ -42,9 +42,12 @@ def parse_percent(flag: str, text: str) -> float:
 
 def check_experiment_test(test: TestSpec) -> None:
     """check_experiment_test refuses, before any run, an ``--out`` that is a file or holds an
-    experiment already."""
+    experiment already, and a --watch-pid that is no running process."""
+    from surge.diagnosis.check import watch_process
+
     check_out(test.out)
     check_experiment_out(test.out)
+    watch_process(test.watch_pid)
 
 
 def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int) -> Outcome:

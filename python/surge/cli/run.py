@@ -255,17 +255,13 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
 @click.option("--junit", "junit", metavar="FILE",
               help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
                    "fails or the run is stopped.")
-@click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
-              help="Sample process PID (the target, with its child processes) every second: CPU, RSS, threads, "
-                   "open files, into the time series, summary.json and the findings.")
-def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str],
-                watch_pid: Optional[int]) -> None:
+def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str]) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     for saving_flag in [f for f, v in (("--out", test.out), ("--db", test.db)) if v is not None and no_save]:
         raise BadInput(saving_flag, "cannot be used with --no-save")
     check_out(test.out)
     junit_path = check_junit(junit)
-    watch = watch_process(watch_pid)
+    watch = watch_process(test.watch_pid)
     prepared = test.prepare()
     recorder = make_recorder(test.out, no_save, test.target, prepared.scenario_file, prepared.target_url,
                              test.tag_dict, db=test.db, plan=prepared.heading)

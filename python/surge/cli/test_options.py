@@ -54,6 +54,9 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
                      help="Write the results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/)."),
         db_option,
         tag_option,
+        click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
+                     help="Sample process PID (the target, with its child processes) every second during each run: "
+                          "CPU, RSS, threads, open files, into the time series, summary.json and the findings."),
     ]
 
 _FIELDS = {"url": "target", **{f.name: f.name for f in fields(TestSpec) if f.name != "target"}}

@@ -15,6 +15,10 @@ from surge.diagnosis.finding import WARNING, Finding
 QUEUEING = "queueing"
 """QUEUEING is the kind of the finding that requests waited in a queue."""
 
+MIN_MEASURED_INTERVALS = 3
+"""MIN_MEASURED_INTERVALS: a run of fewer intervals has no ``measured_in_flight`` (its snapshots
+are the start and the drained end)."""
+
 QUEUE_FACTOR = 3.0
 """QUEUE_FACTOR: a mean latency at least this many times the fastest response means most of
 the time was spent waiting, not being served."""
@@ -47,7 +51,8 @@ class LittlesLaw:
     (latency count over ``throughput.window_s``), ``mean_latency_s`` W (from the actual send:
     ``mean_from_send_s``), ``little_l`` = X × W,
     ``measured_in_flight`` (the intervals' ``in_flight_mean`` weighted by their length: the
-    time average L should equal), and the ``intervals``."""
+    time average L should equal; None for a run of fewer than MIN_MEASURED_INTERVALS), and the
+    ``intervals``."""
 
     completions_per_s: float
     mean_latency_s: float
@@ -104,7 +109,10 @@ def littles_law(document: Mapping[str, Any]) -> LittlesLaw:
         weighted += mean * length
         span += length
         previous_end = end
-    return LittlesLaw(x, w, x * w, weighted / span if span > 0 else None, rows)
+    # Fewer than three snapshots (a run of a second or two, ending drained) say nothing of the
+    # in-flight count in between.
+    measured = weighted / span if span > 0 and len(rows) >= MIN_MEASURED_INTERVALS else None
+    return LittlesLaw(x, w, x * w, measured, rows)
 
 
 def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Finding | None:
@@ -135,10 +143,11 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     message = (f"Requests queued: by Little's law {grouped(law.little_l, 1)} requests were in flight on average"
                f"{measured} = {grouped(law.completions_per_s, 1)} completions/s × {grouped(w * 1000, 1)} ms mean "
                f"latency from the send, while the fastest successful response took "
-               f"{grouped(fastest * 1000, 2)} ms: about {grouped(waiting, 1)} of them were waiting, not being "
-               f"served. The target completed {grouped(capacity, 1)} successful responses/s while it had a queue: "
-               f"that is its service capacity, about {grouped(in_service, 1)} requests served at once at "
-               f"{grouped(fastest * 1000, 2)} ms each.{grew}")
+               f"{grouped(fastest * 1000, 2)} ms: about {grouped(waiting, 1)} of them were waiting, or being served "
+               f"slower than that (contention inside the target). The target completed {grouped(capacity, 1)} "
+               f"successful responses/s while it had a queue: that is its service capacity, the same as "
+               f"{grouped(in_service, 1)} requests served at once if each took the fastest time, "
+               f"{grouped(fastest * 1000, 2)} ms.{grew}")
     return Finding(QUEUEING, WARNING, message, {
         "little_l": law.little_l, "completions_per_s": law.completions_per_s, "mean_latency_ms": w * 1000,
         "measured_in_flight": law.measured_in_flight, "fastest_ms": fastest * 1000, "waiting": waiting,

@@ -20,6 +20,9 @@ ADVICE = {
 }
 """ADVICE says what follows from a kind of finding for the experiment; other kinds get DEFAULT_ADVICE."""
 
+WARMUP_ROLE = "warmup "
+"""WARMUP_ROLE starts the role of a sweep level's unmeasured warm-up run."""
+
 DEFAULT_ADVICE = "see each run's findings (surge show RUN) and docs/diagnosis.md"
 """DEFAULT_ADVICE is the advice of a kind ADVICE does not name."""
 
@@ -31,10 +34,11 @@ def compact(findings: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]
 
 
 def run_findings(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """run_findings is one experiment finding per kind the runs' ``findings`` hold, in the
-    order first seen: in how many of the runs and which (by label), the first run's message,
+    """run_findings is one experiment finding per kind the measured runs' ``findings`` hold (a
+    sweep's warm-ups are left out: nothing of theirs is measured), in the order first seen: in how many of the runs and which (by label), the first run's message,
     and the advice for the experiment."""
     seen: dict[str, list[tuple[str, str]]] = {}
+    entries = [e for e in entries if not str(e.get("role", "")).startswith(WARMUP_ROLE)]
     for entry in entries:
         for finding in entry.get("findings") or []:
             seen.setdefault(finding["kind"], []).append((str(entry["label"]), finding["message"]))

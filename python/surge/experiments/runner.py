@@ -15,10 +15,10 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from surge import exit_codes, signals
-from surge.errors import UnreachableError
+from surge.errors import BadInput, UnreachableError
 from surge.exit_codes import Outcome
 from surge.experiments.figures import Figures, key_figures
 from surge.experiments.record import ExperimentRecord
@@ -26,6 +26,9 @@ from surge.experiments.run_findings import compact
 from surge.experiments.spec import PreparedRun, TestSpec
 from surge.history.figures import has_result, verdict
 from surge.redact import redact_text
+
+if TYPE_CHECKING:
+    from surge.diagnosis.watch import TargetWatch
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,18 @@ def run_entry(summary: Mapping[str, Any], *, position: int, role: str, label: st
             "findings": compact(summary.get("findings"))}
 
 
+def _watch(test: TestSpec) -> TargetWatch | None:
+    """_watch is a sampler of the process --watch-pid names, for one run; a process gone since
+    the experiment started costs a warning, not the experiment (its runs go on unwatched)."""
+    from surge.diagnosis.check import watch_process
+
+    try:
+        return watch_process(test.watch_pid)
+    except BadInput as e:
+        print(redact_text(f"surge: warning: {e}; this run is not watched"), file=sys.stderr, flush=True)
+        return None
+
+
 def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun, *, role: str, label: str,
             level: float | None = None, variant: str | None = None) -> RunReport:
     """run_one runs ``prepared`` (``test`` prepared, with an experiment's overrides or not) as the
@@ -89,7 +104,8 @@ def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun,
     unreachable: UnreachableError | None = None
     try:
         outcome = execute(prepared.compiled, threads=prepared.threads, json_output=False,
-                          url_plan=prepared.url_plan, recorder=recorder, quiet=True, on_document=documents.append)
+                          url_plan=prepared.url_plan, recorder=recorder, quiet=True, on_document=documents.append,
+                          watch=_watch(test))
     except UnreachableError as e:
         unreachable = e
         outcome = Outcome(exit_codes.UNREACHABLE, str(e.args[0]) if e.args else str(e))

@@ -114,6 +114,7 @@ class TestSpec:
     out: str | None = None
     db: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
+    watch_pid: int | None = None
 
     @property
     def is_file(self) -> bool:
