@@ -103,6 +103,14 @@ BREAKDOWN = {"sent": "requests.sent", "responses": "requests.responses", "failed
              "p95 ms": "latency.all.p95_ms", "p99 ms": "latency.all.p99_ms"}
 
 
+def shown(document: dict[str, Any], path: str) -> Any:
+    """shown is the record's figure at ``path`` as the report must show it: a latency of a
+    summary without samples is missing (None)."""
+    if path.startswith("latency.") and get(document, "latency.all.count") == 0:
+        return None
+    return get(document, path)
+
+
 def check_run_report(directory: Path) -> tuple[Tables, str]:
     """check_run_report compares every table of DIR/report.md with DIR/summary.json and returns
     the tables and the text."""
@@ -110,7 +118,7 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
     text = (directory / "report.md").read_text()
     tables = parse_tables(text)
     for label, path in EXECUTIVE.items():
-        same(row(tables["Executive summary"], "figure", label)["value"], get(summary, path))
+        same(row(tables["Executive summary"], "figure", label)["value"], shown(summary, path))
     if "requests" in summary:
         for label, key in REQUESTS.items():
             same(row(tables["Requests"], "requests", label)["count"], summary["requests"][key])
@@ -124,19 +132,21 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
         for column, key in (("window (s)", "window_s"), ("responses/s", "responses_per_s"),
                             ("successes/s", "successes_per_s"), ("sent/s", "sent_per_s")):
             same(throughput[column], summary["throughput"][key])
-        for entry in tables["Latency"]:
+        assert {r["latency (ms)"] for r in tables.get("Latency", [])} == \
+            {label for label, key in LATENCY_ROWS.items() if summary["latency"][key]["count"]}
+        for entry in tables.get("Latency", []):
             for column, key in LATENCY.items():
                 same(entry[column], summary["latency"][LATENCY_ROWS[entry["latency (ms)"]]][key])
     for entry in tables.get("Per scenario", []):
         scenario = next(s for s in summary["scenarios"] if s["name"] == entry["scenario"])
         same(entry["window (s)"], scenario["duration_s"])
         for column, path in BREAKDOWN.items():
-            same(entry[column], get(scenario, path))
+            same(entry[column], shown(scenario, path))
     assert len(tables.get("Per scenario", [])) == len(summary.get("scenarios") or [])
     for entry in tables.get("Per tag", []):
         tag = next(t for t in summary["tags"] if t["tag"] == entry["tag"] and t["scenario"] == entry["scenario"])
         for column, path in BREAKDOWN.items():
-            same(entry[column], get(tag, path))
+            same(entry[column], shown(tag, path))
     assert len(tables.get("Per tag", [])) == len(summary.get("tags") or [])
     for entry, check in zip(tables.get("Checks", []), summary.get("checks") or [], strict=True):
         assert entry["check"] == check["name"]
@@ -206,6 +216,16 @@ def test_an_interrupted_runs_report_says_it_is_incomplete_and_why(target, tmp_pa
     state = row(tables["Executive summary"], "figure", "record")["value"]
     assert state.startswith("incomplete: the run was stopped early by SIGINT"), state
     assert "incomplete record: the run was stopped early by SIGINT" in text
+
+
+def test_an_unreachable_runs_report_shows_no_latency(tmp_path):
+    out = tmp_path / "run"
+    run = surge("run", "http://127.0.0.1:9/", "-d", "1s", "--out", str(out))
+    assert run.code == 3, run.stderr
+    tables, text = check_run_report(out)
+    assert row(tables["Executive summary"], "figure", "p99 latency (ms)")["value"] == "-"
+    assert "Latency" not in tables
+    assert "the target was not reachable at the start: nothing was sent" in text
 
 
 def test_an_imported_runs_report_shows_missing_figures_as_missing(tmp_path):
@@ -283,6 +303,8 @@ def test_a_sweeps_report_holds_its_curve(target, tmp_path):
     written = Path(SCRATCH) / again.stdout.splitlines()[-1]
     assert written == Path(SCRATCH) / "results" / out.name / "report.md"
     assert written.read_text() == kept
+    last = surge("report", "last")  # what was done last: the sweep, not its last run
+    assert last.stdout == again.stdout, last.stderr
     shutil.rmtree(written.parent)
 
 

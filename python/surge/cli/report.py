@@ -59,8 +59,8 @@ def write_html(source: Source, out: Path) -> Path:
 @db_option
 def report_command(ref: str, format_: str, out: Optional[str], db: Optional[str]) -> None:
     """Write the report of RUN|EXPERIMENT from its record alone: a run or experiment id, a
-    unique prefix of one, 'last' (the newest run, or the experiment it belongs to), or a
-    results directory. Prints the path of each report written, the last one last."""
+    unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
+    one of its runs or older than it), or a results directory. Prints the path of each report written, the last one last."""
     from surge.report.write import write_markdown
 
     source = load_source(ref, db)

@@ -20,7 +20,7 @@ LATENCY_KEYS = ("min_ms", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p9
 
 LATENCY_ROWS = (("every response", "all"), ("successful responses", "success"), ("service time", "service_time"),
                 ("send lag", "send_lag"))
-"""LATENCY_ROWS are the latency summaries the table shows (send lag only when it has samples)."""
+"""LATENCY_ROWS are the latency summaries the table shows (each only when it has samples)."""
 
 REQUEST_ROWS = (("sent", "sent"), ("responses", "responses"), ("succeeded", "succeeded"), ("failed", "failed"),
                 ("shed (429, 503)", "shed"), ("timed out", "timed_out"), ("interrupted", "interrupted"),
@@ -35,6 +35,13 @@ def _get(document: Mapping[str, Any] | None, *path: str) -> Any:
     for key in path:
         value = value.get(key) if isinstance(value, Mapping) else None
     return value
+
+
+def timed(document: Mapping[str, Any] | None, key: str = "all") -> Mapping[str, Any] | None:
+    """timed is a latency summary (``latency.<key>``) that has samples; None when it has none
+    (a run that sent nothing: its zeros are not latencies, the report shows ``-``)."""
+    summary = _get(document, "latency", key)
+    return summary if isinstance(summary, Mapping) and summary.get("count") != 0 else None
 
 
 def thresholds_verdict(thresholds: Sequence[Mapping[str, Any]]) -> str:
@@ -58,9 +65,9 @@ def _executive(summary: Mapping[str, Any]) -> str:
         ("goodput (successes/s)", fmt.rate(_get(summary, "throughput", "successes_per_s"))),
         ("success rate", fmt.percent(_get(summary, "requests", "success_rate"))),
         ("failure rate", fmt.percent(_get(summary, "requests", "failure_rate"))),
-        ("p50 latency (ms)", fmt.ms(_get(summary, "latency", "all", "p50_ms"))),
-        ("p95 latency (ms)", fmt.ms(_get(summary, "latency", "all", "p95_ms"))),
-        ("p99 latency (ms)", fmt.ms(_get(summary, "latency", "all", "p99_ms"))),
+        ("p50 latency (ms)", fmt.ms(_get(timed(summary), "p50_ms"))),
+        ("p95 latency (ms)", fmt.ms(_get(timed(summary), "p95_ms"))),
+        ("p99 latency (ms)", fmt.ms(_get(timed(summary), "p99_ms"))),
         ("requests sent", fmt.count(_get(summary, "requests", "sent"))),
         ("thresholds", thresholds_verdict(summary.get("thresholds") or [])),
         ("record", record_state(summary)),
@@ -136,7 +143,7 @@ def _latency_rows(latency: Mapping[str, Any] | None) -> list[list[str]]:
     rows = []
     for label, key in LATENCY_ROWS:
         summary = _get(latency, key)
-        if not isinstance(summary, Mapping) or (key == "send_lag" and not summary.get("count")):
+        if not isinstance(summary, Mapping) or not summary.get("count"):
             continue
         rows.append([label, fmt.count(summary.get("count")), *(fmt.ms(summary.get(k)) for k in LATENCY_KEYS)])
     return rows
@@ -149,7 +156,7 @@ def _breakdowns(summary: Mapping[str, Any]) -> list[str]:
     def cells(entry: Mapping[str, Any]) -> list[str]:
         return [fmt.count(_get(entry, "requests", "sent")), fmt.count(_get(entry, "requests", "responses")),
                 fmt.count(_get(entry, "requests", "failed")), fmt.rate(_get(entry, "throughput", "responses_per_s")),
-                *(fmt.ms(_get(entry, "latency", "all", k)) for k in ("p50_ms", "p95_ms", "p99_ms"))]
+                *(fmt.ms(_get(timed(entry), k)) for k in ("p50_ms", "p95_ms", "p99_ms"))]
 
     scenarios = summary.get("scenarios") or []
     if scenarios:
@@ -175,7 +182,7 @@ def _results(summary: Mapping[str, Any], charts: Mapping[str, str]) -> str:
             [fmt.seconds(throughput.get("window_s")), fmt.rate(throughput.get("responses_per_s")),
              fmt.rate(throughput.get("successes_per_s")), fmt.rate(throughput.get("sent_per_s"))]], left=0), level=3))
     parts += _requests(summary)
-    latency_rows = _latency_rows(summary.get("latency"))
+    latency_rows = _latency_rows(summary.get("latency"))  # those with samples
     if latency_rows:
         parts.append(section("Latency", table(LATENCY_COLUMNS, latency_rows), level=3))
     parts += _breakdowns(summary)

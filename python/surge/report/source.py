@@ -64,14 +64,22 @@ def _experiment_from_history(history: History, experiment_id: str) -> Experiment
     return ExperimentSource(document, runs)
 
 
-def _experiment_of_run(history: History, run_id: str) -> str | None:
-    row = history.conn.execute("SELECT experiment_id FROM experiment_runs WHERE run_id = ?", (run_id,)).fetchone()
-    return str(row[0]) if row is not None else None
+def _last(history: History) -> Source:
+    """_last is what was done last: the newest experiment when the newest run is one of its runs
+    or older than its start (``surge stats`` makes no run), else the newest run."""
+    newest = history.conn.execute("SELECT id, started_at FROM experiments ORDER BY started_at DESC, rowid DESC "
+                                  "LIMIT 1").fetchone()
+    run = history.conn.execute("SELECT id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").fetchone()
+    if newest is not None and (run is None or newest[1] >= run[1] or history.conn.execute(
+            "SELECT 1 FROM experiment_runs WHERE experiment_id = ? AND run_id = ?", (newest[0], run[0])).fetchone()):
+        return _experiment_from_history(history, str(newest[0]))
+    return load_run(history, resolve_run(history, LAST, where="RUN|EXPERIMENT"))
 
 
 def load_source(ref: str, db: str | None) -> Source:
     """load_source is what REF names: a results directory (an experiment's when it holds
-    experiment.json, else a run's); ``last`` (the newest run, or the experiment it belongs to);
+    experiment.json, else a run's); ``last`` (what was done last: the newest experiment when the
+    newest run is one of its runs or older than its start, else the newest run);
     a run id or unique prefix; else an experiment id or unique prefix. BadInput naming
     RUN|EXPERIMENT when none (or several) match."""
     where = "RUN|EXPERIMENT"
@@ -80,9 +88,7 @@ def load_source(ref: str, db: str | None) -> Source:
         return experiment_from_directory(path) if (path / EXPERIMENT_FILE).is_file() else StoredRun.from_directory(path)
     with open_history(db) as history:
         if ref == LAST:
-            run_id = resolve_run(history, LAST, where=where)
-            experiment_id = _experiment_of_run(history, run_id)
-            return _experiment_from_history(history, experiment_id) if experiment_id else load_run(history, run_id)
+            return _last(history)
         try:
             run_id = resolve_run(history, ref, where=where)
         except BadInput:
