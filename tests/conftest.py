@@ -121,6 +121,28 @@ scenarios:
 """TINY_SCENARIO is the smallest scenario file: one scenario, one VU, N requests to /health."""
 
 
+MIXED = """\
+target: @URL@
+scenarios:
+  ok:
+    executor: {type: per-vu-iterations, vus: 1, iterations: 6}
+    flow:
+      - name: health
+        request: {path: /health}
+        check: {status: 200}
+      - name: missing
+        request: {path: /no-such-route}
+        check: {status: 200}
+thresholds:
+  - "p(95) < 10s"
+  - "failure_rate < 1%"
+  - {expr: "p(99) < 10s", scenario: ok, tag: health}
+  - "checks > 0.4"
+"""
+"""MIXED has thresholds that pass and one that fails (half the requests get 404), and a check
+that always passes beside one that always fails."""
+
+
 def tiny_scenario(tmp_path: Path, url: str, *, iterations: int = 2, extra: str = "", name: str = "tiny.yaml") -> Path:
     """tiny_scenario writes TINY_SCENARIO for ``url`` with ``extra`` (top-level YAML, e.g.
     thresholds) appended, and returns its path."""

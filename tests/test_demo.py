@@ -21,7 +21,7 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
     directory, outcome = demo.run_demo(tmp_path / "results", Console(file=out, width=60))
     assert outcome.code == 0
     assert directory.parent == tmp_path / "results" and directory.name.endswith("-demo")
-    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json"}
+    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json", "report.md", "charts"}
     doc = json.loads((directory / "experiment.json").read_text())
     validate_experiment(doc)
     assert doc["kind"] == "sweep" and doc["complete"] is True and len(doc["runs"]) == 2

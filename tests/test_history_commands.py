@@ -114,7 +114,7 @@ def test_export_rebuilds_a_deleted_results_directory(recorded, kind, tmp_path):
     assert sorted(p.name for p in record.iterdir()) == sorted(p.name for p in kept.iterdir())
     assert json.loads((record / "summary.json").read_text()) == json.loads((kept / "summary.json").read_text())
     inputs = "command.txt" if kind == "url" else "scenario.yaml"
-    for name in ("timeseries.csv", "latency.hlog", inputs):
+    for name in ("timeseries.csv", "latency.hlog", inputs, "report.md"):
         assert (record / name).read_bytes() == (kept / name).read_bytes(), name
     again = surge_in(recorded["cwd"], "export", _run_id(kept), str(record), "--db", recorded["db"])
     assert again.returncode == 2

@@ -9,29 +9,9 @@ import json
 import signal
 
 import pytest
-from conftest import intervals_logged, run_and_signal, surge, tiny_scenario, write
+from conftest import MIXED, intervals_logged, run_and_signal, surge, tiny_scenario, write
 from junitparser import Error, Failure, JUnitXml
 
-MIXED = """\
-target: @URL@
-scenarios:
-  ok:
-    executor: {type: per-vu-iterations, vus: 1, iterations: 6}
-    flow:
-      - name: health
-        request: {path: /health}
-        check: {status: 200}
-      - name: missing
-        request: {path: /no-such-route}
-        check: {status: 200}
-thresholds:
-  - "p(95) < 10s"
-  - "failure_rate < 1%"
-  - {expr: "p(99) < 10s", scenario: ok, tag: health}
-  - "checks > 0.4"
-"""
-"""MIXED has thresholds that pass and one that fails (half the requests get 404), and a check
-that always passes beside one that always fails."""
 
 
 def cases(path):

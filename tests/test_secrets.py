@@ -188,7 +188,8 @@ def test_no_secret_in_any_byte_written(target, tmp_path):
         assert done.returncode == code, done.stderr.decode()
         assert b"Traceback" not in done.stderr
         written += [(f"stdout of {args[:2]}", done.stdout), (f"stderr of {args[:2]}", done.stderr)]
-    for args in (["history", "--json"], ["history"], ["show", "last"], ["show", "last", "--json"]):
+    for args in (["history", "--json"], ["history"], ["show", "last"], ["show", "last", "--json"],
+                 ["report", "last", "--out", "rebuilt-report"]):
         done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
                               stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
         assert done.returncode == 0, done.stderr.decode()
@@ -197,7 +198,9 @@ def test_no_secret_in_any_byte_written(target, tmp_path):
     assert "history.db" in {p.name for p in files}
     assert len([p for p in files if p.name == "summary.json"]) == 5  # every run but the refused one
     assert {p.name for p in files} >= {"url.xml", "file.xml", "file-json.xml", "unreachable.xml", "scenario.yaml",
-                                       "command.txt", "timeseries.csv", "latency.hlog"}
+                                       "command.txt", "timeseries.csv", "latency.hlog", "report.md",
+                                       "throughput.svg", "latency.svg", "spectrum.svg"}
+    assert len([p for p in files if p.name == "report.md"]) == 6  # every run's, and `surge report`'s
     written += [(str(path.relative_to(runs_dir)), path.read_bytes()) for path in files]
     leaks = [(place, where) for where, data in written for place, value in SECRETS.items() if value.encode() in data]
     assert leaks == []

@@ -1,5 +1,5 @@
 """surge's command line: ``surge run``, ``target``, ``demo``, ``import``, ``history``, ``show``,
-``export``, ``baseline``, ``repeat``, ``stats``, ``sweep``, ``capacity``, ``compare``, ``experiments``,
+``export``, ``baseline``, ``repeat``, ``stats``, ``sweep``, ``capacity``, ``compare``, ``experiments``, ``report``,
 one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
@@ -27,6 +27,7 @@ from surge.cli.experiments import experiments_command
 from surge.cli.export import export_command
 from surge.cli.history import history_command
 from surge.cli.repeat import repeat_command
+from surge.cli.report import report_command
 from surge.cli.run import run_command
 from surge.cli.show import show_command
 from surge.cli.stats import stats_command
@@ -61,6 +62,7 @@ app.add_command(sweep_command)
 app.add_command(capacity_command)
 app.add_command(experiments_command)
 app.add_command(compare_command)
+app.add_command(report_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,7 +1,7 @@
 """ExperimentRecord: one experiment's record as it goes (docs/experiments.md, "The record"): a
 results directory ``results/<UTC yyyymmdd-HHMMSS>-<kind>-<name>/`` (or ``--out``) holding
-``experiment.json`` (rewritten in one step after every change) and each run's own results
-directory under ``runs/``; and the same in the history (``experiments``, ``experiment_runs``).
+``experiment.json`` (rewritten in one step after every change), each run's own results
+directory under ``runs/`` and, at the end, ``report.md`` with its charts (docs/reports.md); and the same in the history (``experiments``, ``experiment_runs``).
 A failed write to either costs one warning line, never the experiment."""
 
 from __future__ import annotations
@@ -118,9 +118,24 @@ class ExperimentRecord:
                                  stop_signal=signals.signal_name(self.stopped) if self.stopped else None)
             self._write()
             self._to_history(lambda h: finish_experiment(h, self.document))
+            self._write_report()
             if self.history is not None:
                 self.history.close()
                 self.history = None
+
+    def _write_report(self) -> None:
+        """_write_report writes report.md and its charts (docs/reports.md) into the experiment's
+        directory from what it holds; a failure is one warning line."""
+        if self.directory is None or self.write_error is not None:
+            return
+        from surge.report import ExperimentSource, write_report_quietly
+        from surge.report.source import experiment_from_directory
+
+        try:
+            source = experiment_from_directory(self.directory)
+        except Exception:  # noqa: BLE001 - experiment.json is written; render from the document in hand
+            source = ExperimentSource(self.document)
+        write_report_quietly(source, self.directory)
 
     @contextmanager
     def running(self) -> Iterator[None]:

@@ -1,5 +1,6 @@
 """Rebuilding a results directory from the history (``surge export``): the same files the run
-wrote, summary.json equal as JSON, timeseries.csv, latency.hlog and the inputs byte for byte."""
+wrote, summary.json equal as JSON, timeseries.csv, latency.hlog and the inputs byte for byte,
+report.md and its charts rendered again from the same record."""
 
 from __future__ import annotations
 
@@ -40,4 +41,7 @@ def export_run(run: StoredRun, directory: Path) -> list[Path]:
     for name, text in files:
         (directory / name).write_text(text, encoding="utf-8", newline="")
         written.append(directory / name)
+    from surge.report import write_markdown  # the report the run wrote beside its record, with its charts
+
+    written.append(write_markdown(run, directory))
     return written

@@ -1,7 +1,7 @@
 """RecordWriter writes one run's results directory as the run goes: ``begin`` before the
 run (summary.json marked incomplete, the inputs), ``on_interval`` as each interval arrives
 (timeseries.csv, latency.hlog, flushed), ``finish`` with the result (summary.json replaced
-in one step). With a ``history``, each step is also recorded there (docs/history.md), and an
+in one step, then report.md and its charts). With a ``history``, each step is also recorded there (docs/history.md), and an
 error writing the history costs one warning line, never the run or its directory."""
 
 from __future__ import annotations
@@ -219,6 +219,21 @@ class RecordWriter:
                 file.close()
         self._files.clear()
         self._to_history(lambda h: h.finish(summary, hlog_start_unix_s=start))
+        if self.write_error is None:
+            self._write_report()
+
+    def _write_report(self) -> None:
+        """_write_report writes report.md and its charts (docs/reports.md) from the directory
+        just completed; a failure is one warning line (surge.report.write_report_quietly)."""
+        from surge.history.stored import StoredRun
+        from surge.report import write_report_quietly
+
+        try:
+            run = StoredRun.from_directory(self.directory)
+        except Exception as e:  # noqa: BLE001 - the record is written; its report is a convenience
+            print(f"surge: warning: cannot write {self.directory / 'report.md'}: {e}", file=sys.stderr, flush=True)
+            return
+        write_report_quietly(run, self.directory)
 
     def _to_history(self, step: Callable[[History], None]) -> None:
         """_to_history records a step in the history; when that fails (disk full, unwritable

@@ -1,0 +1,74 @@
+"""How report.md writes numbers (docs/reports.md, "Numbers"): one rule per unit, so that a
+reader (and the test that parses the tables back) knows how far each figure was rounded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MISSING = "-"
+"""MISSING is what a table shows for a figure the record does not hold (an import's tool did
+not report it): never an estimate."""
+
+
+def is_number(value: Any) -> bool:
+    """is_number tells a JSON number from anything else (a bool is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def rate(value: Any) -> str:
+    """rate writes a per-second figure with one decimal and thousands separators: ``69,839.5``."""
+    return f"{value:,.1f}" if is_number(value) else MISSING
+
+
+def ms(value: Any) -> str:
+    """ms writes a latency in milliseconds with three decimals (the histograms' microsecond
+    resolution): ``0.027``."""
+    return f"{value:,.3f}" if is_number(value) else MISSING
+
+
+def count(value: Any) -> str:
+    """count writes an integer count with thousands separators: ``139,702``."""
+    return f"{int(value):,}" if is_number(value) else MISSING
+
+
+def percent(value: Any) -> str:
+    """percent writes a fraction (0–1) as a percentage with three decimals: ``99.875%``."""
+    return f"{value * 100:,.3f}%" if is_number(value) else MISSING
+
+
+def seconds(value: Any) -> str:
+    """seconds writes a duration in seconds with three decimals: ``2.000``."""
+    return f"{value:,.3f}" if is_number(value) else MISSING
+
+
+def general(value: Any) -> str:
+    """general writes any other figure (a threshold's observed value, a USL parameter) with six
+    significant digits: ``0.0123457``."""
+    return f"{value:.6g}" if is_number(value) else MISSING
+
+
+def figure(value: Any, name: str) -> str:
+    """figure writes a key figure (surge.experiments.figures) by its unit: ``*_per_s`` a rate,
+    ``*_ms`` a latency, ``failure_rate`` and ``*_rate`` a percentage, any other ``general``."""
+    if name.endswith("_per_s"):
+        return rate(value)
+    if name.endswith("_ms"):
+        return ms(value)
+    if name.endswith("_rate") or name.endswith("_share"):
+        return percent(value)
+    return general(value)
+
+
+def level(value: Any) -> str:
+    """level writes a confidence level (a fraction) as a plain percentage: 0.95 is ``95%``."""
+    return f"{value * 100:g}%" if is_number(value) else MISSING
+
+
+def plain(value: Any) -> str:
+    """plain writes an experiment's parameter: a list comma-separated, a number with ``g``,
+    None as MISSING, anything else as text."""
+    if value is None:
+        return MISSING
+    if isinstance(value, (list, tuple)):
+        return ", ".join(plain(v) for v in value) or MISSING
+    return f"{value:g}" if is_number(value) else str(value)
