@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-rust test-python bench bench-history bench-capacity tools clean lint
+.PHONY: all build demo test test-rust test-python browser bench bench-history bench-capacity bench-report tools clean lint
 
 all: build
 
@@ -33,7 +33,11 @@ test: build test-rust test-python
 test-rust:
 	cargo test --release --workspace --exclude surge-py
 
-test-python: build
+## browser: headless Chromium for the report.html tests (Debian's chromium package)
+browser:
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+test-python: build browser
 	$(BIN)/python -m mypy.stubtest surge._engine
 	$(BIN)/python -m mypy python/surge
 	$(BIN)/python -m pytest -n 2 tests
@@ -48,10 +52,15 @@ bench: build tools
 	$(BIN)/python bench/bench.py
 	$(MAKE) bench-history
 	$(MAKE) bench-capacity
+	$(MAKE) bench-report
 
 ## bench-capacity: surge capacity at full length (10 s steps) against targets of known capacity (docs/benchmarks.md)
 bench-capacity: build
 	$(BIN)/python bench/capacity.py
+
+## bench-report: render a synthetic one-hour run's report.html, its size and its load time in Chromium (docs/benchmarks.md)
+bench-report: build browser
+	$(BIN)/python bench/report_html.py
 
 ## bench-history: record a one-hour run's intervals, list a history of 10,000 runs (docs/benchmarks.md)
 bench-history: build

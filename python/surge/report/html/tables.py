@@ -1,0 +1,79 @@
+"""tables: the HTML pieces report.html's pages share: a table from rows of cells, a key/value
+table, number formats, findings (every text escaped here, once)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from surge.redact import redact_text
+
+
+class Cell(str):
+    """Cell is a table cell's text that is already HTML (a class, a span): not escaped again."""
+
+
+def esc(value: Any) -> str:
+    """esc is ``value`` as HTML text, secrets masked (surge.redact), a Cell left as it is."""
+    if isinstance(value, Cell):
+        return str(value)
+    return html.escape(redact_text(str(value)))
+
+
+def num(value: float | None, form: str = ",.1f") -> str:
+    """num formats a number, ``-`` for none."""
+    return "-" if value is None else format(value, form)
+
+
+def ms(value: float | None) -> str:
+    """ms formats milliseconds to three decimals, ``-`` for none."""
+    return num(value, ",.3f")
+
+
+def pct(value: float | None, form: str = ".2%") -> str:
+    """pct formats a fraction as a percentage, ``-`` for none."""
+    return num(value, form)
+
+
+def verdict(text: str) -> Cell:
+    """verdict colours pass/passed/better green and fail/failed/worse red."""
+    style = "pass" if text in ("pass", "passed", "better") else "fail" if text in ("fail", "failed", "worse") else ""
+    return Cell(f'<span class="{style}">{esc(text)}</span>')
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1, caption: str = "") -> str:
+    """table is an HTML table: ``columns`` headings, the first ``left`` columns aligned left."""
+    def cls(i: int) -> str:
+        return ' class="l"' if i < left else ""
+
+    head = "".join(f"<th{cls(i)}>{esc(c)}</th>" for i, c in enumerate(columns))
+    body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(v)}</td>" for i, v in enumerate(row)) + "</tr>\n"
+                   for row in rows)
+    title = f"<h3>{esc(caption)}</h3>\n" if caption else ""
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table>\n"
+
+
+def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
+    """key_values is a two-column table of labelled values (pairs whose value is None are left out)."""
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>\n" for k, v in pairs if v is not None)
+    return f'<table class="kv"><tbody>\n{rows}</tbody></table>\n'
+
+
+def findings_list(findings: Iterable[Mapping[str, Any]]) -> str:
+    """findings_list is the findings (a run's diagnosis: kind, severity, message; an experiment's:
+    kind, text, advice) as a list, or a line saying there are none."""
+    items = []
+    for f in findings:
+        severity = f.get("severity")
+        tag = f'<b class="{"warn" if severity == "warning" else ""}">{esc(f.get("kind", ""))}</b>'
+        text = f.get("message") or f.get("text") or ""
+        advice = f.get("advice")
+        items.append(f"<li>{tag}{' (' + esc(severity) + ')' if severity else ''}: {esc(text)}"
+                     + (f"<br><span class=\"note\">{esc(advice)}</span>" if advice else "") + "</li>")
+    return f"<ul>{''.join(items)}</ul>\n" if items else '<p class="note">No findings.</p>\n'
+
+
+def section(title: str, *parts: str) -> str:
+    """section is an ``<h2>`` heading and its parts."""
+    return f"<h2>{esc(title)}</h2>\n" + "".join(parts)
