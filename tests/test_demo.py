@@ -21,7 +21,8 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
     directory, outcome = demo.run_demo(tmp_path / "results", Console(file=out, width=60))
     assert outcome.code == 0
     assert directory.parent == tmp_path / "results" and directory.name.endswith("-demo")
-    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json", "report.md", "charts"}
+    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json", "report.md", "report.html",
+                                                      "charts"}
     doc = json.loads((directory / "experiment.json").read_text())
     validate_experiment(doc)
     assert doc["kind"] == "sweep" and doc["complete"] is True and len(doc["runs"]) == 2
@@ -32,5 +33,7 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
         assert summary["target_process"]["sample_count"] >= 1  # the target was watched in every run
     stats = json.loads((directory / "target-stats.json").read_text())
     assert stats["received_by_route"]["GET /tasks"] == sent
-    last = out.getvalue().rstrip("\n").splitlines()[-1]
-    assert last.startswith(f"Results written to {directory}/ (") and "experiment.json" in last
+    *_, written, last = out.getvalue().rstrip("\n").splitlines()
+    assert written.startswith(f"Results written to {directory}/ (") and "experiment.json" in written
+    assert last == f"Report: {directory / 'report.html'}"
+    assert "sweep" in (directory / "report.html").read_text() and "report: sweep" in (directory / "report.md").read_text()

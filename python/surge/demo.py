@@ -27,6 +27,7 @@ from rich.console import Console
 from surge import exit_codes
 from surge.exit_codes import Outcome
 from surge.record.directory import create_directory
+from surge.report.write import HTML_FILE
 from surge.target import TargetProcess
 
 DEMO_TARGET: dict[str, Any] = {"workers": 256, "service_time": "10ms", "contention": 0.05, "coherency": 0.01,
@@ -45,8 +46,9 @@ DEMO_PATH = "/tasks"
 
 def run_demo(results_dir: Path = Path("results"), console: Console | None = None) -> tuple[Path, Outcome]:
     """run_demo starts the target, runs the sweep as a recorded experiment (its tables printed
-    as ``surge sweep`` prints them), writes the target's counts beside it, and says (last line
-    on stdout) where the results are; returns that directory and the sweep's outcome."""
+    as ``surge sweep`` prints them, its report.md and report.html written), writes the target's
+    counts beside it, and says where the results are and (last line on stdout) the path of its
+    report.html; returns that directory and the sweep's outcome."""
     from datetime import datetime, timezone
 
     from surge.cli import app
@@ -69,4 +71,5 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
             print(f"surge: warning: cannot write target-stats.json: {e.strerror or e}", file=sys.stderr, flush=True)
     files = sorted(p.name for p in directory.iterdir())
     console.print(f"\nResults written to {directory}/ ({', '.join(files)})", soft_wrap=True)
+    console.print(f"Report: {directory / HTML_FILE}", soft_wrap=True)
     return directory, Outcome(code)

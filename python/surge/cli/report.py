@@ -15,9 +15,6 @@ from surge.history import StoredRun
 from surge.record.directory import RESULTS_DIR
 from surge.report.source import ExperimentSource, Source, load_source
 
-HTML_FILE = "report.html"
-"""HTML_FILE is the HTML report's name in the output directory."""
-
 
 def default_out(ref: str, source: Source) -> Path:
     """default_out is where a report goes without --out: the directory REF names when it is one;
@@ -34,22 +31,6 @@ def default_out(ref: str, source: Source) -> Path:
     return Path(RESULTS_DIR) / (Path(recorded).name if recorded else ident)
 
 
-def write_html(source: Source, out: Path) -> Path:
-    """write_html writes report.html with surge.report.html (BadInput naming --format when this
-    surge has no HTML reports)."""
-    try:
-        from surge.report import html  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        raise BadInput("--format", "html reports are not built in this version") from None
-    if isinstance(source, StoredRun):
-        text = html.render_run_html(source)
-    else:
-        text = html.render_experiment_html(source.document, source.runs)
-    path = out / HTML_FILE
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 @click.command("report")
 @click.argument("ref", metavar="RUN|EXPERIMENT")
 @click.option("--format", "format_", type=click.Choice(["md", "html", "both"]), default="md", show_default=True,
@@ -61,7 +42,7 @@ def report_command(ref: str, format_: str, out: Optional[str], db: Optional[str]
     """Write the report of RUN|EXPERIMENT from its record alone: a run or experiment id, a
     unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
     one of its runs or older than it), or a results directory. Prints the path of each report written, the last one last."""
-    from surge.report.write import write_markdown
+    from surge.report.write import write_html, write_markdown
 
     source = load_source(ref, db)
     directory = Path(out) if out is not None else default_out(ref, source)

@@ -14,6 +14,9 @@ from surge.report.source import ExperimentSource, Source
 REPORT_FILE = "report.md"
 """REPORT_FILE is the Markdown report's name in a results directory."""
 
+HTML_FILE = "report.html"
+"""HTML_FILE is the self-contained HTML report's name in a results directory (docs/report-html.md)."""
+
 
 def run_charts(run: StoredRun, directory: Path) -> dict[str, str]:
     """run_charts draws a run's charts into ``directory``/charts: title → relative path (those
@@ -43,13 +46,30 @@ def write_markdown(source: Source, directory: Path) -> Path:
     return path
 
 
+def write_html(source: Source, directory: Path) -> Path:
+    """write_html writes report.html of ``source`` into ``directory`` (created if missing) and
+    returns its path."""
+    from surge.report import html
+
+    directory.mkdir(parents=True, exist_ok=True)
+    if isinstance(source, ExperimentSource):
+        text = html.render_experiment_html(source.document, source.runs)
+    else:
+        text = html.render_run_html(source)
+    path = directory / HTML_FILE
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def write_report_quietly(source: Source, directory: Path) -> None:
-    """write_report_quietly is write_markdown for the end of a run or experiment: any failure
+    """write_report_quietly is write_markdown and write_html for the end of a run or experiment: any failure
     (a full disk, a record it cannot draw) is one warning line on stderr; the caller goes on."""
     from surge import signals
 
     try:
         with signals.deferred():  # a first Ctrl-C now is noted (the exit code says so), the report finishes
             write_markdown(source, directory)
+            write_html(source, directory)
     except Exception as e:  # noqa: BLE001 - the report is a convenience: the run and its record come first
-        print(redact_text(f"surge: warning: cannot write {directory / REPORT_FILE}: {e}"), file=sys.stderr, flush=True)
+        print(redact_text(f"surge: warning: cannot write the report in {directory}: {e}"), file=sys.stderr,
+              flush=True)
