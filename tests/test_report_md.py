@@ -2,11 +2,10 @@
 compared with summary.json / experiment.json), for a URL run, a scenario-file run with
 thresholds and checks, an interrupted run, an imported run and each experiment kind; charts are
 valid SVG with plot content; ``surge report`` rebuilds the same report.md from the history
-when the results directory is gone; --format html says when HTML is not built."""
+when the results directory is gone; --format both writes report.html too."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -380,11 +379,16 @@ def test_surge_report_of_a_directory_writes_into_it(url_run, tmp_path):
     assert (copy / "report.md").read_text() == (url_run / "report.md").read_text()
 
 
-def test_html_without_the_html_module_is_one_line_and_exit_2(url_run):
-    if importlib.util.find_spec("surge.report.html") is not None:
-        pytest.skip("this build has HTML reports")
-    done = surge("report", str(url_run), "--format", "html")
-    assert (done.code, done.stderr) == (2, "surge: error: --format: html reports are not built in this version\n")
+def test_surge_report_html_rebuilds_the_runs_report_html(url_run, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(url_run, copy)
+    (copy / "report.html").unlink()
+    (copy / "report.md").unlink()
+    done = surge("report", str(copy), "--format", "both")
+    assert done.code == 0, done.stderr
+    # The same pages but for where the record is (the HTML names its results directory).
+    assert (copy / "report.html").read_text().replace(str(copy), str(url_run)) == (url_run / "report.html").read_text()
+    assert (copy / "report.md").read_text() == (url_run / "report.md").read_text()
 
 
 @pytest.mark.parametrize("args, error", [
