@@ -19,8 +19,8 @@ from hdrh.log import HistogramLogReader
 
 from conftest import intervals_logged, run_and_signal, tiny_scenario, write
 
-FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt", "report.md", "charts"}
-FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml", "report.md", "charts"}
+FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt", "report.md", "report.html", "charts"}
+FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml", "report.md", "report.html", "charts"}
 SECRET = "SECRET-d41d8cd98f00"
 
 SCENARIO = """\

@@ -15,7 +15,7 @@ from surge.cli.errors import finish
               help="Directory under which the experiment's results directory (<UTC yyyymmdd-HHMMSS>-demo) is "
                    "written.")
 def demo_command(results: Path) -> None:
-    """Start the reference target, sweep 1 → 32 VUs against it (about half a minute), write results."""
+    """Start the reference target, sweep 1 → 32 VUs against it (about 35 s), write results."""
     from surge.demo import run_demo
 
     _directory, outcome = run_demo(results)

@@ -1,6 +1,6 @@
 """Rebuilding a results directory from the history (``surge export``): the same files the run
 wrote, summary.json equal as JSON, timeseries.csv, latency.hlog and the inputs byte for byte,
-report.md and its charts rendered again from the same record."""
+report.md with its charts and report.html rendered again from the same record."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def export_run(run: StoredRun, directory: Path) -> list[Path]:
     for name, text in files:
         (directory / name).write_text(text, encoding="utf-8", newline="")
         written.append(directory / name)
-    from surge.report import write_markdown  # the report the run wrote beside its record, with its charts
+    from surge.report.write import write_html, write_markdown  # the reports the run wrote beside its record
 
     written.append(write_markdown(run, directory))
+    written.append(write_html(run, directory))
     return written
