@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from surge.analysis.estimate import estimate
+
 DEFAULT_CONFIDENCE = 0.95
 """DEFAULT_CONFIDENCE is the confidence level of the interval on the mean."""
 
@@ -96,14 +98,6 @@ def modified_z_scores(values: Sequence[float]) -> list[float]:
     return [0.0] * len(values)
 
 
-def t_quantile(confidence: float, dof: int) -> float:
-    """t_quantile is Student's t two-sided critical value for ``confidence`` with ``dof`` degrees
-    of freedom (scipy.stats.t)."""
-    from scipy import stats  # type: ignore[import-untyped]  # loaded only when there is something to describe
-
-    return float(stats.t.ppf((1 + confidence) / 2, dof))
-
-
 def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONFIDENCE) -> Description:
     """describe describes the figure's values over the runs (None: the run has no such figure,
     left out)."""
@@ -113,13 +107,11 @@ def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONF
     if n == 0:
         return Description(0, None, None, None, None, confidence, None, None, None, None, (),
                            tuple(None for _ in values))
-    mean = math.fsum(xs) / n
-    sd = ci_low = ci_high = cv = None
-    if n >= 2:
-        sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-        half = t_quantile(confidence, n - 1) * sd / math.sqrt(n)
-        ci_low, ci_high = mean - half, mean + half
-        cv = sd / abs(mean) if mean != 0 else None
+    # The mean, SD and t interval are surge.analysis.estimate's, the ones compare uses.
+    est = estimate(xs, confidence)
+    assert est is not None  # xs holds a value
+    mean, sd, ci_low, ci_high = est.mean, est.sd, est.ci_low, est.ci_high
+    cv = sd / abs(mean) if sd is not None and mean != 0 else None
     scores = modified_z_scores(xs)
     by_index: dict[int, float] = {i: z for (i, _), z in zip(present, scores)}
     outliers = tuple(i for i, z in by_index.items() if abs(z) > OUTLIER_LIMIT) if n >= MIN_RUNS_FOR_OUTLIERS else ()
