@@ -32,8 +32,9 @@ def test_a_target_killed_mid_run_leaves_every_interval_and_counts_the_failures(t
     requests = summary["requests"]
     assert requests["failure_classes"].get("connection_refused", 0) > 0
     assert requests["succeeded"] > 0  # before the kill
-    last = summary["intervals"][-1]["requests"]
-    assert last["responses"] == 0 and last["failed"] > 0  # after it
+    # The fourth second (3-4 s) is wholly after the kill; a fifth, drain-only interval may follow it empty.
+    after = summary["intervals"][3]["requests"]
+    assert after["responses"] == 0 and after["failed"] > 0
     with sqlite3.connect(history_db) as conn:
         assert conn.execute("SELECT count(*) FROM intervals").fetchone()[0] == len(summary["intervals"])
     shown = surge_in(tmp_path, "show", "last")
