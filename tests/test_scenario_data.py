@@ -5,7 +5,7 @@ the target stored or counted.
 - ``csv`` variables (a CSV file beside the YAML file): ``sequential`` is the file order with
   one VU, and with several threads each thread walks its own stripe of the rows (thread ``i``
   of ``c`` takes rows ``i, i+c, i+2c, …`` modulo the row count, as
-  ``crates/surge-engine/src/variables/mod.rs`` documents); ``random`` uses every row about
+  ``crates/surge-engine/src/spec/variables/mod.rs`` documents); ``random`` uses every row about
   equally (binomial bounds); ``unique`` pins one row to each VU (``{{row.column}}`` with two
   columns).
 - ``env`` variables: the child's environment, the default, and exit 2 when neither exists.

@@ -2,7 +2,7 @@
 //! serialize) that runs beside the event loops, to check it cannot stall sends.
 use std::time::Instant;
 
-use surge_engine::metrics::Metrics;
+use surge_engine::measure::metrics::Metrics;
 
 fn main() {
     let mut m = Metrics::new();

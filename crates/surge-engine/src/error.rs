@@ -1,8 +1,8 @@
 //! error: why a run could not start or had to stop. Failures of single requests are
-//! not errors: they are counted (see [`crate::failure`]).
+//! not errors: they are counted (see [`crate::measure::failure`]).
 
-use crate::failure::FailureClass;
-use crate::plan::PlanError;
+use crate::measure::failure::FailureClass;
+use crate::spec::plan_error::PlanError;
 
 /// EngineError is every reason [`crate::run::run`] returns without a result.
 #[derive(Debug, thiserror::Error)]

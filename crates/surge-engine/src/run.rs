@@ -7,21 +7,22 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::aggregator::Aggregator;
-use crate::budget::Budget;
+use crate::measure::aggregator::Aggregator;
+use crate::schedule::budget::Budget;
 use crate::error::EngineError;
-use crate::executor::{Iterations, Model};
-use crate::failure::FailureClass;
-use crate::metrics::{Metrics, MetricsShape};
-use crate::pacer::Stripe;
-use crate::plan::{Plan, PlanError};
-use crate::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
-use crate::breakdown::{breakdowns, capture_results, check_results};
-use crate::scenario::{self, secs_to_ns, Scenario};
+use crate::spec::executor::{Iterations, Model};
+use crate::measure::failure::FailureClass;
+use crate::measure::metrics::{Metrics, MetricsShape};
+use crate::schedule::pacer::Stripe;
+use crate::spec::plan::Plan;
+use crate::spec::plan_error::PlanError;
+use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
+use crate::measure::breakdown::{breakdowns, capture_results, check_results};
+use crate::spec::scenario::{self, secs_to_ns, Scenario};
 use crate::system::{process_usage, raise_open_file_limit, CpuTime};
-use crate::target::Target;
-use crate::tls::TlsSetup;
-use crate::variables::ThreadShare;
+use crate::spec::target::Target;
+use crate::http::tls::TlsSetup;
+use crate::spec::variables::ThreadShare;
 use crate::worker::{run_worker, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use common::{Behavior, TestServer};
 use serde_json::{json, Value};
-use surge_engine::metrics::Counts;
+use surge_engine::measure::metrics::Counts;
 use surge_engine::{run, NoObserver, Plan, RunResult};
 
 fn plan(url: &str, executor: Value, extra: Value) -> Plan {

@@ -88,7 +88,7 @@ fn per_vu_iterations_run_exactly_that_many_per_vu() {
     assert_eq!(result.scenarios[0].iterations.iterations_completed, 21);
     assert_eq!(route(&server.stats(), "GET /health"), 21);
     assert_eq!(result.requests.sent, 42);
-    assert_eq!(result.stop_reason, surge_engine::result::StopReason::Iterations);
+    assert_eq!(result.stop_reason, surge_engine::measure::result::StopReason::Iterations);
 }
 
 #[test]

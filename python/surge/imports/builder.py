@@ -13,7 +13,7 @@ from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
 LOWEST_US = 1
 """LOWEST_US, HIGHEST_US and SIGNIFICANT_DIGITS are the engine's histogram configuration
-(crates/surge-engine/src/histogram.rs): microseconds, 1 µs to one hour, three digits."""
+(crates/surge-engine/src/measure/histogram.rs): microseconds, 1 µs to one hour, three digits."""
 HIGHEST_US = 3_600_000_000
 SIGNIFICANT_DIGITS = 3
 

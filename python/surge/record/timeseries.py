@@ -12,7 +12,7 @@ FAILURE_CLASSES = ("connection_refused", "connect_timeout", "request_timeout", "
                    "closed_before_response", "invalid_response", "dns_failure", "tls_failure", "address_exhausted",
                    "too_many_open_files", "other_io")
 """FAILURE_CLASSES are the engine's failure classes that count as failed requests, in its order
-(crates/surge-engine/src/failure.rs ``FailureClass::ALL``, less ``interrupted``, counted apart)."""
+(crates/surge-engine/src/measure/failure.rs ``FailureClass::ALL``, less ``interrupted``, counted apart)."""
 
 FAILURE_COLUMNS = ("failed_status", *(f"failed_{name}" for name in FAILURE_CLASSES))
 """FAILURE_COLUMNS split ``failures`` by class: 4xx/5xx responses, then each failure class; fixed,

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::pacer::Stripe;
-use crate::scenario::ScenarioSpec;
-use crate::target::TargetSpec;
+use crate::schedule::pacer::Stripe;
+use crate::spec::plan_error::{check_positive, PlanError};
+use crate::spec::scenario::ScenarioSpec;
+use crate::spec::target::TargetSpec;
 
 /// Plan is everything the engine needs to run a load test.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -76,35 +77,6 @@ impl Default for Limits {
     }
 }
 
-/// PlanError names one invalid field of a plan and says what was expected.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanError {
-    /// field is the dotted path of the offending field (e.g. `executor.rate`).
-    pub field: String,
-    /// message says what is wrong and what was expected.
-    pub message: String,
-}
-
-impl PlanError {
-    /// new builds a PlanError for `field`.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        PlanError { field: field.into(), message: message.into() }
-    }
-}
-
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-/// check_positive pushes an error unless `value` is a finite number above zero.
-pub(crate) fn check_positive(errors: &mut Vec<PlanError>, field: &str, value: f64) {
-    if !(value.is_finite() && value > 0.0) {
-        errors.push(PlanError::new(field, format!("must be a positive number, got {value}")));
-    }
-}
-
 impl Plan {
     /// from_json parses a plan from JSON and validates it, returning every error found.
     pub fn from_json(json: &str) -> Result<Plan, Vec<PlanError>> {
@@ -151,8 +123,8 @@ impl Plan {
         // Templates, variables, captures and checks are checked by compiling the scenarios,
         // once everything they rest on is valid.
         if errors.is_empty() {
-            if let Ok(target) = crate::target::Target::parse(&self.target.url) {
-                if let Err(e) = crate::scenario::compile(&self.scenarios, &target, self.limits.timeout_s, &self.pools) {
+            if let Ok(target) = crate::spec::target::Target::parse(&self.target.url) {
+                if let Err(e) = crate::spec::scenario::compile(&self.scenarios, &target, self.limits.timeout_s, &self.pools) {
                     errors.extend(e);
                 }
             }

@@ -1,10 +1,10 @@
 //! breakdown: a run's totals split per scenario, per tag, per check and per capture, as
 //! the final result and (when asked) every interval report them.
 
-use crate::metrics::{Metrics, ThreadMetrics};
-use crate::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Totals};
-use crate::scenario::{Probe, Scenario, Slot};
-use crate::window::Window;
+use crate::measure::metrics::{Metrics, ThreadMetrics};
+use crate::measure::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Totals};
+use crate::spec::scenario::{Probe, Scenario, Slot};
+use crate::measure::window::Window;
 
 /// ScenarioSpan is where a scenario's load stopped and the window its rates are over.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{Counts, LatencySummaries, ScenarioCounters};
+use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
 use crate::system::CpuTime;
-pub use crate::window::Throughput;
+pub use crate::measure::window::Throughput;
 
 /// RESULT_SCHEMA names the version of the result document.
 pub const RESULT_SCHEMA: &str = "surge.result/1";

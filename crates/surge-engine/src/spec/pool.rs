@@ -1,5 +1,5 @@
 //! Data pools: named lists of byte-string values, such as the ids of the tasks a setup
-//! phase created, that per-iteration variables (see [`crate::variables`]) draw from.
+//! phase created, that per-iteration variables (see [`crate::spec::variables`]) draw from.
 //!
 //! A pool has two parts. The initial part comes from the plan (`"pools": {"task_ids":
 //! ["1", "2"]}`) and is shared read-only by every thread through an `Arc`. The local part

@@ -17,10 +17,10 @@
 //! a body that is not JSON, or a path that selects nothing, fails it. `latency_under` passes
 //! when the latency is strictly below `ms`.
 
-use crate::capture::{check_header_name, compile_regex};
-use crate::jsonpath::JsonPath;
-use crate::plan::PlanError;
-use crate::response::{JsonCache, ResponseView};
+use crate::spec::capture::{check_header_name, compile_regex};
+use crate::spec::jsonpath::JsonPath;
+use crate::spec::plan_error::PlanError;
+use crate::http::response::{JsonCache, ResponseView};
 use memchr::memmem::Finder;
 use regex::bytes::Regex;
 use serde::{Deserialize, Serialize};

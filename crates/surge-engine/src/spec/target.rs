@@ -4,7 +4,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::PlanError;
+use crate::spec::plan_error::PlanError;
 
 /// TargetSpec is the target as a user gives it.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -14,15 +14,15 @@
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 
-use crate::breakdown::{totals, ScenarioSpan};
-use crate::executor::Model;
-use crate::pacer::Pacer;
-use crate::metrics::{Metrics, MetricsShape, ThreadMetrics};
-use crate::pool::{merge, PoolSpecs};
-use crate::result::{Interval, ScenarioInterval};
-use crate::scenario::{Probe, Scenario, Slot};
+use crate::measure::breakdown::{totals, ScenarioSpan};
+use crate::spec::executor::Model;
+use crate::schedule::pacer::Pacer;
+use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
+use crate::spec::pool::{merge, PoolSpecs};
+use crate::measure::result::{Interval, ScenarioInterval};
+use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::system::CpuTime;
-use crate::window::{Window, WindowEnd};
+use crate::measure::window::{Window, WindowEnd};
 use crate::worker::Report;
 
 /// Aggregator merges the threads' reports in order and keeps the run's totals.

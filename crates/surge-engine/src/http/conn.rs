@@ -10,9 +10,9 @@ use std::net::SocketAddr;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 
-use crate::http1::ResponseParser;
-use crate::tls::TlsSetup;
-use crate::transport::Transport;
+use crate::http::http1::ResponseParser;
+use crate::http::tls::TlsSetup;
+use crate::http::transport::Transport;
 
 /// Phase is where a connection is in its request cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,10 +5,10 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::capture::{Capture, CaptureSpec};
-use crate::check::{Check, CheckSpec};
-use crate::plan::{check_positive, PlanError};
-use crate::request::RequestSpec;
+use crate::spec::capture::{Capture, CaptureSpec};
+use crate::spec::check::{Check, CheckSpec};
+use crate::spec::plan_error::{check_positive, PlanError};
+use crate::spec::request::RequestSpec;
 
 /// ThinkTime is a pause a virtual user takes after a request or an iteration.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

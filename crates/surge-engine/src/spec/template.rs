@@ -1,5 +1,5 @@
 //! Request templates: a text with `{{name}}` slots that is rendered once per request
-//! from per-iteration values (see [`crate::variables`]) without allocating.
+//! from per-iteration values (see [`crate::spec::variables`]) without allocating.
 //!
 //! Syntax: `{{name}}`, with optional spaces or tabs inside the braces (`{{ name }}`).
 //! A name matches `[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?`; the dotted form addresses a

@@ -4,9 +4,9 @@
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::PlanError;
-use crate::target::Target;
-use crate::template::Template;
+use crate::spec::plan_error::PlanError;
+use crate::spec::target::Target;
+use crate::spec::template::Template;
 
 /// RequestBytes is a step's request made ready to send: serialized once when it has no
 /// template slots, else a template rendered per request into the connection's buffer.

@@ -1,6 +1,6 @@
 //! Per-iteration variables: values drawn once at the start of each iteration of a virtual
 //! user (VU) and seen by every request of that iteration through template slots (see
-//! [`crate::template`]).
+//! [`crate::spec::template`]).
 //!
 //! # JSON shape
 //!
@@ -52,7 +52,7 @@
 //!   `i + c*vu`, so no two VUs of the run share a row. A draw whose row is past the end is
 //!   a [`DrawError`]; the planner avoids it by checking `c * (most VUs on one thread)
 //!   <= VariableSet::unique_rows_capacity()` before the run.
-//! - `pool`: a value of a data pool ([`crate::pool`]) over its current length (initial
+//! - `pool`: a value of a data pool ([`crate::spec::pool`]) over its current length (initial
 //!   plus this thread's captures): `sequential` takes indices `i, i+c, …` modulo the
 //!   length, `random` a uniform index, `zipf` index `Zipf(len, s) - 1` (so the first
 //!   values are the hot ones). An empty pool yields an empty value and counts one
@@ -76,8 +76,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::Zipf;
 
-use crate::plan::PlanError;
-use crate::pool::Pools;
+use crate::spec::plan_error::PlanError;
+use crate::spec::pool::Pools;
 
 mod spec;
 
@@ -421,7 +421,7 @@ impl VariableSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pool::PoolSpecs;
+    use crate::spec::pool::PoolSpecs;
     use std::collections::BTreeSet;
 
     /// ok returns the value of a result that must be Ok, panicking with the error otherwise.

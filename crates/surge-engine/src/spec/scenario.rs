@@ -5,15 +5,15 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::capture::Capture;
-use crate::check::Check;
-use crate::executor::{Executor, Model};
-use crate::flow::{FlowSpec, SequencePicker, ThinkTime};
-use crate::plan::PlanError;
-use crate::pool::Pools;
-use crate::request::RequestBytes;
-use crate::target::Target;
-use crate::variables::{VariableSet, VariableSpec};
+use crate::spec::capture::Capture;
+use crate::spec::check::Check;
+use crate::spec::executor::{Executor, Model};
+use crate::spec::flow::{FlowSpec, SequencePicker, ThinkTime};
+use crate::spec::plan_error::PlanError;
+use crate::spec::pool::Pools;
+use crate::spec::request::RequestBytes;
+use crate::spec::target::Target;
+use crate::spec::variables::{VariableSet, VariableSpec};
 
 /// ScenarioSpec is a scenario as the plan describes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -166,7 +166,7 @@ pub fn compile(
     specs: &[ScenarioSpec],
     target: &Target,
     default_timeout_s: f64,
-    pools: &crate::pool::PoolSpecs,
+    pools: &crate::spec::pool::PoolSpecs,
 ) -> Result<Compiled, Vec<PlanError>> {
     let mut slots: Vec<Slot> = Vec::new();
     // Where each (scenario, tag) slot is: a lookup per step, so a flow of tens of thousands

@@ -6,8 +6,8 @@ use rand::distr::Uniform;
 use rand_distr::Zipf;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::PlanError;
-use crate::pool::Pools;
+use crate::spec::plan_error::PlanError;
+use crate::spec::pool::Pools;
 
 /// MAX_STRING_LENGTH is the longest random-string a variable may draw (1 MiB).
 pub const MAX_STRING_LENGTH: u32 = 1 << 20;
@@ -22,7 +22,7 @@ pub const DEFAULT_ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 const ROW_ERRORS_MAX: usize = 10;
 
 /// VariableSpec is one variable as the plan JSON gives it: `name`, `type` and the type's
-/// fields (see the [`crate::variables`] doc for the shape and defaults).
+/// fields (see the [`crate::spec::variables`] doc for the shape and defaults).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum VariableSpec {

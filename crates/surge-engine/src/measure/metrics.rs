@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::failure::{is_failure_status, is_shed_status, FailureClass};
-use crate::histogram::{LatencyHistogram, LatencySummary};
+use crate::measure::failure::{is_failure_status, is_shed_status, FailureClass};
+use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 
 /// STATUS_LIMIT bounds the status codes counted individually (100..=599 fit; others are
 /// counted under 0 as "other").

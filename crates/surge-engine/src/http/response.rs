@@ -1,7 +1,7 @@
 //! response: a borrowed view of one completed response, for captures and checks to read,
 //! and a per-response cache so the body is parsed as JSON at most once.
 
-use crate::http1::{header_value, ResponseParser};
+use crate::http::http1::{header_value, ResponseParser};
 use serde_json::Value;
 
 /// ResponseView borrows one completed response: its final status, the raw header block and
@@ -87,7 +87,7 @@ impl JsonCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http1::Step;
+    use crate::http::http1::Step;
     use serde_json::json;
 
     #[test]

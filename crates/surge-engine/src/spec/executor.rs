@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pacer::{RatePacer, RateStage};
-use crate::plan::{check_positive, PlanError};
+use crate::schedule::pacer::{RatePacer, RateStage};
+use crate::spec::plan_error::{check_positive, PlanError};
 
 /// VuStage is one stage of a ramping-vus executor: over `duration_s` the number of
 /// virtual users moves linearly to `target`.

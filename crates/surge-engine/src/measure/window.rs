@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::Counts;
+use crate::measure::metrics::Counts;
 
 /// WindowEnd is where one scenario's window ends, as one thread (or a merge of threads)
 /// knows it.
