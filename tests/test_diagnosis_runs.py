@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import surge_in
+from conftest import intervals_logged, start_surge, surge_in, wait_for
 from surge.record.schema import validate
 from surge.record.timeseries import TARGET_COLUMNS
 from surge.target import TargetProcess
@@ -177,15 +177,21 @@ def test_watch_pid_that_is_not_a_process_is_refused_before_the_run(tmp_path, tar
 
 
 def test_a_watched_process_that_ends_mid_run_is_a_warning_and_keeps_its_samples(tmp_path, target):
-    short = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    # The watched process ends once the run has logged its first interval (not after a fixed
+    # sleep, which a slow start-up on a busy machine could outlast).
+    short = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        run = surge_in(tmp_path, "run", f"{target.url}/health", "-c", "2", "-d", "3s", "--watch-pid", str(short.pid),
-                       "--out", "out")
+        run = start_surge(tmp_path, "run", f"{target.url}/health", "-c", "2", "-d", "3s", "--watch-pid",
+                          str(short.pid), "--out", "out")
+        wait_for(run, lambda: intervals_logged(tmp_path / "out") >= 1)
+        short.kill()
+        _, stderr = run.communicate(timeout=60)
     finally:
+        short.kill()
         short.wait()
-    assert run.returncode == 0, run.stderr
-    assert f"surge: warning: --watch-pid {short.pid}: the process ended" in run.stderr
-    assert "samples so far are kept" in run.stderr
+    assert run.returncode == 0, stderr
+    assert f"surge: warning: --watch-pid {short.pid}: the process ended" in stderr
+    assert "samples so far are kept" in stderr
     process = _summary(tmp_path / "out")["target_process"]
     assert process["exited_at_s"] is not None and process["exited_at_s"] < 3.0
     assert process["sample_count"] >= 1
