@@ -157,6 +157,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             shape,
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
             scan_period_ns,
+            send_slack_ns: secs_to_ns(plan.send_slack_s),
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.stripe.offset * 1024 + thread as u64),
             share: thread_share(plan.stripe, threads, thread),

@@ -78,6 +78,11 @@ pub struct Conn {
     pub values: Vec<Vec<u8>>,
     /// out holds the rendered request of a templated step.
     pub out: Vec<u8>,
+    /// stamped asks for kernel receive timestamps (open-model connections, which a
+    /// batching worker may read a little after their responses arrived).
+    pub stamped: bool,
+    /// arrived_real_ns is the kernel's receive stamp of the latest bytes read (CLOCK_REALTIME).
+    pub arrived_real_ns: Option<i128>,
 }
 
 impl Conn {
@@ -106,6 +111,8 @@ impl Conn {
             abort_iteration: false,
             values: Vec::new(),
             out: Vec::new(),
+            stamped: false,
+            arrived_real_ns: None,
         }
     }
 
@@ -124,6 +131,9 @@ impl Conn {
     pub fn open(&mut self, addr: SocketAddr, tls: Option<&TlsSetup>, registry: &Registry, token: Token) -> io::Result<()> {
         let mut stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
+        if self.stamped && tls.is_none() {
+            crate::http::transport::enable_receive_timestamps(&stream)?;
+        }
         if addr.ip().is_loopback() {
             // Congestion control has nothing to do on loopback, and the default (often BBR)
             // costs ~1.5 % of the generator's CPU per ACK; reno is the cheapest and always

@@ -1,6 +1,7 @@
 //! transport: a connection's byte stream, plain TCP or TLS over it, behind one interface.
 
 use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 
@@ -87,6 +88,40 @@ impl Transport {
         }
     }
 
+    /// read_stamped is [`Transport::read`] that also reports when the kernel received the
+    /// last bytes it returns (CLOCK_REALTIME nanoseconds, from `SO_TIMESTAMPNS`, which
+    /// [`enable_receive_timestamps`] turns on); None for TLS, or when the kernel gave no stamp.
+    pub fn read_stamped(&mut self, buf: &mut [u8], stamp: &mut Option<i128>) -> io::Result<usize> {
+        let Transport::Plain(stream) = self else { return self.read(buf) };
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        // Room for one SCM_TIMESTAMPNS message (a timespec), aligned for cmsghdr.
+        let mut control = [0u64; 8];
+        // SAFETY: msghdr is plain data; every pointer set below outlives the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: the fd is a live socket we own; iov and control point to writable buffers.
+        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: CMSG_FIRSTHDR/CMSG_NXTHDR walk the control buffer the kernel filled, within
+        // msg_controllen; the payload of SCM_TIMESTAMPNS is a timespec.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+            while !cmsg.is_null() {
+                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
+                    *stamp = Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
+                }
+                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+            }
+        }
+        Ok(n as usize)
+    }
+
     /// read fills `buf` with received bytes; Ok(0) means the peer closed the connection.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -117,9 +152,68 @@ impl Transport {
     }
 }
 
+/// enable_receive_timestamps asks the kernel to stamp the bytes `stream` receives, for
+/// [`Transport::read_stamped`].
+pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: SO_TIMESTAMPNS takes an int flag; the fd is a live socket.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// realtime_ns is CLOCK_REALTIME now, in nanoseconds (the clock receive stamps are in).
+pub fn realtime_ns() -> i128 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
 fn flush_tls(stream: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::Result<()> {
     while tls.wants_write() {
         tls.write_tls(stream)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn receive_stamps_say_when_bytes_arrived_not_when_they_were_read() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let client = std::net::TcpStream::connect(addr).expect("connect");
+        let (mut server, _) = listener.accept().expect("accept");
+        client.set_nonblocking(true).expect("nonblocking");
+        let stream = TcpStream::from_std(client);
+        enable_receive_timestamps(&stream).expect("SO_TIMESTAMPNS");
+        let mut transport = Transport::Plain(stream);
+        // The kernel turns stamping on from a work item: let it run before the bytes go.
+        std::thread::sleep(Duration::from_millis(20));
+        server.write_all(b"hello").expect("write");
+        let written = realtime_ns();
+        std::thread::sleep(Duration::from_millis(50));
+        let read_at = realtime_ns();
+        let (mut buf, mut stamp) = ([0u8; 16], None);
+        let n = transport.read_stamped(&mut buf, &mut stamp).expect("read");
+        assert_eq!(&buf[..n], b"hello");
+        let stamp = stamp.expect("the kernel stamps loopback bytes");
+        // Stamped around the write, 50 ms before the read (a wide margin for a busy machine).
+        assert!(stamp >= written - 5_000_000 && stamp <= written + 20_000_000, "stamp {} ns after the write", stamp - written);
+        assert!(read_at - stamp >= 30_000_000, "stamp only {} ns before the read", read_at - stamp);
+    }
 }

@@ -160,12 +160,12 @@ impl Worker {
         }
     }
 
-    /// open_connections_for_pending opens connections until every waiting iteration has
-    /// one on the way, within `max_vus`; it stops at an attempt that fails at once.
+    /// open_connections_for_pending opens connections for waiting iterations, as far as
+    /// `OpenGroup::wants_connection` allows; it stops at an attempt that fails at once.
     pub(super) fn open_connections_for_pending(&mut self, g: usize, now: u64) {
         loop {
             let Some(open) = self.groups[g].open.as_ref() else { return };
-            if open.connecting >= open.pending.len() as u64 || open.vus >= open.max_vus {
+            if !open.wants_connection() {
                 return;
             }
             if !self.open_connection(g, now) {
@@ -190,6 +190,7 @@ impl Worker {
                 conn.vu = open.created;
                 open.created += 1;
                 conn.values = vec![Vec::new(); self.scenarios[g].value_names.len()];
+                conn.stamped = true;
                 self.conns.push(conn);
                 self.conns.len() - 1
             }

@@ -214,6 +214,8 @@ impl Worker {
             }
             open.nth += 1;
             open.next_due_ns = pacer.due_ns(open.stripe.index(open.nth)).map(|d| d + scenario.start_ns);
+            // A send dispatched well past its slack means this thread is behind its schedule.
+            open.behind = now.saturating_sub(due) > self.spec.send_slack_ns + BEHIND_NS;
             self.dispatch_one(g, due, now);
         }
     }
@@ -232,7 +234,7 @@ impl Worker {
             return;
         }
         open.pending.push_back(due);
-        if open.connecting < open.pending.len() as u64 && open.vus < open.max_vus && open.retry_connect_ns.is_none() {
+        if open.wants_connection() && open.retry_connect_ns.is_none() {
             self.open_connection(g, now);
         }
     }

@@ -50,6 +50,10 @@ const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
 /// RAMP_TICK_NS is how often a ramping-vus scenario re-evaluates its VU count.
 const RAMP_TICK_NS: u64 = 10_000_000;
 
+/// DEAF_HORIZON_NS: an open-model worker whose next wake-up is at most this far away sleeps
+/// through network events until then, and reads what arrived when it wakes (see `wait`).
+const DEAF_HORIZON_NS: u64 = 1_000_000;
+
 /// Share is this thread's part of one scenario.
 #[derive(Clone, Debug)]
 pub enum Share {
@@ -93,6 +97,8 @@ pub struct WorkerSpec {
     pub grace_ns: u64,
     /// scan_period_ns is how often timeouts are checked.
     pub scan_period_ns: u64,
+    /// send_slack_ns is how late an open-model send may go out, to be batched with others.
+    pub send_slack_ns: u64,
     /// interval_ns is the reporting period.
     pub interval_ns: u64,
     /// seed makes this thread's random draws (sequence choice, think times) reproducible.
@@ -249,6 +255,35 @@ struct OpenGroup {
     retry_connect_ns: Option<u64>,
     /// created counts the VUs (connection slots) created, to number them.
     created: u32,
+    /// behind tells whether the last send dispatched was late by more than the slack and
+    /// BEHIND_NS: this thread, not the target, is what holds the schedule back.
+    behind: bool,
+}
+
+/// OPENING_MIN is how many connections an open-model scenario may have on the way at
+/// once however few it holds: enough to start quickly, while the cap below grows.
+const OPENING_MIN: u64 = 8;
+
+/// OPENING_SHARE_DIVISOR bounds the connections on the way to a quarter of those
+/// established: the pool grows by at most a quarter per connect round trip.
+const OPENING_SHARE_DIVISOR: u64 = 4;
+
+/// BEHIND_NS: a send dispatched this long past its due time plus the slack means the thread
+/// is behind its schedule (its own CPU, not the target, is what is late).
+const BEHIND_NS: u64 = 1_000_000;
+
+impl OpenGroup {
+    /// wants_connection tells whether a new connection should be opened now: iterations wait
+    /// without one on the way, the VU cap has room, and the opening rate allows it. A thread
+    /// that is behind its schedule opens one at a time: every connection looks busy then only
+    /// because responses wait to be read, more connections cannot help, and opening one per
+    /// late request (eight system calls each) would put it further behind. A thread on time
+    /// whose connections are all busy has a slow target, and opens what the arrivals need.
+    fn wants_connection(&self) -> bool {
+        let established = self.vus - self.connecting;
+        let opening_cap = if self.behind { 1 } else { OPENING_MIN.max(established / OPENING_SHARE_DIVISOR) };
+        self.connecting < self.pending.len() as u64 && self.vus < self.max_vus && self.connecting < opening_cap
+    }
 }
 
 /// Worker is one thread's event loop.
@@ -283,6 +318,9 @@ struct Worker {
     pools: Pools,
     /// captured holds a value on its way into a pool.
     captured: Vec<u8>,
+    /// realtime_offset_ns is CLOCK_REALTIME less this run's clock, as of the last wake-up:
+    /// it turns kernel receive stamps into run time.
+    realtime_offset_ns: i128,
 }
 
 impl Worker {
@@ -343,6 +381,7 @@ impl Worker {
                         vus: 0,
                         connecting: 0,
                         retry_connect_ns: None,
+                        behind: false,
                     });
                 }
                 _ => return Err(io::Error::other("scenario share does not match its executor")),
@@ -383,6 +422,7 @@ impl Worker {
             variables,
             pools,
             captured: Vec::new(),
+            realtime_offset_ns: 0,
         })
     }
 
@@ -422,6 +462,9 @@ impl Worker {
                 }
             }
             let now = self.now_ns();
+            if self.timer.is_some() {
+                self.realtime_offset_ns = crate::http::transport::realtime_ns() - i128::from(now);
+            }
             self.handle_events(now);
         }
         self.finish(started_cpu);
@@ -443,9 +486,13 @@ impl Worker {
                         if let Some(at) = open.retry_connect_ns {
                             deadline = deadline.min(at);
                         }
+                        // Wake for a due send only once it is `send_slack_ns` late: every send
+                        // due by then goes out in the same batch (one wake-up, not one each).
+                        // A wake-up for any other reason sends what is due at once.
                         if let Some(due) = open.next_due_ns {
-                            if due < deadline {
-                                deadline = due;
+                            let at = due.saturating_add(self.spec.send_slack_ns);
+                            if at < deadline {
+                                deadline = at;
                                 precise = true;
                             }
                         }
@@ -471,9 +518,19 @@ impl Worker {
 
     fn wait(&mut self, now: u64, (deadline, precise): (u64, bool)) -> io::Result<()> {
         let delay = deadline.saturating_sub(now);
+        // A wake-up costs more than the sends it serves when they come every few tens of
+        // microseconds: sleep through the network events until the next batch is due, and
+        // read then what arrived (timed by the kernel's receive stamps, so late reading
+        // adds nothing to the latency). Not over TLS (no stamps) nor for closed-model VUs,
+        // which must see each response at once.
+        let deaf = precise && delay <= DEAF_HORIZON_NS && self.spec.tls.is_none() && self.all_paced();
         let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(1024));
         let result = match &mut self.timer {
             _ if delay == 0 => self.poll.poll(&mut events, Some(Duration::ZERO)),
+            _ if deaf => {
+                std::thread::sleep(Duration::from_nanos(delay));
+                self.poll.poll(&mut events, Some(Duration::ZERO))
+            }
             // A send is due: epoll's timeout is whole milliseconds, rounded up, so the
             // pacing deadline always goes through the timerfd.
             Some(timer) if precise => timer.arm(deadline, delay).and_then(|_| self.poll.poll(&mut events, None)),
@@ -483,6 +540,12 @@ impl Worker {
         };
         self.events = Some(events);
         result
+    }
+
+    /// all_paced tells whether every scenario still running here is open-model (none in
+    /// the closed model, whose VUs must see each response at once).
+    fn all_paced(&self) -> bool {
+        self.groups.iter().all(|g| g.open.is_some() || matches!(g.stage, Stage::Waiting | Stage::Done))
     }
 
     fn handle_events(&mut self, now: u64) {

@@ -14,6 +14,7 @@ impl Worker {
         conn.sent_ns = now;
         conn.deadline_ns = now.saturating_add(step.timeout_ns);
         conn.written = 0;
+        conn.arrived_real_ns = None;
         if step.retain {
             conn.parser.begin_retaining(step.head, MAX_RETAINED_BODY);
         } else {
@@ -79,7 +80,12 @@ impl Worker {
         let Some(transport) = conn.transport.as_mut() else { return };
         let plain = !transport.is_tls();
         loop {
-            let n = match transport.read(&mut self.scratch) {
+            let read = if conn.stamped {
+                transport.read_stamped(&mut self.scratch, &mut conn.arrived_real_ns)
+            } else {
+                transport.read(&mut self.scratch)
+            };
+            let n = match read {
                 Ok(0) => return self.on_eof(id, now),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -128,8 +134,14 @@ impl Worker {
         let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
         let metrics = &mut self.metrics.slots[step.slot];
         let status = conn.parser.status();
-        let latency = now.saturating_sub(conn.intended_ns);
-        let service = now.saturating_sub(conn.sent_ns);
+        // The response ended when its last bytes reached the machine: the kernel's stamp,
+        // when there is one, so a worker that read it a little later (batching) adds nothing.
+        let ended = match conn.arrived_real_ns.take() {
+            Some(real) => u64::try_from(real - self.realtime_offset_ns).unwrap_or(now).clamp(conn.sent_ns, now),
+            None => now,
+        };
+        let latency = ended.saturating_sub(conn.intended_ns);
+        let service = ended.saturating_sub(conn.sent_ns);
         if conn.phase == Phase::Sending {
             // The server answered before reading the whole request (e.g. 413): the
             // server did receive it, so it counts as sent; the framing is now unknown.
