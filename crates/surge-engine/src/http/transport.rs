@@ -188,6 +188,7 @@ fn flush_tls(stream: &mut TcpStream, tls: &mut rustls::ClientConnection) -> io::
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::time::Duration;

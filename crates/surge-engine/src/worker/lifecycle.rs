@@ -94,6 +94,13 @@ impl Worker {
                 closed.tokens = 0;
             }
         }
+        if let Some(open) = &mut group.open {
+            // Iterations still waiting for a connection were never started, and none starts
+            // from now on: they are dropped (counted here, before a connection that frees
+            // up while draining could take one).
+            self.metrics.scenarios[g].iterations_dropped += open.pending.len() as u64;
+            open.pending.clear();
+        }
         self.advance_group(g, now, cancelled);
     }
 

@@ -1,0 +1,86 @@
+//! Open-model pacing: sends due within the slack go out in one batch, the wait shows in the
+//! send lag and the latency (never hidden), the counts stay exact, and a worker that falls
+//! behind its schedule does not open a connection per late request.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../surge-target/tests/common/mod.rs"]
+mod target;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use surge_engine::{run, NoObserver, Plan, RunResult};
+
+fn run_open(url: &str, executor: Value, extra: Value) -> RunResult {
+    let mut doc = json!({"target": {"url": url},
+                         "scenarios": [{"name": "default", "executor": executor,
+                                        "flow": {"sequences": [{"steps": [{"request": {"method": "GET"}}]}]}}],
+                         "threads": 1});
+    if let (Some(doc), Some(extra)) = (doc.as_object_mut(), extra.as_object()) {
+        doc.extend(extra.clone());
+    }
+    let plan = Plan::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e:?}"));
+    run(&plan, &mut NoObserver, Arc::new(AtomicBool::new(false))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn received(server: &target::Server) -> u64 {
+    server.stats()["received_by_route"]["GET /health"].as_u64().unwrap_or(0)
+}
+
+#[test]
+fn sends_within_the_slack_wait_for_their_batch_and_the_wait_counts_in_the_latency() {
+    // 200/s with a 20 ms slack: a send goes out up to 20 ms after its time, with the others
+    // due by then, so the send lag spreads over (0, 20 ms] and the latency includes it.
+    let server = target::Server::start("{}");
+    let url = format!("http://{}/health", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 200, "duration_s": 1.0, "max_vus": 50});
+    let result = run_open(&url, executor, json!({"send_slack_s": 0.02}));
+    let r = &result.requests;
+    assert_eq!((r.sent, r.responses, r.dropped), (200, 200, 0), "{r:?}");
+    assert_eq!(received(&server), 200, "the server counts every request");
+    let lag = &result.latency.send_lag;
+    assert!(lag.p50_ms >= 4.0, "sends wait for their batch: send lag {lag:?}");
+    let all = &result.latency.all;
+    assert!(all.p50_ms >= lag.p50_ms && all.mean_ms >= lag.mean_ms, "latency counts from the intended time: {all:?} vs {lag:?}");
+}
+
+#[test]
+fn without_slack_the_counts_are_exact_too() {
+    let server = target::Server::start("{}");
+    let url = format!("http://{}/health", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 2000, "duration_s": 0.5, "max_vus": 200});
+    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    assert_eq!((result.requests.sent, result.requests.responses), (1000, 1000), "{:?}", result.requests);
+    assert_eq!(received(&server), 1000);
+}
+
+#[test]
+fn a_slack_out_of_range_is_refused_with_its_field() {
+    for slack in [-0.001, 0.5] {
+        let doc = json!({"target": {"url": "http://127.0.0.1:9/"}, "send_slack_s": slack,
+                         "scenarios": [{"name": "default", "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
+                                        "flow": {"sequences": [{"steps": [{"request": {"method": "GET"}}]}]}}]});
+        let errors = Plan::from_json(&doc.to_string()).err().unwrap_or_default();
+        assert!(errors.iter().any(|e| e.field == "send_slack_s"), "{slack}: {errors:?}");
+    }
+}
+
+#[test]
+fn a_worker_behind_its_schedule_does_not_open_a_connection_per_late_request() {
+    // A million requests per second is far more than one thread sends: it is behind from the
+    // start. Opening a connection for every late request would take all 4,000 slots; reusing
+    // the ones that free up, and opening one at a time, keeps far fewer.
+    let server = target::Server::start("{}");
+    let url = format!("http://{}/health", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 1_000_000, "duration_s": 0.3,
+                          "max_vus": 4000, "pre_allocated_vus": 8});
+    let result = run_open(&url, executor, json!({}));
+    let r = &result.requests;
+    assert!(r.sent > 0, "{r:?}");
+    assert!(r.connections_opened < 1000, "opened {} connections for {} sends", r.connections_opened, r.sent);
+    // Every scheduled request is either started or counted as dropped, none lost.
+    let it = &result.scenarios[0].iterations;
+    assert_eq!(it.iterations_started + it.iterations_dropped, 300_000, "{it:?}");
+    assert_eq!(r.sent, received(&server), "{r:?}");
+}
