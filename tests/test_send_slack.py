@@ -15,7 +15,7 @@ import pytest
 from conftest import bad_experiment_input, surge, write
 from surge.durations import parse_duration
 from surge.errors import BadInput
-from surge.experiments.spec import TestSpec
+from surge.experiments.spec import Overrides, TestSpec
 from surge.heading import describe
 from surge.plan import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
 from surge.record.schema import validate_file
@@ -64,6 +64,16 @@ def test_a_slack_out_of_range_is_refused_naming_the_flag(text):
     with pytest.raises(BadInput) as err:
         TestSpec(URL, rate=100.0, send_slack=text).prepare()
     assert str(err.value) == f"--send-slack: must be between 0 and 100ms, got '{text}'"
+
+
+def test_a_closed_model_url_test_refuses_the_flag():
+    with pytest.raises(BadInput) as err:
+        TestSpec(URL, connections=2, send_slack="1ms").prepare()
+    assert str(err.value) == "--send-slack: only applies with -r/--rate (the open model)"
+    with pytest.raises(BadInput) as err:
+        TestSpec(URL, send_slack="1ms").prepare(Overrides(vus=2))
+    assert str(err.value) == "--send-slack: only applies to the open model; this experiment runs VU levels"
+    assert TestSpec(URL, send_slack="1ms").prepare(Overrides(rate=50.0)).compiled.main["send_slack_s"] == 0.001
 
 
 def test_the_file_key_reaches_every_phase_plan():

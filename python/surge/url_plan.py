@@ -142,8 +142,9 @@ def build_plan(
                                     f"got {rate:g}")
     check_threads(threads)
     _count("--max-in-flight", max_in_flight, MAX_VUS)
-    if max_in_flight is not None and rate is None:
-        raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
+    for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", send_slack)):
+        if value is not None and rate is None:
+            raise BadInput(flag, "only applies with -r/--rate (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
     request = RequestSpec.build(method, _headers(headers), _body(body))
     limits = Limits(timeout_s=duration_flag("--timeout", timeout),

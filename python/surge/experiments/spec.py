@@ -169,8 +169,9 @@ class TestSpec:
         if not overrides.is_empty() and self.requests is not None:
             raise BadInput("-n/--requests", "an experiment sets each run's load and length: use -d/--duration")
         if overrides.vus is not None:
-            if max_in_flight is not None:
-                raise BadInput("--max-in-flight", "only applies to the open model; this experiment runs VU levels")
+            for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", self.send_slack)):
+                if value is not None:
+                    raise BadInput(flag, "only applies to the open model; this experiment runs VU levels")
             connections, rate = overrides.vus, None
         elif overrides.rate is not None:
             rate = overrides.rate
