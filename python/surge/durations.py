@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
-_UNIT_SECONDS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+# Decimal, so that 200us is 0.0002 s exactly as a float shows it (200 * 1e-6 is not).
+_UNIT_SECONDS = {"us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1),
+                 "m": Decimal(60), "h": Decimal(3600)}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(us|µs|ms|s|m|h)")
 
 
 def parse_duration(text: str | float | int) -> float:
     """parse_duration returns the number of seconds ``text`` stands for.
 
-    Accepts a bare number (seconds) or a sequence of number+unit parts (``1m30s``).
+    Accepts a bare number (seconds) or a sequence of number+unit parts (``1m30s``); units
+    ``us`` (or ``µs``), ``ms``, ``s``, ``m``, ``h``.
     Raises ValueError with an example of the accepted forms.
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
@@ -21,16 +25,17 @@ def parse_duration(text: str | float | int) -> float:
         try:
             seconds = float(raw)
         except ValueError:
-            pos, seconds = 0, 0.0
+            pos, total = 0, Decimal(0)
             for match in _PART.finditer(raw):
                 if match.start() != pos:
                     break
-                seconds += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+                total += Decimal(match.group(1)) * _UNIT_SECONDS[match.group(2)]
                 pos = match.end()
             if pos != len(raw) or not raw:
                 raise ValueError(
-                    f"'{text}' is not a duration (examples: 30s, 1m30s, 500ms, 2h)"
+                    f"'{text}' is not a duration (examples: 30s, 1m30s, 500ms, 200us, 2h)"
                 ) from None
+            seconds = float(total)
     if seconds != seconds or seconds < 0:  # NaN or negative
         raise ValueError(f"'{text}' is not a duration: it must not be negative")
     return seconds

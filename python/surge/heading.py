@@ -9,11 +9,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from surge.plan import ConstantArrivalRate, ConstantVus, PerVuIterations, Plan, RampingVus, SharedIterations
+from surge.plan import (
+    OPEN_MODEL_TYPES,
+    ConstantArrivalRate,
+    ConstantVus,
+    PerVuIterations,
+    Plan,
+    RampingVus,
+    SharedIterations,
+    open_model_send_slack_s,
+)
 from surge.redact import redact_text
-
-OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
-"""OPEN_MODEL_TYPES are the executor types that start iterations on a schedule."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +69,22 @@ def describe_plan(plan: Plan) -> str:
 
 
 def describe(plan: PlanLike) -> str:
-    """describe is the summary's one-line description of ``plan``."""
+    """describe is the summary's one-line description of ``plan``, ending with the send slack
+    when a scenario is open-model (``send slack 200 µs``)."""
     if isinstance(plan, Heading):
         return plan.description
     if isinstance(plan, Plan):
-        return describe_plan(plan)
+        return describe_plan(plan) + _send_slack(plan.open_model_send_slack_s())
     names = ", ".join(f"{s['name']} ({s['executor']['type']})" for s in plan["scenarios"])
-    return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}"
+    slack = open_model_send_slack_s((s["executor"]["type"] for s in plan["scenarios"]), plan.get("send_slack_s"))
+    return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}{_send_slack(slack)}"
+
+
+def _send_slack(seconds: float | None) -> str:
+    """_send_slack is the heading's ``· send slack 200 µs`` (µs below a millisecond), "" for None."""
+    if seconds is None:
+        return ""
+    return f" · send slack {seconds * 1e6:.4g} µs" if seconds < 1e-3 else f" · send slack {seconds * 1e3:.4g} ms"
 
 
 def is_open_model(plan: PlanLike) -> bool:

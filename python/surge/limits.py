@@ -34,6 +34,13 @@ MAX_THINK_S = 3_600.0
 MAX_THREADS = 1024
 """MAX_THREADS bounds ``--threads`` (plan.rs)."""
 
+MAX_SEND_SLACK_S = 0.1
+"""MAX_SEND_SLACK_S bounds the open model's send slack (``--send-slack``, ``send_slack``): 100 ms
+(plan.rs)."""
+
+SEND_SLACK_RANGE = "must be between 0 and 100ms"
+"""SEND_SLACK_RANGE is what an error about a send slack outside 0..MAX_SEND_SLACK_S says."""
+
 MAX_WEIGHT = 1e9
 """MAX_WEIGHT bounds a mix entry's or a choice's weight (weights are relative: their sum
 must stay a finite number)."""

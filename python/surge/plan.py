@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Union
+
+DEFAULT_SEND_SLACK_S = 0.000_2
+"""DEFAULT_SEND_SLACK_S is the send slack the engine uses when a plan gives none (plan.rs
+DEFAULT_SEND_SLACK_S: keep the two equal; docs/engine.md, "Pacing")."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,18 @@ Executor = Union[ConstantVus, RampingVus, PerVuIterations, SharedIterations, Con
 OPEN_MODEL = (ConstantArrivalRate, RampingArrivalRate)
 """OPEN_MODEL are the executors that start iterations on a schedule."""
 
+OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
+"""OPEN_MODEL_TYPES are the ``type`` names of the OPEN_MODEL executors in a plan's JSON."""
+
+
+def open_model_send_slack_s(executor_types: Iterable[str], send_slack_s: float | None) -> float | None:
+    """open_model_send_slack_s is the send slack a plan's open-model scenarios run with (the
+    plan's ``send_slack_s``, else the engine's default), None when none of ``executor_types``
+    is open-model (the slack then changes nothing)."""
+    if not any(t in OPEN_MODEL_TYPES for t in executor_types):
+        return None
+    return DEFAULT_SEND_SLACK_S if send_slack_s is None else send_slack_s
+
 
 @dataclass(frozen=True)
 class StepSpec:
@@ -191,14 +208,17 @@ class Plan:
     threads: int | None = None
     stripe: Stripe = field(default_factory=Stripe)
     interval_s: float = 1.0
+    send_slack_s: float | None = None
+    """send_slack_s is how late an open-model send may go out to be batched with others;
+    None leaves it to the engine (DEFAULT_SEND_SLACK_S)."""
 
     @classmethod
     def single(cls, target: TargetSpec, request: RequestSpec, executor: Executor, *, limits: Limits | None = None,
-               threads: int | None = None) -> Plan:
+               threads: int | None = None, send_slack_s: float | None = None) -> Plan:
         """single is a plan of one scenario sending one request per iteration (``surge run URL``)."""
         flow = FlowSpec(sequences=[SequenceSpec(steps=[StepSpec(request=request)])])
         return cls(target=target, scenarios=[ScenarioSpec(name="default", executor=executor, flow=flow)],
-                   limits=limits or Limits(), threads=threads)
+                   limits=limits or Limits(), threads=threads, send_slack_s=send_slack_s)
 
     def to_json(self) -> str:
         """to_json serializes the plan in the engine's format (``None`` fields omitted)."""
@@ -217,6 +237,11 @@ class Plan:
     def is_open_model(self) -> bool:
         """is_open_model tells whether every scenario follows an arrival-rate schedule."""
         return all(isinstance(s.executor, OPEN_MODEL) for s in self.scenarios)
+
+    def open_model_send_slack_s(self) -> float | None:
+        """open_model_send_slack_s is the send slack the plan's open-model scenarios run with,
+        None when it has none (``open_model_send_slack_s``)."""
+        return open_model_send_slack_s((s.executor.type for s in self.scenarios), self.send_slack_s)
 
     def duration_s(self) -> float:
         """duration_s is when the last scenario stops starting iterations."""

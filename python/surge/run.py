@@ -20,6 +20,7 @@ from surge import _engine, exit_codes, signals
 from surge.document import result_document
 from surge.errors import UnreachableError
 from surge.exit_codes import Outcome
+from surge.plan import open_model_send_slack_s
 from surge.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.thresholds import exit_code as thresholds_exit_code
 
@@ -169,7 +170,7 @@ def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval
             compiled = compiled.with_pools(setup.get("pools", {}))
         phase = "main"
         main_plan = dict(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
-        main = run_engine_plan(main_plan, interval_hook)
+        main = with_send_slack(run_engine_plan(main_plan, interval_hook), main_plan)
         run.verdicts = evaluate(thresholds, main)
         run.aborted_by = aborted_by
         finished_phase(run, "main", main, on_phase)
@@ -181,6 +182,15 @@ def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval
     if not run.main:  # the measured run never started (or never returned)
         run.main = empty_result(compiled.main)
     return run
+
+
+def with_send_slack(result: dict[str, Any], plan: Plan) -> dict[str, Any]:
+    """with_send_slack adds to a main run's ``result`` the send slack its open-model scenarios ran
+    with (``send_slack_s``: the plan's, else the engine's default); nothing when none is open-model."""
+    slack = open_model_send_slack_s((s["executor"]["type"] for s in plan["scenarios"]), plan.get("send_slack_s"))
+    if slack is not None:
+        result["send_slack_s"] = slack
+    return result
 
 
 def _teardown(run: RunOutcome, plan: Plan) -> dict[str, Any]:

@@ -11,7 +11,16 @@ import resource
 from surge.durations import format_limit, parse_duration
 from surge.errors import BadInput
 from surge.files import FileReadError, read_bounded
-from surge.limits import MAX_DATA_FILE_BYTES, MAX_DURATION_S, MAX_ITERATIONS, MAX_RATE, MAX_THREADS, MAX_VUS
+from surge.limits import (
+    MAX_DATA_FILE_BYTES,
+    MAX_DURATION_S,
+    MAX_ITERATIONS,
+    MAX_RATE,
+    MAX_SEND_SLACK_S,
+    MAX_THREADS,
+    MAX_VUS,
+    SEND_SLACK_RANGE,
+)
 from surge.plan import (
     ConstantArrivalRate,
     ConstantVus,
@@ -44,6 +53,22 @@ def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
     if not seconds <= MAX_DURATION_S:  # inf too
         raise BadInput(flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge "
                              "accepts")
+    return seconds
+
+
+def send_slack_flag(text: str | None) -> float | None:
+    """send_slack_flag reads ``--send-slack`` in seconds (None when not given); BadInput names
+    the flag when it is not a duration from 0 to MAX_SEND_SLACK_S."""
+    if text is None:
+        return None
+    if text.strip().startswith("-"):
+        raise BadInput("--send-slack", f"{SEND_SLACK_RANGE}, got '{text}'")
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise BadInput("--send-slack", str(e)) from None
+    if not seconds <= MAX_SEND_SLACK_S:
+        raise BadInput("--send-slack", f"{SEND_SLACK_RANGE}, got '{text}'")
     return seconds
 
 
@@ -104,6 +129,7 @@ def build_plan(
     max_in_flight: int | None,
     grace: str,
     duration_s: float | None = None,
+    send_slack: str | None = None,
 ) -> Plan:
     """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag.
     ``duration_s`` (an experiment's run length, already checked) replaces ``duration``."""
@@ -116,8 +142,9 @@ def build_plan(
                                     f"got {rate:g}")
     check_threads(threads)
     _count("--max-in-flight", max_in_flight, MAX_VUS)
-    if max_in_flight is not None and rate is None:
-        raise BadInput("--max-in-flight", "only applies with -r/--rate (the open model)")
+    for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", send_slack)):
+        if value is not None and rate is None:
+            raise BadInput(flag, "only applies with -r/--rate (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
     request = RequestSpec.build(method, _headers(headers), _body(body))
     limits = Limits(timeout_s=duration_flag("--timeout", timeout),
@@ -146,7 +173,8 @@ def build_plan(
     else:
         executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
                                duration_s=duration_s or duration_flag("-d/--duration", DEFAULT_DURATION))
-    plan = Plan.single(target, request, executor, limits=limits, threads=threads)
+    plan = Plan.single(target, request, executor, limits=limits, threads=threads,
+                       send_slack_s=send_slack_flag(send_slack))
     check_with_engine(plan)
     return plan
 
@@ -167,6 +195,7 @@ _FLAG_FOR_FIELD = {
     "limits.timeout_s": "--timeout",
     "limits.grace_period_s": "--grace",
     "threads": "--threads",
+    "send_slack_s": "--send-slack",
 }
 
 

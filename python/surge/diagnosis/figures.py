@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.heading import PlanLike, is_open_model
-
-OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
+from surge.plan import OPEN_MODEL_TYPES
 
 
 def count(mapping: Mapping[str, Any] | None, key: str) -> int:

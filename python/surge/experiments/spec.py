@@ -27,6 +27,7 @@ from surge.url_plan import (
     check_threads,
     default_max_in_flight,
     duration_flag,
+    send_slack_flag,
 )
 from surge.errors import BadInput
 from surge.limits import MAX_RATE, MAX_VUS
@@ -115,6 +116,7 @@ class TestSpec:
     db: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
     watch_pid: int | None = None
+    send_slack: str | None = None
 
     @property
     def is_file(self) -> bool:
@@ -147,7 +149,7 @@ class TestSpec:
                 "scenario_file": self.is_file, "connections": self.connections, "duration": self.duration,
                 "rate": self.rate, "time_scale": self.time_scale,
                 "target": redact_url(self.target_url) if self.target_url else None,
-                "threads": self.threads, "tags": self.tag_dict}
+                "threads": self.threads, "send_slack": self.send_slack, "tags": self.tag_dict}
 
     def prepare(self, overrides: Overrides | None = None) -> PreparedRun:
         """prepare checks the flags and compiles the test, with ``overrides`` applied (the module's
@@ -167,8 +169,9 @@ class TestSpec:
         if not overrides.is_empty() and self.requests is not None:
             raise BadInput("-n/--requests", "an experiment sets each run's load and length: use -d/--duration")
         if overrides.vus is not None:
-            if max_in_flight is not None:
-                raise BadInput("--max-in-flight", "only applies to the open model; this experiment runs VU levels")
+            for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", self.send_slack)):
+                if value is not None:
+                    raise BadInput(flag, "only applies to the open model; this experiment runs VU levels")
             connections, rate = overrides.vus, None
         elif overrides.rate is not None:
             rate = overrides.rate
@@ -176,7 +179,7 @@ class TestSpec:
                           rate=rate, method=self.method or "GET", headers=list(self.header), body=self.body,
                           timeout=self.timeout or DEFAULT_TIMEOUT, threads=self.threads, insecure=self.insecure,
                           max_in_flight=max_in_flight, grace=self.grace or DEFAULT_GRACE,
-                          duration_s=overrides.duration_s)
+                          duration_s=overrides.duration_s, send_slack=self.send_slack)
         return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan)
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
@@ -189,6 +192,7 @@ class TestSpec:
                 raise BadInput(flag, f"does not apply to a scenario file ({self.target}): set it in the file")
         timeout = duration_flag("--timeout", self.timeout) if self.timeout is not None else None
         grace = duration_flag("--grace", self.grace, positive=False) if self.grace is not None else None
+        send_slack_s = send_slack_flag(self.send_slack)
         env = _env_overrides(self.env_pairs)
         if self.time_scale is not None and not (math.isfinite(self.time_scale) and self.time_scale > 0):
             raise BadInput("--time-scale", f"must be a positive factor, got {self.time_scale:g}")
@@ -203,7 +207,8 @@ class TestSpec:
                 scenario_file = scenario_file.with_target(self.target_url)
             except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
                 raise BadInput("--target", str(e)) from None
-        scenario_file = scenario_file.with_overrides(timeout=timeout, graceful_stop=grace, insecure=self.insecure)
+        scenario_file = scenario_file.with_overrides(timeout=timeout, graceful_stop=grace, insecure=self.insecure,
+                                                     send_slack=send_slack_s)
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
         if not overrides.is_empty():
             compiled = CompiledRun(main=override_scenarios(compiled.main, overrides), setup=compiled.setup,

@@ -89,7 +89,7 @@ def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[
     # Pools a variable reads exist from the start (empty until setup's captures fill them
     # through CompiledRun.with_pools), so the engine can tell them from a misspelt name.
     read = {v["pool"] for s in scenarios for v in s["variables"] if v["type"] == "pool"}
-    return {
+    plan: Plan = {
         "target": {"url": f.target, "insecure": f.insecure},
         "scenarios": scenarios,
         "pools": {name: [] for name in sorted(read)},
@@ -98,6 +98,9 @@ def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[
         "stripe": {"offset": 0, "stride": 1},
         "interval_s": 1.0,
     }
+    if f.send_slack is not None:  # else the engine's default (docs/engine.md, "Pacing")
+        plan["send_slack_s"] = f.send_slack
+    return plan
 
 
 def _scenario(f: ScenarioFile, name: str, phase: Phase, start: float, env: Mapping[str, str] | None) -> Plan:

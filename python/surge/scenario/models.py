@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
-from surge.limits import MAX_DURATION_S, MAX_STEPS
+from surge.limits import MAX_DURATION_S, MAX_SEND_SLACK_S, MAX_STEPS
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.think import ThinkTime
-from surge.scenario.units import Duration, ScheduledDuration, StartTime
+from surge.scenario.units import Duration, ScheduledDuration, SendSlack, StartTime
 from surge.scenario.variables import Text, Variable
 from surge.thresholds import Threshold, ThresholdError, parse_threshold
 
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from surge.scenario.errors import Problem
 
 
-def _seconds(name: str, seconds: float, least: float) -> float:
-    """_seconds checks an override given in seconds: finite, at least ``least``, at most MAX_DURATION_S."""
-    if not (isinstance(seconds, (int, float)) and least <= seconds <= MAX_DURATION_S):
-        raise ValueError(f"{name} must be from {least:g} to {MAX_DURATION_S:g} seconds, got {seconds!r}")
+def _seconds(name: str, seconds: float, least: float, most: float = MAX_DURATION_S) -> float:
+    """_seconds checks an override given in seconds: finite, from ``least`` to ``most``."""
+    if not (isinstance(seconds, (int, float)) and least <= seconds <= most):
+        raise ValueError(f"{name} must be from {least:g} to {most:g} seconds, got {seconds!r}")
     return float(seconds)
 
 
@@ -137,12 +137,14 @@ class ScenarioFile(FileModel):
     """ScenarioFile: a whole scenario file: the ``target`` base URL, ``defaults``,
     ``variables`` visible to every phase, optional ``setup`` and ``teardown`` (not measured),
     the named ``scenarios`` (at least one), ``thresholds``, ``graceful_stop`` (how long
-    iterations in progress at the end may finish) and ``insecure`` (skip TLS verification)."""
+    iterations in progress at the end may finish), ``send_slack`` (how late an open-model send
+    may go out to be batched; None: the engine's default) and ``insecure`` (skip TLS verification)."""
 
     target: str
     insecure: bool = False
     defaults: Defaults = Field(default_factory=Defaults)
     graceful_stop: Duration = 5.0
+    send_slack: SendSlack | None = None
     variables: dict[str, Variable] = Field(default_factory=dict)
     setup: Phase | None = None
     teardown: Phase | None = None
@@ -182,15 +184,18 @@ class ScenarioFile(FileModel):
         return copy
 
     def with_overrides(self, timeout: float | None = None, graceful_stop: float | None = None,
-                       insecure: bool = False) -> ScenarioFile:
-        """with_overrides returns a copy with ``defaults.timeout`` and ``graceful_stop`` (in
-        seconds) replaced where given, and ``insecure`` set when true: what ``surge run FILE
-        --timeout/--grace/--insecure`` change. A request's own ``timeout`` stays."""
+                       insecure: bool = False, send_slack: float | None = None) -> ScenarioFile:
+        """with_overrides returns a copy with ``defaults.timeout``, ``graceful_stop`` and
+        ``send_slack`` (in seconds) replaced where given, and ``insecure`` set when true: what
+        ``surge run FILE --timeout/--grace/--send-slack/--insecure`` change. A request's own
+        ``timeout`` stays."""
         update: dict[str, Any] = {}
         if timeout is not None:
             update["defaults"] = self.defaults.model_copy(update={"timeout": _seconds("timeout", timeout, 1e-9)})
         if graceful_stop is not None:
             update["graceful_stop"] = _seconds("graceful_stop", graceful_stop, 0.0)
+        if send_slack is not None:
+            update["send_slack"] = _seconds("send_slack", send_slack, 0.0, MAX_SEND_SLACK_S)
         if insecure:
             update["insecure"] = True
         return self.model_copy(update=update) if update else self

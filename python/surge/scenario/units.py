@@ -19,7 +19,7 @@ from pydantic import BeforeValidator, PlainSerializer
 from pydantic_core import PydanticCustomError
 
 from surge.durations import format_limit, parse_duration
-from surge.limits import MAX_DURATION_S, MAX_RATE, MAX_START_TIME_S, MAX_THINK_S
+from surge.limits import MAX_DURATION_S, MAX_RATE, MAX_SEND_SLACK_S, MAX_START_TIME_S, MAX_THINK_S, SEND_SLACK_RANGE
 
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 _RATE = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?:/\s*(ms|s|m|h|sec|min|second|minute|hour))?\s*")
@@ -86,6 +86,14 @@ def to_think_seconds(value: Any) -> float:
     return _at_most(value, to_seconds(value), MAX_THINK_S, "the longest think time")
 
 
+def to_send_slack(value: Any) -> float:
+    """to_send_slack is ``to_seconds`` for the open model's send slack: at most MAX_SEND_SLACK_S."""
+    seconds = to_seconds(value)
+    if seconds > MAX_SEND_SLACK_S:
+        raise PydanticCustomError("duration", SEND_SLACK_RANGE + ", got '{value}'", {"value": _clip(str(value))})
+    return seconds
+
+
 def to_rate(value: Any) -> float:
     """to_rate validates a rate (``300``, ``300/s``, ``18000/m``, ``2/ms``) and returns it per second."""
     if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
@@ -134,6 +142,10 @@ StartTime = Annotated[float, BeforeValidator(to_start_time), PlainSerializer(for
 ThinkDuration = Annotated[float, BeforeValidator(to_think_seconds), PlainSerializer(format_seconds)]
 """ThinkDuration is a think time's length: a Duration of at most an hour (not scaled: a
 user's pause is part of what a test measures)."""
+
+SendSlack = Annotated[float, BeforeValidator(to_send_slack), PlainSerializer(format_seconds)]
+"""SendSlack is how late an open-model send may go out to be batched: a Duration of at most
+100 ms (not scaled: it is a property of the generator, not of the test's schedule)."""
 
 Rate = Annotated[float, BeforeValidator(to_rate), PlainSerializer(format_rate)]
 """Rate is iterations per second, written ``300``, ``300/s`` or ``18000/m``."""

@@ -1,0 +1,171 @@
+"""The open model's send slack (docs/engine.md, "Pacing"): ``--send-slack`` (every command that runs
+a test) and a scenario file's ``send_slack`` reach the engine's plan as ``send_slack_s`` (the flag
+over the file), are refused out of 0..100ms in one line (exit 2, or FILE:LINE), and the summary
+states the slack an open-model run used (``send_slack_s`` in --json and summary.json, "send slack"
+in the heading)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import bad_experiment_input, surge, write
+from surge.durations import parse_duration
+from surge.errors import BadInput
+from surge.experiments.spec import Overrides, TestSpec
+from surge.heading import describe
+from surge.plan import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
+from surge.record.schema import validate_file
+from surge.scenario import ScenarioError, load, loads
+
+URL = "http://127.0.0.1:9/"
+
+OPEN_FILE = """\
+    target: http://127.0.0.1:9
+    send_slack: 300us
+    setup:
+      flow: [{request: {path: /health}}]
+    scenarios:
+      s:
+        executor: {type: constant-arrival-rate, rate: 10, duration: 1s, max_vus: 4}
+        flow: [{request: {path: /health}}]
+    """
+
+
+def test_plan_json_leaves_the_slack_to_the_engine_unless_set():
+    plan = Plan.single(TargetSpec(URL), RequestSpec(), ConstantVus(vus=1, duration_s=1.0))
+    assert "send_slack_s" not in json.loads(plan.to_json())
+    assert json.loads(Plan(plan.target, plan.scenarios, send_slack_s=0.001).to_json())["send_slack_s"] == 0.001
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("0", 0.0), ("200us", 0.0002), ("200µs", 0.0002), ("0.5ms", 0.0005), ("1ms", 0.001), ("100ms", 0.1),
+])
+def test_the_flag_reaches_a_url_plan(text, seconds):
+    main = TestSpec(URL, rate=100.0, send_slack=text).prepare().compiled.main
+    assert main["send_slack_s"] == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("200us", 0.0002), ("200µs", 0.0002), ("0.5ms", 0.0005),
+                                               ("1m30s", 90.0), ("1s250ms", 1.25)])
+def test_durations_in_microseconds_read_as_the_float_written(text, seconds):
+    assert parse_duration(text) == seconds  # exactly: summary.json shows 0.0002, not 0.00019999999999999998
+
+
+def test_without_the_flag_a_url_plan_has_no_slack_of_its_own():
+    assert "send_slack_s" not in TestSpec(URL, rate=100.0).prepare().compiled.main
+
+
+@pytest.mark.parametrize("text", ["101ms", "1s", "-1ms", "-0.001"])
+def test_a_slack_out_of_range_is_refused_naming_the_flag(text):
+    with pytest.raises(BadInput) as err:
+        TestSpec(URL, rate=100.0, send_slack=text).prepare()
+    assert str(err.value) == f"--send-slack: must be between 0 and 100ms, got '{text}'"
+
+
+def test_a_closed_model_url_test_refuses_the_flag():
+    with pytest.raises(BadInput) as err:
+        TestSpec(URL, connections=2, send_slack="1ms").prepare()
+    assert str(err.value) == "--send-slack: only applies with -r/--rate (the open model)"
+    with pytest.raises(BadInput) as err:
+        TestSpec(URL, send_slack="1ms").prepare(Overrides(vus=2))
+    assert str(err.value) == "--send-slack: only applies to the open model; this experiment runs VU levels"
+    assert TestSpec(URL, send_slack="1ms").prepare(Overrides(rate=50.0)).compiled.main["send_slack_s"] == 0.001
+
+
+def test_the_file_key_reaches_every_phase_plan():
+    compiled = loads(textwrap.dedent(OPEN_FILE)).compile()
+    assert [p["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.0003)] * 2
+
+
+def test_a_file_without_the_key_leaves_the_slack_to_the_engine():
+    text = textwrap.dedent(OPEN_FILE).replace("send_slack: 300us\n", "")
+    assert all("send_slack_s" not in p for _, p in loads(text).compile().plans())
+
+
+def test_the_flag_overrides_the_file(tmp_path):
+    path = write(tmp_path, OPEN_FILE)
+    compiled = TestSpec(str(path), send_slack="2ms").prepare().compiled
+    assert [p["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.002)] * 2
+    assert TestSpec(str(path)).prepare().compiled.main["send_slack_s"] == pytest.approx(0.0003)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("1s", "must be between 0 and 100ms, got '1s'"),
+    ("5", "'5' has no unit"),
+    ("soon", "'soon' is not a duration"),
+])
+def test_a_bad_file_key_names_file_line_and_key(tmp_path, value, message):
+    path = write(tmp_path, OPEN_FILE.replace("300us", value))
+    with pytest.raises(ScenarioError) as err:
+        load(path, env={})
+    assert f"{path}:2: send_slack: {message}" in str(err.value), str(err.value)
+
+
+def test_the_heading_states_the_slack_of_an_open_model_plan_only():
+    open_plan = TestSpec(URL, rate=100.0, send_slack="50ms").prepare()
+    assert describe(open_plan.heading).endswith(" · send slack 50 ms")
+    assert describe(TestSpec(URL, rate=100.0).prepare().heading).endswith(
+        f" · send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs")
+    assert describe(TestSpec(URL, rate=100.0, send_slack="0").prepare().heading).endswith(" · send slack 0 µs")
+    assert "send slack" not in describe(TestSpec(URL, connections=2).prepare().heading)
+    mixed = {"target": {"url": URL}, "scenarios": [
+        {"name": "a", "executor": {"type": "constant-vus"}}, {"name": "b", "executor": {"type": "constant-arrival-rate"}}]}
+    assert describe(mixed).endswith(f" · send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs")
+    assert describe(dict(mixed, send_slack_s=0.0015)).endswith(" · send slack 1.5 ms")
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["-r", "10", "--send-slack", "101ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '101ms'"),
+    (["-r", "10", "--send-slack", "-1ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '-1ms'"),
+    (["-r", "10", "--send-slack", "fast"], "surge: error: --send-slack: 'fast' is not a duration"),
+])
+def test_bad_flag_values_exit_2_in_one_line(args, error):
+    run = surge("run", URL, *args, "--no-save")
+    assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
+
+
+def test_an_experiment_refuses_a_bad_slack_before_it_starts():
+    bad_experiment_input("repeat", ["-n", "2", "-r", "10", "-d", "1s", "--send-slack", "1s"],
+                         "surge: error: --send-slack: must be between 0 and 100ms, got '1s'")
+
+
+def test_a_large_slack_batches_sends_and_shows_in_the_send_lag(fresh_target, tmp_path):
+    # 100/s with 50 ms of slack: a worker wakes once its earliest due send is 50 ms late and writes
+    # the five or so due by then, so half the sends are at least ~20 ms late; 5 ms is a safe floor.
+    out = tmp_path / "run"
+    run = surge("run", f"{fresh_target.url}/health", "-r", "100", "-d", "1s", "--send-slack", "50ms",
+                "--json", "--out", str(out))
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    assert doc["requests"]["sent"] == 100 and doc["send_slack_s"] == 0.05
+    assert doc["latency"]["send_lag"]["p50_ms"] >= 5.0, doc["latency"]["send_lag"]
+    summary = validate_file(out)
+    assert summary["send_slack_s"] == 0.05
+    assert summary["meta"]["plan"]["description"].endswith(" · send slack 50 ms")
+
+
+def test_no_slack_and_the_default_are_stated_and_a_closed_model_run_states_none(fresh_target):
+    url = f"{fresh_target.url}/health"
+    zero = surge("run", url, "-r", "100", "-d", "1s", "--send-slack", "0", "--json", "--no-save")
+    assert zero.code == 0 and zero.json()["send_slack_s"] == 0.0, zero.stderr
+    default = surge("run", url, "-r", "100", "-d", "1s", "--no-save")
+    assert default.code == 0, default.stderr
+    assert f"send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs" in default.stdout.splitlines()[0], default.stdout
+    closed = surge("run", url, "-n", "5", "-c", "1", "--json", "--no-save")
+    assert closed.code == 0 and "send_slack_s" not in closed.json(), closed.stderr
+
+
+def test_an_experiment_runs_with_the_flag(fresh_target, tmp_path):
+    out = tmp_path / "exp"
+    run = surge("repeat", f"{fresh_target.url}/health", "-n", "2", "-r", "100", "-d", "1s", "--send-slack", "20ms",
+                "--out", str(out))
+    assert run.code == 0, run.stderr
+    doc = json.loads((out / "experiment.json").read_text())
+    assert doc["parameters"]["test"]["send_slack"] == "20ms"
+    for entry in doc["runs"]:
+        summary = validate_file(Path(out / entry["directory"]))
+        assert summary["send_slack_s"] == 0.02 and summary["requests"]["sent"] == 100
