@@ -3,6 +3,7 @@
 from typing import Callable
 
 __version__: str
+DEFAULT_SEND_SLACK_S: float
 
 class SurgeError(Exception):
     """SurgeError is the base of every error surge raises."""

@@ -15,9 +15,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Union
 
-DEFAULT_SEND_SLACK_S = 0.000_2
-"""DEFAULT_SEND_SLACK_S is the send slack the engine uses when a plan gives none (plan.rs
-DEFAULT_SEND_SLACK_S: keep the two equal; docs/engine.md, "Pacing")."""
+# The engine's default send slack (docs/engine.md, "Pacing"), re-exported: one value for both.
+from surge._engine import DEFAULT_SEND_SLACK_S as DEFAULT_SEND_SLACK_S
 
 
 @dataclass(frozen=True)

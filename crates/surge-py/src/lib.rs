@@ -10,6 +10,7 @@ mod target;
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_SEND_SLACK_S", surge_engine::spec::plan::DEFAULT_SEND_SLACK_S)?;
     errors::register(m)?;
     run::register(m)?;
     target::register(m)?;
