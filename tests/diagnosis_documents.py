@@ -14,7 +14,8 @@ def latency(count: int, mean_ms: float = 1.0, min_ms: float = 0.5, p95_ms: float
 
 
 def requests(succeeded: int, *, failures: dict[str, int] | None = None, shed: int = 0, status_failed: int = 0,
-             late: int = 0, dropped: int = 0, codes: dict[str, int] | None = None) -> dict[str, Any]:
+             late: int = 0, dropped: int = 0, codes: dict[str, int] | None = None,
+             connections_opened: int = 100) -> dict[str, Any]:
     """requests is a requests block: ``succeeded`` 200s, ``status_failed`` 4xx/5xx (``shed`` of
     them 429/503), and ``failures`` by class."""
     failures = failures or {}
@@ -23,7 +24,7 @@ def requests(succeeded: int, *, failures: dict[str, int] | None = None, shed: in
     timed_out = failures.get("request_timeout", 0)
     return {"sent": succeeded + failed, "responses": responses, "unanswered": timed_out, "succeeded": succeeded,
             "failed": failed, "shed": shed, "timed_out": timed_out, "interrupted": 0, "interrupted_unsent": 0,
-            "dropped": dropped, "late": late, "connections_opened": 100,
+            "dropped": dropped, "late": late, "connections_opened": connections_opened,
             "status_codes": codes if codes is not None else {"200": succeeded},
             "failure_classes": dict(failures)}
 

@@ -61,6 +61,18 @@ def test_late_sends_in_the_open_model_mean_the_generator_fell_behind(late, lag_p
     assert ("generator_saturated" in kinds(findings(doc, plan=plan))) is saturated
 
 
+def test_late_sends_say_why_when_no_thread_was_busy():
+    # Late by a lot with idle threads: the cores were held elsewhere, or connections were opening.
+    doc = document(req=requests(1000, late=300, connections_opened=700), lag_p99_ms=80.0, thread_busy=(0.3,))
+    finding = only(findings(doc, plan=OPEN_PLAN), "generator_saturated")
+    assert "yet no worker thread was busy 90.0 % of the run (the busiest: 30.0 %)" in finding.message
+    assert "other processes on this machine" in finding.message and "700 opened" in finding.message
+    assert finding.evidence["connections_opened"] == 700
+    # A thread out of CPU is reason enough: the waiting is not guessed at.
+    busy = document(req=requests(1000, late=300), lag_p99_ms=80.0, thread_busy=(0.97,))
+    assert "no worker thread was busy" not in only(findings(busy, plan=OPEN_PLAN), "generator_saturated").message
+
+
 def test_the_open_model_is_told_from_the_document_without_a_plan():
     doc = document(req=requests(1000, late=300), intervals=[interval(0, completions=100, rate=2000.0)],
                    lag_p99_ms=300.0)

@@ -67,6 +67,8 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Fin
     if behind:
         reasons.append(f"{grouped(late)} of {grouped(sent)} requests ({percent(late_share)}) were sent more than "
                        f"1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
+        if not cpu_bound:
+            reasons.append(_why_late_without_busy_threads(busy, count(requests, "connections_opened")))
     if offered is not None:
         reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
                        "during the load")
@@ -79,8 +81,19 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Fin
         "late_lag_p99_threshold_ms": LATE_LAG_P99_MS,
         "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
         "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
+        "connections_opened": count(requests, "connections_opened"),
         "cpu_us_per_request": number(generator, "cpu_us_per_request"),
     })
+
+
+def _why_late_without_busy_threads(busy: list[float], connections_opened: int) -> str:
+    """_why_late_without_busy_threads says why sends were late although no worker thread was
+    out of CPU: the threads were kept waiting, by other processes holding the cores or by
+    connections still being opened for them."""
+    idle = f"yet no worker thread was busy {percent(BUSY_THRESHOLD)} of the run" + \
+        (f" (the busiest: {percent(max(busy))})" if busy else "")
+    return (f"{idle}, so the sends waited for a core that other processes on this machine held, or for "
+            f"connections still being opened ({grouped(connections_opened)} opened during the run)")
 
 
 def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, generator_bound: bool,
