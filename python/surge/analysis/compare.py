@@ -10,8 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy.stats import mannwhitneyu, ttest_ind  # type: ignore[import-untyped]  # no type hints
-
 from surge.analysis.bootstrap import RESAMPLES, ratio_of_means_ci
 from surge.analysis.direction import Better, better
 from surge.analysis.estimate import Estimate, estimate, finite
@@ -50,6 +48,7 @@ class FigureComparison:
 
 
 def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float | None, str]:
+    from scipy.stats import mannwhitneyu, ttest_ind  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
     if max(ref) == min(ref) and max(var) == min(var):
         if ref[0] == var[0]:
             return 1.0, 1.0, "every run gave the same value"

@@ -8,7 +8,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kneed import KneeLocator  # type: ignore[import-untyped]  # no type hints
 
 MIN_POINTS = 3
 """MIN_POINTS is the fewest levels (up to and including the peak) Kneedle is given: with two
@@ -29,6 +28,7 @@ def find_knee(loads: Sequence[float], throughput: Sequence[float], sensitivity: 
     """find_knee runs Kneedle (concave, increasing; ``S`` = ``sensitivity``) on the levels up
     to and including the peak throughput (``loads`` ascending, distinct): the falling part
     after the peak is a collapse, not a knee. The knee is one of the measured loads."""
+    from kneed import KneeLocator  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
     if len(loads) != len(throughput):
         raise ValueError("find_knee: loads and throughput differ in length")
     if not loads:

@@ -9,8 +9,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scipy.stats import theilslopes  # type: ignore[import-untyped]  # no type hints
-
 from surge.analysis.slo import Figures, describe, judge
 from surge.thresholds import Threshold, Verdict
 
@@ -86,6 +84,7 @@ def latency_trend(interval_p95_ms: Sequence[float | None], limits: Steadiness = 
     left out, keeping the others' positions); it is rising when the slope's confidence interval
     lies above 0 and the rise it predicts across the window exceeds ``max_latency_rise`` of the
     window's median p95."""
+    from scipy.stats import theilslopes  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
     points = [(i, float(p)) for i, p in enumerate(interval_p95_ms) if p is not None and math.isfinite(p)]
     if len(points) < limits.min_trend_intervals:
         return Trend(len(points))

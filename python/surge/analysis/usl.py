@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares  # type: ignore[import-untyped]  # no type hints
 
 MIN_LEVELS = 4
 """MIN_LEVELS is the fewest distinct concurrency levels a fit is made from: three parameters
@@ -66,6 +65,7 @@ def _model(params: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _best_fit(n: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    from scipy.optimize import least_squares  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
     lambda_0 = float(np.max(x / n))
     best, best_cost = None, math.inf
     for sigma, kappa in _STARTS:
