@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-rust test-python browser bench bench-history bench-capacity bench-report tools clean lint
+.PHONY: all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report tools clean lint
 
 all: build
 
@@ -47,12 +47,16 @@ tools:
 	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null)
 
-## bench: surge vs wrk against nginx, pinned cores, ratios from one run; then the history's and capacity's benches
+## bench: surge vs wrk (and oha, open model) against nginx, pinned cores, ratios from one run; then the history's and capacity's benches
 bench: build tools
 	$(BIN)/python bench/bench.py
 	$(MAKE) bench-history
 	$(MAKE) bench-capacity
 	$(MAKE) bench-report
+
+## bench-open: only the open-model section: surge and oha at 20k, 50k, 80k req/s on one core, surge closed for the ratio (docs/benchmarks.md)
+bench-open: build tools
+	$(BIN)/python bench/bench.py --only open
 
 ## bench-capacity: surge capacity at full length (10 s steps) against targets of known capacity (docs/benchmarks.md)
 bench-capacity: build

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""surge's benchmark harness: surge vs wrk against nginx on loopback, pinned cores.
+"""surge's benchmark harness: surge vs wrk (and oha) against nginx on loopback, pinned cores.
 
-Usage: .venv/bin/python bench/bench.py [--only cpu,conns,rate,target,template] [--quick] [--rounds N]
+Usage: .venv/bin/python bench/bench.py [--only cpu,conns,rate,target,template,open] [--quick]
+       [--rounds N] [--open-rates 20000,50000,80000]
 
 Prints its method and every raw number, then a Markdown table for docs/benchmarks.md, and
 writes everything to bench/out/bench-<timestamp>.json. It never asserts a time: the bars are
@@ -22,9 +23,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from surgebench import proc  # noqa: E402
 from surgebench.generators import (  # noqa: E402
-    Generator, find_run_plan, find_surge, find_target, find_wrk)
+    Generator, find_oha, find_run_plan, find_surge, find_target, find_wrk)
 from surgebench.nginx import Nginx, find_nginx  # noqa: E402
-from surgebench.sections import SECTIONS, Context, say, surge_startup  # noqa: E402
+from surgebench.open_model import OHA_CONNS, section_open  # noqa: E402
+from surgebench.sections import (  # noqa: E402
+    Context, say, section_conns, section_cpu, section_rate, section_target, section_template,
+    surge_startup)
+
+# SECTIONS: every section --only can name, in the order the default run takes them.
+SECTIONS = {"cpu": section_cpu, "conns": section_conns, "rate": section_rate,
+            "target": section_target, "template": section_template, "open": section_open}
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,19 +49,26 @@ Method (docs/benchmarks.md, shared performance.md):
            "others" = share of each core busy with processes other than the measured ones.
   req/s    server-counted requests / the generator's own measured duration.
   template the engine's run_plan example (no Python) on core {gen_core}, against the reference
-           target on core {server_core}: static vs templated GET, CPU / requests.sent."""
+           target on core {server_core}: static vs templated GET, CPU / requests.sent.
+  open     surge (`-r RATE --threads 1`) and oha (`-q RATE -c {oha_conns} --worker-threads 1
+           --latency-correction`) at each --open-rates rate on core {gen_core}, plus surge closed
+           (-c 64) in the same rounds; CPU per nginx-counted request, connections = nginx
+           accepts delta, not sent = rate × duration − nginx count."""
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """parse_args reads the command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="cpu,conns,rate,target,template",
-                   help="comma-separated sections: cpu, conns, rate, target, template "
+    p.add_argument("--only", default="cpu,conns,rate,target,template,open",
+                   help="comma-separated sections: cpu, conns, rate, target, template, open "
                         "(default: all)")
     p.add_argument("--quick", action="store_true", help="short runs (a smoke test, not a result)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="rounds per generator in cpu/target/template (default 5, quick 2)")
-    p.add_argument("--rate", type=int, default=20_000, help="open-model rate (default 20000)")
+                   help="rounds per generator in cpu/target/template/open (default 5, quick 2)")
+    p.add_argument("--rate", type=int, default=20_000,
+                   help="the rate section's open-model rate (default 20000)")
+    p.add_argument("--open-rates", default="20000,50000,80000", metavar="R1,R2,…",
+                   help="the open section's rates in req/s (default 20000,50000,80000)")
     p.add_argument("--surge", default=None, help="surge executable (default .venv/bin/surge)")
     p.add_argument("--target-cmd", default=None,
                    help="command that starts the reference target and prints 127.0.0.1:PORT")
@@ -76,6 +91,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     if args.rounds is None:
         args.rounds = 2 if args.quick else 5
+    try:
+        args.open_rates = [int(r) for r in args.open_rates.split(",") if r.strip()]
+    except ValueError:
+        p.error(f"--open-rates: whole numbers of req/s separated by commas, got {args.open_rates!r}")
+    if not args.open_rates or min(args.open_rates) <= 0:
+        p.error(f"--open-rates: at least one positive rate, got {args.open_rates!r}")
     return args
 
 
@@ -109,6 +130,9 @@ def environment(args, ctx: Context) -> dict:
         "python": sys.version.split()[0],
         "git": git + ("-dirty" if dirty else ""),
         "wrk": _tool_version([ctx.wrk.binary, "-v"]) if ctx.wrk else None,
+        "oha": _tool_version([ctx.oha.binary, "--version"]) if ctx.oha else None,
+        "oha_missing": ctx.oha_why or None,
+        "open_rates": args.open_rates if "open" in args.only else None,
         "nginx": ctx.nginx.version() if ctx.nginx else None,
         "surge": ctx.surge.binary if ctx.surge else None,
         "surge_missing": ctx.surge_why or None,
@@ -131,7 +155,7 @@ def markdown_table(ctx: Context, stamp: str, env: dict) -> str:
         f"surge {env['git']}{' (quick mode)' if env['quick'] else ''}. "
         "Values are median [min–max] over the rounds.",
         "",
-        f"| measurement | baseline (wrk, nginx, or static) | {ctx.subject} "
+        f"| measurement | baseline (wrk, nginx, static, oha or closed) | {ctx.subject} "
         "(or templated) | ratio | bar | meets bar |",
         "|---|---|---|---|---|---|",
     ]
@@ -162,8 +186,13 @@ def main(argv: list[str]) -> int:
         server_core=args.server_core, wrk=Generator("wrk", "wrk", wrk_bin) if wrk_bin else None,
         surge=surge, surge_why=surge_why if not surge_bin else "", nginx=None,
         nginx_why="", target_argv=target_argv, target_why=target_why, rate=args.rate,
-        wait_quiet_s=args.wait_quiet,
+        wait_quiet_s=args.wait_quiet, open_rates=args.open_rates,
     )
+    oha_bin = find_oha()
+    if oha_bin:
+        ctx.oha = Generator("oha", "oha", oha_bin)
+    else:
+        ctx.oha_why = "oha not found on PATH or in ~/.cargo/bin (cargo install oha)"
     if "template" in args.only:
         say("building the engine's run_plan example for the template section …")
         ctx.run_plan, ctx.run_plan_note = find_run_plan(REPO, args.run_plan)
@@ -181,8 +210,10 @@ def main(argv: list[str]) -> int:
     try:
         env = environment(args, ctx)
         say(f"# surge bench — {stamp}{'  (QUICK: smoke test only)' if args.quick else ''}")
-        say(METHOD.format(gen_core=args.gen_core, server_core=args.server_core))
-        say(f"  tools    wrk: {env['wrk'] or 'MISSING'}; nginx: {env['nginx'] or ctx.nginx_why}; "
+        say(METHOD.format(gen_core=args.gen_core, server_core=args.server_core,
+                          oha_conns=OHA_CONNS))
+        say(f"  tools    wrk: {env['wrk'] or 'MISSING'}; oha: {env['oha'] or ctx.oha_why}; "
+            f"nginx: {env['nginx'] or ctx.nginx_why}; "
             f"surge: {ctx.surge.binary + ' (' + ctx.surge.name + ')' if ctx.surge else 'MISSING — ' + surge_why}")
         say(f"  machine  {env['cpus']} × {env['cpu_model']}, kernel {env['kernel']}, "
             f"load {env['loadavg_at_start']}, nofile soft/hard {soft}/{hard}, git {env['git']}")

@@ -27,6 +27,12 @@ class GenReport:
     captures: list = dataclasses.field(default_factory=list)  # [{name, found, missing}, ...]
     engine_cpu_s: float | None = None  # the engine's own generator.cpu user+system
     notes: list = dataclasses.field(default_factory=list)
+    # open model (the open section): surge's send lag, service time and its own counts
+    send_lag_p99_ms: float | None = None
+    service_p99_ms: float | None = None
+    connections_opened: int | None = None  # the generator's own count (nginx's is separate)
+    dropped: int | None = None
+    late: int | None = None
 
 
 def _seconds(value: str, unit: str) -> float:
@@ -88,17 +94,25 @@ def _first(doc, *keys):
     return next((v for v in (dig(doc, k) for k in keys) if v is not None), None)
 
 
-def parse_surge(text: str) -> GenReport:
-    """parse_surge reads `surge run --json` (schema surge.result/1: requests.responses,
-    elapsed_s, throughput.sent_per_s, latency.all.p99_ms; older names as fallbacks)."""
-    rep = GenReport()
+def _json_document(text: str, rep: GenReport) -> dict | None:
+    """_json_document is stdout's JSON object, or None with rep.parse_error saying why not."""
     try:
         doc = _last_json_object(text)
     except ValueError as e:
         rep.parse_error = str(e)
-        return rep
+        return None
     if not isinstance(doc, dict):
         rep.parse_error = "stdout's JSON document is not an object"
+        return None
+    return doc
+
+
+def parse_surge(text: str) -> GenReport:
+    """parse_surge reads `surge run --json` (schema surge.result/1: requests.responses,
+    elapsed_s, throughput.sent_per_s, latency.all.p99_ms; older names as fallbacks)."""
+    rep = GenReport()
+    doc = _json_document(text, rep)
+    if doc is None:
         return rep
     completed = _first(doc, "requests.completed", "requests.responses")
     rep.requests = int(completed) if isinstance(completed, (int, float)) else None
@@ -118,6 +132,33 @@ def parse_surge(text: str) -> GenReport:
     if isinstance(user, (int, float)) and isinstance(system, (int, float)):
         rep.engine_cpu_s = user + system
     rep.notes = [str(n) for n in (doc.get("notes") or [])]
+    rep.send_lag_p99_ms = dig(doc, "latency.send_lag.p99_ms")
+    rep.service_p99_ms = dig(doc, "latency.service_time.p99_ms")
+    rep.connections_opened = dig(doc, "requests.connections_opened")
+    rep.dropped = dig(doc, "requests.dropped")
+    rep.late = dig(doc, "requests.late")
+    return rep
+
+
+def parse_oha(text: str) -> GenReport:
+    """parse_oha reads `oha --output-format json` (1.x): responses = the sum of
+    statusCodeDistribution, duration = summary.total, p99 = latencyPercentiles.p99 (seconds),
+    errors = errorDistribution (e.g. "aborted due to deadline"). oha has no send lag."""
+    rep = GenReport()
+    doc = _json_document(text, rep)
+    if doc is None:
+        return rep
+    codes = doc.get("statusCodeDistribution")
+    if not isinstance(codes, dict) or not isinstance(doc.get("summary"), dict):
+        rep.parse_error = "no summary and statusCodeDistribution in oha's JSON"
+        return rep
+    rep.status_codes = {str(k): int(v) for k, v in codes.items()}
+    rep.requests = sum(rep.status_codes.values())
+    rep.duration_s = dig(doc, "summary.total")
+    rep.requests_per_s = dig(doc, "summary.requestsPerSec")
+    p99_s = dig(doc, "latencyPercentiles.p99")
+    rep.p99_ms = p99_s * 1e3 if isinstance(p99_s, (int, float)) else None
+    rep.errors = {str(k): int(v) for k, v in (doc.get("errorDistribution") or {}).items()}
     return rep
 
 
@@ -126,7 +167,7 @@ class Generator:
     """Generator is one load tool: its name in the output, its binary, how to call it."""
 
     name: str
-    kind: str  # "wrk" or "surge"
+    kind: str  # "wrk", "surge", "oha" or "run_plan"
     binary: str
 
     def closed_argv(self, url: str, connections: int, duration_s: int) -> list[str]:
@@ -140,14 +181,33 @@ class Generator:
         """rate_argv is an open-model run at a constant arrival rate (surge only)."""
         return [self.binary, "run", url, "-r", str(rate), "-d", f"{duration_s}s", "--json"]
 
+    def open_argv(self, url: str, rate: int, duration_s: int, connections: int = 256) -> list[str]:
+        """open_argv is an open-model run on one thread (the open section): surge with its
+        defaults (connections up front, in-flight cap) and no results directory; oha on one
+        tokio worker with `connections` opened, latency corrected to the intended send time."""
+        if self.kind == "oha":
+            return [self.binary, "-q", str(rate), "-z", f"{duration_s}s", "-c", str(connections),
+                    "--worker-threads", "1", "--latency-correction", "--no-tui",
+                    "--output-format", "json", url]
+        return [self.binary, "run", url, "-r", str(rate), "-d", f"{duration_s}s",
+                "--threads", "1", "--json", "--no-save"]
+
     def parse(self, stdout: str) -> GenReport:
         """parse reads this tool's output."""
-        return parse_wrk(stdout) if self.kind == "wrk" else parse_surge(stdout)
+        parsers = {"wrk": parse_wrk, "oha": parse_oha}
+        return parsers.get(self.kind, parse_surge)(stdout)
 
 
 def find_wrk() -> str | None:
     """find_wrk is the wrk binary on PATH, or None."""
     return shutil.which("wrk")
+
+
+def find_oha() -> str | None:
+    """find_oha is the oha binary on PATH or in ~/.cargo/bin (where `cargo install oha` puts
+    it), or None."""
+    cargo_bin = os.path.join(os.path.expanduser("~"), ".cargo", "bin")
+    return shutil.which("oha") or shutil.which("oha", path=cargo_bin)
 
 
 def _help_ok(argv: list[str]) -> tuple[bool, str]:

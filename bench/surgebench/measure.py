@@ -41,6 +41,7 @@ class Measurement:
     samples: list[Sample]
     stderr_tail: str
     loadavg: str
+    server_accepts: int | None = None  # connections nginx accepted (status ones taken out)
 
     @property
     def ok(self) -> bool:
@@ -159,8 +160,11 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
         proc.wait_quiet([gen_core, server_core], 0.10, wait_quiet_s)
     counted = hasattr(server, "status")
     base_requests = base_queries = 0
+    base_accepts = None
     if counted:
-        base_requests = server.status().requests
+        base = server.status()
+        base_requests = base.requests
+        base_accepts = getattr(base, "accepts", None)  # nginx's; the reference target has none
         base_queries = server.status_requests
     cpu0 = server.cpu_s()
     busy0 = proc.cpu_busy_s([gen_core, server_core])
@@ -178,10 +182,13 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
             sampler.join()
     busy1 = proc.cpu_busy_s([gen_core, server_core])
     cpu1 = server.cpu_s()
-    server_requests = None
-    if counted:
-        after = server.status().requests
-        server_requests = after - base_requests - (server.status_requests - base_queries)
+    server_requests = server_accepts = None
+    if counted:  # each status request opened one connection and made one request: taken out
+        after = server.status()
+        own = server.status_requests - base_queries
+        server_requests = after.requests - base_requests - own
+        if base_accepts is not None:
+            server_accepts = after.accepts - base_accepts - own
     report = gen.parse(res.stdout)
     return Measurement(
         generator=gen.name,
@@ -203,4 +210,5 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
         samples=sampler.samples if sampler else [],
         stderr_tail=res.stderr.strip()[-800:],
         loadavg=load,
+        server_accepts=server_accepts,
     )

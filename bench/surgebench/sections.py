@@ -1,4 +1,4 @@
-"""The benchmark sections: cpu, conns, rate, target, template."""
+"""The benchmark sections: cpu, conns, rate, target, template (open is in open_model.py)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ class Context:
     wait_quiet_s: float = 0.0  # before each run, wait up to this long for quiet cores
     run_plan: str | None = None  # the engine's run_plan example (template section)
     run_plan_note: str = ""  # how it was found or built, or why it is missing
+    oha: Generator | None = None  # the open section's peer
+    oha_why: str = ""  # why oha is missing
+    open_rates: list[int] = dataclasses.field(default_factory=lambda: [20_000, 50_000, 80_000])
 
     def dur(self, full: int, quick: int) -> int:
         """dur is the run length in seconds for this mode."""
@@ -623,6 +626,3 @@ def section_template(ctx: Context) -> dict:
             "ratio_cpu_us_per_req_quiet_rounds": quiet,
             "target_output_tail": list(tp.output)[-10:]}
 
-
-SECTIONS = {"cpu": section_cpu, "conns": section_conns, "rate": section_rate,
-            "target": section_target, "template": section_template}

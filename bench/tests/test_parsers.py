@@ -167,3 +167,89 @@ def test_template_check_wants_200s_every_capture_and_matching_counts():
     missing = [{"name": "title", "found": 999, "missing": 1}]
     assert "capture" in _template_check(_run(1000, 1000, {"200": 1000}, missing), True)
     assert "received" in _template_check(_run(1000, 990, {"200": 1000}), captured=False)
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def _fixture(name: str) -> str:
+    with open(os.path.join(FIXTURES, name)) as f:
+        return f.read()
+
+
+def test_parse_oha_reads_a_real_oha_1_16_json():
+    # oha 1.16 -q 5000 -z 2s -c 256 --worker-threads 1 --latency-correction against nginx
+    from surgebench.generators import parse_oha
+
+    rep = parse_oha(_fixture("oha-1.16-open.json"))
+    assert rep.parse_error is None
+    assert rep.requests == 9996 and rep.status_codes == {"200": 9996}
+    assert rep.duration_s == pytest.approx(2.007893962)
+    assert rep.p99_ms == pytest.approx(2.292631)
+    assert rep.errors == {"aborted due to deadline": 4}
+    assert rep.send_lag_p99_ms is None
+
+
+@pytest.mark.parametrize("text", ["", "[1]", '{"summary": {}}', "Summary:\n  Success rate: 100%"])
+def test_parse_oha_reports_unparseable_output(text):
+    from surgebench.generators import parse_oha
+
+    assert parse_oha(text).parse_error
+
+
+def test_parse_surge_reads_the_open_model_fields_of_a_real_run():
+    # surge run URL -r 5000 -d 2s --threads 1 --json --no-save against nginx
+    rep = parse_surge(_fixture("surge-open.json"))
+    assert (rep.sent, rep.requests, rep.dropped, rep.late) == (10000, 10000, 0, 121)
+    assert rep.connections_opened == 50
+    assert rep.send_lag_p99_ms == pytest.approx(1.207)
+    assert rep.service_p99_ms == pytest.approx(1.768)
+    assert rep.p99_ms == pytest.approx(2.505)
+
+
+def test_open_argv_is_one_thread_for_both_tools():
+    from surgebench.generators import Generator
+
+    oha = Generator("oha", "oha", "/bin/oha").open_argv("http://127.0.0.1:1/health", 20000, 10, 256)
+    assert oha == ["/bin/oha", "-q", "20000", "-z", "10s", "-c", "256", "--worker-threads", "1",
+                   "--latency-correction", "--no-tui", "--output-format", "json",
+                   "http://127.0.0.1:1/health"]
+    surge = Generator("surge", "surge", "/bin/surge").open_argv("http://127.0.0.1:1/health",
+                                                                 80000, 3)
+    assert surge == ["/bin/surge", "run", "http://127.0.0.1:1/health", "-r", "80000", "-d", "3s",
+                     "--threads", "1", "--json", "--no-save"]
+
+
+def test_open_figures_count_against_the_offered_rate():
+    from surgebench.generators import parse_oha
+    from surgebench.open_model import inflight_need, open_figures
+
+    m = _run(10000, 9990, {"200": 10000})
+    m.report = parse_surge(_fixture("surge-open.json"))
+    m.server_accepts = 51
+    f = open_figures(m, 5000, 2)
+    assert (f["offered"], f["counted"], f["not_sent"], f["dropped"]) == (10000, 9990, 10, 0)
+    assert f["connections"] == 51 and f["own_connections"] == 50
+    assert f["cpu_us_per_req"] == pytest.approx(8.0 / 9990 * 1e6)
+    assert f["inflight_need"] is None  # no closed run given
+    closed = _run(800000, 800000, {"200": 800000})  # 64 conns at 100,000/s over 8 s: 0.64 ms
+    assert open_figures(m, 5000, 2, closed)["inflight_need"] == 4  # ⌈5000/s × 0.64 ms⌉
+    assert inflight_need(80000, closed) == 52 and inflight_need(1, closed) == 1
+    assert inflight_need(80000, None) is None
+    m.report = parse_oha(_fixture("oha-1.16-open.json"))
+    f = open_figures(m, 5000, 2, closed)
+    assert f["send_lag_p99_ms"] is None and f["dropped"] is None and f["inflight_need"] == 4
+    m.returncode = 1
+    assert open_figures(m, 5000, 2) is None
+
+
+def test_open_is_a_default_section_with_the_issue_rates():
+    import importlib
+
+    bench = importlib.import_module("bench")
+    args = bench.parse_args([])
+    assert "open" in args.only and "open" in bench.SECTIONS
+    assert args.open_rates == [20000, 50000, 80000]
+    assert bench.parse_args(["--only", "open", "--open-rates", "1000, 2000"]).open_rates == [1000, 2000]
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--open-rates", "20k"])
