@@ -73,7 +73,7 @@ pub enum Executor {
         /// iteration due when all are busy is dropped.
         max_vus: u32,
         /// pre_allocated_vus connections are opened before the first iteration is due
-        /// (default: 10 ms of arrivals at the peak rate), so that a burst of due
+        /// (default: 2 ms of arrivals at the peak rate), so that a burst of due
         /// iterations does not wait for new connections.
         #[serde(default)]
         pre_allocated_vus: Option<u32>,
@@ -175,7 +175,7 @@ pub enum Model {
 
 /// PREALLOCATE_WINDOW_S: by default, open enough connections up front for this many
 /// seconds of arrivals at the peak rate.
-const PREALLOCATE_WINDOW_S: f64 = 0.010;
+const PREALLOCATE_WINDOW_S: f64 = 0.002;
 
 /// pre_allocated is the number of connections opened up front: the given number, else
 /// [`PREALLOCATE_WINDOW_S`] of arrivals at the peak rate, within 1..=max_vus.

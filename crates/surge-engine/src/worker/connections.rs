@@ -165,7 +165,7 @@ impl Worker {
     pub(super) fn open_connections_for_pending(&mut self, g: usize, now: u64) {
         loop {
             let Some(open) = self.groups[g].open.as_ref() else { return };
-            if !open.wants_connection() {
+            if !open.wants_connection(now, self.spec.send_slack_ns) {
                 return;
             }
             if !self.open_connection(g, now) {
@@ -182,6 +182,7 @@ impl Worker {
             return false;
         }
         open.vus += 1;
+        open.count_opening(now);
         let id = match open.free_slots.pop() {
             Some(id) => id,
             None => {

@@ -24,6 +24,9 @@ impl Worker {
                 self.ramp(g, now);
                 // Send whatever fell due before the end, even if we woke after it.
                 self.dispatch_due(g, now);
+                if self.groups[g].open.as_ref().is_some_and(|o| !o.pending.is_empty() && o.retry_connect_ns.is_none()) {
+                    self.open_connections_for_pending(g, now);
+                }
                 if cancelled || now >= end_ns || self.group_exhausted(g) {
                     self.end_group(g, now, cancelled);
                 }
@@ -241,7 +244,7 @@ impl Worker {
             return;
         }
         open.pending.push_back(due);
-        if open.wants_connection() && open.retry_connect_ns.is_none() {
+        if open.wants_connection(now, self.spec.send_slack_ns) && open.retry_connect_ns.is_none() {
             self.open_connection(g, now);
         }
     }

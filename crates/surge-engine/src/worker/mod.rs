@@ -258,31 +258,84 @@ struct OpenGroup {
     /// behind tells whether the last send dispatched was late by more than the slack and
     /// BEHIND_NS: this thread, not the target, is what holds the schedule back.
     behind: bool,
+    /// window_start_ns is when the current opening-rate window began.
+    window_start_ns: u64,
+    /// opened_in_window counts the connections opened in that window.
+    opened_in_window: u64,
+    /// service_ewma_ns is the recent service time (send to response), in nanoseconds.
+    service_ewma_ns: u64,
 }
 
-/// OPENING_MIN is how many connections an open-model scenario may have on the way at
-/// once however few it holds: enough to start quickly, while the cap below grows.
-const OPENING_MIN: u64 = 8;
+/// OPENING_WINDOW_NS is the window the opening rate of an open-model scenario is counted in.
+const OPENING_WINDOW_NS: u64 = 1_000_000;
 
-/// OPENING_SHARE_DIVISOR bounds the connections on the way to a quarter of those
-/// established: the pool grows by at most a quarter per connect round trip.
-const OPENING_SHARE_DIVISOR: u64 = 4;
+/// OPENING_MIN is how many connections an open-model scenario may open per window however
+/// few it holds.
+const OPENING_MIN: u64 = 1;
+
+/// OPENING_SHARE_DIVISOR bounds the connections opened per window to a 64th of those held:
+/// beyond 64 connections the pool grows by at most 1/64 per millisecond (doubling in ~45 ms).
+const OPENING_SHARE_DIVISOR: u64 = 64;
 
 /// BEHIND_NS: a send dispatched this long past its due time plus the slack means the thread
 /// is behind its schedule (its own CPU, not the target, is what is late).
 const BEHIND_NS: u64 = 1_000_000;
 
+/// PATIENCE_MIN_NS and PATIENCE_MAX_NS bound how long a waiting request waits for a busy
+/// connection to free up before one is opened for it (see `OpenGroup::patience_ns`).
+const PATIENCE_MIN_NS: u64 = 100_000;
+const PATIENCE_MAX_NS: u64 = 10_000_000;
+
 impl OpenGroup {
-    /// wants_connection tells whether a new connection should be opened now: iterations wait
-    /// without one on the way, the VU cap has room, and the opening rate allows it. A thread
-    /// that is behind its schedule opens one at a time: every connection looks busy then only
-    /// because responses wait to be read, more connections cannot help, and opening one per
-    /// late request (eight system calls each) would put it further behind. A thread on time
-    /// whose connections are all busy has a slow target, and opens what the arrivals need.
-    fn wants_connection(&self) -> bool {
-        let established = self.vus - self.connecting;
-        let opening_cap = if self.behind { 1 } else { OPENING_MIN.max(established / OPENING_SHARE_DIVISOR) };
-        self.connecting < self.pending.len() as u64 && self.vus < self.max_vus && self.connecting < opening_cap
+    /// patience_ns is how long a request waiting for a connection waits for a busy one to
+    /// free up before a new one is opened for it: twice the recent service time (a connection
+    /// usually frees up by then when the target keeps pace) plus the slack (a freed connection
+    /// is used at the next batch), within PATIENCE_MIN_NS..=PATIENCE_MAX_NS. Latency is timed
+    /// from the intended send time, so the wait shows in the send lag.
+    fn patience_ns(&self, slack_ns: u64) -> u64 {
+        (2 * self.service_ewma_ns + slack_ns).clamp(PATIENCE_MIN_NS, PATIENCE_MAX_NS)
+    }
+
+    /// record_service folds a response's service time into the recent service time (an
+    /// exponentially weighted mean over about eight responses).
+    fn record_service(&mut self, service_ns: u64) {
+        self.service_ewma_ns = (self.service_ewma_ns * 7 + service_ns) / 8;
+    }
+
+    /// wants_connection tells whether a new connection should be opened at `now`: iterations
+    /// wait without one on the way, the VU cap has room, and the opening rate allows it.
+    ///
+    /// The rate is bounded because opening costs both sides: eight system calls here, an
+    /// accept and a set-up on the target. Opening one connection per waiting request made a
+    /// start at 80,000/s open 1,500 connections for an in-flight level of 30 (each opening
+    /// slowing the target and this thread, so that more requests waited), and a thread that
+    /// fell behind open thousands. A thread on time whose connections are all busy has a slow
+    /// target: its pool grows by one connection per millisecond, or by 1/64 of itself beyond 64
+    /// (a pool of 64 doubles in about 45 ms), without overreacting to a hiccup of a few
+    /// milliseconds: opening hundreds then made nginx slower and the hiccup a collapse. A thread behind its schedule opens one per millisecond: its
+    /// connections look busy only because responses wait to be read, and more cannot help.
+    fn wants_connection(&self, now: u64, slack_ns: u64) -> bool {
+        if self.connecting >= self.pending.len() as u64 || self.vus >= self.max_vus {
+            return false;
+        }
+        let oldest_due = self.pending.front().copied().unwrap_or(now);
+        if now.saturating_sub(oldest_due) < self.patience_ns(slack_ns) {
+            return false; // a busy connection is likely to free up first
+        }
+        if now >= self.window_start_ns.saturating_add(OPENING_WINDOW_NS) {
+            return true; // a new window: open_connection starts counting it
+        }
+        let allowed = if self.behind { 1 } else { OPENING_MIN.max(self.vus / OPENING_SHARE_DIVISOR) };
+        self.opened_in_window < allowed
+    }
+
+    /// count_opening counts a connection opened at `now` against the opening rate.
+    fn count_opening(&mut self, now: u64) {
+        if now >= self.window_start_ns.saturating_add(OPENING_WINDOW_NS) {
+            self.window_start_ns = now;
+            self.opened_in_window = 0;
+        }
+        self.opened_in_window += 1;
     }
 }
 
@@ -382,6 +435,9 @@ impl Worker {
                         connecting: 0,
                         retry_connect_ns: None,
                         behind: false,
+                        window_start_ns: 0,
+                        opened_in_window: 0,
+                        service_ewma_ns: 0,
                     });
                 }
                 _ => return Err(io::Error::other("scenario share does not match its executor")),
@@ -485,6 +541,16 @@ impl Worker {
                     if let Some(open) = &group.open {
                         if let Some(at) = open.retry_connect_ns {
                             deadline = deadline.min(at);
+                        }
+                        // Requests waiting for a connection get one when their patience ends.
+                        if let Some(&oldest) = open.pending.front() {
+                            if open.vus < open.max_vus && open.retry_connect_ns.is_none() {
+                                let at = oldest.saturating_add(open.patience_ns(self.spec.send_slack_ns));
+                                if at < deadline {
+                                    deadline = at;
+                                    precise = true;
+                                }
+                            }
                         }
                         // Wake for a due send only once it is `send_slack_ns` late: every send
                         // due by then goes out in the same batch (one wake-up, not one each).

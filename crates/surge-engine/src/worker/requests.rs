@@ -155,6 +155,9 @@ impl Worker {
         self.in_flight -= 1;
         self.groups[g].last_end_ns = now;
         metrics.record_response(status, latency, service);
+        if let Some(open) = self.groups[g].open.as_mut() {
+            open.record_service(service);
+        }
         if !step.checks.is_empty() || !step.captures.is_empty() {
             let view = ResponseView::from_parser(&conn.parser, latency);
             self.json.reset();
