@@ -25,7 +25,7 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
         click.argument("url") if url_required else click.argument("url", required=False, default=""),
         click.option("-c", "--connections", type=int,
                      help="Closed model: virtual users, one connection each (default 64). With -r: connections opened "
-                          "up front (default: 10 ms of arrivals)."),
+                          "up front (default: 2 ms of arrivals)."),
         click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s)."),
         click.option(*requests_flags, "requests", type=int, help="Send exactly this many requests."),
         click.option("-r", "--rate", type=float,
@@ -39,7 +39,7 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
         click.option("--max-in-flight", "max_in_flight", type=int,
                      help="Open model: cap on outstanding requests (and connections)."),
         click.option("--send-slack", "send_slack", metavar="DURATION",
-                     help="Open model: how late a send may go out to be batched with others (default 200us; 0 sends "
+                     help="Open model: how late a send may go out to be batched with others (default 500us; 0 sends "
                           "each at its time). Latency is still timed from the intended send time. With a scenario "
                           "file: replaces send_slack."),
         click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a "

@@ -59,7 +59,7 @@ fn default_interval_s() -> f64 {
 
 /// DEFAULT_SEND_SLACK_S is the default send slack (docs/engine.md, "Pacing", has the
 /// measurements it was chosen from).
-pub const DEFAULT_SEND_SLACK_S: f64 = 0.000_2;
+pub const DEFAULT_SEND_SLACK_S: f64 = 0.000_5;
 
 fn default_send_slack_s() -> f64 {
     DEFAULT_SEND_SLACK_S

@@ -50,8 +50,10 @@ const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
 /// RAMP_TICK_NS is how often a ramping-vus scenario re-evaluates its VU count.
 const RAMP_TICK_NS: u64 = 10_000_000;
 
-/// DEAF_HORIZON_NS: an open-model worker whose next wake-up is at most this far away sleeps
-/// through network events until then, and reads what arrived when it wakes (see `wait`).
+/// DEAF_HORIZON_NS: an open-model worker whose next wake-up is at most the slack plus this far
+/// away sleeps through network events until then, and reads what arrived when it wakes (see
+/// `wait`): with sends due every few hundred microseconds or less, waking for each response
+/// would cost more than it serves.
 const DEAF_HORIZON_NS: u64 = 1_000_000;
 
 /// Share is this thread's part of one scenario.
@@ -589,7 +591,10 @@ impl Worker {
         // read then what arrived (timed by the kernel's receive stamps, so late reading
         // adds nothing to the latency). Not over TLS (no stamps) nor for closed-model VUs,
         // which must see each response at once.
-        let deaf = precise && delay <= DEAF_HORIZON_NS && self.spec.tls.is_none() && self.all_paced();
+        let deaf = precise
+            && delay <= self.spec.send_slack_ns.saturating_add(DEAF_HORIZON_NS)
+            && self.spec.tls.is_none()
+            && self.all_paced();
         let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(1024));
         let result = match &mut self.timer {
             _ if delay == 0 => self.poll.poll(&mut events, Some(Duration::ZERO)),
