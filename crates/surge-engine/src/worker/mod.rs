@@ -284,9 +284,11 @@ const OPENING_SHARE_DIVISOR: u64 = 64;
 const BEHIND_NS: u64 = 1_000_000;
 
 /// PATIENCE_MIN_NS and PATIENCE_MAX_NS bound how long a waiting request waits for a busy
-/// connection to free up before one is opened for it (see `OpenGroup::patience_ns`).
+/// connection to free up before one is opened for it (see `OpenGroup::patience_ns`). The
+/// ceiling is short: against a target that queues (its latency growing to seconds) every new
+/// request needs a new connection, and waiting longer would only make the sends late.
 const PATIENCE_MIN_NS: u64 = 100_000;
-const PATIENCE_MAX_NS: u64 = 10_000_000;
+const PATIENCE_MAX_NS: u64 = 1_000_000;
 
 impl OpenGroup {
     /// patience_ns is how long a request waiting for a connection waits for a busy one to
