@@ -19,7 +19,7 @@ use crate::spec::plan_error::PlanError;
 use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
 use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::spec::scenario::{self, secs_to_ns, Scenario};
-use crate::system::{process_usage, raise_open_file_limit, CpuTime};
+use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, CpuTime};
 use crate::spec::target::Target;
 use crate::http::tls::TlsSetup;
 use crate::spec::variables::ThreadShare;
@@ -93,6 +93,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     if open_file_limit > 0 && needed_fds > open_file_limit {
         return Err(EngineError::TooManyConnections { needed, needed_fds, limit: open_file_limit });
     }
+    // Grown now, not by the workers' first connections (see reserve_descriptor_table); a
+    // failure costs only those stalls.
+    let _ = reserve_descriptor_table(needed_fds.min(open_file_limit.max(1)) - 1);
 
     let tls = match target.tls {
         true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),

@@ -21,6 +21,34 @@ pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
     Ok((old, limit.rlim_cur))
 }
 
+/// reserve_descriptor_table grows the process's descriptor table to hold descriptor `highest`
+/// now, before the run's threads start. Linux grows the table by doubling as descriptors are
+/// opened, and in a process with more than one thread each growth waits out an RCU grace
+/// period (`synchronize_rcu`) inside the socket() that needed it: a worker opening its first
+/// few hundred connections (growths past 64, 256 and 512) fell ~20 ms behind its schedule
+/// (issue 14: the first second's send lag when surge started with only descriptors 0-2 open).
+/// Best effort: the table is sized by duplicating a descriptor to `highest` and closing it.
+pub fn reserve_descriptor_table(highest: u64) -> io::Result<()> {
+    let Ok(highest) = libc::c_int::try_from(highest) else { return Ok(()) };
+    let null = std::fs::File::open("/dev/null")?;
+    // SAFETY: fcntl on a descriptor we own; F_DUPFD_CLOEXEC returns a new descriptor (>= highest)
+    // that nothing else knows of, closed at once.
+    let copy = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&null), libc::F_DUPFD_CLOEXEC, highest) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `copy` is the descriptor fcntl just returned to us.
+    unsafe { libc::close(copy) };
+    Ok(())
+}
+
+/// descriptor_table_size is the current size of the process's descriptor table (`FDSize` in
+/// /proc/self/status), or None where that cannot be read.
+pub fn descriptor_table_size() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("FDSize:")).and_then(|v| v.trim().parse().ok())
+}
+
 /// CpuTime is user and system CPU time in seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuTime {
@@ -61,4 +89,17 @@ pub fn thread_cpu_time() -> CpuTime {
 /// process_usage is the whole process's CPU time and peak resident set size in KiB.
 pub fn process_usage() -> (CpuTime, u64) {
     usage(libc::RUSAGE_SELF)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserve_descriptor_table_grows_the_table_at_once() {
+        raise_open_file_limit().unwrap();
+        reserve_descriptor_table(3000).unwrap();
+        assert!(descriptor_table_size().unwrap() > 3000, "FDSize {:?}", descriptor_table_size());
+    }
 }
