@@ -8,6 +8,7 @@ see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a comma
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -18,27 +19,51 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import click
 
 from surge import __version__, exit_codes, signals
-from surge.cli.baseline import baseline_command
-from surge.cli.compare import compare_command
-from surge.cli.demo import demo_command
 from surge.cli.errors import error, say, usage_error
-from surge.cli.import_ import import_command
-from surge.cli.experiments import experiments_command
-from surge.cli.export import export_command
-from surge.cli.history import history_command
-from surge.cli.repeat import repeat_command
-from surge.cli.report import report_command
-from surge.cli.run import run_command
-from surge.cli.show import show_command
-from surge.cli.stats import stats_command
-from surge.cli.sweep import sweep_command
-from surge.cli.capacity import capacity_command
-from surge.cli.target import target_command
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run_command"),
+    "target": ("target", "target_command"),
+    "demo": ("demo", "demo_command"),
+    "import": ("import_", "import_command"),
+    "history": ("history", "history_command"),
+    "show": ("show", "show_command"),
+    "export": ("export", "export_command"),
+    "baseline": ("baseline", "baseline_command"),
+    "repeat": ("repeat", "repeat_command"),
+    "stats": ("stats", "stats_command"),
+    "sweep": ("sweep", "sweep_command"),
+    "capacity": ("capacity", "capacity_command"),
+    "experiments": ("experiments", "experiments_command"),
+    "compare": ("compare", "compare_command"),
+    "report": ("report", "report_command"),
+}
+"""COMMANDS maps each ``surge`` command's name to its module under ``surge.cli`` and the
+module's click command, imported only when that command is used (or listed by ``surge --help``)."""
+
+
+class LazyGroup(click.Group):
+    """LazyGroup is a click group whose commands (``COMMANDS``) are imported on first use:
+    ``surge run`` loads neither numpy nor the history nor Rich, which only other commands need
+    at import time (click's documented lazy-loading pattern)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """list_commands names every command, imported or not, sorted as click sorts them."""
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """get_command imports ``cmd_name``'s module the first time the command is asked for."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f"surge.cli.{module}"), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 @click.group(
     name="surge",
+    cls=LazyGroup,
     help="Load and capacity testing for HTTP services.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -46,23 +71,6 @@ from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, 
                       help="Print surge's version and exit.")
 def app() -> None:
     """app is the ``surge`` command group."""
-
-
-app.add_command(run_command)
-app.add_command(target_command)
-app.add_command(demo_command)
-app.add_command(import_command)
-app.add_command(history_command)
-app.add_command(show_command)
-app.add_command(export_command)
-app.add_command(baseline_command)
-app.add_command(repeat_command)
-app.add_command(stats_command)
-app.add_command(sweep_command)
-app.add_command(capacity_command)
-app.add_command(experiments_command)
-app.add_command(compare_command)
-app.add_command(report_command)
 
 
 def main(argv: list[str] | None = None) -> None:
