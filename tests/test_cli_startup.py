@@ -14,6 +14,13 @@ from conftest import SCRATCH
 
 from surge.cli import COMMANDS, app
 
+HEAVY = {"numpy", "scipy", "matplotlib", "rich", "psutil", "jinja2", "pydantic", "yaml", "statistics", "hashlib",
+         "surge.history", "surge.analysis", "surge.report", "surge.summary", "surge.result", "surge.record.writer",
+         "surge.diagnosis.watch"}
+"""HEAVY are the modules (packages with everything under them) a plain ``surge run URL --json
+--no-save`` must not import: each costs milliseconds of CPU, and only other commands or options
+(a terminal summary, saving, --watch-pid) need them."""
+
 LOADED = """\
 import json, sys
 from surge.cli import main
@@ -34,13 +41,28 @@ def loaded_modules(*args: str) -> set[str]:
     return set(json.loads(proc.stderr.splitlines()[-1]))
 
 
+def heavy(modules: set[str]) -> list[str]:
+    """heavy lists the modules of ``modules`` that are, or are under, one of HEAVY."""
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
 def commands_loaded(modules: set[str]) -> set[str]:
     """commands_loaded names the commands whose module is among ``modules``."""
     return {name for name, (module, _) in COMMANDS.items() if f"surge.cli.{module}" in modules}
 
 
+def test_a_plain_url_run_loads_none_of_the_heavy_modules(fresh_target):
+    modules = loaded_modules("run", f"{fresh_target.url}/health", "-n", "1", "--threads", "1", "--json",
+                             "--no-save")
+    assert "surge._engine" in modules  # it did run
+    assert heavy(modules) == []
+    assert commands_loaded(modules) == {"run"}
+
+
 def test_run_help_loads_only_the_run_command():
-    assert commands_loaded(loaded_modules("run", "--help")) == {"run"}
+    modules = loaded_modules("run", "--help")
+    assert heavy(modules) == []
+    assert commands_loaded(modules) == {"run"}
 
 
 @pytest.mark.parametrize("command", ["target", "history"])

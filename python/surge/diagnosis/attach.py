@@ -4,11 +4,13 @@ watched, its ``target_process`` (summary.json, ``--json``, the terminal summary)
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from surge.diagnosis.findings import findings
-from surge.diagnosis.watch import TargetWatch
 from surge.heading import PlanLike
+
+if TYPE_CHECKING:  # psutil (~6 ms of CPU) loads only when --watch-pid is given
+    from surge.diagnosis.watch import TargetWatch
 
 
 def attach_diagnosis(result: dict[str, Any], plan: PlanLike | None, watch: TargetWatch | None) -> None:

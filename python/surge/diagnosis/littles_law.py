@@ -4,7 +4,6 @@ with the service capacity it implies. Rules: docs/diagnosis.md."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -127,6 +126,8 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     w = law.mean_latency_s
     if fastest <= 0 or w < QUEUE_FACTOR * fastest or (w - fastest) * 1000 < QUEUE_MIN_WAIT_MS:
         return None
+    import statistics  # ~2.5 ms of CPU with fractions and decimal: only when there is a queue
+
     loaded = {int(i["index"]) for i in load_intervals(document)}
     queued_rows = [r for r in law.intervals if r.index in loaded and r.completions_per_s > 0
                    and r.mean_latency_s >= QUEUE_FACTOR * fastest
@@ -162,6 +163,8 @@ def _in_flight_growth(rows: list[LittleInterval]) -> float | None:
     across ``rows``, requests per second; None with fewer than 3."""
     if len(rows) < 3:
         return None
+    import statistics  # only with a queue, as in queueing
+
     xs = [r.end_s for r in rows]
     ys = [float(r.in_flight_end) for r in rows]
     return statistics.linear_regression(xs, ys).slope
