@@ -19,9 +19,11 @@ $(STAMP): requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
 	touch $(STAMP)
 
-## build: compile the engine (release) and install the surge package into .venv
+## build: compile the engine (release) and install the surge package into .venv; byte-compile it
+## (the package is installed in place, and PYTHONDONTWRITEBYTECODE would make every start compile it)
 build: $(STAMP)
 	$(BIN)/maturin develop --release --quiet
+	$(BIN)/python -m compileall -q python/surge
 
 ## demo: start the reference target, run a real test against it, write a report
 demo: build

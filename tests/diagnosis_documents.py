@@ -37,7 +37,8 @@ def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: i
             "requests": req or requests(completions), "latency": {"all": latency(completions, mean_ms)},
             "responses_per_s": float(completions if responses_per_s is None else responses_per_s),
             "successes_per_s": float((req or requests(completions))["succeeded"]),
-            "target_rate_per_s": rate, "in_flight": in_flight, "open_connections": in_flight}
+            "target_rate_per_s": rate, "in_flight": in_flight, "peak_concurrency": in_flight,
+            "open_connections": in_flight}
 
 
 def document(*, req: dict[str, Any] | None = None, intervals: list[dict[str, Any]] | None = None,

@@ -144,7 +144,7 @@ def test_history_errors_cost_one_warning_line_never_the_run_or_its_directory(tmp
     writer.begin()
     interval = {"index": 0, "start_s": 0.0, "end_s": 1.0, "requests": {"succeeded": 1, "failed": 0, "shed": 0},
                 "latency": {"all": {k: 1.0 for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")}},
-                "sent_per_s": 1.0, "responses_per_s": 1.0, "in_flight": 0, "open_connections": 1,
+                "sent_per_s": 1.0, "responses_per_s": 1.0, "in_flight": 0, "peak_concurrency": 1, "open_connections": 1,
                 "latency_histogram": "HISTFAAAAA"}
     writer.on_interval(interval)
     writer.on_interval({**interval, "index": 1, "start_s": 1.0, "end_s": 2.0})

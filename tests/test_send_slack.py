@@ -18,6 +18,10 @@ from surge.errors import BadInput
 from surge.experiments.spec import Overrides, TestSpec
 from surge.heading import describe
 from surge.plan import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
+
+# The default as the heading prints it: µs below a millisecond, ms from one up.
+DEFAULT_SLACK_TEXT = (f"{DEFAULT_SEND_SLACK_S * 1e6:g} µs" if DEFAULT_SEND_SLACK_S < 1e-3
+                      else f"{DEFAULT_SEND_SLACK_S * 1e3:g} ms")
 from surge.record.schema import validate_file
 from surge.scenario import ScenarioError, load, loads
 
@@ -109,12 +113,12 @@ def test_the_heading_states_the_slack_of_an_open_model_plan_only():
     open_plan = TestSpec(URL, rate=100.0, send_slack="50ms").prepare()
     assert describe(open_plan.heading).endswith(" · send slack 50 ms")
     assert describe(TestSpec(URL, rate=100.0).prepare().heading).endswith(
-        f" · send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs")
+        f" · send slack {DEFAULT_SLACK_TEXT}")
     assert describe(TestSpec(URL, rate=100.0, send_slack="0").prepare().heading).endswith(" · send slack 0 µs")
     assert "send slack" not in describe(TestSpec(URL, connections=2).prepare().heading)
     mixed = {"target": {"url": URL}, "scenarios": [
         {"name": "a", "executor": {"type": "constant-vus"}}, {"name": "b", "executor": {"type": "constant-arrival-rate"}}]}
-    assert describe(mixed).endswith(f" · send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs")
+    assert describe(mixed).endswith(f" · send slack {DEFAULT_SLACK_TEXT}")
     assert describe(dict(mixed, send_slack_s=0.0015)).endswith(" · send slack 1.5 ms")
 
 
@@ -154,7 +158,7 @@ def test_no_slack_and_the_default_are_stated_and_a_closed_model_run_states_none(
     assert zero.code == 0 and zero.json()["send_slack_s"] == 0.0, zero.stderr
     default = surge("run", url, "-r", "100", "-d", "1s", "--no-save")
     assert default.code == 0, default.stderr
-    assert f"send slack {DEFAULT_SEND_SLACK_S * 1e6:g} µs" in default.stdout.splitlines()[0], default.stdout
+    assert f"send slack {DEFAULT_SLACK_TEXT}" in default.stdout.splitlines()[0], default.stdout
     closed = surge("run", url, "-n", "5", "-c", "1", "--json", "--no-save")
     assert closed.code == 0 and "send_slack_s" not in closed.json(), closed.stderr
 

@@ -31,6 +31,7 @@ class GenReport:
     send_lag_p99_ms: float | None = None
     service_p99_ms: float | None = None
     connections_opened: int | None = None  # the generator's own count (nginx's is separate)
+    peak_concurrency: int | None = None  # most requests outstanding at once (surge's peak_concurrency)
     dropped: int | None = None
     late: int | None = None
 
@@ -135,6 +136,7 @@ def parse_surge(text: str) -> GenReport:
     rep.send_lag_p99_ms = dig(doc, "latency.send_lag.p99_ms")
     rep.service_p99_ms = dig(doc, "latency.service_time.p99_ms")
     rep.connections_opened = dig(doc, "requests.connections_opened")
+    rep.peak_concurrency = dig(doc, "peak_concurrency")
     rep.dropped = dig(doc, "requests.dropped")
     rep.late = dig(doc, "requests.late")
     return rep

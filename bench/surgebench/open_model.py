@@ -15,6 +15,8 @@ OHA_CONNS = 256  # oha opens them all up front; far above the in-flight level at
 OPEN_CLOSED_BAR = 1.3  # open CPU/request at most 1.3 × closed, at the CPU-bar rates
 CPU_BAR_RATES = (20_000, 50_000)  # where the CPU bars apply (open/closed, surge/oha)
 FULL_RATE = 80_000  # where "every request sent, lag p99 < 1 ms, connections" applies
+# The connections bar: surge opens no more connections than its own run needed at once
+# (`peak_concurrency`: requests in flight or due and waiting for a connection, at the peak).
 LAG_BAR_MS = 1.0
 
 
@@ -52,6 +54,10 @@ def open_figures(m: Measurement, rate: int, duration_s: int,
         "latency_p99_ms": rep.p99_ms,
         "connections": m.server_accepts,
         "own_connections": rep.connections_opened,
+        "peak_concurrency": rep.peak_concurrency,
+        # Per run: nginx's accepts at most the run's own peak of requests outstanding.
+        "connections_within_peak": (None if rep.peak_concurrency is None or m.server_accepts is None
+                                    else m.server_accepts <= rep.peak_concurrency),
         "service_p99_ms": rep.service_p99_ms,
         "inflight_need": inflight_need(rate, closed),
     }
@@ -70,7 +76,8 @@ def _detail_line(f: dict | None, kind: str) -> None:
     say(f"    nginx counted {f['counted']:,} of {f['offered']:,} offered (not sent "
         f"{f['not_sent']:,}), connections opened {fmt(f['connections'], ',')}"
         + (f" (surge's count {fmt(f['own_connections'], ',')}), dropped {fmt(f['dropped'], ',')},"
-           f" late {fmt(f['late'], ',')}, engine CPU {fmt(f['engine_us_per_req'], '.2f')} µs/req"
+           f" late {fmt(f['late'], ',')}, peak outstanding {fmt(f['peak_concurrency'], ',')},"
+           f" engine CPU {fmt(f['engine_us_per_req'], '.2f')} µs/req"
            if surge else "")
         + f", send lag p99 {fmt(f['send_lag_p99_ms'], ',.3f') + ' ms' if surge else 'n/a'}"
           f", latency p99 {fmt(f['latency_p99_ms'], ',.3f')} ms"
@@ -157,7 +164,7 @@ def _report(ctx: Context, rates: list[int], nominal: int,
         summ = {gen: {k: summary(f[k] for f in fl if f) for k in (
                     "counted", "not_sent", "dropped", "cpu_us_per_req", "engine_us_per_req",
                     "send_lag_p99_ms", "latency_p99_ms", "service_p99_ms", "connections",
-                    "inflight_need")}
+                    "inflight_need", "peak_concurrency")}
                 for gen, fl in figs.items()}
         open_closed = summary(_paired_ratios(closed, s_runs, "cpu_us_per_req"))
         surge_oha = summary(_paired_ratios(o_runs, s_runs, "cpu_us_per_req")) if o_runs else None
@@ -188,20 +195,24 @@ def _report(ctx: Context, rates: list[int], nominal: int,
             + f"; surge/oha: {fmt_summary(surge_oha, '.3f') if ctx.oha else 'oha not measured'}"
             + (" (bar < 1)" if cpu_bar else ""))
         if full:
+            within = [f["connections_within_peak"] for f in figs["surge"] if f]
             say(f"    bars at {FULL_RATE:,}/s: every request sent (not sent ≤ 0 in every round), "
-                f"send lag p99 < {LAG_BAR_MS:g} ms, connections ≤ in-flight need "
-                f"(⌈rate × {CLOSED_CONNS} / closed req/s⌉, same round: "
-                f"{col(s, 'inflight_need', ',.0f')})")
-        _rows(ctx, rate, closed_cpu, s, o, open_closed, surge_oha, col, cpu_bar, full)
+                f"send lag p99 < {LAG_BAR_MS:g} ms, connections ≤ the run's own peak of requests "
+                f"outstanding ({col(s, 'peak_concurrency', ',.0f')}) in every round: "
+                f"{'yes' if within and all(within) else 'no' if within else '—'}; steady-state "
+                f"need by Little's law (⌈rate × {CLOSED_CONNS} / closed req/s⌉, same round): "
+                f"{col(s, 'inflight_need', ',.0f')}")
+        _rows(ctx, rate, closed_cpu, s, o, open_closed, surge_oha, col, cpu_bar, full, figs["surge"])
     return result
 
 
 def _rows(ctx: Context, rate: int, closed_cpu, s: dict, o: dict, open_closed, surge_oha, col,
-          cpu_bar: bool, full: bool) -> None:
+          cpu_bar: bool, full: bool, surge_figs: list) -> None:
     """_rows adds one rate's lines to the Markdown table."""
+    within = [f["connections_within_peak"] for f in surge_figs if f and f["connections_within_peak"] is not None]
     med = (lambda x: x and x["median"])
     worst_not_sent = s["not_sent"] and s["not_sent"]["max"]
-    lag, conns, need = med(s["send_lag_p99_ms"]), med(s["connections"]), med(s["inflight_need"])
+    lag, need = med(s["send_lag_p99_ms"]), med(s["inflight_need"])
     ctx.rows += [
         Row(f"open {rate:,}/s: CPU µs/request, surge closed ({CLOSED_CONNS} conns) vs open",
             fmt_summary(closed_cpu, ".2f"), col(s, "cpu_us_per_req", ".2f"),
@@ -223,9 +234,11 @@ def _rows(ctx: Context, rate: int, closed_cpu, s: dict, o: dict, open_closed, su
             _below(lag, LAG_BAR_MS) if full else "—"),
         Row(f"open {rate:,}/s: latency p99 ms (from the intended send time)",
             col(o, "latency_p99_ms", ",.3f"), col(s, "latency_p99_ms", ",.3f"), "—", "—", "—"),
-        Row(f"open {rate:,}/s: connections opened (nginx accepts)", col(o, "connections", ",.0f"),
-            col(s, "connections", ",.0f"), "—",
-            f"≤ in-flight need ({fmt(need, ',.0f')})" if full else "—",
-            ("—" if conns is None or need is None else "yes" if conns <= need else "no")
-            if full else "—"),
+        Row(f"open {rate:,}/s: connections opened (nginx accepts); surge's peak of requests "
+            "outstanding", col(o, "connections", ",.0f"),
+            f"{col(s, 'connections', ',.0f')}; peak {col(s, 'peak_concurrency', ',.0f')}", "—",
+            "≤ the run's peak, every round" if full else "—",
+            ("—" if not within else "yes" if all(within) else "no") if full else "—"),
+        Row(f"open {rate:,}/s: steady-state in-flight need (Little's law from the closed run)",
+            "—", fmt(need, ",.0f"), "—", "—", "—"),
     ]

@@ -70,7 +70,7 @@ def describe_plan(plan: Plan) -> str:
 
 def describe(plan: PlanLike) -> str:
     """describe is the summary's one-line description of ``plan``, ending with the send slack
-    when a scenario is open-model (``send slack 500 µs``)."""
+    when a scenario is open-model (``send slack 1 ms``)."""
     if isinstance(plan, Heading):
         return plan.description
     if isinstance(plan, Plan):
@@ -81,7 +81,7 @@ def describe(plan: PlanLike) -> str:
 
 
 def _send_slack(seconds: float | None) -> str:
-    """_send_slack is the heading's ``· send slack 500 µs`` (µs below a millisecond), "" for None."""
+    """_send_slack is the heading's ``· send slack 1 ms`` (µs below a millisecond), "" for None."""
     if seconds is None:
         return ""
     return f" · send slack {seconds * 1e6:.4g} µs" if seconds < 1e-3 else f" · send slack {seconds * 1e3:.4g} ms"

@@ -129,6 +129,7 @@ class Interval(_Model):
     target_rate_per_s: float | None = None
     open_connections: int | None = 0
     in_flight: int | None = 0
+    peak_concurrency: int | None = 0
     latency_histogram: str = ""
     scenarios: list[ScenarioInterval] = Field(default_factory=list)
 
@@ -159,6 +160,7 @@ class RunResult(_Model):
     throughput: Throughput
     histograms: dict[str, str] | None = Field(default_factory=dict)
     peak_open_connections: int | None = 0
+    peak_concurrency: int | None = 0
     generator: Generator | None = Field(default_factory=Generator)
     scenarios: list[ScenarioResult] = Field(default_factory=list)
     tags: list[TagResult] = Field(default_factory=list)

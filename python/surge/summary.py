@@ -114,7 +114,8 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     counts.add_row(
         "Data",
         f"sent {_bytes(r.bytes_sent or 0)} · received {_bytes(r.bytes_received or 0)} · "
-        f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open)",
+        f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open; "
+        f"peak {result.peak_concurrency or 0:,} requests outstanding)",
     )
     g = result.generator or Generator()
     busy = ", ".join(f"{b:.0%}" for b in g.thread_busy)

@@ -259,6 +259,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             service_time: totals.service_time.to_base64(),
         },
         peak_open_connections: aggregator.peak_open_connections,
+        peak_concurrency: aggregator.peak_concurrency,
         generator: Generator {
             cpu,
             cpu_us_per_request: if counts.sent > 0 { cpu.total_s() * 1e6 / counts.sent as f64 } else { 0.0 },

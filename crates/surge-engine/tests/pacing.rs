@@ -3,6 +3,7 @@
 //! behind its schedule does not open a connection per late request.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 #[path = "../../surge-target/tests/common/mod.rs"]
 mod target;
 
@@ -83,4 +84,33 @@ fn a_worker_behind_its_schedule_does_not_open_a_connection_per_late_request() {
     let it = &result.scenarios[0].iterations;
     assert_eq!(it.iterations_started + it.iterations_dropped, 300_000, "{it:?}");
     assert_eq!(r.sent, received(&server), "{r:?}");
+}
+
+#[test]
+fn peak_concurrency_is_what_the_connections_were_opened_for() {
+    // 200/s against a 50 ms service time holds about 10 requests at once (Little's law);
+    // connections are opened only as requests need them, so never more than that peak.
+    let server = target::Server::start(r#"{"service_time": "50ms", "workers": 64}"#);
+    let url = format!("http://{}/tasks/1", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 200, "duration_s": 1.0,
+                          "max_vus": 100, "pre_allocated_vus": 1});
+    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    let r = &result.requests;
+    assert_eq!((r.sent, r.responses, r.dropped), (200, 200, 0), "{r:?}");
+    assert!(result.peak_concurrency >= 10, "200/s × 50 ms: {}", result.peak_concurrency);
+    assert!(r.connections_opened <= result.peak_concurrency, "opened {} for a peak of {}", r.connections_opened, result.peak_concurrency);
+    let interval_peak = result.intervals.iter().map(|i| i.peak_concurrency).max().unwrap_or(0);
+    assert_eq!(interval_peak, result.peak_concurrency);
+}
+
+#[test]
+fn peak_concurrency_counts_requests_waiting_for_a_connection_up_to_the_cap() {
+    // A target that never answers holds every request: 60 come due, the cap of 20 is reached
+    // (in flight plus waiting) and the rest are dropped.
+    let server = common::TestServer::start(common::Behavior::Silent);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 200, "duration_s": 0.3,
+                          "max_vus": 20, "pre_allocated_vus": 1});
+    let result = run_open(&server.url("/"), executor, json!({"limits": {"timeout_s": 30, "grace_period_s": 0.1}}));
+    assert_eq!(result.peak_concurrency, 20, "{:?}", result.requests);
+    assert_eq!(result.requests.dropped + result.scenarios[0].iterations.iterations_started, 60, "{:?}", result.requests);
 }

@@ -39,8 +39,8 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
         click.option("--max-in-flight", "max_in_flight", type=int,
                      help="Open model: cap on outstanding requests (and connections)."),
         click.option("--send-slack", "send_slack", metavar="DURATION",
-                     help="Open model: how late a send may go out to be batched with others (default 500us; 0 sends "
-                          "each at its time). Latency is still timed from the intended send time. With a scenario "
+                     help="Open model: how late a send may go out to be batched with others (default 1ms, at most 16 "
+                          "sends a batch; 0 sends each at its time). Latency is still timed from the intended send time. With a scenario "
                           "file: replaces send_slack."),
         click.option("--grace", help="How long requests in flight at the end may still finish (default 5s). With a "
                                      "scenario file: replaces graceful_stop."),

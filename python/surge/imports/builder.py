@@ -137,7 +137,7 @@ def _interval(index: int, samples: Sequence[Sample], percentile: Percentile, err
             "responses_per_s": requests["responses"] / INTERVAL_S,
             "successes_per_s": requests["succeeded"] / INTERVAL_S,
             "sent_per_s": None if requests["sent"] is None else requests["sent"] / INTERVAL_S,
-            "target_rate_per_s": None, "open_connections": None, "in_flight": None,
+            "target_rate_per_s": None, "open_connections": None, "in_flight": None, "peak_concurrency": None,
             "latency_histogram": encode_histogram([s.latency_ms for s in samples]), "scenarios": []}
 
 
@@ -176,5 +176,5 @@ def base_document(*, url: str, started_unix_s: float | None, elapsed_s: float | 
     return {"schema": "surge.result/1", "url": url, "addresses": [], "started_at_unix_s": started_unix_s,
             "duration_s": elapsed_s, "elapsed_s": elapsed_s, "threads": None, "stop_reason": STOP_REASON,
             "requests": requests, "latency": latency, "throughput": throughput(elapsed_s, requests),
-            "histograms": dict(NO_HISTOGRAMS), "peak_open_connections": None, "generator": None, "scenarios": [], "tags": [],
+            "histograms": dict(NO_HISTOGRAMS), "peak_open_connections": None, "peak_concurrency": None, "generator": None, "scenarios": [], "tags": [],
             "checks": [], "captures": [], "pools": {}, "intervals": [], "notes": notes, "stop_signal": None}

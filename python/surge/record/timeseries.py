@@ -24,7 +24,7 @@ empty when no process is watched."""
 
 COLUMNS = ("time_s", "scenario", "active_vus", "offered_rate_per_s", "sent_per_s", "responses_per_s", "successes",
            "failures", *FAILURE_COLUMNS, "interrupted", "shed", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms",
-           "in_flight", "open_connections", "cpu_cores", *TARGET_COLUMNS)
+           "in_flight", "peak_concurrency", "open_connections", "cpu_cores", *TARGET_COLUMNS)
 """COLUMNS are timeseries.csv's columns, in order (docs/record.md says what each holds)."""
 
 ALL_SCENARIOS = "all"
@@ -67,7 +67,8 @@ def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None,
              "successes": requests["succeeded"], "failures": requests["failed"], **failure_cells(requests),
              "shed": requests["shed"],
              **{f"{p}_ms": latency[f"{p}_ms"] for p in ("p50", "p90", "p95", "p99", "max")},
-             "in_flight": interval["in_flight"], "open_connections": interval["open_connections"],
+             "in_flight": interval["in_flight"], "peak_concurrency": interval["peak_concurrency"],
+             "open_connections": interval["open_connections"],
              "cpu_cores": "" if cpu_cores is None else round(cpu_cores, 3), **target_cells(target)}]
     for s in scenarios:
         rows.append({"time_s": time_s, "scenario": s["name"], "active_vus": s["active_vus"],

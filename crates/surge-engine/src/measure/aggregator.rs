@@ -55,6 +55,8 @@ pub struct Aggregator<'p> {
     pub scenario_stopped_ns: Vec<u64>,
     /// peak_open_connections is the most connections open at an interval's end.
     pub peak_open_connections: u64,
+    /// peak_concurrency is the highest of the intervals' `peak_concurrency`.
+    pub peak_concurrency: u64,
     /// worker_errors are the errors of threads that could not run.
     pub worker_errors: Vec<String>,
     recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
@@ -71,6 +73,8 @@ struct PendingInterval {
     metrics: ThreadMetrics,
     open_connections: u64,
     in_flight: u64,
+    /// peak_concurrency sums the threads' peaks (each thread's own; they need not coincide).
+    peak_concurrency: u64,
     active_vus: Vec<u64>,
     windows: Vec<WindowEnd>,
 }
@@ -106,6 +110,7 @@ impl<'p> Aggregator<'p> {
             stopped_ns: 0,
             scenario_stopped_ns: vec![0; scenarios.len()],
             peak_open_connections: 0,
+            peak_concurrency: 0,
             worker_errors: Vec::new(),
             recyclers,
             pool: Vec::new(),
@@ -124,13 +129,14 @@ impl<'p> Aggregator<'p> {
     /// is the time since the run started).
     pub fn accept(&mut self, report: Report, now_ns: u64) -> Vec<Interval> {
         match report {
-            Report::Interval { thread, index, metrics, open_connections, in_flight, active_vus, windows, active_until_ns } => {
+            Report::Interval { thread, index, metrics, open_connections, in_flight, peak_concurrency, active_vus, windows, active_until_ns } => {
                 let pool = &mut self.pool;
                 let (shape, scenarios) = (self.shape, self.scenarios.len());
                 let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
                     metrics: pool.pop().unwrap_or_else(|| ThreadMetrics::new(shape)),
                     open_connections: 0,
                     in_flight: 0,
+                    peak_concurrency: 0,
                     active_vus: vec![0; scenarios],
                     windows: vec![WindowEnd::NotStarted; scenarios],
                 });
@@ -146,6 +152,7 @@ impl<'p> Aggregator<'p> {
                 let _ = self.recyclers[thread].send(spare);
                 slot.open_connections += open_connections;
                 slot.in_flight += in_flight;
+                slot.peak_concurrency += peak_concurrency;
                 self.reported_up_to[thread] = Some(index);
                 if let Some(until) = self.active_until[thread].as_mut() {
                     *until = (*until).max(active_until_ns);
@@ -294,6 +301,7 @@ impl<'p> Aggregator<'p> {
             for (known, reported) in slot.windows.iter_mut().zip(&later.windows) {
                 *known = known.combine(*reported);
             }
+            slot.peak_concurrency = slot.peak_concurrency.max(later.peak_concurrency);
             // Gauges are read at the end of the merged stretch.
             (slot.open_connections, slot.in_flight, slot.active_vus) =
                 (later.open_connections, later.in_flight, later.active_vus);
@@ -305,6 +313,7 @@ impl<'p> Aggregator<'p> {
         let mut thread_metrics = slot.metrics;
         self.totals.add(&thread_metrics);
         self.peak_open_connections = self.peak_open_connections.max(slot.open_connections);
+        self.peak_concurrency = self.peak_concurrency.max(slot.peak_concurrency);
         let start_ns = self.boundary_ns(first);
         let length = Window { start_ns, end_ns }.seconds().max(1e-9);
         let (start_s, end_s) = (start_ns as f64 / 1e9, end_ns as f64 / 1e9);
@@ -354,6 +363,7 @@ impl<'p> Aggregator<'p> {
             latency: metrics.latency_summaries(self.percentiles),
             open_connections: slot.open_connections,
             in_flight: slot.in_flight,
+            peak_concurrency: slot.peak_concurrency,
             latency_histogram: metrics.latency.to_base64(),
             scenarios: scenario_figures,
             totals,

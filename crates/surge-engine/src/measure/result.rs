@@ -36,6 +36,10 @@ pub struct Interval {
     pub open_connections: u64,
     /// in_flight is the number of requests outstanding at the interval's end.
     pub in_flight: u64,
+    /// peak_concurrency is the most requests outstanding at once during the interval: in
+    /// flight, or due and waiting for a connection (an open-model request waits when every
+    /// connection is busy); summed over the threads' own peaks.
+    pub peak_concurrency: u64,
     /// latency_histogram is the interval's latency histogram (HdrHistogram V2, base64).
     pub latency_histogram: String,
     /// scenarios are the interval's per-scenario figures, in plan order.
@@ -214,6 +218,10 @@ pub struct RunResult {
     pub histograms: Histograms,
     /// peak_open_connections is the most connections open at an interval end.
     pub peak_open_connections: u64,
+    /// peak_concurrency is the highest interval `peak_concurrency`: the most requests
+    /// outstanding at once (in flight or waiting for a connection), which is what the
+    /// connections opened were needed for.
+    pub peak_concurrency: u64,
     /// generator is the load generator's own resource use.
     pub generator: Generator,
     /// scenarios are the per-scenario totals, in plan order.

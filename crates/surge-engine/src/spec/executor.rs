@@ -73,8 +73,8 @@ pub enum Executor {
         /// iteration due when all are busy is dropped.
         max_vus: u32,
         /// pre_allocated_vus connections are opened before the first iteration is due
-        /// (default: 2 ms of arrivals at the peak rate), so that a burst of due
-        /// iterations does not wait for new connections.
+        /// (default: 1 ms of arrivals at the peak rate, the default send slack's worth),
+        /// so that the first batches of due iterations do not wait for new connections.
         #[serde(default)]
         pre_allocated_vus: Option<u32>,
     },
@@ -174,8 +174,10 @@ pub enum Model {
 }
 
 /// PREALLOCATE_WINDOW_S: by default, open enough connections up front for this many
-/// seconds of arrivals at the peak rate.
-const PREALLOCATE_WINDOW_S: f64 = 0.002;
+/// seconds of arrivals at the peak rate: the default slack's worth, so that the first batch
+/// finds a connection for each send (half a millisecond's made every run's first half-second
+/// late while the pool grew; docs/engine.md, "Pacing").
+const PREALLOCATE_WINDOW_S: f64 = 0.001;
 
 /// pre_allocated is the number of connections opened up front: the given number, else
 /// [`PREALLOCATE_WINDOW_S`] of arrivals at the peak rate, within 1..=max_vus.

@@ -45,8 +45,9 @@ pub struct Plan {
     #[serde(default)]
     pub percentiles: Vec<f64>,
     /// send_slack_s is how late (in seconds) an open-model send may be written so that it
-    /// goes out in one batch with others: a worker wakes for the earliest due send only once
-    /// it is this late, and then writes every send due by then. Latency is still timed from
+    /// goes out in one batch with others: a worker wakes for the earliest due send only when
+    /// a batch is due (at most 16 sends, the last due within this slack of the first; alone
+    /// and on time when none joins it), and then writes every send due by then. Latency is still timed from
     /// each request's intended send time, so the slack shows in the send lag and the
     /// latency, never hidden (docs/engine.md, "Pacing").
     #[serde(default = "default_send_slack_s")]
@@ -59,7 +60,7 @@ fn default_interval_s() -> f64 {
 
 /// DEFAULT_SEND_SLACK_S is the default send slack (docs/engine.md, "Pacing", has the
 /// measurements it was chosen from).
-pub const DEFAULT_SEND_SLACK_S: f64 = 0.000_5;
+pub const DEFAULT_SEND_SLACK_S: f64 = 0.001;
 
 fn default_send_slack_s() -> f64 {
     DEFAULT_SEND_SLACK_S

@@ -18,8 +18,8 @@ impl Worker {
         }
         let g = conn.group as usize;
         if let Some(open) = self.groups[g].open.as_mut() {
-            if let Some(intended) = open.pending.pop_front() {
-                self.start_iteration(id, intended, now);
+            if let Some(waiting) = open.pending.pop_front() {
+                self.start_iteration(id, waiting.intended_ns, now);
             } else if !self.conns[id].in_idle_list {
                 self.conns[id].in_idle_list = true;
                 open.idle.push(id);

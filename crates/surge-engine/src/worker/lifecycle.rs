@@ -243,8 +243,10 @@ impl Worker {
             self.metrics.scenarios[g].iterations_dropped += 1;
             return;
         }
-        open.pending.push_back(due);
-        if open.wants_connection(now, self.spec.send_slack_ns) && open.retry_connect_ns.is_none() {
+        open.pending.push_back(Waiting { intended_ns: due, queued_ns: now });
+        let wants = open.wants_connection(now, self.spec.send_slack_ns) && open.retry_connect_ns.is_none();
+        self.note_concurrency();
+        if wants {
             self.open_connection(g, now);
         }
     }

@@ -38,7 +38,7 @@ mod lifecycle;
 mod open_group;
 mod requests;
 
-use open_group::{OpenGroup, BEHIND_NS};
+use open_group::{OpenGroup, Waiting, BEHIND_NS};
 
 /// TIMER_TOKEN identifies the pacing timer among connection tokens.
 const TIMER_TOKEN: Token = Token(usize::MAX - 1);
@@ -135,6 +135,9 @@ pub enum Report {
         open_connections: u64,
         /// in_flight is the number of outstanding requests now.
         in_flight: u64,
+        /// peak_concurrency is the most requests outstanding at once during the interval: in
+        /// flight, or due and waiting for a connection (what connections are needed for).
+        peak_concurrency: u64,
         /// active_vus is the number of VUs in an iteration now, per scenario.
         active_vus: Vec<u64>,
         /// windows are where each scenario's window ends, as far as this thread knows now.
@@ -256,6 +259,8 @@ struct Worker {
     metrics: ThreadMetrics,
     rng: SmallRng,
     in_flight: u64,
+    /// peak_concurrency is the most requests outstanding at once this interval so far.
+    peak_concurrency: u64,
     open_conns: u64,
     stopped_ns: u64,
     next_interval_ns: u64,
@@ -325,24 +330,8 @@ impl Worker {
                 }
                 (Share::Open { stripe, max_vus, pre_allocated_vus }, Model::Open { pacer, .. }) => {
                     any_open = true;
-                    group.open = Some(OpenGroup {
-                        created: 0,
-                        stripe: *stripe,
-                        max_vus: u64::from(*max_vus),
-                        pre_allocated_vus: *pre_allocated_vus,
-                        nth: 0,
-                        next_due_ns: pacer.due_ns(stripe.index(0)).map(|d| d + scenario.start_ns),
-                        pending: VecDeque::new(),
-                        idle: Vec::new(),
-                        free_slots: Vec::new(),
-                        vus: 0,
-                        connecting: 0,
-                        retry_connect_ns: None,
-                        behind: false,
-                        window_start_ns: 0,
-                        opened_in_window: 0,
-                        service_ewma_ns: 0,
-                    });
+                    let first_due_ns = pacer.due_ns(stripe.index(0)).map(|d| d + scenario.start_ns);
+                    group.open = Some(OpenGroup::new(*stripe, *max_vus, *pre_allocated_vus, first_due_ns));
                 }
                 _ => return Err(io::Error::other("scenario share does not match its executor")),
             }
@@ -372,6 +361,7 @@ impl Worker {
             scratch: vec![0u8; SCRATCH_BYTES].into_boxed_slice(),
             metrics,
             in_flight: 0,
+            peak_concurrency: 0,
             open_conns: 0,
             stopped_ns: 0,
             interval_index: 0,
@@ -447,21 +437,21 @@ impl Worker {
                             deadline = deadline.min(at);
                         }
                         // Requests waiting for a connection get one when their patience ends.
-                        if let Some(&oldest) = open.pending.front() {
+                        if let Some(oldest) = open.pending.front() {
                             if open.vus < open.max_vus && open.retry_connect_ns.is_none() {
-                                let at = oldest.saturating_add(open.patience_ns(self.spec.send_slack_ns));
+                                let at = oldest.queued_ns.saturating_add(open.patience_ns(self.spec.send_slack_ns));
                                 if at < deadline {
                                     deadline = at;
                                     precise = true;
                                 }
                             }
                         }
-                        // Wake for a due send only once it is `send_slack_ns` late: every send
-                        // due by then goes out in the same batch (one wake-up, not one each).
-                        // A wake-up for any other reason sends what is due at once.
-                        if let Some(due) = open.next_due_ns {
-                            let at = due.saturating_add(self.spec.send_slack_ns);
-                            if at < deadline {
+                        // Wake for a due send only once a batch of them is due, at most
+                        // `send_slack_ns` after the first (one wake-up, not one each). A
+                        // wake-up for any other reason sends what is due at once.
+                        if let Model::Open { pacer, .. } = &scenario.model {
+                            let close = open.batch_close_ns(pacer, scenario.start_ns, scenario.end_ns, self.spec.send_slack_ns);
+                            if let Some(at) = close.filter(|&at| at < deadline) {
                                 deadline = at;
                                 precise = true;
                             }
@@ -513,6 +503,18 @@ impl Worker {
         };
         self.events = Some(events);
         result
+    }
+
+    /// concurrency is the number of requests outstanding now: in flight, or due and waiting for
+    /// a connection.
+    fn concurrency(&self) -> u64 {
+        let waiting: usize = self.groups.iter().filter_map(|g| g.open.as_ref()).map(|o| o.pending.len()).sum();
+        self.in_flight + waiting as u64
+    }
+
+    /// note_concurrency raises this interval's peak concurrency to the present one.
+    pub(super) fn note_concurrency(&mut self) {
+        self.peak_concurrency = self.peak_concurrency.max(self.concurrency());
     }
 
     /// all_paced tells whether every scenario still running here is open-model (none in
@@ -586,12 +588,15 @@ impl Worker {
             Err(_) => ThreadMetrics::new(self.spec.shape),
         };
         let metrics = Box::new(std::mem::replace(&mut self.metrics, fresh));
+        // The next interval's peak starts from what is outstanding as it begins.
+        let concurrency_now = self.concurrency();
         let _ = self.spec.reports.send(Report::Interval {
             thread: self.spec.thread,
             index: self.interval_index,
             metrics,
             open_connections: self.open_conns,
             in_flight: self.in_flight,
+            peak_concurrency: std::mem::replace(&mut self.peak_concurrency, concurrency_now),
             active_vus: self.groups.iter().map(|g| g.busy).collect(),
             windows: self.groups.iter().map(Group::window_end).collect(),
             active_until_ns: self.active_until(self.now_ns()),

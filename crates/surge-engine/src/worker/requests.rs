@@ -25,6 +25,7 @@ impl Worker {
         }
         conn.phase = Phase::Sending;
         self.in_flight += 1;
+        self.note_concurrency();
         self.write_request(id, now);
     }
 
