@@ -148,13 +148,15 @@ class _Sampler(threading.Thread):
 
 def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core: int,
             nominal_s: float, sample_interval_s: float = 1.0,
-            wait_quiet_s: float = 0.0, stdin_bytes: bytes | None = None) -> Measurement:
+            wait_quiet_s: float = 0.0, stdin_bytes: bytes | None = None,
+            realtime_priority: int | None = None) -> Measurement:
     """measure runs argv pinned to gen_core against server and accounts for every side.
 
     server is an Nginx (counted through stub_status, the status requests themselves taken
     out) or any object with cpu_s() and no status() (then the generator's own count is used).
     With wait_quiet_s, it first waits up to that long for both cores to be < 10 % busy.
     stdin_bytes is fed to the generator's stdin (run_plan reads its plan there).
+    realtime_priority runs the generator SCHED_FIFO at it (the open section; docs/benchmarks.md).
     """
     if wait_quiet_s > 0:
         proc.wait_quiet([gen_core, server_core], 0.10, wait_quiet_s)
@@ -175,7 +177,7 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
     load = proc.loadavg()
     try:
         res = proc.run_measured(argv, {gen_core}, timeout_s=nominal_s * 2 + 60,
-                                stdin_bytes=stdin_bytes)
+                                stdin_bytes=stdin_bytes, realtime_priority=realtime_priority)
     finally:
         if sampler:
             sampler.stop_event.set()

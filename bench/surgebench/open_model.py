@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from . import proc
 from .generators import Generator
 from .measure import Measurement, measure
 from .sections import Context, Row, _paired_ratios, noise_note, run_line, say, skipped
@@ -18,6 +19,11 @@ FULL_RATE = 80_000  # where "every request sent, lag p99 < 1 ms, connections" ap
 # The connections bar: surge opens no more connections than its own run needed at once
 # (`peak_concurrency`: requests in flight or due and waiting for a connection, at the peak).
 LAG_BAR_MS = 1.0
+# Open-model runs of both tools, and nginx's worker during them, run SCHED_FIFO at this
+# priority: above the VM's kernel threads (kdamond takes a core for 1-4 ms every ~0.5 s),
+# whose stalls otherwise set the send lag p99. Not the closed runs: a FIFO thread that never
+# blocks would starve its own process's other threads.
+REALTIME_PRIORITY = 10
 
 
 def inflight_need(rate: float, closed: Measurement | None) -> int | None:
@@ -108,6 +114,12 @@ def section_open(ctx: Context) -> dict:
         say(f"  oha half SKIPPED: {ctx.oha_why}")
         ctx.notes.append(f"open: oha not measured: {ctx.oha_why}")
     url = ctx.nginx.url
+    realtime_why_not = proc.realtime_why_not()
+    realtime = None if realtime_why_not else REALTIME_PRIORITY
+    say(f"  open-model runs and nginx's worker during them: SCHED_FIFO priority {REALTIME_PRIORITY}"
+        if realtime else f"  open-model runs at normal priority: {realtime_why_not}")
+    if not realtime:
+        ctx.notes.append(f"open: not run SCHED_FIFO: {realtime_why_not}")
     say(f"  surge: `surge run URL -r RATE -d {nominal}s --threads 1 --json --no-save` (its default "
         f"connections up front and in-flight cap); closed: `surge run URL -c {CLOSED_CONNS} -d "
         f"{nominal}s --threads 1 --json --no-save`")
@@ -131,8 +143,15 @@ def section_open(ctx: Context) -> dict:
     runs: dict[str, list[Measurement]] = {key(g, r): [] for g, r in jobs}
     for rnd in range(ctx.rounds):
         for g, rate in (jobs if rnd % 2 == 0 else list(reversed(jobs))):
-            m = measure(g, argv(g, rate), ctx.nginx, ctx.gen_core, ctx.server_core, nominal,
-                        wait_quiet_s=ctx.wait_quiet_s)
+            rt = realtime if rate is not None else None
+            if rt and ctx.nginx.worker_pid:
+                proc.set_realtime(ctx.nginx.worker_pid, rt)
+            try:
+                m = measure(g, argv(g, rate), ctx.nginx, ctx.gen_core, ctx.server_core, nominal,
+                            wait_quiet_s=ctx.wait_quiet_s, realtime_priority=rt)
+            finally:
+                if rt and ctx.nginx.worker_pid:
+                    proc.set_realtime(ctx.nginx.worker_pid, None)
             runs[key(g, rate)].append(m)
             run_line(f"round {rnd + 1} {key(g, rate)}", m)
             if rate is not None:

@@ -31,18 +31,40 @@ except OSError:  # pragma: no cover - no libc symbol table: children just lack t
     _LIBC = None
 
 
-def child_setup(cpus: set[int] | None):
+def child_setup(cpus: set[int] | None, realtime_priority: int | None = None):
     """child_setup returns a preexec_fn that pins the child, raises its fd limit, and asks the
-    kernel to SIGTERM it if the harness dies (so no server or generator outlives a killed run)."""
+    kernel to SIGTERM it if the harness dies (so no server or generator outlives a killed run);
+    with realtime_priority, the child (and every thread it starts) runs SCHED_FIFO at it."""
 
     def setup() -> None:
         if _LIBC is not None:
             _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if cpus:
             os.sched_setaffinity(0, cpus)
+        if realtime_priority is not None:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(realtime_priority))
         raise_nofile()
 
     return setup
+
+
+def set_realtime(pid: int, priority: int | None) -> None:
+    """set_realtime puts every thread of process `pid` in SCHED_FIFO at `priority`, or back in
+    SCHED_OTHER with None."""
+    policy, param = ((os.SCHED_OTHER, os.sched_param(0)) if priority is None
+                     else (os.SCHED_FIFO, os.sched_param(priority)))
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setscheduler(int(tid), policy, param)
+
+
+def realtime_why_not() -> str | None:
+    """realtime_why_not is why SCHED_FIFO cannot be used here (not root, or no RT time), or None."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (PermissionError, OSError) as e:
+        return f"SCHED_FIFO refused ({e.strerror or e})"
+    return None
 
 
 @dataclasses.dataclass
@@ -71,7 +93,7 @@ class RunResult:
 
 
 def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float,
-                 stdin_bytes: bytes | None = None) -> RunResult:
+                 stdin_bytes: bytes | None = None, realtime_priority: int | None = None) -> RunResult:
     """run_measured runs argv pinned to cpus, reaps it with os.wait4 and returns its rusage.
 
     Output goes to temporary files (a large JSON document never blocks on a pipe); so does
@@ -89,7 +111,7 @@ def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float,
             stdin=inp if stdin_bytes is not None else subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            preexec_fn=child_setup(cpus),
+            preexec_fn=child_setup(cpus, realtime_priority),
             start_new_session=True,
         )
         timed_out = threading.Event()
