@@ -91,7 +91,7 @@ fn peak_concurrency_is_what_the_connections_were_opened_for() {
     // 200/s against a 50 ms service time holds about 10 requests at once (Little's law);
     // connections are opened only as requests need them, so never more than that peak.
     let server = target::Server::start(r#"{"service_time": "50ms", "workers": 64}"#);
-    let url = format!("http://{}/tasks/1", server.addr);
+    let url = format!("http://{}/tasks", server.addr);
     let executor = json!({"type": "constant-arrival-rate", "rate": 200, "duration_s": 1.0,
                           "max_vus": 100, "pre_allocated_vus": 1});
     let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
@@ -113,4 +113,21 @@ fn peak_concurrency_counts_requests_waiting_for_a_connection_up_to_the_cap() {
     let result = run_open(&server.url("/"), executor, json!({"limits": {"timeout_s": 30, "grace_period_s": 0.1}}));
     assert_eq!(result.peak_concurrency, 20, "{:?}", result.requests);
     assert_eq!(result.requests.dropped + result.scenarios[0].iterations.iterations_started, 60, "{:?}", result.requests);
+}
+
+#[test]
+fn requests_waiting_for_a_connection_at_the_end_are_sent_while_draining() {
+    // 2,000/s against a 30 ms service time from one pre-opened connection: the pool grows by
+    // one connection per millisecond, half the arrivals, so a backlog builds in the first 30 ms
+    // and is still waiting for connections when the schedule ends. Those requests were due
+    // before the end: they go out on the connections that free up, and the counts stay exact.
+    let server = target::Server::start(r#"{"service_time": "30ms", "workers": 64}"#);
+    let url = format!("http://{}/tasks", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": 2000, "duration_s": 0.1,
+                          "max_vus": 500, "pre_allocated_vus": 1});
+    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    let r = &result.requests;
+    assert_eq!((r.sent, r.responses, r.dropped), (200, 200, 0), "{r:?}");
+    assert_eq!(result.scenarios[0].iterations.iterations_started, 200);
+    assert_eq!(server.stats()["received_by_route"]["GET /tasks"].as_u64(), Some(200));
 }

@@ -62,11 +62,13 @@ impl Worker {
 
     /// claim_iteration takes one iteration from the scenario's allowance for VU `id`: false
     /// when the scenario no longer runs, or the VU's or the shared budget is spent (the VU
-    /// then stops).
+    /// then stops). An open-model scenario that is draining still starts the iterations that
+    /// came due before its end and waited for a connection (no others are dispatched then).
     fn claim_iteration(&mut self, id: usize, now: u64) -> bool {
         let g = self.conns[id].group as usize;
         let group = &mut self.groups[g];
-        if group.stage != Stage::Running {
+        let draining_open = group.open.is_some() && matches!(group.stage, Stage::Draining { .. });
+        if group.stage != Stage::Running && !draining_open {
             return false;
         }
         if let Some(closed) = group.closed.as_mut() {

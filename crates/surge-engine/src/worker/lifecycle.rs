@@ -98,11 +98,13 @@ impl Worker {
             }
         }
         if let Some(open) = &mut group.open {
-            // Iterations still waiting for a connection were never started, and none starts
-            // from now on: they are dropped (counted here, before a connection that frees
-            // up while draining could take one).
-            self.metrics.scenarios[g].iterations_dropped += open.pending.len() as u64;
-            open.pending.clear();
+            // Iterations due before the end and still waiting for a connection are part of
+            // the schedule: each starts on the next connection that frees up while draining
+            // (claim_iteration). A stop drops them, as does the drain's deadline (close_group).
+            if cancelled {
+                self.metrics.scenarios[g].iterations_dropped += open.pending.len() as u64;
+                open.pending.clear();
+            }
         }
         self.advance_group(g, now, cancelled);
     }
