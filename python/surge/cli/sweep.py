@@ -36,13 +36,13 @@ def check_load_flags(test: TestSpec, level_flag: str, closed: bool) -> None:
         raise BadInput("-c/--connections", f"the experiment sets each run's VUs ({level_flag}): drop -c")
 
 
-def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool) -> Outcome:
-    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it,
-    3 when no level measured any response, else 0 (broken levels are the sweep's finding, not
-    a failure)."""
+def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool,
+                  kept: str) -> Outcome:
+    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it
+    (``kept`` says where the levels measured are), 3 when no level measured any response, else
+    0 (broken levels are the sweep's finding, not a failure)."""
     if stopped is not None:
-        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured "
-                                        "(kept in the history)")
+        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured ({kept})")
     if not any_throughput:
         return Outcome(exit_codes.UNREACHABLE, "no level measured any response")
     return Outcome(exit_codes.OK)
@@ -94,7 +94,7 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     parameters = {"model": plan.model, "levels": loads, "duration_s": duration_s, "warmup_s": warmup_s,
                   "cooldown_s": cooldown_s, "stop_when": stop_when, "slo": choice.to_dict(),
                   "test": test.describe()}
-    experiment = ExperimentRecord("sweep", test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("sweep", test, parameters)
     done: list[LevelRun] = []
     stopped_early = None
     with experiment.running():
@@ -103,4 +103,4 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     experiment.finish(analysis=analysis, findings=findings(analysis))
     report_experiment(experiment.document, json_output)
     finish(sweep_outcome(experiment.stopped, len(done), len(loads),
-                         any(d.level.figure("responses_per_s") for d in done)))
+                         any(d.level.figure("responses_per_s") for d in done), experiment.kept))

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from surge.cli.options import db_option, tag_option
+from surge.cli.options import db_option, no_save_option, tag_option
 from surge.experiments.spec import TestSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,6 +58,7 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
                      help="Write the results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/)."),
         db_option,
         tag_option,
+        no_save_option,
         click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
                      help="Sample process PID (the target, with its child processes) every second during each run: "
                           "CPU, RSS, threads, open files, into the time series, summary.json and the findings."),
@@ -83,7 +84,7 @@ def _with_test_options(command: F, options: list[Callable[[Any], Any]]) -> F:
 
 def test_options(command: F) -> F:
     """test_options adds the test description (FILE|URL and every flag of ``surge run`` that
-    describes the test, ``--out``, ``--db`` and ``--tag`` included) to a click command, which
+    describes the test, ``--out``, ``--db``, ``--tag`` and ``--no-save`` included) to a click command, which
     receives it as one ``test: TestSpec`` argument instead of the separate parameters."""
     return _with_test_options(command, _options(("-n", "--requests")))
 

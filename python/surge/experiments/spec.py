@@ -91,8 +91,8 @@ class PreparedRun:
 @dataclass(frozen=True)
 class TestSpec:
     """TestSpec: one test as ``surge run`` takes it (``target`` is the FILE|URL argument; every
-    other field the flag of its name, None when not given). It checks nothing until ``prepare``,
-    whose BadInput names the flag."""
+    other field the flag of its name, None when not given; ``no_save`` is --no-save: nothing
+    recorded). It checks nothing until ``prepare``, whose BadInput names the flag."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -117,6 +117,7 @@ class TestSpec:
     tags: tuple[tuple[str, str], ...] = ()
     watch_pid: int | None = None
     send_slack: str | None = None
+    no_save: bool = False
 
     @property
     def is_file(self) -> bool:
