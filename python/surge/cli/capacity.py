@@ -102,7 +102,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     late = parse_percent("--max-late", max_late)
     check_load_flags(test, "--start-rate", False)
     if test.duration is not None:
-        raise BadInput("-d/--duration", "each step's length is --step-duration: drop -d")
+        raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
     # What a step cannot run is refused before anything is sent.
     choice = choose_slo(slo, test.prepare(Overrides(rate=start_rate, duration_s=step_s)))

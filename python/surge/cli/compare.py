@@ -41,15 +41,6 @@ MAX_GROUP_RUNS = 10_000
 HISTORY_FLAGS = "--group/--runs"
 """HISTORY_FLAGS names the flags of a comparison of runs from the history in errors."""
 
-_FLAG_OF = {"target_url": "--target", "env_pairs": "-e/--env", "connections": "-c/--connections",
-            "duration": "-d/--duration", "rate": "-r/--rate", "method": "-m/--method", "header": "-H/--header"}
-"""_FLAG_OF names the test flags whose name is not their field's with dashes."""
-
-
-def _flag(field: str) -> str:
-    return _FLAG_OF.get(field, "--" + field.replace("_", "-"))
-
-
 def _alpha(text: str) -> float:
     try:
         value = float(text)
@@ -72,9 +63,10 @@ def _check_no_test_flags(test: TestSpec) -> None:
     """_check_no_test_flags refuses, in a comparison of recorded runs, a flag describing a test to run."""
     bare = TestSpec(target="")
     for f in fields(TestSpec):
-        if f.name not in ("target", "out", "db", "tags", "no_save") and getattr(test, f.name) != getattr(bare, f.name):
-            raise BadInput(_flag(f.name), f"describes a test to run; a comparison of runs from the history "
-                                          f"({HISTORY_FLAGS}) runs none")
+        if f.name not in ("target", "out", "db", "tags", "no_save", "flags") and \
+                getattr(test, f.name) != getattr(bare, f.name):
+            raise BadInput(test.flag(f.name), f"describes a test to run; a comparison of runs from the history "
+                                              f"({HISTORY_FLAGS}) runs none")
 
 
 @click.command("compare")

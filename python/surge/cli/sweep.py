@@ -31,9 +31,9 @@ def check_load_flags(test: TestSpec, level_flag: str, closed: bool) -> None:
     """check_load_flags refuses the test's own load flags an experiment's levels replace:
     ``-r`` always (each run's rate or VUs is the experiment's), ``-c`` with VU levels."""
     if test.rate is not None:
-        raise BadInput("-r/--rate", f"the experiment sets each run's load ({level_flag}): drop -r")
+        raise BadInput(test.flag("rate"), f"the experiment sets each run's load ({level_flag}): drop it")
     if closed and test.connections is not None:
-        raise BadInput("-c/--connections", f"the experiment sets each run's VUs ({level_flag}): drop -c")
+        raise BadInput(test.flag("connections"), f"the experiment sets each run's VUs ({level_flag}): drop it")
 
 
 def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool,
@@ -79,7 +79,7 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
                                         "(open model)")
     loads: list[float] = [float(v) for v in parse_vus(vus)] if vus is not None else parse_rates(rates or "")
     check_load_flags(test, "--vus" if vus is not None else "--rates", vus is not None)
-    duration_s = duration_flag("-d/--duration", test.duration or DEFAULT_DURATION)
+    duration_s = duration_flag(test.flag("duration"), test.duration or DEFAULT_DURATION)
     warmup_s = duration_flag("--warmup", warmup, positive=False)
     cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
     check_experiment_test(test)
