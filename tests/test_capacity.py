@@ -78,7 +78,7 @@ def test_ctrl_c_mid_search_keeps_the_steps_done(target, tmp_path):
     proc, doc = ctrl_c_experiment(["capacity", f"{target.url}/health", "--slo", "p(99) < 1s", "--start-rate", "200",
                                    "--step-duration", "3s"], tmp_path / "stopped", "02-step-2")
     assert proc.stderr.rstrip().splitlines()[-1] == \
-        "surge: stopped by SIGINT: experiment incomplete: 1 completed step(s) kept (in the history)"
+        "surge: stopped by SIGINT: experiment incomplete: 1 completed step(s) (kept in the history)"
     assert [(e["role"], e["complete"]) for e in doc["runs"]] == [("step 1", True), ("step 2", False)]
     analysis = doc["analysis"]
     assert analysis["stop_reason"] == "interrupted" and [s["rate"] for s in analysis["steps"]] == [200]

@@ -100,11 +100,12 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
 
 
 def test_the_cli_names_the_flag_of_an_error_in_the_plans_json():
+    from surge.cli.test_options import run_flag_names
     from surge.url_plan import check_with_engine as _check_with_engine
     from surge.errors import BadInput
     from surge.plan import ConstantVus, Plan, RequestSpec, TargetSpec
 
     plan = Plan.single(TargetSpec("http://127.0.0.1:9/"), RequestSpec(), ConstantVus(vus=10**12, duration_s=1.0))
     with pytest.raises(BadInput) as err:
-        _check_with_engine(plan)
+        _check_with_engine(plan, run_flag_names())
     assert err.value.where == "-c/--connections" and "cannot take this value" in err.value.message

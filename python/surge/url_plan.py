@@ -1,5 +1,6 @@
 """A URL run's flags (``surge run URL -c -d -n -r -m -H --body ...``) turned into the engine's
-Plan, each mistake a BadInput naming its flag; the duration flags' parser every command shares."""
+Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``); the
+duration flags' parser every command shares."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import math
 import re
 import resource
+from collections.abc import Mapping
 
 from surge.durations import format_limit, parse_duration
 from surge.errors import BadInput
@@ -40,6 +42,11 @@ DEFAULT_GRACE = "5s"
 DEFAULT_CONNECTIONS = 64
 DEFAULT_MAX_IN_FLIGHT = 10_000
 
+FlagNames = Mapping[str, str]
+"""FlagNames maps each flag of the test description, by its TestSpec field (``requests``,
+``connections``...), to the flag as the command spells it (``-n/--requests`` in ``surge run``,
+``--requests`` in an experiment, whose ``-n`` counts runs): errors name what the user typed."""
+
 
 def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
     """duration_flag reads a duration flag's text in seconds (above zero unless not ``positive``,
@@ -56,19 +63,19 @@ def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
     return seconds
 
 
-def send_slack_flag(text: str | None) -> float | None:
+def send_slack_flag(text: str | None, flag: str = "--send-slack") -> float | None:
     """send_slack_flag reads ``--send-slack`` in seconds (None when not given); BadInput names
-    the flag when it is not a duration from 0 to MAX_SEND_SLACK_S."""
+    ``flag`` when it is not a duration from 0 to MAX_SEND_SLACK_S."""
     if text is None:
         return None
     if text.strip().startswith("-"):
-        raise BadInput("--send-slack", f"{SEND_SLACK_RANGE}, got '{text}'")
+        raise BadInput(flag, f"{SEND_SLACK_RANGE}, got '{text}'")
     try:
         seconds = parse_duration(text)
     except ValueError as e:
-        raise BadInput("--send-slack", str(e)) from None
+        raise BadInput(flag, str(e)) from None
     if not seconds <= MAX_SEND_SLACK_S:
-        raise BadInput("--send-slack", f"{SEND_SLACK_RANGE}, got '{text}'")
+        raise BadInput(flag, f"{SEND_SLACK_RANGE}, got '{text}'")
     return seconds
 
 
@@ -78,30 +85,30 @@ def _count(flag: str, value: int | None, most: int) -> None:
         raise BadInput(flag, f"must be from 1 to {most:,}, got {value}")
 
 
-def check_threads(threads: int | None) -> None:
-    """check_threads refuses a --threads value outside the engine's range."""
-    _count("--threads", threads, MAX_THREADS)
+def check_threads(threads: int | None, flag: str = "--threads") -> None:
+    """check_threads refuses a --threads value outside the engine's range, naming ``flag``."""
+    _count(flag, threads, MAX_THREADS)
 
 
-def _headers(values: list[str]) -> list[tuple[str, str]]:
+def _headers(values: list[str], flag: str) -> list[tuple[str, str]]:
     headers = []
     for number, value in enumerate(values, 1):
         name, sep, rest = value.partition(":")
         if not sep or not name.strip():
             # Not echoed: without its ':' a header cannot be told from a secret value.
-            raise BadInput("-H/--header", f"header {number} has no name before a ':': it must look like 'Name: value'")
+            raise BadInput(flag, f"header {number} has no name before a ':': it must look like 'Name: value'")
         headers.append((name.strip(), rest.strip()))
     return headers
 
 
-def _body(value: str | None) -> bytes | None:
+def _body(value: str | None, flag: str) -> bytes | None:
     if value is None:
         return None
     if value.startswith("@"):
         try:
             return read_bounded(value[1:], MAX_DATA_FILE_BYTES)
         except FileReadError as e:
-            raise BadInput("--body", f"{value[1:]}: {e.message}") from None
+            raise BadInput(flag, f"{value[1:]}: {e.message}") from None
     return value.encode()
 
 
@@ -128,30 +135,32 @@ def build_plan(
     insecure: bool,
     max_in_flight: int | None,
     grace: str,
+    flags: FlagNames,
     duration_s: float | None = None,
     send_slack: str | None = None,
 ) -> Plan:
-    """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag.
-    ``duration_s`` (an experiment's run length, already checked) replaces ``duration``."""
-    _count("-c/--connections", connections, MAX_VUS)
-    _count("-n/--requests", requests, MAX_ITERATIONS)
+    """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag as
+    ``flags`` spell it. ``duration_s`` (an experiment's run length, already checked) replaces
+    ``duration``."""
+    _count(flags["connections"], connections, MAX_VUS)
+    _count(flags["requests"], requests, MAX_ITERATIONS)
     if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise BadInput("-r/--rate", f"must be a positive number of requests per second, got {rate:g}")
+        raise BadInput(flags["rate"], f"must be a positive number of requests per second, got {rate:g}")
     if rate is not None and rate > MAX_RATE:
-        raise BadInput("-r/--rate", f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
-                                    f"got {rate:g}")
-    check_threads(threads)
-    _count("--max-in-flight", max_in_flight, MAX_VUS)
-    for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", send_slack)):
+        raise BadInput(flags["rate"], f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
+                                      f"got {rate:g}")
+    check_threads(threads, flags["threads"])
+    _count(flags["max_in_flight"], max_in_flight, MAX_VUS)
+    for field, value in (("max_in_flight", max_in_flight), ("send_slack", send_slack)):
         if value is not None and rate is None:
-            raise BadInput(flag, "only applies with -r/--rate (the open model)")
+            raise BadInput(flags[field], f"only applies with {flags['rate']} (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
-    request = RequestSpec.build(method, _headers(headers), _body(body))
-    limits = Limits(timeout_s=duration_flag("--timeout", timeout),
-                    grace_period_s=duration_flag("--grace", grace, positive=False))
+    request = RequestSpec.build(method, _headers(headers, flags["header"]), _body(body, flags["body"]))
+    limits = Limits(timeout_s=duration_flag(flags["timeout"], timeout),
+                    grace_period_s=duration_flag(flags["grace"], grace, positive=False))
 
     if duration_s is None and duration is not None:
-        duration_s = duration_flag("-d/--duration", duration)
+        duration_s = duration_flag(flags["duration"], duration)
     if rate is not None:
         if requests is not None:
             # n requests at the rate take n/rate seconds; -d, if given, may cut it short.
@@ -160,10 +169,11 @@ def build_plan(
         limit = max_in_flight or default_max_in_flight()
         executor: Executor
         if connections is not None and connections > limit:
-            raise BadInput("-c/--connections", f"{connections} connections up front exceed --max-in-flight {limit}")
+            raise BadInput(flags["connections"], f"{connections} connections up front exceed "
+                                                 f"{flags['max_in_flight']} {limit}")
         executor = ConstantArrivalRate(
             rate=rate,
-            duration_s=duration_s or duration_flag("-d/--duration", DEFAULT_DURATION),
+            duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION),
             max_vus=limit,
             pre_allocated_vus=connections,
         )
@@ -172,36 +182,45 @@ def build_plan(
         executor = SharedIterations(vus=min(vus, requests), iterations=requests, max_duration_s=duration_s or 600.0)
     else:
         executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
-                               duration_s=duration_s or duration_flag("-d/--duration", DEFAULT_DURATION))
+                               duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION))
     plan = Plan.single(target, request, executor, limits=limits, threads=threads,
-                       send_slack_s=send_slack_flag(send_slack))
-    check_with_engine(plan)
+                       send_slack_s=send_slack_flag(send_slack, flags["send_slack"]))
+    check_with_engine(plan, flags)
     return plan
 
 
-# The flag each engine plan field comes from, for one-line errors that name the flag.
-_FLAG_FOR_FIELD = {
-    "target.url": "URL",
-    "request.method": "-m/--method",
-    "request.headers": "-H/--header",
-    "request.body_base64": "--body",
-    "executor.vus": "-c/--connections",
-    "executor.pre_allocated_vus": "-c/--connections",
-    "executor.iterations": "-n/--requests",
-    "executor.rate": "-r/--rate",
-    "executor.duration_s": "-d/--duration",
-    "executor.max_duration_s": "-d/--duration",
-    "executor.max_vus": "--max-in-flight",
-    "limits.timeout_s": "--timeout",
-    "limits.grace_period_s": "--grace",
-    "threads": "--threads",
-    "send_slack_s": "--send-slack",
+# The test description's field (its flag, as FlagNames spell it) each engine plan field comes
+# from, for one-line errors that name the flag.
+_FLAG_FIELD_FOR_PLAN_FIELD = {
+    "request.method": "method",
+    "request.headers": "header",
+    "request.body_base64": "body",
+    "executor.vus": "connections",
+    "executor.pre_allocated_vus": "connections",
+    "executor.iterations": "requests",
+    "executor.rate": "rate",
+    "executor.duration_s": "duration",
+    "executor.max_duration_s": "duration",
+    "executor.max_vus": "max_in_flight",
+    "limits.timeout_s": "timeout",
+    "limits.grace_period_s": "grace",
+    "threads": "threads",
+    "send_slack_s": "send_slack",
 }
 
 
-def check_with_engine(plan: Plan) -> None:
+def _flag_for(field: str, flags: FlagNames) -> str:
+    """_flag_for is the flag an engine plan field came from (URL for the target's), else the field."""
+    if field == "target.url":
+        return "URL"
+    flag_field = _FLAG_FIELD_FOR_PLAN_FIELD.get(field)
+    return flags[flag_field] if flag_field is not None else field or "surge run"
+
+
+def check_with_engine(plan: Plan, flags: FlagNames) -> None:
     """check_with_engine validates the plan in the engine (which owns URL, method and header
-    rules) and raises BadInput for the first error, naming the flag it came from."""
+    rules) and raises BadInput for the first error, naming the flag it came from as ``flags``
+    spell it."""
     from surge._engine import validate_plan
 
     text = plan.to_json()
@@ -211,7 +230,7 @@ def check_with_engine(plan: Plan) -> None:
         field, message = plan_error(error, json.loads(text))
         field = re.sub(r"\[\d+\]", "", field)
         field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_FLAG_FOR_FIELD.get(field, field or "surge run"), redact_message(names, message))
+        raise BadInput(_flag_for(field, flags), redact_message(names, message))
 
 
 NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too short to open a connection"

@@ -40,13 +40,12 @@ def _rate(flag: str, value: float) -> float:
     return value
 
 
-def capacity_outcome(stopped: int | None, result: CapacityResult) -> Outcome:
+def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> Outcome:
     """capacity_outcome is the search's exit code and why: 128 + the stop signal when one ended
-    it; 0 when it found a confirmed rate (or the maximum rate passed); 99 when no rate passed
-    the SLO or none was confirmed."""
+    it (``kept`` says where the completed steps are); 0 when it found a confirmed rate (or the
+    maximum rate passed); 99 when no rate passed the SLO or none was confirmed."""
     if stopped is not None:
-        return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) kept "
-                                        "(in the history)")
+        return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) ({kept})")
     if result.stop_reason in ("found", "max_rate") and result.rate is not None:
         return Outcome(exit_codes.OK)
     return Outcome(exit_codes.THRESHOLDS_FAILED, {
@@ -103,7 +102,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     late = parse_percent("--max-late", max_late)
     check_load_flags(test, "--start-rate", False)
     if test.duration is not None:
-        raise BadInput("-d/--duration", "each step's length is --step-duration: drop -d")
+        raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
     # What a step cannot run is refused before anything is sent.
     choice = choose_slo(slo, test.prepare(Overrides(rate=start_rate, duration_s=step_s)))
@@ -113,8 +112,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     ceiling = max_rate if max_rate is not None else MAX_RATE
     parameters = {"start_rate": start_rate, "max_rate": max_rate, "precision": fraction, "step_duration_s": step_s,
                   "max_steps": max_steps, "max_late": late, "retries": retries, "slo": choice.to_dict(), "test": test.describe()}
-    experiment = ExperimentRecord("capacity", test.name(), parameters, out=test.out, db=test.db,
-                                  tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("capacity", test, parameters)
     steadiness = Steadiness(max_late=late)
     search = CapacitySearch(choice.conditions, start_rate, max_rate=ceiling, precision=fraction,
                             max_steps=max_steps, steadiness=steadiness, on_step=print_step)
@@ -129,4 +127,4 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
                                  precision=fraction, step_s=step_s)
     experiment.finish(analysis=analysis, findings=findings(analysis))
     report_experiment(experiment.document, json_output)
-    finish(capacity_outcome(experiment.stopped, result))
+    finish(capacity_outcome(experiment.stopped, result, experiment.kept))

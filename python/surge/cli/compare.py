@@ -41,15 +41,6 @@ MAX_GROUP_RUNS = 10_000
 HISTORY_FLAGS = "--group/--runs"
 """HISTORY_FLAGS names the flags of a comparison of runs from the history in errors."""
 
-_FLAG_OF = {"target_url": "--target", "env_pairs": "-e/--env", "connections": "-c/--connections",
-            "duration": "-d/--duration", "rate": "-r/--rate", "method": "-m/--method", "header": "-H/--header"}
-"""_FLAG_OF names the test flags whose name is not their field's with dashes."""
-
-
-def _flag(field: str) -> str:
-    return _FLAG_OF.get(field, "--" + field.replace("_", "-"))
-
-
 def _alpha(text: str) -> float:
     try:
         value = float(text)
@@ -72,9 +63,10 @@ def _check_no_test_flags(test: TestSpec) -> None:
     """_check_no_test_flags refuses, in a comparison of recorded runs, a flag describing a test to run."""
     bare = TestSpec(target="")
     for f in fields(TestSpec):
-        if f.name not in ("target", "out", "db", "tags") and getattr(test, f.name) != getattr(bare, f.name):
-            raise BadInput(_flag(f.name), f"describes a test to run; a comparison of runs from the history "
-                                          f"({HISTORY_FLAGS}) runs none")
+        if f.name not in ("target", "out", "db", "tags", "no_save", "flags") and \
+                getattr(test, f.name) != getattr(bare, f.name):
+            raise BadInput(test.flag(f.name), f"describes a test to run; a comparison of runs from the history "
+                                              f"({HISTORY_FLAGS}) runs none")
 
 
 @click.command("compare")
@@ -150,7 +142,7 @@ def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | Non
     load_of = {v.name: float(v.load) for v in variants if v.load is not None}
     parameters = {"runs": repeats, "cooldown_s": pause_s, "alpha": alpha, "reference": chosen,
                   "variants": [v.describe() for v in variants], "test": test.describe()}
-    experiment = ExperimentRecord("compare", test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("compare", test, parameters)
     with experiment.running():
         for i in range(1, repeats + 1):
             for variant, spec, ready in zip(variants, tests, prepared):
@@ -159,7 +151,7 @@ def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | Non
                 runner.run_one(experiment, spec, ready, role=f"variant {variant.name} {i}/{repeats}",
                                label=f"{variant.name} {i}", level=variant.load, variant=variant.name)
     _finish(experiment, names, chosen, alpha, load_of if len(load_of) == len(variants) else None, json_output)
-    finish(experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants)))
+    finish(experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants), experiment.kept))
 
 
 def _finish(experiment: ExperimentRecord, names: list[str], reference: str, alpha: float,
@@ -200,7 +192,7 @@ def _compare_history(test: TestSpec, group_specs: tuple[str, ...], runs_specs: t
         if len(levels) != len(groups):
             raise BadInput("--loads", f"give one load level per group: {len(groups)} groups, {len(levels)} levels")
         load_of = dict(zip(names, levels))
-    check_experiment_test(test)
+    check_experiment_test(test, reads_history=True)
     with open_history(test.db) as history:
         ids = {g.name: _group_ids(history, g) for g in groups}
         seen: dict[str, str] = {}
@@ -213,8 +205,8 @@ def _compare_history(test: TestSpec, group_specs: tuple[str, ...], runs_specs: t
     run_names = {str(s.meta.get("name")) for runs in stored.values() for s in runs}
     parameters = {"runs": {name: len(runs) for name, runs in stored.items()}, "alpha": alpha, "reference": chosen,
                   "groups": [g.describe() for g in groups], "loads": load_of, "run_ids": ids}
-    experiment = ExperimentRecord("compare", run_names.pop() if len(run_names) == 1 else "runs", parameters,
-                                  out=test.out, db=test.db, tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("compare", test, parameters,
+                                           name=run_names.pop() if len(run_names) == 1 else "runs")
     with experiment.running():
         for name, runs in stored.items():
             for i, run in enumerate(runs, 1):

@@ -1,12 +1,14 @@
-"""Options several commands share, declared once: ``--db`` (the run history) and ``--tag``."""
+"""Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
+``--no-save``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
 
+from surge.errors import BadInput
 from surge.tags import parse_tags
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,3 +35,22 @@ def tag_option(command: F) -> F:
                         help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
                              "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.")(
         command)
+
+
+NO_SAVE_HELP = "Write no results directory, and record nothing in the history."
+"""NO_SAVE_HELP is the help of ``--no-save``, the same on every command."""
+
+
+def no_save_option(command: F) -> F:
+    """no_save_option adds ``--no-save`` (parameter ``no_save``: bool) to a command that records
+    a run or an experiment: with it, nothing is written to disk or to the history."""
+    return click.option("--no-save", "no_save", is_flag=True, help=NO_SAVE_HELP)(command)
+
+
+def check_no_save(no_save: bool, recording_flags: Mapping[str, object]) -> None:
+    """check_no_save refuses, with ``--no-save``, each flag of ``recording_flags`` (flag -> its
+    value, None when not given) that was given: flags that only say where to record (``--out``;
+    ``--db`` where the command only writes the history). BadInput names the flag."""
+    for flag, value in recording_flags.items():
+        if no_save and value is not None:
+            raise BadInput(flag, "cannot be used with --no-save")

@@ -13,6 +13,7 @@ import click
 
 from surge import exit_codes, signals
 from surge.cli.errors import finish
+from surge.cli.options import check_no_save
 from surge.url_plan import duration_flag
 from surge.errors import BadInput
 from surge.exit_codes import Outcome
@@ -40,24 +41,28 @@ def parse_percent(flag: str, text: str) -> float:
     return value / 100
 
 
-def check_experiment_test(test: TestSpec) -> None:
+def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
     """check_experiment_test refuses, before any run, an ``--out`` that is a file or holds an
-    experiment already, and a --watch-pid that is no running process."""
+    experiment already, a --watch-pid that is no running process, and with --no-save the flags
+    that say where to record: ``--out``, and ``--db`` unless the experiment ``reads_history``
+    (its runs come from there)."""
     from surge.diagnosis.check import watch_process
 
+    check_no_save(test.no_save, {"--out": test.out, "--db": None if reads_history else test.db})
     check_out(test.out)
     check_experiment_out(test.out)
     watch_process(test.watch_pid)
 
 
-def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int) -> Outcome:
+def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int,
+                       kept: str) -> Outcome:
     """experiment_outcome is the exit code of an experiment of ``planned`` runs (experiment.json's
-    run ``entries``) and why: 128 + the stop signal when one ended it (130 Ctrl-C, 143 SIGTERM),
-    else 3 when a run measured nothing, else 99 when a run failed a threshold, else 0."""
+    run ``entries``) and why: 128 + the stop signal when one ended it (130 Ctrl-C, 143 SIGTERM;
+    ``kept`` says where the completed runs are), else 3 when a run measured nothing, else 99
+    when a run failed a threshold, else 0."""
     if stopped is not None:
         completed = sum(1 for e in entries if e.get("complete"))
-        return exit_codes.stopped(None, f"experiment incomplete: {completed} of {planned} runs completed "
-                                        "(kept in the history)")
+        return exit_codes.stopped(None, f"experiment incomplete: {completed} of {planned} runs completed ({kept})")
     empty = [str(e["label"]) for e in entries if e.get("exit_code") == exit_codes.UNREACHABLE]
     if empty:
         return Outcome(exit_codes.UNREACHABLE, f"run {', '.join(empty)} measured nothing (exit code 3)")
@@ -102,9 +107,8 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     limit = parse_percent("--cv-limit", cv_limit)
     check_experiment_test(test)
     prepared = test.prepare()
-    experiment = ExperimentRecord("repeat", test.name(), {"runs": runs, "cooldown_s": pause_s, "cv_limit": limit,
-                                                          "test": test.describe()},
-                                  out=test.out, db=test.db, tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("repeat", test, {"runs": runs, "cooldown_s": pause_s, "cv_limit": limit,
+                                                            "test": test.describe()})
     with experiment.running():
         for i in range(1, runs + 1):
             if i > 1:
@@ -115,4 +119,4 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     analysis, findings = analyse(experiment.runs, cv_limit=limit)
     experiment.finish(analysis=analysis, findings=findings)
     report_experiment(experiment.document, json_output)
-    finish(experiment_outcome(experiment.runs, experiment.stopped, runs))
+    finish(experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept))

@@ -13,6 +13,7 @@ import click
 
 from surge import signals
 from surge.cli.errors import finish
+from surge.cli.options import check_no_save
 from surge.diagnosis.check import watch_process
 from surge.url_plan import NOTHING_SENT
 from surge.errors import BadInput, UnreachableError
@@ -197,12 +198,14 @@ def check_junit(junit: str | None) -> Path | None:
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
                   target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
                   results: Path | None = None, db: str | None = None,
-                  plan: PlanLike | None = None) -> RecordWriter | None:
+                  plan: PlanLike | None = None, keep_meta: bool = False) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
     ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
-    (with the user's ``tags``), recording into the history ``db`` names too (--db), or None
-    with --no-save. ``plan``'s heading is kept (``meta.plan``) for ``surge show``."""
-    if no_save:
+    (with the user's ``tags``), recording into the history ``db`` names too (--db). With
+    --no-save: None, or with ``keep_meta`` (an experiment's run, whose entry is made of its
+    ``meta``) a RecordWriter that writes nothing, neither directory nor history. ``plan``'s
+    heading is kept (``meta.plan``) for ``surge show``."""
+    if no_save and not keep_meta:
         return None
     from datetime import datetime, timezone
 
@@ -210,9 +213,10 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
     from surge.record import RecordWriter, create_directory, run_name
     from surge.record.directory import RESULTS_DIR
 
-    history = open_run_history(db)
+    history = None if no_save else open_run_history(db)
     name = name or run_name(target, scenario_file)
-    directory = create_directory(out, name, datetime.now(timezone.utc), results or Path(RESULTS_DIR))
+    directory = None if no_save else create_directory(out, name, datetime.now(timezone.utc),
+                                                      results or Path(RESULTS_DIR))
     recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags,
                             history=history)
     if plan is not None:
@@ -250,20 +254,17 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
 @click.command("run")
 @test_options
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
-@click.option("--no-save", "no_save", is_flag=True, help="Write no results directory, and record nothing in the "
-                                                           "history.")
 @click.option("--junit", "junit", metavar="FILE",
               help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
                    "fails or the run is stopped.")
-def run_command(test: TestSpec, json_output: bool, no_save: bool, junit: Optional[str]) -> None:
+def run_command(test: TestSpec, json_output: bool, junit: Optional[str]) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
-    for saving_flag in [f for f, v in (("--out", test.out), ("--db", test.db)) if v is not None and no_save]:
-        raise BadInput(saving_flag, "cannot be used with --no-save")
+    check_no_save(test.no_save, {"--out": test.out, "--db": test.db})
     check_out(test.out)
     junit_path = check_junit(junit)
     watch = watch_process(test.watch_pid)
     prepared = test.prepare()
-    recorder = make_recorder(test.out, no_save, test.target, prepared.scenario_file, prepared.target_url,
+    recorder = make_recorder(test.out, test.no_save, test.target, prepared.scenario_file, prepared.target_url,
                              test.tag_dict, db=test.db, plan=prepared.heading)
     finish(execute(prepared.compiled, threads=prepared.threads, json_output=json_output, url_plan=prepared.url_plan,
                    junit=junit_path, recorder=recorder, watch=watch))

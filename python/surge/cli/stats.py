@@ -8,7 +8,7 @@ from typing import Optional
 import click
 
 from surge.cli.errors import finish
-from surge.cli.options import db_option
+from surge.cli.options import check_no_save, db_option, no_save_option
 from surge.cli.repeat import parse_percent, report_experiment
 from surge.errors import BadInput
 from surge.exit_codes import Outcome
@@ -56,8 +56,9 @@ def _selected(history: History, query: RunQuery) -> list[str]:
 @click.option("--out", "out", metavar="DIR",
               help="Write the experiment's directory here (default: results/<UTC yyyymmdd-HHMMSS>-stats-<name>/).")
 @db_option
+@no_save_option
 def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, ...], tool: Optional[str],
-                  cv_limit: str, json_output: bool, out: Optional[str], db: Optional[str]) -> None:
+                  cv_limit: str, json_output: bool, out: Optional[str], db: Optional[str], no_save: bool) -> None:
     """Describe key figures over runs of the history: each RUN (an id, a unique prefix, 'last' or
     a results directory), or every run a selection (--name, --tag, --tool) matches, oldest
     first. Mean, SD, 95% CI, median, min, max, CV, outliers; a figure a run lacks (an import's
@@ -71,6 +72,7 @@ def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, .
         raise BadInput("RUN", "give the runs (ids, prefixes, 'last', results directories) or a selection "
                               f"({SELECTION})")
     limit = parse_percent("--cv-limit", cv_limit)
+    check_no_save(no_save, {"--out": out})  # --db names the history the runs are read from
     check_out(out)
     check_experiment_out(out)
     with open_history(db) as history:
@@ -81,7 +83,7 @@ def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, .
     title = name or (names.pop() if len(names) == 1 else "runs")
     experiment = ExperimentRecord("stats", title, {"runs": len(ids), "cv_limit": limit, "run_ids": ids,
                                                    "selection": selection if selecting else None},
-                                  out=out, db=db)
+                                  out=out, db=db, save=not no_save)
     with experiment.running():
         for position, run in enumerate(stored, 1):
             role = f"run {position}/{len(ids)}"

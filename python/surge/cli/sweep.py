@@ -31,18 +31,18 @@ def check_load_flags(test: TestSpec, level_flag: str, closed: bool) -> None:
     """check_load_flags refuses the test's own load flags an experiment's levels replace:
     ``-r`` always (each run's rate or VUs is the experiment's), ``-c`` with VU levels."""
     if test.rate is not None:
-        raise BadInput("-r/--rate", f"the experiment sets each run's load ({level_flag}): drop -r")
+        raise BadInput(test.flag("rate"), f"the experiment sets each run's load ({level_flag}): drop it")
     if closed and test.connections is not None:
-        raise BadInput("-c/--connections", f"the experiment sets each run's VUs ({level_flag}): drop -c")
+        raise BadInput(test.flag("connections"), f"the experiment sets each run's VUs ({level_flag}): drop it")
 
 
-def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool) -> Outcome:
-    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it,
-    3 when no level measured any response, else 0 (broken levels are the sweep's finding, not
-    a failure)."""
+def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool,
+                  kept: str) -> Outcome:
+    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it
+    (``kept`` says where the levels measured are), 3 when no level measured any response, else
+    0 (broken levels are the sweep's finding, not a failure)."""
     if stopped is not None:
-        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured "
-                                        "(kept in the history)")
+        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured ({kept})")
     if not any_throughput:
         return Outcome(exit_codes.UNREACHABLE, "no level measured any response")
     return Outcome(exit_codes.OK)
@@ -79,7 +79,7 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
                                         "(open model)")
     loads: list[float] = [float(v) for v in parse_vus(vus)] if vus is not None else parse_rates(rates or "")
     check_load_flags(test, "--vus" if vus is not None else "--rates", vus is not None)
-    duration_s = duration_flag("-d/--duration", test.duration or DEFAULT_DURATION)
+    duration_s = duration_flag(test.flag("duration"), test.duration or DEFAULT_DURATION)
     warmup_s = duration_flag("--warmup", warmup, positive=False)
     cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
     check_experiment_test(test)
@@ -94,7 +94,7 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     parameters = {"model": plan.model, "levels": loads, "duration_s": duration_s, "warmup_s": warmup_s,
                   "cooldown_s": cooldown_s, "stop_when": stop_when, "slo": choice.to_dict(),
                   "test": test.describe()}
-    experiment = ExperimentRecord("sweep", test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict)
+    experiment = ExperimentRecord.for_test("sweep", test, parameters)
     done: list[LevelRun] = []
     stopped_early = None
     with experiment.running():
@@ -103,4 +103,4 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     experiment.finish(analysis=analysis, findings=findings(analysis))
     report_experiment(experiment.document, json_output)
     finish(sweep_outcome(experiment.stopped, len(done), len(loads),
-                         any(d.level.figure("responses_per_s") for d in done)))
+                         any(d.level.figure("responses_per_s") for d in done), experiment.kept))

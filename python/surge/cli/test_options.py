@@ -5,13 +5,13 @@ test (``surge run``, ``repeat`` and the other experiments): the command receives
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
 import click
 
-from surge.cli.options import db_option, tag_option
+from surge.cli.options import db_option, no_save_option, tag_option
 from surge.experiments.spec import TestSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,22 +58,41 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
                      help="Write the results directory here (default: results/<UTC yyyymmdd-HHMMSS>-<name>/)."),
         db_option,
         tag_option,
+        no_save_option,
         click.option("--watch-pid", "watch_pid", type=int, metavar="PID",
                      help="Sample process PID (the target, with its child processes) every second during each run: "
                           "CPU, RSS, threads, open files, into the time series, summary.json and the findings."),
     ]
 
-_FIELDS = {"url": "target", **{f.name: f.name for f in fields(TestSpec) if f.name != "target"}}
-"""_FIELDS maps each click parameter of the test's options to its TestSpec field."""
+_FIELDS = {"url": "target", **{f.name: f.name for f in fields(TestSpec) if f.name not in ("target", "flags")}}
+"""_FIELDS maps each click parameter of the test's options to its TestSpec field (``flags``
+is no option: it is how the command spells them)."""
+
+
+def flag_names(command: click.Command) -> dict[str, str]:
+    """flag_names maps each TestSpec field to its flag as ``command`` declares it, short and long
+    (``requests`` -> ``-n/--requests`` for ``surge run``, ``--requests`` for ``surge repeat``)."""
+    return {_FIELDS[p.name]: "/".join(p.opts) for p in command.params
+            if isinstance(p, click.Option) and p.name in _FIELDS}
+
+
+@functools.cache
+def run_flag_names() -> Mapping[str, str]:
+    """run_flag_names are ``surge run``'s flag names (``flag_names`` of its command)."""
+    from surge.cli.run import run_command
+
+    return flag_names(run_command)
 
 
 def _with_test_options(command: F, options: list[Callable[[Any], Any]]) -> F:
     @functools.wraps(command)
     def with_test(*args: Any, **kwargs: Any) -> Any:
-        values = {field: kwargs.pop(param) for param, field in _FIELDS.items()}
+        values: dict[str, Any] = {field: kwargs.pop(param) for param, field in _FIELDS.items()}
         values["header"] = tuple(values["header"])
         values["env_pairs"] = tuple(values["env_pairs"])
         values["tags"] = tuple(values["tags"].items())
+        # Errors name each flag as this command spells it (an experiment's -n counts runs).
+        values["flags"] = flag_names(click.get_current_context().command)
         return command(*args, test=TestSpec(**values), **kwargs)
 
     for option in reversed(options):
@@ -83,7 +102,7 @@ def _with_test_options(command: F, options: list[Callable[[Any], Any]]) -> F:
 
 def test_options(command: F) -> F:
     """test_options adds the test description (FILE|URL and every flag of ``surge run`` that
-    describes the test, ``--out``, ``--db`` and ``--tag`` included) to a click command, which
+    describes the test, ``--out``, ``--db``, ``--tag`` and ``--no-save`` included) to a click command, which
     receives it as one ``test: TestSpec`` argument instead of the separate parameters."""
     return _with_test_options(command, _options(("-n", "--requests")))
 

@@ -25,6 +25,7 @@ from surge.record.writer import command_line, iso_utc, write_summary
 from surge.redact import redact_text
 
 if TYPE_CHECKING:
+    from surge.experiments.spec import TestSpec
     from surge.history import History
     from surge.history.experiments import ExperimentRun
 
@@ -34,6 +35,12 @@ SCHEMA = "surge.experiment/1"
 FILE_NAME = "experiment.json"
 """FILE_NAME is the experiment's document in its results directory."""
 
+KEPT = "kept in the history"
+"""KEPT says where a recorded experiment's completed runs are, when a stop ends it early."""
+
+NOT_KEPT = "not saved: --no-save"
+"""NOT_KEPT says the same for an experiment run with --no-save: nowhere."""
+
 RUNS_DIR = "runs"
 """RUNS_DIR is the folder of the experiment's directory that holds its runs' directories."""
 
@@ -42,13 +49,15 @@ class ExperimentRecord:
     """ExperimentRecord: the record of one experiment of ``kind`` (repeat, sweep, capacity,
     compare, stats) called ``name``, asked to do ``parameters`` (JSON), labelled with ``tags``;
     its directory is ``out`` or a new one under ``results``, its history the one ``db`` names
-    (--db, $SURGE_DB...). ``document`` is experiment.json as it stands; ``stopped`` becomes the
-    stop signal's number when one ended the experiment early (``running``)."""
+    (--db, $SURGE_DB...); without ``save`` (--no-save) it has neither: nothing is written, the
+    document is only held (and printed). ``document`` is experiment.json as it stands;
+    ``stopped`` becomes the stop signal's number when one ended the experiment early (``running``)."""
 
     def __init__(self, kind: str, name: str, parameters: Mapping[str, Any], *, out: str | None = None,
                  db: str | None = None, tags: Mapping[str, str] | None = None,
-                 results: Path = Path(RESULTS_DIR)) -> None:
+                 results: Path = Path(RESULTS_DIR), save: bool = True) -> None:
         self.kind = kind
+        self.save = save
         self._out, self._db, self._results = out, db, results
         self.directory: Path | None = None
         self.history: History | None = None
@@ -73,12 +82,28 @@ class ExperimentRecord:
         runs: list[dict[str, Any]] = self.document["runs"]
         return runs
 
+    @classmethod
+    def for_test(cls, kind: str, test: TestSpec, parameters: Mapping[str, Any], name: str | None = None
+                 ) -> ExperimentRecord:
+        """for_test is the record of an experiment of ``test`` (named ``name``, else the test's),
+        kept where the test's ``--out``, ``--db`` and ``--no-save`` say, labelled with its ``--tag``s."""
+        return cls(kind, name or test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict,
+                   save=not test.no_save)
+
+    @property
+    def kept(self) -> str:
+        """kept says where the experiment's completed runs are, for the line an early stop ends with."""
+        return KEPT if self.save else NOT_KEPT
+
     def begin(self) -> None:
         """begin creates the results directory (BadInput when it cannot be: exit 2 before any
-        run), writes experiment.json (incomplete) and records the experiment in the history."""
+        run), writes experiment.json (incomplete) and records the experiment in the history;
+        without ``save`` it does nothing."""
         from surge.cli.run import open_run_history
         from surge.history.experiments import begin_experiment
 
+        if not self.save:
+            return
         name = f"{self.kind}-{self.document['name']}"
         self.directory = create_directory(self._out, name, datetime.now(timezone.utc), self._results)
         self.document["directory"] = str(self.directory)
@@ -86,10 +111,12 @@ class ExperimentRecord:
         self.history = open_run_history(self._db)
         self._to_history(lambda h: begin_experiment(h, self.document))
 
-    def run_directory(self, position: int, role: str) -> Path:
+    def run_directory(self, position: int, role: str) -> Path | None:
         """run_directory is where the run at ``position`` writes its results directory:
         ``runs/<position, two digits>-<role as a slug>`` inside the experiment's
-        (``runs/03-repeat-3-10``)."""
+        (``runs/03-repeat-3-10``); None without ``save`` (the run writes none)."""
+        if not self.save:
+            return None
         if self.directory is None:
             raise RuntimeError("ExperimentRecord.run_directory before begin")
         slug = re.sub(r"[^A-Za-z0-9._=]+", "-", role).strip("-.")[:60] or "run"

@@ -1,7 +1,7 @@
 """Running one run of an experiment (docs/experiments.md, "The runner"): through the one path
 every run takes (``surge.cli.run.execute`` -> ``run_phases``, recorded by a RecordWriter in the
-experiment's ``runs/`` folder and the history), quietly: one progress line on stderr instead
-of the summary. The run's record says which experiment it belongs to and its role
+experiment's ``runs/`` folder and the history; with --no-save a RecordWriter that writes nothing,
+for the run's ``meta``), quietly: one progress line on stderr instead of the summary. The run's record says which experiment it belongs to and its role
 (``meta.experiment``); the experiment's record gets its entry and key figures.
 
 A stop signal during a run ends that run as ``surge run`` does (its record kept, marked
@@ -96,9 +96,10 @@ def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun,
 
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)
-    recorder = make_recorder(str(out), False, test.target, prepared.scenario_file, prepared.target_url,
-                             test.tag_dict, db=test.db, plan=prepared.heading, name=test.name())
-    assert recorder is not None  # never --no-save inside an experiment
+    recorder = make_recorder(None if out is None else str(out), not experiment.save, test.target,
+                             prepared.scenario_file, prepared.target_url, test.tag_dict, db=test.db,
+                             plan=prepared.heading, name=test.name(), keep_meta=True)
+    assert recorder is not None  # keep_meta: a RecordWriter, writing nothing with --no-save
     recorder.meta["experiment"] = {"id": experiment.id, "kind": experiment.kind, "position": position, "role": role}
     documents: list[dict[str, Any]] = []
     unreachable: UnreachableError | None = None
@@ -114,7 +115,8 @@ def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun,
         report = RunReport(position, role, label, recorder.meta["run_id"], summary, key_figures(summary),
                            verdict(summary) if has_result(summary) else "none", outcome,
                            bool(recorder.meta["complete"]), level, variant)
-        directory = str(out.relative_to(experiment.directory)) if experiment.directory is not None else None
+        directory = str(out.relative_to(experiment.directory)) \
+            if out is not None and experiment.directory is not None else None
         link = ExperimentRun(report.run_id, position, role, label, level, variant) if recorder.history else None
         if recorder.history is not None:
             recorder.history.close()

@@ -14,6 +14,7 @@ from rich.text import Text
 from surge.analysis.describe import Description
 from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.experiments.over_runs import verdict_line
+from surge.experiments.record import KEPT, NOT_KEPT
 from surge.redact import redact_text
 from surge.summary import summary_console, summary_table
 
@@ -145,5 +146,6 @@ def print_experiment(document: Mapping[str, Any], console: Console | None = None
         signal = document.get("stop_signal")
         why = f"stopped by {signal}" if signal else "it did not finish"
         done = sum(1 for e in document["runs"] if e.get("complete"))
-        console.print(Text(f"experiment incomplete: {why}; {done} completed run(s) kept in the history",
+        kept = KEPT if document.get("directory") else NOT_KEPT  # no directory: --no-save
+        console.print(Text(f"experiment incomplete: {why}; {done} completed run(s) {kept}",
                            style="bold yellow"))

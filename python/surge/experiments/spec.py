@@ -16,13 +16,14 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from surge.url_plan import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
+    FlagNames,
     build_plan,
     check_threads,
     default_max_in_flight,
@@ -91,8 +92,9 @@ class PreparedRun:
 @dataclass(frozen=True)
 class TestSpec:
     """TestSpec: one test as ``surge run`` takes it (``target`` is the FILE|URL argument; every
-    other field the flag of its name, None when not given). It checks nothing until ``prepare``,
-    whose BadInput names the flag."""
+    other field the flag of its name, None when not given; ``no_save`` is --no-save: nothing
+    recorded). It checks nothing until ``prepare``, whose BadInput names the flag as the command
+    spells it (``flags``, from the click command's own parameters; None: as ``surge run`` does)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -117,6 +119,22 @@ class TestSpec:
     tags: tuple[tuple[str, str], ...] = ()
     watch_pid: int | None = None
     send_slack: str | None = None
+    no_save: bool = False
+    flags: FlagNames | None = field(default=None, compare=False)
+
+    def flag(self, name: str) -> str:
+        """flag is the flag of the field ``name`` (``requests``) as the command spells it
+        (``-n/--requests`` for ``surge run``, ``--requests`` for an experiment)."""
+        return self.flag_names[name]
+
+    @property
+    def flag_names(self) -> FlagNames:
+        """flag_names are ``flags``, or ``surge run``'s when the TestSpec was not made by a command."""
+        if self.flags is not None:
+            return self.flags
+        from surge.cli.test_options import run_flag_names
+
+        return run_flag_names()
 
     @property
     def is_file(self) -> bool:
@@ -161,17 +179,18 @@ class TestSpec:
         return self._prepare_url(overrides)
 
     def _prepare_url(self, overrides: Overrides) -> PreparedRun:
-        for flag, value in (("--time-scale", self.time_scale), ("--target", self.target_url),
-                            ("-e/--env", self.env_pairs or None)):
+        for name, value in (("time_scale", self.time_scale), ("target_url", self.target_url),
+                            ("env_pairs", self.env_pairs or None)):
             if value is not None:
-                raise BadInput(flag, "only applies to a scenario file (surge run FILE.yaml)")
+                raise BadInput(self.flag(name), "only applies to a scenario file (surge run FILE.yaml)")
         connections, rate, max_in_flight = self.connections, self.rate, self.max_in_flight
         if not overrides.is_empty() and self.requests is not None:
-            raise BadInput("-n/--requests", "an experiment sets each run's load and length: use -d/--duration")
+            raise BadInput(self.flag("requests"), "an experiment sets each run's load and length: use "
+                                                  f"{self.flag('duration')}")
         if overrides.vus is not None:
-            for flag, value in (("--max-in-flight", max_in_flight), ("--send-slack", self.send_slack)):
+            for name, value in (("max_in_flight", max_in_flight), ("send_slack", self.send_slack)):
                 if value is not None:
-                    raise BadInput(flag, "only applies to the open model; this experiment runs VU levels")
+                    raise BadInput(self.flag(name), "only applies to the open model; this experiment runs VU levels")
             connections, rate = overrides.vus, None
         elif overrides.rate is not None:
             rate = overrides.rate
@@ -179,24 +198,24 @@ class TestSpec:
                           rate=rate, method=self.method or "GET", headers=list(self.header), body=self.body,
                           timeout=self.timeout or DEFAULT_TIMEOUT, threads=self.threads, insecure=self.insecure,
                           max_in_flight=max_in_flight, grace=self.grace or DEFAULT_GRACE,
-                          duration_s=overrides.duration_s, send_slack=self.send_slack)
+                          flags=self.flag_names, duration_s=overrides.duration_s, send_slack=self.send_slack)
         return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan)
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
-        given = {"-c/--connections": self.connections, "-d/--duration": self.duration, "-n/--requests": self.requests,
-                 "-r/--rate": self.rate, "-m/--method": self.method, "-H/--header": self.header or None,
-                 "--body": self.body, "--max-in-flight": self.max_in_flight}
-        for flag, value in given.items():
+        given = {"connections": self.connections, "duration": self.duration, "requests": self.requests,
+                 "rate": self.rate, "method": self.method, "header": self.header or None,
+                 "body": self.body, "max_in_flight": self.max_in_flight}
+        for name, value in given.items():
             if value is not None:
-                raise BadInput(flag, f"does not apply to a scenario file ({self.target}): set it in the file")
-        timeout = duration_flag("--timeout", self.timeout) if self.timeout is not None else None
-        grace = duration_flag("--grace", self.grace, positive=False) if self.grace is not None else None
-        send_slack_s = send_slack_flag(self.send_slack)
-        env = _env_overrides(self.env_pairs)
+                raise BadInput(self.flag(name), f"does not apply to a scenario file ({self.target}): set it in the file")
+        timeout = duration_flag(self.flag("timeout"), self.timeout) if self.timeout is not None else None
+        grace = duration_flag(self.flag("grace"), self.grace, positive=False) if self.grace is not None else None
+        send_slack_s = send_slack_flag(self.send_slack, self.flag("send_slack"))
+        env = _env_overrides(self.env_pairs, self.flag("env_pairs"))
         if self.time_scale is not None and not (math.isfinite(self.time_scale) and self.time_scale > 0):
-            raise BadInput("--time-scale", f"must be a positive factor, got {self.time_scale:g}")
-        check_threads(self.threads)
+            raise BadInput(self.flag("time_scale"), f"must be a positive factor, got {self.time_scale:g}")
+        check_threads(self.threads, self.flag("threads"))
         if not Path(self.target).exists():
             raise BadInput(self.target, "no such scenario file")
         from surge.scenario import load
@@ -206,7 +225,7 @@ class TestSpec:
             try:
                 scenario_file = scenario_file.with_target(self.target_url)
             except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
-                raise BadInput("--target", str(e)) from None
+                raise BadInput(self.flag("target_url"), str(e)) from None
         scenario_file = scenario_file.with_overrides(timeout=timeout, graceful_stop=grace, insecure=self.insecure,
                                                      send_slack=send_slack_s)
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
@@ -274,16 +293,16 @@ def _validate(plan: dict[str, Any]) -> None:
         raise BadInput(LEVEL, f"{error['field']}: {error['message']}")
 
 
-def _env_overrides(pairs: tuple[str, ...]) -> dict[str, str] | None:
+def _env_overrides(pairs: tuple[str, ...], flag: str) -> dict[str, str] | None:
     """_env_overrides is the process environment with each -e NAME=VALUE set over it, or
-    None when no -e was given."""
+    None when no -e was given; BadInput names ``flag``."""
     if not pairs:
         return None
     env = dict(os.environ)
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not ENV_NAME.fullmatch(name):
-            raise BadInput("-e/--env", f"expected NAME=VALUE with NAME made of letters, digits and _, got {pair!r}")
+            raise BadInput(flag, f"expected NAME=VALUE with NAME made of letters, digits and _, got {pair!r}")
         env[name] = value
     return env
 

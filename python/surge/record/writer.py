@@ -112,9 +112,10 @@ class RecordWriter:
     """RecordWriter: the results directory ``directory`` of one run called ``name`` against
     ``target_url``, from ``scenario_file`` (None for a URL run), labelled with the user's
     ``tags`` (``surge.tags.parse_tags``: secret-keyed values already masked), also recorded in
-    ``history`` when given."""
+    ``history`` when given. Without a ``directory`` (an experiment's run with --no-save) it
+    writes nothing and keeps only ``meta``, completed by ``finish`` as for a saved run."""
 
-    def __init__(self, directory: Path, *, name: str, target_url: str, scenario_file: Path | None,
+    def __init__(self, directory: Path | None, *, name: str, target_url: str, scenario_file: Path | None,
                  argv: list[str] | None = None, tags: dict[str, str] | None = None, history: History | None = None,
                  tool: str = "surge", started_unix_s: float | None = None,
                  source: dict[str, Any] | None = None) -> None:
@@ -154,7 +155,7 @@ class RecordWriter:
             inputs_name, inputs = "scenario.yaml", masked_lines(self._scenario_text)
         else:
             inputs_name, inputs = "command.txt", self.meta["command"] + "\n"
-        self._guarded(inputs_name, lambda: (self.directory / inputs_name).write_text(inputs))
+        self._guarded(inputs_name, lambda: self._path(inputs_name).write_text(inputs))
         self._timeseries = self._guarded("timeseries.csv", lambda: TimeseriesWriter(self._open("timeseries.csv")))
         self._hlog = self._guarded("latency.hlog", lambda: HlogWriter(self._open("latency.hlog")))
         hlog = self._hlog
@@ -219,21 +220,21 @@ class RecordWriter:
                 file.close()
         self._files.clear()
         self._to_history(lambda h: h.finish(summary, hlog_start_unix_s=start))
-        if self.write_error is None:
-            self._write_report()
+        if self.write_error is None and self.directory is not None:
+            self._write_report(self.directory)
 
-    def _write_report(self) -> None:
+    def _write_report(self, directory: Path) -> None:
         """_write_report writes report.md and its charts (docs/reports.md) from the directory
         just completed; a failure is one warning line (surge.report.write_report_quietly)."""
         from surge.history.stored import StoredRun
         from surge.report import write_report_quietly
 
         try:
-            run = StoredRun.from_directory(self.directory)
+            run = StoredRun.from_directory(directory)
         except Exception as e:  # noqa: BLE001 - the record is written; its report is a convenience
-            print(f"surge: warning: cannot write {self.directory / 'report.md'}: {e}", file=sys.stderr, flush=True)
+            print(f"surge: warning: cannot write {directory / 'report.md'}: {e}", file=sys.stderr, flush=True)
             return
-        write_report_quietly(run, self.directory)
+        write_report_quietly(run, directory)
 
     def _to_history(self, step: Callable[[History], None]) -> None:
         """_to_history records a step in the history; when that fails (disk full, unwritable
@@ -251,21 +252,29 @@ class RecordWriter:
     def _guarded(self, name: str, write: Callable[[], T]) -> T | None:
         """_guarded runs ``write`` (of the file ``name``) unless a write has failed before. The
         first OSError (a full disk, EIO, a read-only file system) is one warning on stderr and
-        stops the directory's writing; the run goes on. Returns what ``write`` returned, or None."""
-        if self.write_error is not None:
+        stops the directory's writing; the run goes on. Returns what ``write`` returned, or None
+        (also without a directory: nothing is written)."""
+        if self.write_error is not None or self.directory is None:
             return None
         try:
             return write()
         except OSError as e:
-            self.write_error = f"{self.directory / name}: {e.strerror or e}"
+            self.write_error = f"{self._path(name)}: {e.strerror or e}"
             print(f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
                   "(the run goes on)", file=sys.stderr, flush=True)
             return None
 
     def _open(self, name: str) -> IO[str]:
-        file = open(self.directory / name, "w", encoding="utf-8", newline="")
+        file = open(self._path(name), "w", encoding="utf-8", newline="")
         self._files.append(file)
         return file
 
     def _write_summary(self, summary: dict[str, Any]) -> None:
-        write_summary(self.directory / "summary.json", summary)
+        write_summary(self._path("summary.json"), summary)
+
+    def _path(self, name: str) -> Path:
+        """_path is the file ``name`` of the results directory (only called by a write that
+        ``_guarded`` let through, which needs a directory)."""
+        if self.directory is None:
+            raise RuntimeError("RecordWriter: a write without a results directory")
+        return self.directory / name
