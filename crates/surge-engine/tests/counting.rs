@@ -165,3 +165,23 @@ fn answered_requests_add_up_against_every_kind_of_server() {
         assert_result_adds_up(&result, &format!("{behavior:?}"));
     }
 }
+
+#[test]
+fn a_vu_whose_last_iteration_timed_out_stops_without_reconnecting() {
+    // Every iteration ends in a timeout, which closes the VU's connection; after its last
+    // one the VU stops there. It used to reconnect, open a connection it never used, and
+    // stop only once that connection was up (the run waited for it).
+    let server = TestServer::start(Behavior::Silent);
+    for (vus, iterations) in [(3, 1), (2, 2)] {
+        let executor = json!({"type": "per-vu-iterations", "vus": vus, "iterations": iterations});
+        let p = plan(&server.url("/"), executor.clone(), json!({"limits": {"timeout_s": 0.1}, "threads": 1}));
+        let result = run_plan(&p);
+        let r = &result.requests;
+        let it = &result.scenarios[0].iterations;
+        let want = vus * iterations;
+        assert_eq!((it.iterations_started, it.iterations_completed), (want, want), "{executor}: {it:?}");
+        assert_eq!((r.sent, r.timed_out), (want, want), "{executor}: {r:?}");
+        assert_eq!(r.connections_opened, want, "{executor}: one connection per request, none after the last: {r:?}");
+        assert_result_adds_up(&result, &executor.to_string());
+    }
+}

@@ -308,3 +308,16 @@ fn the_peak_of_open_connections_counts_the_interval_the_drain_joined() {
     assert_eq!(result.intervals.len(), 1, "{:?}", result.intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
     assert_eq!(result.peak_open_connections, 3);
 }
+
+#[test]
+fn a_load_that_ends_with_nothing_in_flight_ends_its_last_interval_with_the_window() {
+    // The last iteration's response ends the load (the budget is spent): the worker goes
+    // from running to done at once, and its last interval still ends where the window does,
+    // not at the interval boundary after it.
+    let server = TestServer::start(Behavior::Delay(100));
+    let p = plan(&server.url("/"), r#"{"type": "shared-iterations", "vus": 1, "iterations": 7}"#, r#", "interval_s": 0.25"#);
+    let result = run_plan(&p);
+    let last = result.intervals.last().unwrap();
+    assert_eq!(result.requests.responses, 7, "{:?}", result.requests);
+    assert!((last.end_s - result.throughput.window_s).abs() < 1e-9, "last interval ends at {}, window {}", last.end_s, result.throughput.window_s);
+}

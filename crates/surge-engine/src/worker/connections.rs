@@ -109,12 +109,7 @@ impl Worker {
                 break;
             }
             self.reconnects.pop_front();
-            let conn = &self.conns[id];
-            let g = conn.group as usize;
-            // A VU reconnects to start iterations (while its scenario runs) or to finish
-            // the one it is in (also while draining).
-            let wanted = conn.in_iteration || (conn.active && self.groups[g].stage == Stage::Running);
-            if wanted && conn.phase == Phase::Closed {
+            if self.conns[id].phase == Phase::Closed && self.needs_connection(id, now) {
                 self.connect(id, now);
             }
         }
@@ -143,7 +138,6 @@ impl Worker {
             self.open_conns -= 1;
         }
         conn.close(self.poll.registry());
-        let keep_going = conn.in_iteration || (conn.active && self.groups[g].stage == Stage::Running);
         if let Some(open) = self.groups[g].open.as_mut() {
             if conn.in_iteration {
                 // Mid-iteration: the VU needs a connection for its next step.
@@ -153,11 +147,19 @@ impl Worker {
             open.free_slots.push(id);
             return self.open_connections_for_pending(g, now);
         }
-        if keep_going && !conn.thinking {
+        // A thinking VU reconnects when it wakes up.
+        if !self.conns[id].thinking && self.needs_connection(id, now) {
             self.connect(id, now);
-        } else if keep_going {
-            // A thinking VU reconnects when it wakes up.
         }
+    }
+
+    /// needs_connection tells whether closed-model VU `id` has a use for a connection: to
+    /// finish the iteration it is in (also while draining), or to start one, which it may
+    /// only while active (it has iterations left) and its scenario runs. A VU connects only
+    /// then: any other connection would be opened and never carry a request.
+    pub(super) fn needs_connection(&self, id: usize, _now: u64) -> bool {
+        let conn = &self.conns[id];
+        conn.in_iteration || (conn.active && self.groups[conn.group as usize].stage == Stage::Running)
     }
 
     /// open_connections_for_pending opens connections for waiting iterations, as far as

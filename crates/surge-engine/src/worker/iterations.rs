@@ -113,8 +113,19 @@ impl Worker {
         let counters = &mut self.metrics.scenarios[g];
         counters.iterations_started += 1;
         counters.iterations_completed += 1;
-        self.conns[id].iterations += 1;
+        self.count_vu_iteration(id);
         true
+    }
+
+    /// count_vu_iteration counts an iteration VU `id` has run; a per-vu-iterations VU that
+    /// has run its last stops at once, so that it does not reconnect for nothing.
+    fn count_vu_iteration(&mut self, id: usize) {
+        let g = self.conns[id].group as usize;
+        let conn = &mut self.conns[id];
+        conn.iterations += 1;
+        if self.groups[g].closed.as_ref().and_then(|c| c.per_vu).is_some_and(|limit| conn.iterations >= limit) {
+            conn.active = false;
+        }
     }
 
     /// after_response moves VU `id` past the step that just ended (with or without a
@@ -169,14 +180,14 @@ impl Worker {
         let g = self.conns[id].group as usize;
         let conn = &mut self.conns[id];
         conn.in_iteration = false;
-        conn.iterations += 1;
+        self.count_vu_iteration(id);
         self.groups[g].busy -= 1;
         self.metrics.scenarios[g].iterations_completed += 1;
         if self.conns[id].phase == Phase::Idle {
             self.on_ready(id, now);
         } else if self.groups[g].open.is_some() || !self.conns[id].active {
             self.release_closed_vu(id, now);
-        } else if self.conns[id].phase == Phase::Closed && self.groups[g].stage == Stage::Running {
+        } else if self.conns[id].phase == Phase::Closed && self.needs_connection(id, now) {
             self.connect(id, now);
         }
     }

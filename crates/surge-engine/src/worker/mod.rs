@@ -389,12 +389,14 @@ impl Worker {
             for g in 0..self.groups.len() {
                 self.advance_group(g, now, cancelled);
             }
-            if self.groups.iter().all(|g| g.stage == Stage::Done) {
-                break;
-            }
+            // Stopped goes out even when every scenario went from running to done in this
+            // pass: the aggregator holds back the last intervals only once it has heard it.
             if !self.stopped_reported && self.groups.iter().all(|g| matches!(g.stage, Stage::Draining { .. } | Stage::Done)) {
                 self.stopped_reported = true;
                 let _ = self.spec.reports.send(Report::Stopped { thread: self.spec.thread, active_until_ns: self.active_until(now) });
+            }
+            if self.groups.iter().all(|g| g.stage == Stage::Done) {
+                break;
             }
             if now >= self.next_interval_ns {
                 self.flush_intervals(now);
