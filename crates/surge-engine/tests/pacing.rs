@@ -86,17 +86,25 @@ fn a_worker_behind_its_schedule_does_not_open_a_connection_per_late_request() {
     assert_eq!(r.sent, received(&server), "{r:?}");
 }
 
+/// run_against_slow_tasks runs `rate`/s for `duration_s` against `GET /tasks` served in
+/// `service`, starting from one pre-opened connection, with no slack; it returns the result
+/// and the requests the target counted.
+fn run_against_slow_tasks(service: &str, rate: u32, duration_s: f64) -> (RunResult, Option<u64>) {
+    let server = target::Server::start(&format!(r#"{{"service_time": "{service}", "workers": 64}}"#));
+    let url = format!("http://{}/tasks", server.addr);
+    let executor = json!({"type": "constant-arrival-rate", "rate": rate, "duration_s": duration_s,
+                          "max_vus": 500, "pre_allocated_vus": 1});
+    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    (result, server.stats()["received_by_route"]["GET /tasks"].as_u64())
+}
+
 #[test]
 fn peak_concurrency_is_what_the_connections_were_opened_for() {
     // 200/s against a 50 ms service time holds about 10 requests at once (Little's law);
     // connections are opened only as requests need them, so never more than that peak.
-    let server = target::Server::start(r#"{"service_time": "50ms", "workers": 64}"#);
-    let url = format!("http://{}/tasks", server.addr);
-    let executor = json!({"type": "constant-arrival-rate", "rate": 200, "duration_s": 1.0,
-                          "max_vus": 100, "pre_allocated_vus": 1});
-    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    let (result, received) = run_against_slow_tasks("50ms", 200, 1.0);
     let r = &result.requests;
-    assert_eq!((r.sent, r.responses, r.dropped), (200, 200, 0), "{r:?}");
+    assert_eq!((r.sent, r.responses, r.dropped, received), (200, 200, 0, Some(200)), "{r:?}");
     assert!(result.peak_concurrency >= 10, "200/s × 50 ms: {}", result.peak_concurrency);
     assert!(r.connections_opened <= result.peak_concurrency, "opened {} for a peak of {}", r.connections_opened, result.peak_concurrency);
     let interval_peak = result.intervals.iter().map(|i| i.peak_concurrency).max().unwrap_or(0);
@@ -121,13 +129,8 @@ fn requests_waiting_for_a_connection_at_the_end_are_sent_while_draining() {
     // one connection per millisecond, half the arrivals, so a backlog builds in the first 30 ms
     // and is still waiting for connections when the schedule ends. Those requests were due
     // before the end: they go out on the connections that free up, and the counts stay exact.
-    let server = target::Server::start(r#"{"service_time": "30ms", "workers": 64}"#);
-    let url = format!("http://{}/tasks", server.addr);
-    let executor = json!({"type": "constant-arrival-rate", "rate": 2000, "duration_s": 0.1,
-                          "max_vus": 500, "pre_allocated_vus": 1});
-    let result = run_open(&url, executor, json!({"send_slack_s": 0.0}));
+    let (result, received) = run_against_slow_tasks("30ms", 2000, 0.1);
     let r = &result.requests;
-    assert_eq!((r.sent, r.responses, r.dropped), (200, 200, 0), "{r:?}");
+    assert_eq!((r.sent, r.responses, r.dropped, received), (200, 200, 0, Some(200)), "{r:?}");
     assert_eq!(result.scenarios[0].iterations.iterations_started, 200);
-    assert_eq!(server.stats()["received_by_route"]["GET /tasks"].as_u64(), Some(200));
 }

@@ -109,7 +109,7 @@ impl Worker {
                 break;
             }
             self.reconnects.pop_front();
-            if self.conns[id].phase == Phase::Closed && self.needs_connection(id, now) {
+            if self.conns[id].phase == Phase::Closed && self.needs_connection(id) {
                 self.connect(id, now);
             }
         }
@@ -148,7 +148,7 @@ impl Worker {
             return self.open_connections_for_pending(g, now);
         }
         // A thinking VU reconnects when it wakes up.
-        if !self.conns[id].thinking && self.needs_connection(id, now) {
+        if !self.conns[id].thinking && self.needs_connection(id) {
             self.connect(id, now);
         }
     }
@@ -157,7 +157,7 @@ impl Worker {
     /// finish the iteration it is in (also while draining), or to start one, which it may
     /// only while active (it has iterations left) and its scenario runs. A VU connects only
     /// then: any other connection would be opened and never carry a request.
-    pub(super) fn needs_connection(&self, id: usize, _now: u64) -> bool {
+    pub(super) fn needs_connection(&self, id: usize) -> bool {
         let conn = &self.conns[id];
         conn.in_iteration || (conn.active && self.groups[conn.group as usize].stage == Stage::Running)
     }

@@ -187,7 +187,7 @@ impl Worker {
             self.on_ready(id, now);
         } else if self.groups[g].open.is_some() || !self.conns[id].active {
             self.release_closed_vu(id, now);
-        } else if self.conns[id].phase == Phase::Closed && self.needs_connection(id, now) {
+        } else if self.conns[id].phase == Phase::Closed && self.needs_connection(id) {
             self.connect(id, now);
         }
     }
