@@ -31,8 +31,12 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
         summary = json.loads((directory / run["directory"] / "summary.json").read_text())
         sent += summary["requests"]["sent"]
         assert summary["target_process"]["sample_count"] >= 1  # the target was watched in every run
+    analysis = doc["analysis"]
+    probes = analysis["idle_probe"]["probe_requests"] + sum(
+        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"])
+    assert analysis["idle_probe"]["probe_requests"] >= 1 and analysis["levels"][1]["settled"]["drained"]
     stats = json.loads((directory / "target-stats.json").read_text())
-    assert stats["received_by_route"]["GET /tasks"] == sent
+    assert stats["received_by_route"]["GET /tasks"] == sent + probes, "the levels' requests and the drain probes"
     *_, written, last = out.getvalue().rstrip("\n").splitlines()
     assert written.startswith(f"Results written to {directory}/ (") and "experiment.json" in written
     assert last == f"Report: {directory / 'report.html'}"

@@ -122,7 +122,7 @@ def test_littles_law_figures_equal_the_formula_on_a_real_run(starved_server):
     summary = _summary(out)
     evidence = _finding(summary, "queueing")["evidence"]
     latency = summary["latency"]
-    x = latency["all"]["count"] / summary["throughput"]["window_s"]
+    x = latency["all"]["count"] / (summary["throughput"]["window_s"] + summary["drain"]["seconds"])
     w = (latency["all"]["mean_ms"] - latency["send_lag"]["mean_ms"]) / 1000
     assert evidence["completions_per_s"] == pytest.approx(x, rel=1e-12)
     assert evidence["little_l"] == pytest.approx(x * w, rel=1e-12)

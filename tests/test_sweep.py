@@ -172,3 +172,36 @@ def test_bad_levels_name_the_flag(flag, text, error):
 ])
 def test_sweep_bad_input_is_one_line_exit_2_before_any_run(args, error):
     bad_experiment_input("sweep", args, error)
+
+
+def test_a_level_waits_for_the_target_to_drain_and_its_cut_off_requests_are_not_failures(tmp_path):
+    # One worker × 50 ms (20/s) and an unbounded queue: at 100 VUs each request queues ~5 s, and
+    # --grace 0.2s cuts off the ~95 still out at the level's end. Those are the level's doing,
+    # not the target's failures (the old rule made the level "broken, mostly interrupted"). The
+    # target still serves them after the level (~5 s of queue): the next level waits until a
+    # probe is served near the idle 50 ms.
+    with TargetProcess(workers=1, service_time="50ms") as target:
+        out = tmp_path / "sweep"
+        run = surge("sweep", f"{target.url}/tasks", "--vus", "1,100,101", "-d", "1.5s", "--warmup", "0s",
+                    "--grace", "0.2s", "--timeout", "20s", "--out", str(out), timeout=180)
+        assert run.code == 0, run.stderr
+        received = target.stats()["received_by_route"]["GET /tasks"]
+    doc = json.loads((out / "experiment.json").read_text())
+    validate_experiment(doc)
+    analysis = doc["analysis"]
+    heavy = analysis["levels"][1]
+    assert heavy["drain"]["interrupted"] > 10, heavy["drain"]
+    assert heavy["failure_rate"] == 0 and "interrupted" not in heavy["failure_classes"], heavy
+    assert "interrupted" not in heavy["zone_reason"] and "failure rate" not in heavy["zone_reason"], heavy
+    assert analysis["levels"][0]["settled"] is None
+    idle = analysis["idle_probe"]["p50_ms"]
+    assert idle is not None and 49 <= idle <= 150, analysis["idle_probe"]
+    waited = analysis["levels"][2]["settled"]
+    assert waited["drained"] and waited["probes"] >= 2, waited
+    assert waited["first_p50_ms"] > 500 > waited["last_p50_ms"] and waited["waited_s"] > 1, waited
+    assert "before level 3/3: waited" in run.stderr and "drained" in run.stderr, run.stderr
+    # The target's count: every level's requests sent, and every probe's.
+    sent = sum(json.loads((out / r["directory"] / "summary.json").read_text())["requests"]["sent"] for r in doc["runs"])
+    probes = analysis["idle_probe"]["probe_requests"] + sum(
+        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"])
+    assert received == sent + probes

@@ -75,13 +75,37 @@ class Iterations(_Model):
 
 class Throughput(_Model):
     """Throughput: responses, successes (goodput) and sent requests per second, all over
-    ``window_s`` (from the start until the later of the end of the load and the end of the
-    last request)."""
+    ``window_s``, the load window (from the start until the load stopped), counting what
+    ended (or was sent) within it; what ended after it is the ``Drain``."""
 
     window_s: float | None = 0.0
     responses_per_s: float | None = 0.0
     successes_per_s: float | None = 0.0
     sent_per_s: float | None = 0.0
+
+
+LONG_DRAIN_SHARE = 0.25
+"""LONG_DRAIN_SHARE of the load window (and at least LONG_DRAIN_MIN_S) makes a drain long enough
+to warn of: requests hung on, or the target still worked off a queue, after the load stopped."""
+LONG_DRAIN_MIN_S = 1.0
+"""LONG_DRAIN_MIN_S: a drain shorter than this is never long (a 200 ms request after a 0.5 s run)."""
+
+
+class Drain(_Model):
+    """Drain: what ended after the load window (``seconds`` from the end of the load to the end
+    of the last request): responses, successes, failures and requests cut off when the grace
+    period ran out. Counted in ``requests``, never in the rates."""
+
+    seconds: float = 0.0
+    responses: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    interrupted: int = 0
+
+    def is_long(self, load_s: float | None) -> bool:
+        """is_long tells whether the drain outlasted LONG_DRAIN_SHARE of a ``load_s`` load (and
+        LONG_DRAIN_MIN_S)."""
+        return bool(load_s) and self.seconds >= max(LONG_DRAIN_MIN_S, LONG_DRAIN_SHARE * (load_s or 0.0))
 
 
 class ScenarioInterval(_Model):
@@ -101,6 +125,7 @@ class ScenarioResult(_Model):
     iterations: Iterations = Field(default_factory=Iterations)
     requests: Requests = Field(default_factory=Requests)
     throughput: Throughput = Field(default_factory=Throughput)
+    drain: Drain = Field(default_factory=Drain)
     latency: LatencySummaries = Field(default_factory=LatencySummaries)
 
 
@@ -158,6 +183,7 @@ class RunResult(_Model):
     requests: Requests
     latency: LatencySummaries
     throughput: Throughput
+    drain: Drain = Field(default_factory=Drain)
     histograms: dict[str, str] | None = Field(default_factory=dict)
     peak_open_connections: int | None = 0
     peak_concurrency: int | None = 0

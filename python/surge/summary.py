@@ -78,16 +78,21 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold", no_wrap=True)
     counts.add_column(overflow="fold")
-    t = result.throughput
-    drain = (t.window_s or 0.0) - (result.duration_s or 0.0)  # a surge run has every figure; imports: render_imported
+    t, drain = result.throughput, result.drain  # a surge run has every figure; imports: render_imported
     findings = _findings(result)
     lower_bound = generator_bound(findings)
     counts.add_row(
         "Throughput",
         Text(f"{'≥ ' if lower_bound else ''}{t.responses_per_s:,.1f} responses/s", style="bold")
         + Text(" (a lower bound: the load generator was the bottleneck)" if lower_bound else "", style="yellow")
-        + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over {t.window_s:.2f}s "
-               f"(load {result.duration_s:.2f}s + drain {max(drain, 0.0):.2f}s)"),
+        + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over the {t.window_s:.2f}s load window"),
+    )
+    counts.add_row(
+        "Drain",
+        Text(f"{drain.seconds:.2f}s after the load: {drain.responses:,} responses · {drain.failed:,} failed · "
+             f"{drain.interrupted:,} interrupted (counted, not in the rates)")
+        + (Text(" · long: requests outlasted the load (a queue, or hung requests)", style="yellow")
+           if drain.is_long(result.duration_s) else Text("")),
     )
     counts.add_row(
         "Requests",

@@ -239,7 +239,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let cpu = cpu_after.since(&cpu_before);
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
     let (scenario_results, tag_results) =
-        breakdowns(&aggregator.totals, &scenarios, &slots, &aggregator.spans(), &plan.percentiles);
+        breakdowns(&aggregator.totals, &scenarios, &slots, &aggregator.spans(), Some(&aggregator.load), &plan.percentiles);
+    let (run_window, load_window) = (aggregator.run_window(), aggregator.run_load_window());
     let check_results = check_results(&aggregator.totals, &scenarios, &checks);
     let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);
     Ok(RunResult {
@@ -251,7 +252,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         elapsed_s,
         threads,
         stop_reason,
-        throughput: aggregator.run_window().throughput(&counts),
+        throughput: load_window.load_throughput(&aggregator.run_load),
+        drain: aggregator.run_load.drain(&counts, load_window.end_ns, run_window.end_ns),
         latency: totals.latency_summaries(&plan.percentiles),
         histograms: Histograms {
             latency: totals.latency.to_base64(),

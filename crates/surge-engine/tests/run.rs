@@ -261,7 +261,8 @@ fn intervals_tile_the_window_with_no_sliver_after_the_end() {
                 assert!((0.125..0.375).contains(&length), "{what}: the last interval is {length} s");
             }
         }
-        assert!((last.end_s - result.throughput.window_s).abs() < 1e-9, "{what}: intervals end with the window");
+        let window_end = result.throughput.window_s + result.drain.seconds;
+        assert!((last.end_s - window_end).abs() < 1e-6, "{what}: intervals end with the drain, at {window_end}");
         let load_intervals = (duration_s / 0.25_f64).round() as usize;
         let expected = if matches!(behavior, Behavior::Delay(_)) { load_intervals + 1 } else { load_intervals };
         assert_eq!(intervals.len(), expected, "{what}: {:?}", intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
@@ -275,7 +276,7 @@ fn intervals_tile_the_window_with_no_sliver_after_the_end() {
 }
 
 #[test]
-fn rates_are_over_the_window_from_the_start_to_the_last_request() {
+fn rates_are_over_the_load_window_and_the_drain_is_counted_apart() {
     // An arrival rate of 4/s for 1 s: 4 requests, the last due at 0.75 s; the window is the
     // schedule's second, so the rate is the one offered.
     let server = TestServer::start(Behavior::Ok);
@@ -285,16 +286,23 @@ fn rates_are_over_the_window_from_the_start_to_the_last_request() {
     assert_eq!(result.requests.responses, 4);
     assert!((t.window_s - 1.0).abs() < 0.01, "{t:?}");
     assert_eq!((t.responses_per_s, t.sent_per_s), (4.0 / t.window_s, 4.0 / t.window_s));
-    // Requests still in flight when the load stops (300 ms each) extend the window to their end.
+    assert_eq!(result.drain.responses, 0, "{:?}", result.drain);
+    // 3 VUs for 0.5 s against 300 ms: the first round ends at 0.3 s, within the load; the
+    // second, sent at 0.3 s, ends at 0.6 s, in the drain: counted, but not in the rate, and
+    // the window stays the load's.
     let server = TestServer::start(Behavior::Delay(300));
     let p = plan(&server.url("/"), r#"{"type": "constant-vus", "vus": 3, "duration_s": 0.5}"#, "");
     let result = run_plan(&p);
-    let t = &result.throughput;
+    let (t, d) = (&result.throughput, &result.drain);
     assert_eq!(result.requests.responses, 6, "two rounds of 3 VUs, the second ending at ~0.6 s");
-    assert!(t.window_s > 0.55 && t.window_s < result.elapsed_s, "{t:?} elapsed {}", result.elapsed_s);
     assert!((result.duration_s - 0.5).abs() < 0.01, "the load window stays the duration: {}", result.duration_s);
+    assert!((t.window_s - result.duration_s).abs() < 1e-9, "{t:?}");
+    assert_eq!((t.responses_per_s * t.window_s).round(), 3.0, "{t:?}");
+    assert_eq!((t.sent_per_s * t.window_s).round(), 6.0, "{t:?}");
+    assert_eq!((d.responses, d.succeeded, d.failed, d.interrupted), (3, 3, 0, 0), "{d:?}");
+    assert!(d.seconds > 0.05 && d.seconds < 0.3, "the drain lasts to the second round's end: {d:?}");
     let s = &result.scenarios[0];
-    assert_eq!((s.throughput.window_s, s.throughput.responses_per_s), (t.window_s, t.responses_per_s));
+    assert_eq!((s.throughput, s.drain), (*t, *d));
     assert_eq!(result.tags[0].throughput, s.throughput);
 }
 
@@ -319,5 +327,7 @@ fn a_load_that_ends_with_nothing_in_flight_ends_its_last_interval_with_the_windo
     let result = run_plan(&p);
     let last = result.intervals.last().unwrap();
     assert_eq!(result.requests.responses, 7, "{:?}", result.requests);
-    assert!((last.end_s - result.throughput.window_s).abs() < 1e-9, "last interval ends at {}, window {}", last.end_s, result.throughput.window_s);
+    let window_end = result.throughput.window_s + result.drain.seconds;
+    assert!((last.end_s - window_end).abs() < 1e-6, "last interval ends at {}, window at {window_end}", last.end_s);
+    assert_eq!(result.drain.responses, 0, "the budget's last response ends the load: {:?}", result.drain);
 }

@@ -57,6 +57,9 @@ def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughp
 @click.option("--warmup", default=DEFAULT_WARMUP, show_default=True,
               help="Unmeasured warm-up run at each level before its measured window (0s: none).")
 @click.option("--cooldown", default="0s", show_default=True, help="Pause between two levels (nothing sent).")
+@click.option("--drain-wait", "drain_wait", default="60s", show_default=True,
+              help="Before each level after the first, wait until the target has worked off the last one (a "
+                   "one-VU probe of the test's request, back near its idle latency), at most this long; 0s: no wait.")
 @click.option("--stop-when", "stop_when", type=click.Choice(["broken"]),
               help="End the sweep at the first level in the broken zone.")
 @click.option("--slo", multiple=True,
@@ -66,12 +69,13 @@ def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughp
               help="Print the experiment (parameters, every run, the curve, zones, peak, knee, USL) as one JSON "
                    "document on stdout.")
 def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warmup: str, cooldown: str,
-                  stop_when: Optional[str], slo: tuple[str, ...], json_output: bool) -> None:
+                  drain_wait: str, stop_when: Optional[str], slo: tuple[str, ...], json_output: bool) -> None:
     """Run the test (URL, or a scenario file) at each load level, lightest first (-d is each
     level's measured window, default 10s), and find the curve's peak, knee, zones and, for VU
     levels, the USL fit. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
     measured."""
     from surge.experiments.levels import parse_rates, parse_vus
+    from surge.experiments.settle import Settler
     from surge.experiments.sweep import LevelRun, SweepPlan, analyse, findings, prepare_levels, run_sweep
 
     if (vus is None) == (rates is None):
@@ -82,24 +86,26 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     duration_s = duration_flag(test.flag("duration"), test.duration or DEFAULT_DURATION)
     warmup_s = duration_flag("--warmup", warmup, positive=False)
     cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
+    drain_wait_s = duration_flag("--drain-wait", drain_wait, positive=False)
     check_experiment_test(test)
     test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
     plan = SweepPlan("closed" if vus is not None else "open", loads, duration_s, warmup_s, cooldown_s,
-                     stop_when == "broken", Slo([], "default"))
+                     stop_when == "broken", Slo([], "default"), drain_wait_s)
     levels = prepare_levels(test, plan)
     choice = choose_slo(slo, levels[0][1])
     plan = replace(plan, slo=choice)
     prepared = [(None if w is None else with_slo_percentiles(w, choice), with_slo_percentiles(m, choice))
                 for w, m in levels]
     parameters = {"model": plan.model, "levels": loads, "duration_s": duration_s, "warmup_s": warmup_s,
-                  "cooldown_s": cooldown_s, "stop_when": stop_when, "slo": choice.to_dict(),
+                  "cooldown_s": cooldown_s, "drain_wait_s": drain_wait_s, "stop_when": stop_when, "slo": choice.to_dict(),
                   "test": test.describe()}
     experiment = ExperimentRecord.for_test("sweep", test, parameters)
     done: list[LevelRun] = []
     stopped_early = None
+    settler = Settler(test, drain_wait_s)
     with experiment.running():
-        stopped_early = run_sweep(experiment, test, plan, prepared, done)
-    analysis = analyse(plan, done, stopped_early)
+        stopped_early = run_sweep(experiment, test, plan, prepared, done, settler)
+    analysis = analyse(plan, done, stopped_early, settler)
     experiment.finish(analysis=analysis, findings=findings(analysis))
     report_experiment(experiment.document, json_output)
     finish(sweep_outcome(experiment.stopped, len(done), len(loads),

@@ -90,7 +90,8 @@ def fastest_s(document: Mapping[str, Any]) -> float:
 def littles_law(document: Mapping[str, Any]) -> LittlesLaw:
     """littles_law computes L = X × W over the run and per interval from ``document``."""
     latency = (document.get("latency") or {}).get("all") or {}
-    window = number(document.get("throughput"), "window_s")
+    # Every completion over the whole window: the load window and the drain after it.
+    window = number(document.get("throughput"), "window_s") + number(document.get("drain"), "seconds")
     x = count(latency, "count") / window if window > 0 else 0.0
     w = mean_from_send_s(document.get("latency"))
     rows: list[LittleInterval] = []

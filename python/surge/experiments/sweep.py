@@ -20,6 +20,7 @@ from surge.analysis.zones import ZoneRules, classify
 from surge.experiments import runner
 from surge.experiments.record import ExperimentRecord
 from surge.experiments.runner import RunReport
+from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, verdicts_document
 from surge.experiments.spec import Overrides, PreparedRun, TestSpec
 from surge.redact import redact_text
@@ -29,7 +30,8 @@ from surge.redact import redact_text
 class SweepPlan:
     """SweepPlan: what a sweep runs: the ``model`` (closed: ``loads`` are VUs; open: arrival
     rates per second), each level's ``warmup_s`` (0: none) and measured ``duration_s``, the
-    ``cooldown_s`` between levels, whether to stop at the first broken level, and the ``slo``."""
+    ``cooldown_s`` between levels, whether to stop at the first broken level, the ``slo``, and
+    ``drain_wait_s``, the bound of each wait for the target to drain the last level (0: none)."""
 
     model: Model
     loads: list[float]
@@ -38,6 +40,7 @@ class SweepPlan:
     cooldown_s: float
     stop_when_broken: bool
     slo: Slo
+    drain_wait_s: float = 0.0
 
     def overrides(self, load: float, duration_s: float) -> Overrides:
         """overrides are one run's at ``load`` for ``duration_s``."""
@@ -63,17 +66,41 @@ def offered_text(model: str, load: float) -> str:
 @dataclass(frozen=True)
 class LevelRun:
     """LevelRun: one measured level: its ``level`` for the analysis, the measured run's
-    ``report`` and the warm-up run's id (None without a warm-up)."""
+    ``report``, the warm-up run's id (None without a warm-up), and the wait for the target to
+    drain the level before it (None for the first)."""
 
     level: Level
     report: RunReport
     warmup_run_id: str | None
+    settled: Settled | None = None
+
+
+def target_failures(summary: Mapping[str, Any]) -> tuple[float | None, dict[str, int]]:
+    """target_failures are a level's failure rate and failure classes without the requests cut
+    off at its end (``drain.interrupted``: still in flight when the grace period ran out): the
+    level ended them, not the target. Interruptions within the load (a stop) still count."""
+    requests, drain = summary.get("requests") or {}, summary.get("drain") or {}
+    classes = {k: int(v) for k, v in (requests.get("failure_classes") or {}).items()}
+    cut = int(drain.get("interrupted") or 0)
+    if classes.get("interrupted"):
+        classes["interrupted"] -= min(cut, classes["interrupted"])
+        if not classes["interrupted"]:
+            del classes["interrupted"]
+    succeeded, failed = requests.get("succeeded"), requests.get("failed")
+    if not isinstance(succeeded, int) or not isinstance(failed, int) or not requests.get("sent"):
+        return None, classes
+    interrupted = int(requests.get("interrupted") or 0) - min(cut, int(requests.get("interrupted") or 0))
+    ended = succeeded + failed + interrupted
+    return (failed + interrupted) / ended if ended else None, classes
 
 
 def _level(load: float, report: RunReport, slo: Slo) -> Level:
-    requests = report.summary.get("requests") or {}
     verdicts = slo.judge(report.summary) if slo.conditions and report.summary.get("requests") else None
-    return Level(load, dict(report.figures), dict(requests.get("failure_classes") or {}), verdicts)
+    failure_rate, classes = target_failures(report.summary)
+    figures = dict(report.figures)
+    if report.summary.get("drain") is not None:
+        figures["failure_rate"] = failure_rate
+    return Level(load, figures, classes, verdicts)
 
 
 def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | None, PreparedRun]]:
@@ -87,20 +114,28 @@ def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | 
 
 
 def run_sweep(experiment: ExperimentRecord, test: TestSpec, plan: SweepPlan,
-              prepared: Sequence[tuple[PreparedRun | None, PreparedRun]], done: list[LevelRun]) -> str | None:
+              prepared: Sequence[tuple[PreparedRun | None, PreparedRun]], done: list[LevelRun],
+              settler: Settler | None = None) -> str | None:
     """run_sweep runs the levels in order, appending each measured level to ``done`` (kept
     when a stop signal ends the sweep: KeyboardInterrupt passes through) and printing its
-    line; it returns why it stopped early (``--stop-when broken``), or None."""
+    line; before each level after the first, ``settler`` waits for the target to drain (None:
+    a Settler of the plan's ``drain_wait_s``); it returns why it stopped early (``--stop-when
+    broken``), or None."""
+    settler = settler or Settler(test, plan.drain_wait_s)
+    settler.measure_baseline()
     for i, (load, (warmup, measured)) in enumerate(zip(plan.loads, prepared)):
+        settled = None
         if i:
             runner.cooldown(plan.cooldown_s)
+            settled = settler.wait()
+            print(redact_text(f"before level {i + 1}/{len(plan.loads)}: {settled.text()}"), file=sys.stderr, flush=True)
         label = level_label(plan.model, load)
         warmup_id = None
         if warmup is not None:
             warmup_id = runner.run_one(experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}",
                                        level=load).run_id
         report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
-        done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id))
+        done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
         levels = [d.level for d in done]
         zone = classify(levels, plan.rules())[-1]
         print(redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
@@ -153,7 +188,7 @@ def _knee_document(knee: Knee) -> dict[str, Any]:
 
 
 def analysis_document(plan: SweepPlan, done: Sequence[LevelRun], analysis: SweepAnalysis,
-                      stopped_early: str | None) -> dict[str, Any]:
+                      stopped_early: str | None, baseline: Settler | None = None) -> dict[str, Any]:
     """analysis_document is the sweep's analysis as experiment.json holds it: the model, the
     SLO, the levels planned, each measured level (figures, success rate, failure classes, SLO
     verdicts, zone and why), the peak, the knee, the USL fit (closed model) and why the sweep
@@ -169,13 +204,17 @@ def analysis_document(plan: SweepPlan, done: Sequence[LevelRun], analysis: Sweep
             **{k: f.get(k) for k in ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms",
                                      "failure_rate")},
             "success_rate": requests.get("success_rate"), "failure_classes": dict(d.level.failure_classes),
+            "drain": d.report.summary.get("drain"),
+            "settled": None if d.settled is None else d.settled.document(),
             "slo": verdicts_document(d.level.verdicts or []), "zone": zone.zone, "zone_reason": zone.reason})
     peak = analysis.peak
     return {"model": plan.model, "slo": plan.slo.to_dict(), "planned": list(plan.loads),
             "duration_s": plan.duration_s, "warmup_s": plan.warmup_s, "levels": levels,
             "peak": None if peak is None else {"load": peak.load, "throughput": peak.throughput},
             "knee": _knee_document(analysis.knee), "usl": _usl_document(analysis.usl),
-            "stopped_early": stopped_early}
+            "stopped_early": stopped_early, "drain_wait_s": plan.drain_wait_s,
+            "idle_probe": None if baseline is None else {"p50_ms": baseline.baseline_ms,
+                                                         "probe_requests": baseline.baseline_sent}}
 
 
 def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -217,7 +256,9 @@ def usl_text(usl: Mapping[str, Any]) -> str:
     return text + "".join(f"; {w}" for w in usl["warnings"])
 
 
-def analyse(plan: SweepPlan, done: Sequence[LevelRun], stopped_early: str | None) -> dict[str, Any]:
-    """analyse is the analysis document of the levels measured so far."""
+def analyse(plan: SweepPlan, done: Sequence[LevelRun], stopped_early: str | None,
+            baseline: Settler | None = None) -> dict[str, Any]:
+    """analyse is the analysis document of the levels measured so far (``baseline``: the
+    settler whose idle probe preceded them)."""
     analysis = analyse_sweep([d.level for d in done], plan.model, plan.rules())
-    return analysis_document(plan, done, analysis, stopped_early)
+    return analysis_document(plan, done, analysis, stopped_early, baseline)

@@ -22,7 +22,7 @@ use crate::spec::pool::{merge, PoolSpecs};
 use crate::measure::result::{Interval, ScenarioInterval};
 use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::system::CpuTime;
-use crate::measure::window::{Window, WindowEnd};
+use crate::measure::window::{LoadCounts, Window, WindowEnd};
 use crate::worker::Report;
 
 /// Aggregator merges the threads' reports in order and keeps the run's totals.
@@ -59,6 +59,10 @@ pub struct Aggregator<'p> {
     pub peak_concurrency: u64,
     /// worker_errors are the errors of threads that could not run.
     pub worker_errors: Vec<String>,
+    /// load is, per slot, what ended within its scenario's load window (threads done so far).
+    pub load: Vec<LoadCounts>,
+    /// run_load is what ended within the run's load window (threads done so far).
+    pub run_load: LoadCounts,
     recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
     pool: Vec<ThreadMetrics>,
     shape: MetricsShape,
@@ -112,6 +116,8 @@ impl<'p> Aggregator<'p> {
             peak_open_connections: 0,
             peak_concurrency: 0,
             worker_errors: Vec::new(),
+            load: vec![LoadCounts::default(); slots.len()],
+            run_load: LoadCounts::default(),
             recyclers,
             pool: Vec::new(),
             shape,
@@ -162,8 +168,12 @@ impl<'p> Aggregator<'p> {
                 let until = self.active_until[thread].get_or_insert(0);
                 *until = (*until).max(active_until_ns);
             }
-            Report::Done { thread, stopped_ns, stopped, windows, cpu, error, pools } => {
+            Report::Done { thread, stopped_ns, stopped, windows, load, run_load, cpu, error, pools } => {
                 merge(&mut self.captured_pools, pools);
+                for (total, part) in self.load.iter_mut().zip(&load) {
+                    total.add(part);
+                }
+                self.run_load.add(&run_load);
                 self.done[thread] = true;
                 self.thread_cpu[thread] = cpu;
                 self.stopped_ns = self.stopped_ns.max(stopped_ns);
@@ -285,6 +295,13 @@ impl<'p> Aggregator<'p> {
             .zip(&self.scenario_stopped_ns)
             .map(|(window, &stopped_ns)| ScenarioSpan { stopped_ns: stopped_ns.max(window.start_ns), window })
             .collect()
+    }
+
+    /// run_load_window is the run's load window once every thread is done: from the first
+    /// scenario's start until the last thread stopped starting iterations.
+    pub fn run_load_window(&self) -> Window {
+        let window = self.run_window();
+        Window { start_ns: window.start_ns, end_ns: self.stopped_ns.clamp(window.start_ns, window.end_ns.max(window.start_ns)) }
     }
 
     /// emit merges the pending intervals `first..=last` into interval `first`, ending at

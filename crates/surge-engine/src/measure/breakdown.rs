@@ -3,8 +3,9 @@
 
 use crate::measure::metrics::{Metrics, ThreadMetrics};
 use crate::measure::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Totals};
+use crate::measure::window::Throughput;
 use crate::spec::scenario::{Probe, Scenario, Slot};
-use crate::measure::window::Window;
+use crate::measure::window::{Drain, LoadCounts, Window};
 
 /// ScenarioSpan is where a scenario's load stopped and the window its rates are over.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,13 +16,35 @@ pub struct ScenarioSpan {
     pub window: Window,
 }
 
+/// ScenarioSpan's load_window is from its start until it stopped starting iterations.
+impl ScenarioSpan {
+    fn load_window(&self) -> Window {
+        Window { start_ns: self.window.start_ns, end_ns: self.stopped_ns.max(self.window.start_ns) }
+    }
+
+    /// rates are `requests` over this span: with `load` (the run is over), what ended in the
+    /// load window over the load window, and the drain; without it (mid-run), everything over
+    /// the window so far.
+    fn rates(&self, requests: &crate::measure::metrics::Counts, load: Option<LoadCounts>) -> (Throughput, Drain) {
+        match load {
+            Some(load) => {
+                (self.load_window().load_throughput(&load), load.drain(requests, self.stopped_ns, self.window.end_ns))
+            }
+            None => (self.window.throughput(requests), Drain::default()),
+        }
+    }
+}
+
 /// breakdowns splits the totals per scenario and per tag; `spans` are the scenarios' load
-/// windows and windows (in plan order); `percentiles` are the plan's extra percentiles.
+/// windows and windows (in plan order); `load` is, per slot, what ended in its scenario's
+/// load window, once the run is over (None mid-run); `percentiles` are the plan's extra
+/// percentiles.
 pub fn breakdowns(
     totals: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],
     spans: &[ScenarioSpan],
+    load: Option<&[LoadCounts]>,
     percentiles: &[f64],
 ) -> (Vec<ScenarioResult>, Vec<TagResult>) {
     let mut merged = Metrics::new();
@@ -33,11 +56,18 @@ pub fn breakdowns(
             merged.reset();
             totals.merge_into(&mut merged, |slot| slots[slot].scenario == index, |s| s == index);
             let requests = merged.counts();
+            let scenario_load = load.map(|load| {
+                let mut sum = LoadCounts::default();
+                slots.iter().zip(load).filter(|(slot, _)| slot.scenario == index).for_each(|(_, l)| sum.add(l));
+                sum
+            });
+            let (throughput, drain) = span.rates(&requests, scenario_load);
             ScenarioResult {
                 name: scenario.name.clone(),
                 duration_s: span.stopped_ns.saturating_sub(scenario.start_ns) as f64 / 1e9,
                 iterations: totals.scenarios[index],
-                throughput: span.window.throughput(&requests),
+                throughput,
+                drain,
                 requests,
                 latency: merged.latency_summaries(percentiles),
             }
@@ -46,12 +76,14 @@ pub fn breakdowns(
     let tag_results = slots
         .iter()
         .zip(&totals.slots)
-        .map(|(slot, metrics)| {
+        .enumerate()
+        .map(|(index, (slot, metrics))| {
             let requests = metrics.counts();
+            let (throughput, _) = spans[slot.scenario].rates(&requests, load.map(|load| load[index]));
             TagResult {
                 tag: slot.tag.clone(),
                 scenario: scenarios[slot.scenario].name.clone(),
-                throughput: spans[slot.scenario].window.throughput(&requests),
+                throughput,
                 requests,
                 latency: metrics.latency_summaries(percentiles),
             }
@@ -103,7 +135,7 @@ pub fn totals(
 ) -> Totals {
     let mut merged = Metrics::new();
     cumulative.merge_into(&mut merged, |_| true, |_| true);
-    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, spans, percentiles);
+    let (scenario_results, tag_results) = breakdowns(cumulative, scenarios, slots, spans, None, percentiles);
     let requests = merged.counts();
     let window = spans.iter().map(|s| s.window).fold(Window::default(), Window::union);
     Totals {

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
 use crate::system::CpuTime;
-pub use crate::measure::window::Throughput;
+pub use crate::measure::window::{Drain, Throughput};
 
 /// RESULT_SCHEMA names the version of the result document.
 pub const RESULT_SCHEMA: &str = "surge.result/1";
@@ -94,8 +94,11 @@ pub struct ScenarioResult {
     pub iterations: ScenarioCounters,
     /// requests counts the scenario's requests.
     pub requests: Counts,
-    /// throughput is the scenario's rates over its window (`throughput.window_s`).
+    /// throughput is the scenario's rates over its load window (`throughput.window_s`),
+    /// counting what ended in it.
     pub throughput: Throughput,
+    /// drain is what ended after the scenario's load window, and how long that took.
+    pub drain: Drain,
     /// latency summarizes the scenario's latencies.
     pub latency: LatencySummaries,
 }
@@ -210,10 +213,12 @@ pub struct RunResult {
     pub requests: Counts,
     /// latency summarizes the total histograms.
     pub latency: LatencySummaries,
-    /// throughput holds the run's rates, all over its window (`throughput.window_s`: from
-    /// the first scenario's start to the end of the last request or of the load, whichever
-    /// is later).
+    /// throughput holds the run's rates, all over its load window (`throughput.window_s`:
+    /// from the first scenario's start until the load stopped), counting what ended in it.
     pub throughput: Throughput,
+    /// drain is what ended after the load window (requests in flight finishing, failing or
+    /// cut off), and how long it took: counted in `requests`, never in the rates.
+    pub drain: Drain,
     /// histograms are the full histograms for logs and later merging.
     pub histograms: Histograms,
     /// peak_open_connections is the most connections open at an interval end.

@@ -2,16 +2,18 @@
 //!
 //! A scenario's window runs from its start until the later of two moments: when it
 //! stopped starting iterations (the end of its load window, e.g. its duration) and when its
-//! last request ended (answered, failed or interrupted: the end of the drain). So requests
-//! still in flight at the end are counted over the time they took, and a rate past a
-//! server's capacity levels off at that capacity instead of climbing with the requests the
-//! load window alone left unfinished; and an arrival-rate schedule of 2/s for 2 s measures
-//! 2/s, its last arrival at 1.5 s notwithstanding. The run's window runs from the first
-//! scenario's start to the last scenario's window end.
+//! last request ended (answered, failed or interrupted: the end of the drain). Rates are
+//! over the load window alone, with what ended in it ([`LoadCounts`]): a request that
+//! hangs for 20 s after a 6 s load neither stretches the window nor dilutes the rate, and a
+//! rate past a server's capacity levels off at that capacity, since the requests left in
+//! flight at the end are not in it. What ended after the load is the [`Drain`], counted and
+//! timed on its own. An arrival-rate schedule of 2/s for 2 s measures 2/s over its 2 s,
+//! its last arrival at 1.5 s notwithstanding. The run's load window runs from the first
+//! scenario's start to the moment the last thread stopped starting iterations.
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::metrics::Counts;
+use crate::measure::metrics::{Counts, Metrics};
 
 /// WindowEnd is where one scenario's window ends, as one thread (or a merge of threads)
 /// knows it.
@@ -80,22 +82,97 @@ impl Window {
 
     /// throughput is `counts` per second of this window (all 0 for an empty window).
     pub fn throughput(self, counts: &Counts) -> Throughput {
+        self.rates(counts.sent, counts.responses, counts.succeeded)
+    }
+
+    /// load_throughput is what ended within the load window (`load`) per second of this
+    /// window, which must be that load window.
+    pub fn load_throughput(self, load: &LoadCounts) -> Throughput {
+        self.rates(load.sent, load.responses, load.succeeded)
+    }
+
+    fn rates(self, sent: u64, responses: u64, succeeded: u64) -> Throughput {
         let seconds = self.seconds();
         let rate = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
         Throughput {
             window_s: seconds,
-            responses_per_s: rate(counts.responses),
-            successes_per_s: rate(counts.succeeded),
-            sent_per_s: rate(counts.sent),
+            responses_per_s: rate(responses),
+            successes_per_s: rate(succeeded),
+            sent_per_s: rate(sent),
         }
     }
+}
+
+/// LoadCounts are what one slot (or a sum of slots) sent, and what ended, within the load
+/// window: until its scenario (or the run) stopped starting iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadCounts {
+    /// sent counts requests completely written.
+    pub sent: u64,
+    /// responses counts complete responses, any status.
+    pub responses: u64,
+    /// succeeded counts responses with status < 400.
+    pub succeeded: u64,
+    /// failed counts failed requests (4xx/5xx and failures without a response).
+    pub failed: u64,
+    /// interrupted counts requests cut off (by a stop within the load).
+    pub interrupted: u64,
+}
+
+impl LoadCounts {
+    /// add_metrics adds an interval's (or part of one's) counts.
+    pub fn add_metrics(&mut self, metrics: &Metrics) {
+        self.sent += metrics.sent;
+        self.responses += metrics.responses;
+        self.succeeded += metrics.succeeded;
+        self.failed += metrics.failures();
+        self.interrupted += metrics.failure_count(crate::measure::failure::FailureClass::Interrupted);
+    }
+
+    /// add adds another thread's (or slot's) load counts.
+    pub fn add(&mut self, other: &LoadCounts) {
+        self.sent += other.sent;
+        self.responses += other.responses;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.interrupted += other.interrupted;
+    }
+
+    /// drain is what ended after the load window, given the totals (`all`), the end of the
+    /// load and the end of the window (ns).
+    pub fn drain(&self, all: &Counts, stopped_ns: u64, window_end_ns: u64) -> Drain {
+        Drain {
+            seconds: window_end_ns.saturating_sub(stopped_ns) as f64 / 1e9,
+            responses: all.responses.saturating_sub(self.responses),
+            succeeded: all.succeeded.saturating_sub(self.succeeded),
+            failed: all.failed.saturating_sub(self.failed),
+            interrupted: all.interrupted.saturating_sub(self.interrupted),
+        }
+    }
+}
+
+/// Drain is what happened after the load stopped: requests still in flight ending
+/// (answered, failed, or interrupted when the grace period ran out). Its completions are in
+/// the request counts, never in the rates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Drain {
+    /// seconds is from the end of the load to the end of the last request.
+    pub seconds: f64,
+    /// responses counts complete responses (any status) that arrived in the drain.
+    pub responses: u64,
+    /// succeeded counts those with status < 400.
+    pub succeeded: u64,
+    /// failed counts requests that failed in the drain (timeouts included).
+    pub failed: u64,
+    /// interrupted counts requests cut off when the grace period ran out.
+    pub interrupted: u64,
 }
 
 /// Throughput holds the rates of a run, a scenario or a tag, all over one window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
-    /// window_s is the window every rate here is over: from the start until the later of
-    /// the end of the load and the end of the last request (see the module docs).
+    /// window_s is the window every rate here is over: the load window (from the start
+    /// until the load stopped) in a result, each interval's own span in an interval.
     pub window_s: f64,
     /// responses_per_s is complete responses (any status) per second: the throughput.
     pub responses_per_s: f64,

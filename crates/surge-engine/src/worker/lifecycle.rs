@@ -88,6 +88,7 @@ impl Worker {
         let stopped_ns = now.min(scenario.end_ns);
         self.stopped_ns = self.stopped_ns.max(stopped_ns);
         self.groups[g].stopped_ns = stopped_ns;
+        self.close_load(g);
         let grace = if cancelled { 0 } else { self.spec.grace_ns };
         let group = &mut self.groups[g];
         group.stage = Stage::Draining { deadline_ns: now.saturating_add(grace) };

@@ -30,7 +30,7 @@ use crate::spec::variables::{ThreadShare, VariableState};
 use crate::system::{thread_cpu_time, CpuTime};
 use crate::schedule::timer::{set_precise_timer_slack, Timer};
 use crate::http::tls::TlsSetup;
-use crate::measure::window::WindowEnd;
+use crate::measure::window::{LoadCounts, WindowEnd};
 
 mod connections;
 mod iterations;
@@ -164,6 +164,10 @@ pub enum Report {
         stopped: Vec<u64>,
         /// windows are where each scenario's window ended on this thread.
         windows: Vec<WindowEnd>,
+        /// load is, per slot, what ended within its scenario's load window on this thread.
+        load: Vec<LoadCounts>,
+        /// run_load is what ended on this thread before it stopped starting iterations.
+        run_load: LoadCounts,
         /// cpu is the thread's CPU time.
         cpu: CpuTime,
         /// error is set if the worker could not run at all.
@@ -186,6 +190,8 @@ pub fn run_worker(spec: WorkerSpec) {
                 stopped_ns: 0,
                 stopped: Vec::new(),
                 windows: Vec::new(),
+                load: Vec::new(),
+                run_load: LoadCounts::default(),
                 cpu: thread_cpu_time().since(&started_cpu),
                 error: Some(e.to_string()),
                 pools: PoolSpecs::new(),
@@ -283,6 +289,13 @@ struct Worker {
     /// realtime_offset_ns is CLOCK_REALTIME less this run's clock, as of the last wake-up:
     /// it turns kernel receive stamps into run time.
     realtime_offset_ns: i128,
+    /// load is, per slot, what ended in the intervals already sent while its scenario was
+    /// still in its load window, plus (once it stopped) the part of the interval up to then.
+    load: Vec<LoadCounts>,
+    /// run_load is the same for the whole thread, until it stopped starting iterations.
+    run_load: LoadCounts,
+    /// slot_groups is the group (scenario) of each slot.
+    slot_groups: Vec<usize>,
 }
 
 impl Worker {
@@ -344,6 +357,14 @@ impl Worker {
             None
         };
         let metrics = ThreadMetrics::new(spec.shape);
+        let mut slot_groups = vec![0; spec.shape.slots];
+        for (index, scenario) in scenarios.iter().enumerate() {
+            for step in scenario.sequences.iter().flatten() {
+                if let Some(group) = slot_groups.get_mut(step.slot) {
+                    *group = index;
+                }
+            }
+        }
         let variables =
             scenarios.iter().map(|s| s.variables.thread_state(spec.share, spec.seed ^ s.start_ns.rotate_left(17))).collect();
         let pools = spec.pools.fork();
@@ -373,6 +394,9 @@ impl Worker {
             pools,
             captured: Vec::new(),
             realtime_offset_ns: 0,
+            load: vec![LoadCounts::default(); slot_groups.len()],
+            run_load: LoadCounts::default(),
+            slot_groups,
         })
     }
 
@@ -392,6 +416,7 @@ impl Worker {
             // Stopped goes out even when every scenario went from running to done in this
             // pass: the aggregator holds back the last intervals only once it has heard it.
             if !self.stopped_reported && self.groups.iter().all(|g| matches!(g.stage, Stage::Draining { .. } | Stage::Done)) {
+                self.close_run_load();
                 self.stopped_reported = true;
                 let _ = self.spec.reports.send(Report::Stopped { thread: self.spec.thread, active_until_ns: self.active_until(now) });
             }
@@ -589,6 +614,17 @@ impl Worker {
             Ok(spare) => *spare,
             Err(_) => ThreadMetrics::new(self.spec.shape),
         };
+        // What ended in this interval is in the load window of every scenario still in it.
+        for (slot, metrics) in self.metrics.slots.iter().enumerate() {
+            if matches!(self.groups[self.slot_groups[slot]].stage, Stage::Waiting | Stage::Running) {
+                self.load[slot].add_metrics(metrics);
+            }
+        }
+        if !self.stopped_reported {
+            for metrics in &self.metrics.slots {
+                self.run_load.add_metrics(metrics);
+            }
+        }
         let metrics = Box::new(std::mem::replace(&mut self.metrics, fresh));
         // The next interval's peak starts from what is outstanding as it begins.
         let concurrency_now = self.concurrency();
@@ -620,14 +656,37 @@ impl Worker {
         until
     }
 
+    /// close_load adds the current interval's counts so far to the load window of scenario
+    /// `g`, which has just stopped starting iterations on this thread.
+    pub(super) fn close_load(&mut self, g: usize) {
+        for (slot, metrics) in self.metrics.slots.iter().enumerate() {
+            if self.slot_groups[slot] == g {
+                self.load[slot].add_metrics(metrics);
+            }
+        }
+    }
+
+    /// close_run_load adds the current interval's counts so far to the thread's load window,
+    /// which ends now (every scenario here has stopped starting iterations).
+    fn close_run_load(&mut self) {
+        for metrics in &self.metrics.slots {
+            self.run_load.add_metrics(metrics);
+        }
+    }
+
     fn finish(&mut self, started_cpu: CpuTime) {
         let now = self.now_ns();
+        if !self.stopped_reported {
+            self.close_run_load();
+            self.stopped_reported = true;
+        }
         for g in 0..self.groups.len() {
             if self.groups[g].stage != Stage::Done {
                 if self.groups[g].stage == Stage::Running {
                     let end = self.scenarios[g].end_ns;
                     self.groups[g].stopped_ns = now.min(end);
                     self.stopped_ns = self.stopped_ns.max(now.min(end));
+                    self.close_load(g);
                 }
                 self.close_group(g, now);
             }
@@ -640,6 +699,8 @@ impl Worker {
             stopped_ns: self.stopped_ns,
             stopped: self.groups.iter().map(|g| if g.started { g.stopped_ns } else { 0 }).collect(),
             windows: self.groups.iter().map(Group::window_end).collect(),
+            load: std::mem::take(&mut self.load),
+            run_load: self.run_load,
             cpu: thread_cpu_time().since(&started_cpu),
             error: None,
             pools: self.pools.take_local(),
