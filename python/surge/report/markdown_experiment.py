@@ -127,6 +127,7 @@ def _compare(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], d
     rows = []
     for variant, by_figure in estimates.items():
         for name, e in by_figure.items():
+            e = e or {"n": 0}  # no run of the variant has the figure (an import's tool did not report it)
             rows.append([str(variant), title(name), fmt.count(e.get("n")),
                          *(fmt.figure(e.get(k), name) for k in ("mean", "sd", "ci_low", "ci_high"))])
     level = fmt.level(analysis.get("confidence"))
