@@ -274,12 +274,12 @@ def _history_loads(loads: str | None, groups: int) -> tuple[str | None, list[flo
     key, sep, rest = loads.partition("=")
     if sep:
         if not key.strip() or not rest:
-            raise BadInput("--loads", f"expected KEY=L1,L2,... (e.g. vus=35,75), got '{loads}'")
+            raise BadInput("--loads", f"expected a tag and its levels such as vus=35,75, got '{loads}'")
         return key.strip(), parse_loads("--loads", rest, whole=False)
     levels = parse_loads("--loads", loads, whole=False)
     if len(levels) != groups:
-        raise BadInput("--loads", f"give one load level per group: {groups} groups, {len(levels)} levels (or "
-                                  "KEY=L1,L2,... to split every group by its runs' tag KEY)")
+        raise BadInput("--loads", f"give one load level per group: {groups} groups, {len(levels)} levels (or a "
+                                  "tag and its levels such as vus=35,75, to split every group by that tag of its runs)")
     return None, levels
 
 
