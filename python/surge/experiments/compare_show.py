@@ -15,19 +15,20 @@ from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.experiments.over_runs import verdict_line
 from surge.experiments.show import cell, heading, runs_table
 from surge.redact import redact_text
+from surge.report.numbers import spread_decimals
 from surge.summary import summary_table
 
 VERDICT_STYLES = {"better": "green", "worse": "bold red", "different": "yellow"}
 """VERDICT_STYLES colours a verdict on a terminal."""
 
 
-def _signed(value: float | None, figure: str) -> str:
+def _signed(value: float | None, figure: str, spread: float | None = None) -> str:
     if value is None:
         return "-"
     if figure == "failure_rate":
         return f"{value:+.3%}"
     if figure in KEY_FIGURES:
-        return f"{value:+,.3f}" if figure.endswith("_ms") else f"{value:+,.1f}"
+        return f"{value:+,.{spread_decimals(spread, 3 if figure.endswith('_ms') else 1)}f}"
     return f"{value:+,.6g}"
 
 
@@ -62,7 +63,8 @@ def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
         verdict = c["verdict"] if c["verdict"] != "no significant difference" else "~ no significant difference"
         if c.get("may_be_drift"):
             verdict += " (may be drift)"
-        table.add_row(FIGURE_TITLES.get(f, f), *sides, _signed(c["difference"], f),
+        spreads = [side["sd"] for side in (c["reference"], c["variant"]) if side and side.get("sd")]
+        table.add_row(FIGURE_TITLES.get(f, f), *sides, _signed(c["difference"], f, min(spreads, default=None)),
                       "-" if c["ratio"] is None else f"{c['ratio']:.3f}",
                       _interval(ratio_ci[0], ratio_ci[1], lambda v: f"{v:.3f}"), _p(c["welch_p"]),
                       _p(c["mann_whitney_p"]), Text(verdict, style=VERDICT_STYLES.get(c["verdict"], "")))

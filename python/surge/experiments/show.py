@@ -105,7 +105,8 @@ def print_over_runs(document: Mapping[str, Any], console: Console) -> None:
 def heading(document: Mapping[str, Any]) -> str:
     """heading is the experiment's first line: kind, name, id prefix and what it was asked."""
     params = document.get("parameters") or {}
-    asked = ", ".join(f"{k}={v}" for k, v in params.items() if k != "test" and not isinstance(v, (dict, list)))
+    asked = ", ".join(f"{k}={v}" for k, v in params.items()
+                      if k != "test" and v is not None and not isinstance(v, (dict, list)))  # None: not asked
     return f"{document['kind']} {document['name']} · experiment {document['experiment_id'][:ID_CHARS]}" + \
         (f" · {asked}" if asked else "")
 
