@@ -423,3 +423,22 @@ def test_variants_by_loads_of_new_runs_in_a_seeded_shuffled_order(fast_and_slow)
     assert grid["variants"] == ["fast", "slow"] and grid["loads"] == [1, 2]
     assert [s["light"] for s in doc["analysis"]["scaling"]] == ["fast vus=1", "slow vus=1"]
     assert "order=shuffle, order_seed=7" in surge("show", doc["experiment_id"]).stdout
+
+
+def test_runs_from_the_history_whose_throughput_falls_with_run_order_are_flagged_as_drift(tmp_path):
+    """Seed 002's stress compare: the reference always ran first in each round while the
+    target slowed down, by round and within each round; imported oha runs dated in that order."""
+    import os
+
+    for place in range(12):
+        variant = "memory" if place % 2 == 0 else "shard"
+        per_s = 12_300 - 1_000 * (place // 2) - 3_000 * (place % 2)
+        path = _oha(tmp_path, f"{variant}-{place}", per_s * 100, 1_000_000 / per_s)
+        os.utime(path, (1_577_836_800 + 3600 * place,) * 2)
+        _import_files([path], f"store={variant}")
+    run = surge("compare", "--group", "memory:store=memory", "--group", "shard:store=shard")
+    assert run.code == 0, run.stderr
+    assert "flag req/s trends with run order in memory (Kendall τ = -1.00" in run.stdout, run.stdout
+    line = next(line for line in run.stdout.splitlines() if line.startswith("verdict shard against memory"))
+    assert "worse in req/s, goodput/s, p95 ms" in line and "— the difference may be drift: req/s trends" in line
+    assert "worse (may be drift)" in run.stdout
