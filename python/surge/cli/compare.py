@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import fields
+from itertools import product
 from typing import Any, Optional
 
 import click
@@ -151,9 +152,7 @@ def _variants(variant_specs: tuple[str, ...], vus: str | None, rates: str | None
     if given and levels:
         check_names([v.name for v in given], "--variant")
         variants = cross(given, levels)
-        cells = {c.name: (v.name, float(level.load or 0)) for c, (v, level) in
-                 zip(variants, ((v, lv) for v in given for lv in levels))}
-        return variants, cells
+        return variants, {c.name: (v.name, float(lv.load or 0)) for c, (v, lv) in zip(variants, product(given, levels))}
     variants = given or levels
     check_names([v.name for v in variants], "--variant" if given else "--vus" if vus else "--rates")
     return variants, None
