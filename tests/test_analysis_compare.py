@@ -1,7 +1,9 @@
 """Compare statistics: figures equal scipy's recomputed, a real 20 % difference is found,
 identical distributions are called different no more often than α says, one run is not
 tested; scaling between two load levels (seed 001's numbers, and its mistake warned about);
-the baseline check with repeats."""
+the baseline check with repeats; every pair of variants; a figure trending with run order
+flagged as drift (seed 002's falling throughput); the balanced and seeded run orders; the
+decimals a figure's spread supports."""
 
 from __future__ import annotations
 
@@ -13,8 +15,13 @@ from surge.analysis.baseline import baseline_significance
 from surge.analysis.bootstrap import ratio_of_means_ci
 from surge.analysis.compare import compare_figure, compare_variants
 from surge.analysis.direction import better
+from surge.analysis.drift import trend
 from surge.analysis.estimate import estimate
 from surge.analysis.scaling import scaling
+from surge.experiments.compare_show import verdicts_line
+from surge.experiments.comparison import analyse
+from surge.experiments.variants import run_plan
+from surge.report.numbers import figure_with_spread
 
 
 def _normal(mean: float, cv: float, n: int, rng: np.random.Generator) -> list[float]:
@@ -149,3 +156,89 @@ def test_estimate_of_one_value_has_no_interval():
     one = estimate([3.0, None])
     assert one is not None and (one.n, one.mean, one.sd, one.ci_low) == (1, 3.0, None, None)
     assert estimate([None]) is None
+
+
+# Every pair, drift with run order, the run order itself, and the precision rule.
+
+def test_every_pair_of_variants_is_compared_not_only_each_with_the_first():
+    rng = np.random.default_rng(5)
+    runs = {name: [{"responses_per_s": x} for x in _normal(mean, 0.02, 6, rng)]
+            for name, mean in (("a", 100), ("b", 120), ("c", 140))}
+    found = compare_variants(runs, figures=("responses_per_s",), seed=1, resamples=0)
+    assert [(c.reference, c.variant) for c in found] == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert [c.figures[0].verdict for c in found] == ["better", "better", "better"]
+    entries = [{"label": f"{name} {i}", "variant": name, "complete": True, "verdict": "none", "figures": r}
+               for name, rs in runs.items() for i, r in enumerate(rs, 1)]
+    analysis, _ = analyse(entries, ["a", "b", "c"], reference="b", resamples=0)
+    assert [(p["reference"], p["variant"]) for p in analysis["comparisons"]] == [("b", "a"), ("b", "c"), ("a", "c")]
+
+
+@pytest.mark.parametrize("values, flagged", [
+    ([100 - 3 * i + (-1) ** i for i in range(10)], True),        # falls 27 % over ten runs, with noise
+    ([100 + 0.2 * i for i in range(10)], False),                  # a perfect trend, but under 10 % of the median
+    ([100, 130, 96, 125, 99, 131, 101, 128, 97, 127], False),     # noise, no trend
+    ([100, 90, 80, 70], False),                                   # four runs: never judged
+])
+def test_drift_is_kendall_tau_and_theil_sen_over_run_order(values, flagged):
+    t = trend(list(range(1, len(values) + 1)), values)
+    assert t.flagged is flagged
+    if t.tau is not None:
+        assert t.tau == pytest.approx(stats.kendalltau(range(len(values)), values).statistic)
+        slope = stats.theilslopes(values, range(1, len(values) + 1)).slope
+        assert t.change == pytest.approx(slope * (len(values) - 1))
+
+
+def _falling(order: list[str], per_round: int = 2) -> list[dict]:
+    """_falling are seed 002's stress compare: throughput falls with run order from 12.3k to
+    4.3k/s, by 1,000/s a round and by 3,000/s from a round's first run to its second (the
+    target slows down over a round, over the experiment, whichever variant runs); ``order``
+    is the variants in the order they ran."""
+    rounds = {name: 0 for name in set(order)}
+    entries = []
+    for place, name in enumerate(order):
+        rounds[name] += 1
+        x = 12_300 - 1_000 * (place // per_round) - 3_000 * (place % per_round)
+        entries.append({"label": f"{name} {rounds[name]}", "variant": name, "complete": True, "verdict": "none",
+                        "figures": {"responses_per_s": x, "p99_ms": 1_000_000 / x}})
+    return entries
+
+
+def test_throughput_falling_with_run_order_is_flagged_and_the_verdict_says_drift():
+    analysis, findings = analyse(_falling(["memory", "shard"] * 6), ["memory", "shard"], reference="memory",
+                                 resamples=0)
+    trending = {(d["variant"], d["figure"]) for d in analysis["drift"]}
+    assert ("memory", "responses_per_s") in trending and ("shard", "responses_per_s") in trending
+    p99 = next(c for c in analysis["comparisons"][0]["figures"] if c["figure"] == "p99_ms")
+    assert p99["verdict"] == "worse" and p99["may_be_drift"] is True  # the reference always ran first
+    line = verdicts_line(analysis["comparisons"][0])
+    assert "worse in req/s, p99 ms" in line and "the difference may be drift: req/s trends with run order in memory" in line
+    assert any(f["kind"] == "drift" for f in findings)
+    assert any(f["kind"] == "difference" and "worse (may be drift)" in f["text"] for f in findings)
+    # The same drift in a balanced order (A B B A ...) leaves no difference to misread.
+    balanced = [name for one in run_plan(["memory", "shard"], 6, "balanced") for name in one]
+    analysis, _ = analyse(_falling(balanced), ["memory", "shard"], reference="memory", resamples=0)
+    p99 = next(c for c in analysis["comparisons"][0]["figures"] if c["figure"] == "p99_ms")
+    assert p99["verdict"] == "no significant difference"
+
+
+def test_the_balanced_order_is_abba_and_a_shuffle_is_reproducible_from_its_seed():
+    assert run_plan(["A", "B"], 4, "balanced") == [["A", "B"], ["B", "A"], ["A", "B"], ["B", "A"]]
+    shuffled = run_plan(["A", "B", "C"], 8, "shuffle", seed=41)
+    assert shuffled == run_plan(["A", "B", "C"], 8, "shuffle", seed=41)
+    assert all(sorted(one) == ["A", "B", "C"] for one in shuffled)
+    assert len({tuple(one) for one in shuffled}) > 1
+    assert shuffled != run_plan(["A", "B", "C"], 8, "shuffle", seed=42)
+
+
+@pytest.mark.parametrize("value, name, spread, shown", [
+    (21.882, "responses_per_s", 0.3797, "21.88"),     # seed 001: 21.88 ± 0.38, not 21.9 ± 0.4
+    (0.3797, "responses_per_s", 0.3797, "0.38"),
+    (52.597, "responses_per_s", 1.06, "52.6"),        # SD 1.06 → two digits: 1.1
+    (52.597, "responses_per_s", 0.0123, "52.597"),
+    (606.926, "p95_ms", 50.253, "606.926"),           # never fewer decimals than the unit's
+    (606.926, "p95_ms", 0.00042, "606.92600"),
+    (21.882, "responses_per_s", None, "21.9"),        # no spread: the unit's rule
+    (None, "p95_ms", 1.0, "-"),
+])
+def test_figures_keep_the_decimals_their_spread_supports(value, name, spread, shown):
+    assert figure_with_spread(value, name, spread) == shown

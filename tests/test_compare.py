@@ -15,7 +15,7 @@ import pytest
 
 from conftest import intervals_logged, run_and_signal, surge, write
 from surge.experiments.comparison import analyse, mann_whitney_floor
-from surge.experiments.variants import parse_variant, with_base
+from surge.experiments.variants import parse_variant, run_plan, with_base
 from surge.record.schema import validate_experiment
 from surge.target import TargetProcess
 
@@ -49,9 +49,10 @@ def test_a_real_twenty_percent_difference_is_significant(fast_and_slow, history_
     doc = json.loads((out / "experiment.json").read_text())
     validate_experiment(doc)
     assert doc["kind"] == "compare" and doc["complete"] is True
-    # Interleaved A B A B ..., each run sent to its variant's host with the test's path and query.
-    assert [e["variant"] for e in doc["runs"]] == ["fast", "slow"] * 4
-    assert [e["label"] for e in doc["runs"]][:3] == ["fast 1", "slow 1", "fast 2"]
+    # Balanced A B B A ..., each run sent to its variant's host with the test's path and query.
+    assert [e["variant"] for e in doc["runs"]] == ["fast", "slow", "slow", "fast"] * 2
+    assert doc["parameters"]["order"] == "balanced" and doc["parameters"]["order_seed"] is None
+    assert [e["label"] for e in doc["runs"]][:4] == ["fast 1", "slow 1", "slow 2", "fast 2"]
     progress = [line.split(":")[0] for line in run.stderr.splitlines() if line.startswith("variant ")]
     assert progress[:2] == ["variant fast 1/4", "variant slow 1/4"] and len(progress) == 8, run.stderr
     assert [v["url"] for v in doc["parameters"]["variants"]] == [fast.url, slow.url]
@@ -69,7 +70,7 @@ def test_a_real_twenty_percent_difference_is_significant(fast_and_slow, history_
     # The history holds the runs with their variant; surge show prints the same tables.
     db = sqlite3.connect(history_db)
     linked = db.execute("SELECT variant FROM experiment_runs ORDER BY position").fetchall()
-    assert [v for (v,) in linked] == ["fast", "slow"] * 4
+    assert [v for (v,) in linked] == ["fast", "slow", "slow", "fast"] * 2
     assert surge("show", doc["experiment_id"][:10]).stdout == run.stdout
     assert surge("show", "--experiment", "last", "--json").json() == doc
 
@@ -186,7 +187,7 @@ def test_load_levels_of_new_runs_give_the_scaling_line(fast_and_slow):
     run = surge("compare", f"{fast.url}/tasks?limit=1", "-d", "1s", "-n", "2", "--vus", "1,2", "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
-    assert [e["level"] for e in doc["runs"]] == [1, 2, 1, 2] and doc["analysis"]["variants"] == ["vus=1", "vus=2"]
+    assert [e["level"] for e in doc["runs"]] == [1, 2, 2, 1] and doc["analysis"]["variants"] == ["vus=1", "vus=2"]
     scaling = doc["analysis"]["scaling"][0]
     assert scaling["text"].startswith("2.00× load → ") and scaling["light"] == "vus=1"
     shown = surge("show", doc["experiment_id"]).stdout
@@ -221,7 +222,12 @@ def test_ctrl_c_keeps_the_completed_runs_and_says_incomplete(fast_and_slow, tmp_
     (["http://127.0.0.1:1/", "--variant", "a:X=1", "--variant", "b"], "-e/--env: only applies to a scenario file"),
     (["http://127.0.0.1:1/", "--vus", "5,2"], "--vus: the levels must increase"),
     (["http://127.0.0.1:1/", "--vus", "5"], "--vus: give two load levels or more"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--variant", "a"], "--vus: give one of --variant, --vus, --rates"),
+    (["http://127.0.0.1:1/", "--vus", "1,2", "--rates", "1,2"], "--rates: give one of --vus, --rates"),
+    (["http://127.0.0.1:1/", "--vus", "1,2", "--variant", "a"], "--variant: a comparison needs two variants or more"),
+    (["http://127.0.0.1:1/", "--vus", "1,2", "--order-seed", "3"], "--order-seed: only with --order shuffle"),
+    (["--group", "a=1", "--group", "b=1", "--order", "shuffle"], "--order: compares new runs"),
+    (["--group", "a=1", "--group", "b=1", "--loads", "vus="], "--loads: expected a tag and its levels such as vus=35,75"),
+    (["--group", "a=1", "--group", "b=1", "--loads", "1,2,3"], "--loads: give one load level per group"),
     (["http://127.0.0.1:1/"], "--variant: give the variants"),
     (["http://127.0.0.1:1/", "--vus", "1,2", "-n", "0"], "-n/--repeats: must be from 1 to 1,000, got 0"),
     (["http://127.0.0.1:1/", "--vus", "1,2", "--reference", "x"], "--reference: 'x' is not one of the variants"),
@@ -327,3 +333,112 @@ def test_baseline_bad_flags_are_one_line_exit_2(args, error):
     run = surge("baseline", *args)
     assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, \
         run.stderr
+
+
+SEED_001_DIR = Path(__file__).parent / "fixtures" / "imports" / "seed001"
+"""SEED_001_DIR holds seed 001's twenty k6 --summary-export files (its README: made from the
+seed's per-run tables): ten runs at 35 VUs, ten at 75."""
+
+MONOLITH = {35: [19.9, 20.2, 20.0], 75: [35.9, 36.2, 36.1]}
+"""MONOLITH are req/s of a second architecture (seed 001's monolith: 36.08 req/s at 75 VUs, 84 %
+efficiency): 20.03 → 36.07 req/s, 1.80×, 84 %."""
+
+
+def _import_files(paths: list[Path], *tags: str) -> None:
+    imported = surge("import", *map(str, paths), *(arg for tag in tags for arg in ("--tag", tag)))
+    assert imported.code == 0, imported.stderr
+
+
+def _import_seed_001_exports(tmp_path: Path) -> None:
+    """_import_seed_001_exports imports the twenty exports (arch=scaleout, vus=35 or 75), dated
+    an hour apart in the seed's order (a summary export keeps no start time), and a monolith."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(SEED_001_DIR))
+    from make_seed001 import export  # the seed's own file format, at the monolith's figures
+
+    copies = tmp_path / "exports"
+    copies.mkdir()
+    for number, source in enumerate(sorted(SEED_001_DIR.glob("*.json"))):
+        copy = copies / source.name
+        copy.write_bytes(source.read_bytes())
+        os.utime(copy, (1_577_836_800 + 3600 * number,) * 2)
+    for vus, scenario in ((35, "baseline"), (75, "stress")):
+        _import_files(sorted(copies.glob(f"{scenario}-*.json")), "arch=scaleout", f"vus={vus}")
+        mono = []
+        for i, rate in enumerate(MONOLITH[vus]):
+            path = tmp_path / f"monolith-{vus}-{i}.json"
+            path.write_text(json.dumps(export(vus, 600, rate, 1000.0 + vus * 10 + i, 1500.0 + i)))
+            mono.append(path)
+        _import_files(mono, "arch=monolith", f"vus={vus}")
+
+
+def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architecture_table(tmp_path):
+    _import_seed_001_exports(tmp_path)
+    out = tmp_path / "levels"
+    run = surge("compare", "--group", "baseline:arch=scaleout,vus=35", "--group", "stress:arch=scaleout,vus=75",
+                "--loads", "35,75", "--out", str(out))
+    assert run.code == 0 and "cannot write the report" not in run.stderr, run.stderr
+    assert "scaling baseline → stress: 2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency" in run.stdout
+    assert "drift" not in run.stdout  # the seed's runs do not trend with run order
+    assert "2.40× throughput, 112 % efficiency" in (out / "report.md").read_text()
+    again = surge("report", str(out))
+    assert again.code == 0 and not again.stderr, again.stderr
+
+    grid = surge("compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith",
+                 "--loads", "vus=35,75", "--json")
+    assert grid.code == 0, grid.stderr
+    doc = grid.json()
+    validate_experiment(doc)
+    rows = {row["variant"]: row for row in doc["analysis"]["grid"]["rows"]}
+    assert doc["analysis"]["grid"]["loads"] == [35, 75]
+    assert rows["scaleout"]["cells"][0]["responses_per_s"]["n"] == 10
+    assert rows["scaleout"]["cells"][0]["responses_per_s"]["mean"] == pytest.approx(21.88, abs=0.005)
+    assert rows["scaleout"]["cells"][1]["responses_per_s"]["mean"] == pytest.approx(52.60, abs=0.005)
+    assert [(p["reference"], p["variant"]) for p in doc["analysis"]["comparisons"]] == \
+        [("scaleout vus=35", "monolith vus=35"), ("scaleout vus=75", "monolith vus=75")]
+    shown = surge("show", doc["experiment_id"]).stdout
+    table = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]] for line in shown.splitlines()
+             if line.startswith(("scaleout │", "monolith │"))}
+    assert table["scaleout"][0] == "21.88 ± 0.38" and table["scaleout"][-2:] == ["2.40×", "112 %"], table
+    assert table["monolith"][-2:] == ["1.80×", "84 %"], table
+    missing = surge("compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith",
+                    "--loads", "vus=35,100")
+    assert missing.code == 2 and missing.stderr == \
+        "surge: error: --loads: no run of group 'scaleout' has the tag vus=100\n", missing.stderr
+
+
+def test_variants_by_loads_of_new_runs_in_a_seeded_shuffled_order(fast_and_slow):
+    fast, slow = fast_and_slow
+    run = surge("compare", f"{fast.url}/tasks?limit=1", "-d", "0.5s", "-n", "2", "--variant", f"fast={fast.url}",
+                "--variant", f"slow={slow.url}", "--vus", "1,2", "--order", "shuffle", "--order-seed", "7", "--json")
+    assert run.code == 0, run.stderr
+    doc = run.json()
+    names = ["fast vus=1", "fast vus=2", "slow vus=1", "slow vus=2"]
+    assert doc["parameters"]["order"] == "shuffle" and doc["parameters"]["order_seed"] == 7
+    assert [e["variant"] for e in doc["runs"]] == [n for one in run_plan(names, 2, "shuffle", 7) for n in one]
+    assert [e["level"] for e in doc["runs"]] == [float(e["variant"][-1]) for e in doc["runs"]]
+    grid = doc["analysis"]["grid"]
+    assert grid["variants"] == ["fast", "slow"] and grid["loads"] == [1, 2]
+    assert [s["light"] for s in doc["analysis"]["scaling"]] == ["fast vus=1", "slow vus=1"]
+    assert "order=shuffle, order_seed=7" in surge("show", doc["experiment_id"]).stdout
+
+
+def test_runs_from_the_history_whose_throughput_falls_with_run_order_are_flagged_as_drift(tmp_path):
+    """Seed 002's stress compare: the reference always ran first in each round while the
+    target slowed down, by round and within each round; imported oha runs dated in that order."""
+    import os
+
+    for place in range(12):
+        variant = "memory" if place % 2 == 0 else "shard"
+        per_s = 12_300 - 1_000 * (place // 2) - 3_000 * (place % 2)
+        path = _oha(tmp_path, f"{variant}-{place}", per_s * 100, 1_000_000 / per_s)
+        os.utime(path, (1_577_836_800 + 3600 * place,) * 2)
+        _import_files([path], f"store={variant}")
+    run = surge("compare", "--group", "memory:store=memory", "--group", "shard:store=shard")
+    assert run.code == 0, run.stderr
+    assert "flag req/s trends with run order in memory (Kendall τ = -1.00" in run.stdout, run.stdout
+    line = next(line for line in run.stdout.splitlines() if line.startswith("verdict shard against memory"))
+    assert "worse in req/s, goodput/s, p95 ms" in line and "— the difference may be drift: req/s trends" in line
+    assert "worse (may be drift)" in run.stdout

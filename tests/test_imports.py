@@ -15,6 +15,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 from conftest import SCRATCH, surge
+from surge.experiments.figures import key_figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 
@@ -122,6 +123,17 @@ def test_k6_summary_export_keeps_what_k6_kept_and_nothing_more(tmp_path):
     assert doc["intervals"] == [] and set(doc["histograms"].values()) == {None}
     table_row = next(line for line in run.stdout.splitlines() if line.startswith("all"))
     assert table_row.count("—") == 3  # p99, p99.9, count
+
+
+@pytest.mark.parametrize("name, values", [("k6-summary-export.json", lambda m: m),
+                                          ("k6-handle-summary.json", lambda m: m["values"])])
+def test_k6_http_reqs_are_the_responses_and_its_rate_the_responses_per_second(tmp_path, name, values):
+    _, doc, _ = _import(tmp_path, name)
+    reqs = values(json.loads((FIXTURES / name).read_text())["metrics"]["http_reqs"])
+    assert doc["requests"]["responses"] == reqs["count"] == 1000
+    assert doc["throughput"]["responses_per_s"] == pytest.approx(reqs["rate"], rel=1e-12)
+    shown = surge("show", doc["meta"]["run_id"], "--json").json()
+    assert key_figures(shown)["responses_per_s"] == pytest.approx(reqs["rate"], rel=1e-12)
 
 
 def test_k6_handle_summary_reads_values_and_the_asked_p99(tmp_path):

@@ -60,8 +60,8 @@ def test_stats_over_imported_runs_counts_n_per_figure_and_equals_scipy(history_d
         assert got["mean"] == pytest.approx(np.mean(values), rel=1e-12)
         assert got["sd"] == pytest.approx(np.std(values, ddof=1), rel=1e-9, abs=1e-12)
         assert got["median"] == pytest.approx(np.median(values), rel=1e-12)
-    # The k6 summary export has no p99 and the k6 summaries no responses/s: n says so.
-    assert statistics["p99_ms"]["n"] == 4 and statistics["responses_per_s"]["n"] == 3
+    # The k6 summary export has no p99: n says so (k6's http_reqs.rate is responses/s).
+    assert statistics["p99_ms"]["n"] == 4 and statistics["responses_per_s"]["n"] == 5
     db = sqlite3.connect(history_db)
     assert db.execute("SELECT kind, complete FROM experiments").fetchall() == [("stats", 1)]
     assert [r[0] for r in db.execute("SELECT run_id FROM experiment_runs ORDER BY position")] == ids
@@ -74,7 +74,7 @@ def test_stats_by_run_ids_and_prefixes_and_a_name(history_db):
     run = surge("stats", ids[0][:10], ids[1])
     assert run.code == 0, run.stderr
     assert "Statistics over the runs" in run.stdout and "p99 ms       │ 1 │" in run.stdout
-    assert "fewer than 2 values of req/s, p99 ms: no SD, CI or CV" in run.stdout
+    assert "fewer than 2 values of p99 ms: no SD, CI or CV" in run.stdout  # k6 summaries have req/s
     by_name = surge("stats", "--name", "k6-ndjson", "--json").json()
     ndjson = [r["id"] for r in surge("history", "--name", "k6-ndjson", "--json").json()]
     assert [e["run_id"] for e in by_name["runs"]] == ndjson and by_name["name"] == "k6-ndjson"
@@ -150,3 +150,31 @@ def test_outliers_need_enough_runs_and_a_high_cv_is_flagged_with_advice():
     assert "run more of them (-n), longer ones (-d), or on a quieter machine" in found[0].advice
     assert flags({"responses_per_s": d}, ["1", "2", "3", "4"], cv_limit=0.25) == []
     assert json.loads(json.dumps(found[0].to_dict()))["figures"] == ["responses_per_s"]
+
+
+SEED_001 = IMPORTS / "seed001"
+"""SEED_001 holds seed 001's k6 --summary-export files (its README.md)."""
+
+
+def test_stats_of_seed_001s_ten_baseline_exports_state_its_figures_at_their_precision(tmp_path):
+    copies = tmp_path / "exports"
+    copies.mkdir()
+    for number, source in enumerate(sorted(SEED_001.glob("baseline-*.json"))):
+        (copies / source.name).write_bytes(source.read_bytes())
+        os.utime(copies / source.name, (PAST + 3600 * number,) * 2)
+    imported = surge("import", *sorted(str(p) for p in copies.iterdir()), "--tag", "vus=35")
+    assert imported.code == 0, imported.stderr
+    out = tmp_path / "stats"
+    run = surge("stats", "--tag", "vus=35", "--out", str(out))
+    assert run.code == 0 and "cannot write the report" not in run.stderr, run.stderr
+    # The seed's own table: 21.88 ± 0.38 req/s, 95 % CI [21.61, 22.15], CV 1.7 %.
+    row = next(line for line in run.stdout.splitlines() if line.startswith("req/s "))
+    assert [c.strip() for c in row.split("│")[1:6]] == ["10", "21.88", "0.38", "21.61", "22.15"], row
+    assert row.rstrip().endswith("1.7%"), row
+    report = (out / "report.md").read_text()
+    assert "| req/s | 10 | 21.88 | 0.38 | 21.61 | 22.15 |" in report
+    assert "| req/s mean | 21.88 |" in report
+    assert "only 0 run(s)" not in report and "behind a figure" not in report  # 10 runs behind every figure held
+    assert "| p95 ms | 10 | 606.926 | 50.253 |" in report
+    again = surge("report", str(out))
+    assert again.code == 0 and not again.stderr, again.stderr

@@ -108,17 +108,17 @@ class VariantComparison:
 def compare_variants(variants: Mapping[str, Sequence[Figures]], *, reference: str | None = None,
                      figures: Sequence[str] = KEY_FIGURES, alpha: float = ALPHA, confidence: float = 0.95,
                      resamples: int = RESAMPLES, seed: int | None = None) -> list[VariantComparison]:
-    """compare_variants compares every variant (name → its runs' figures, in order) with the
-    ``reference`` (default: the first), each figure on its own and at ``alpha`` (no correction
-    for the number of comparisons); ValueError with fewer than two variants or an unknown
-    reference."""
+    """compare_variants compares every pair of variants (name → its runs' figures, in order):
+    the ``reference`` (default: the first) with each other, then each later pair in order (B
+    with C ...), each figure on its own and at ``alpha`` (no correction for the number of
+    comparisons); ValueError with fewer than two variants or an unknown reference."""
     if len(variants) < 2:
         raise ValueError(f"a comparison needs two variants or more, got {len(variants)}")
     name = reference if reference is not None else next(iter(variants))
     if name not in variants:
         raise ValueError(f"the reference '{name}' is not one of the variants ({', '.join(variants)})")
-    base = variants[name]
-    return [VariantComparison(name, other, [
-        compare_figure(f, [run.get(f) for run in base], [run.get(f) for run in runs], alpha=alpha,
+    ordered = [name] + [other for other in variants if other != name]
+    return [VariantComparison(a, b, [
+        compare_figure(f, [run.get(f) for run in variants[a]], [run.get(f) for run in variants[b]], alpha=alpha,
                        confidence=confidence, resamples=resamples, seed=seed) for f in figures])
-        for other, runs in variants.items() if other != name]
+        for i, a in enumerate(ordered) for b in ordered[i + 1:]]

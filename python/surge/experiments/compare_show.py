@@ -1,6 +1,7 @@
 """Printing a comparison (experiment kind ``compare``) from its experiment.json document alone:
-the runs, one table per variant against the reference, the verdicts in a line, the notes, the
-scaling lines with their warnings, the runs left out and the thresholds' verdict."""
+the runs, one table per pair of variants, the verdicts in a line (saying when a difference may
+be drift), the notes, the trends with run order, the variants × loads table, the scaling lines
+with their warnings, the runs left out and the thresholds' verdict."""
 
 from __future__ import annotations
 
@@ -14,19 +15,20 @@ from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.experiments.over_runs import verdict_line
 from surge.experiments.show import cell, heading, runs_table
 from surge.redact import redact_text
+from surge.report.numbers import spread_decimals
 from surge.summary import summary_table
 
 VERDICT_STYLES = {"better": "green", "worse": "bold red", "different": "yellow"}
 """VERDICT_STYLES colours a verdict on a terminal."""
 
 
-def _signed(value: float | None, figure: str) -> str:
+def _signed(value: float | None, figure: str, spread: float | None = None) -> str:
     if value is None:
         return "-"
     if figure == "failure_rate":
         return f"{value:+.3%}"
     if figure in KEY_FIGURES:
-        return f"{value:+,.3f}" if figure.endswith("_ms") else f"{value:+,.1f}"
+        return f"{value:+,.{spread_decimals(spread, 3 if figure.endswith('_ms') else 1)}f}"
     return f"{value:+,.6g}"
 
 
@@ -53,11 +55,16 @@ def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
         f = c["figure"]
         sides = []
         for side in (c["reference"], c["variant"]):
+            sd = None if side is None else side.get("sd")
             sides += ["-", "-"] if side is None else \
-                [cell(side["mean"], f), _interval(side["ci_low"], side["ci_high"], lambda v, f=f: cell(v, f))]
+                [cell(side["mean"], f, sd), _interval(side["ci_low"], side["ci_high"],
+                                                      lambda v, f=f, sd=sd: cell(v, f, sd))]
         ratio_ci = c["ratio_ci"] or [None, None]
         verdict = c["verdict"] if c["verdict"] != "no significant difference" else "~ no significant difference"
-        table.add_row(FIGURE_TITLES.get(f, f), *sides, _signed(c["difference"], f),
+        if c.get("may_be_drift"):
+            verdict += " (may be drift)"
+        spreads = [side["sd"] for side in (c["reference"], c["variant"]) if side and side.get("sd")]
+        table.add_row(FIGURE_TITLES.get(f, f), *sides, _signed(c["difference"], f, min(spreads, default=None)),
                       "-" if c["ratio"] is None else f"{c['ratio']:.3f}",
                       _interval(ratio_ci[0], ratio_ci[1], lambda v: f"{v:.3f}"), _p(c["welch_p"]),
                       _p(c["mann_whitney_p"]), Text(verdict, style=VERDICT_STYLES.get(c["verdict"], "")))
@@ -76,7 +83,39 @@ def verdicts_line(pair: Mapping[str, Any]) -> str:
         count = sum(1 for c in pair["figures"] if c["verdict"] == verdict)
         if count:
             parts.append(f"{verdict} in {count} figure(s)")
-    return f"{pair['variant']} against {pair['reference']}: " + "; ".join(parts)
+    line = f"{pair['variant']} against {pair['reference']}: " + "; ".join(parts)
+    if pair.get("drift") and any(c.get("may_be_drift") for c in pair["figures"]):
+        line += " — the difference may be drift: " + "; ".join(pair["drift"])
+    return line
+
+
+def _mean_sd(estimate: Mapping[str, Any] | None, figure: str) -> str:
+    if not estimate:
+        return "-"
+    sd = estimate.get("sd")
+    mean = cell(estimate.get("mean"), figure, sd)
+    return mean if sd is None else f"{mean} ± {cell(sd, figure, sd)}"
+
+
+def grid_table(grid: Mapping[str, Any]) -> Any:
+    """grid_table is the variants × loads table: a row per variant, per load its throughput
+    (mean ± SD) and p95 (mean ± SD), then its scaling between consecutive loads (throughput
+    ratio and efficiency = ratio / load ratio)."""
+    loads = [f"{load:g}" for load in grid["loads"]]
+    steps = [f"{a}→{b}" for a, b in zip(loads, loads[1:])]
+    columns = ("variant", *(f"{head} @{load}" for load in loads for head in ("req/s", "p95 ms")),
+               *(f"{head} {step}" for step in steps for head in ("throughput", "efficiency")))
+    table = summary_table("Variants × loads (means ± SD over each cell's runs; efficiency = throughput ratio / load "
+                          "ratio)", columns, left=("variant",))
+    for row in grid["rows"]:
+        figures = [_mean_sd(c.get(f), f) for c in row["cells"] for f in ("responses_per_s", "p95_ms")]
+        scaling = []
+        for s in row["scaling"]:
+            scaling += ["-" if s["throughput_ratio"] is None else f"{s['throughput_ratio']:.2f}×",
+                        "-" if s["efficiency"] is None else f"{s['efficiency']:.0%}".replace("%", " %")]
+        scaling += ["-"] * (2 * len(steps) - len(scaling))
+        table.add_row(str(row["variant"]), *figures, *scaling)
+    return table
 
 
 def print_comparison(document: Mapping[str, Any], console: Console) -> None:
@@ -88,6 +127,8 @@ def print_comparison(document: Mapping[str, Any], console: Console) -> None:
         return
     for pair in analysis["comparisons"]:
         console.print(comparison_table(pair, analysis["confidence"]))
+    if analysis.get("grid"):
+        console.print(grid_table(analysis["grid"]))
     for pair in analysis["comparisons"]:
         console.print(Text.assemble(("verdict ", "bold"), verdicts_line(pair)))
         floor = pair.get("mann_whitney_floor")
@@ -103,7 +144,7 @@ def print_comparison(document: Mapping[str, Any], console: Console) -> None:
         for warning in s["warnings"]:
             console.print(Text.assemble(("warning ", "bold yellow"), warning))
     for finding in document.get("findings") or []:
-        if finding["kind"] in ("not_tested", "few_runs"):
+        if finding["kind"] in ("not_tested", "few_runs", "drift"):
             console.print(Text.assemble(("flag ", "bold yellow"), finding["text"]))
     for left in analysis.get("left_out") or []:
         console.print(f"run {left['label']} is not in the comparison: {left['why']}")

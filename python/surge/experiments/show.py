@@ -16,6 +16,7 @@ from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.experiments.over_runs import verdict_line
 from surge.experiments.record import KEPT, NOT_KEPT
 from surge.redact import redact_text
+from surge.report.numbers import figure_with_spread
 from surge.summary import summary_console, summary_table
 
 ID_CHARS = 8
@@ -40,9 +41,15 @@ def _threshold_value(value: float | None, key: str) -> str:
     return "-" if value is None else f"{value:,.6g}"
 
 
-def cell(value: float | None, figure: str) -> str:
-    """cell formats a figure's value for a table: a key figure by its unit, a threshold's in six digits."""
-    return _number(value, figure) if figure in KEY_FIGURES else _threshold_value(value, figure)
+def cell(value: float | None, figure: str, spread: float | None = None) -> str:
+    """cell formats a figure's value for a table: a key figure by its unit (with ``spread``, its
+    SD over the runs, with the decimals the spread supports: report.numbers.figure_with_spread),
+    a threshold's in six digits."""
+    if figure not in KEY_FIGURES:
+        return _threshold_value(value, figure)
+    if spread is not None and figure != "failure_rate":
+        return figure_with_spread(value, figure, spread)
+    return _number(value, figure)
 
 
 def runs_table(document: Mapping[str, Any]) -> Any:
@@ -69,7 +76,7 @@ def statistics_table(analysis: Mapping[str, Any]) -> Any:
     for figure, data in analysis["statistics"].items():
         d = Description.from_dict(data)
         values = (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)
-        table.add_row(FIGURE_TITLES.get(figure, figure), str(d.n), *(cell(v, figure) for v in values),
+        table.add_row(FIGURE_TITLES.get(figure, figure), str(d.n), *(cell(v, figure, d.sd) for v in values),
                       "-" if d.cv is None else f"{d.cv:.1%}")
     return table
 
@@ -98,7 +105,8 @@ def print_over_runs(document: Mapping[str, Any], console: Console) -> None:
 def heading(document: Mapping[str, Any]) -> str:
     """heading is the experiment's first line: kind, name, id prefix and what it was asked."""
     params = document.get("parameters") or {}
-    asked = ", ".join(f"{k}={v}" for k, v in params.items() if k != "test" and not isinstance(v, (dict, list)))
+    asked = ", ".join(f"{k}={v}" for k, v in params.items()
+                      if k != "test" and v is not None and not isinstance(v, (dict, list)))  # None: not asked
     return f"{document['kind']} {document['name']} · experiment {document['experiment_id'][:ID_CHARS]}" + \
         (f" · {asked}" if asked else "")
 

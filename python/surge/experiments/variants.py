@@ -10,6 +10,7 @@ with all these tags) or ``--runs [NAME:]RUN,RUN...`` (the runs named).
 from __future__ import annotations
 
 import math
+import random
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -123,6 +124,37 @@ def parse_loads(flag: str, text: str, whole: bool) -> list[float]:
     if any(b <= a for a, b in zip(values, values[1:])):
         raise BadInput(flag, f"the levels must increase, got '{text}'")
     return values
+
+
+ORDERS = ("balanced", "shuffle")
+"""ORDERS are the run orders of a comparison of new runs (``--order``)."""
+
+
+def run_plan(names: list[str], repeats: int, order: str, seed: int | None = None) -> list[list[str]]:
+    """run_plan is the order a comparison makes its runs in, round by round (each round runs
+    every variant once): ``balanced`` reverses every other round (A B, B A, A B, B A ...: a
+    drift linear in time weighs on every variant alike, and no variant always runs first);
+    ``shuffle`` shuffles each round with ``random.Random(seed)``, so the same seed gives the
+    same order. ValueError for another order."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown run order '{order}'")
+    rng = random.Random(seed)
+    plan = []
+    for number in range(repeats):
+        one = list(names)
+        if order == "shuffle":
+            rng.shuffle(one)
+        elif number % 2:
+            one.reverse()
+        plan.append(one)
+    return plan
+
+
+def cross(variants: list[Variant], levels: list[Variant]) -> list[Variant]:
+    """cross is variants × loads: every variant at every load level (``levels`` from
+    load_variants), named ``VARIANT LEVEL`` (``scaleout vus=35``), variant by variant."""
+    return [replace(v, name=f"{v.name} {level.name}", vus=level.vus, rate=level.rate)
+            for v in variants for level in levels]
 
 
 def load_variants(vus: str | None, rates: str | None) -> list[Variant]:

@@ -5,7 +5,10 @@ statistics are those of ``summaryTrendStats`` (by default avg, min, med, max, p(
 no p(99)). Whatever is not there is None.
 
 In both, ``http_req_failed`` is a rate whose true values are *failed* requests: its
-``passes`` counts failed requests and its ``fails`` the others.
+``passes`` counts failed requests and its ``fails`` the others. ``http_reqs`` counts every
+request that ended (k6 counts it when the request is done, an HTTP response or an error): its
+count is ``responses`` and its rate ``responses_per_s`` (k6's own figure, over the test's
+duration), as a summary cannot tell a request without a response from an HTTP error.
 """
 
 from __future__ import annotations
@@ -74,15 +77,15 @@ def parse(source: Source, doc: dict[str, Any]) -> Imported:
     failed = count(source, failed_rate.get("passes"), f"metrics.http_req_failed.{prefix}passes")
     succeeded = count(source, failed_rate.get("fails"), f"metrics.http_req_failed.{prefix}fails")
     received = _values(source, metrics, "data_received", handle, required=False)
-    requests = requests_block(sent=sent, responses=None, succeeded=succeeded, failed=failed, status_codes=None,
+    requests = requests_block(sent=sent, responses=sent, succeeded=succeeded, failed=failed, status_codes=None,
                               bytes_received=None if received is None else
                               count(source, received.get("count"), f"metrics.data_received.{prefix}count"))
+    rate = number(source, reqs.get("rate"), f"metrics.http_reqs.{prefix}rate", optional=True)
     if handle:
         state = mapping(source, doc.get("state"), "state")
         duration_ms = number(source, state.get("testRunDurationMs"), "state.testRunDurationMs")
         window = None if duration_ms is None else duration_ms / 1000
     else:  # k6 computed the rate as count / the test's duration: the duration is count / rate.
-        rate = number(source, reqs.get("rate"), "metrics.http_reqs.rate", optional=True)
         window = sent / rate if rate else None
     trend = _values(source, metrics, "http_req_duration", handle, required=False)
     success = _values(source, metrics, SUCCESS_SUBMETRIC, handle, required=False)
@@ -92,5 +95,7 @@ def parse(source: Source, doc: dict[str, Any]) -> Imported:
     notes = ["a k6 summary keeps no histogram, intervals, status codes or start time"]
     doc_out = base_document(url="", started_unix_s=None, elapsed_s=window, requests=requests, latency=latency,
                             notes=notes)
+    if rate is not None and window:  # k6's own rate, not count / window rounded again
+        doc_out["throughput"]["responses_per_s"] = rate
     return Imported(tool="k6", format="k6-handle-summary" if handle else "k6-summary-export", document=doc_out,
                     started_unix_s=None)

@@ -109,6 +109,8 @@ def wide_cis(statistics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ``p99_ms (±34.567%)``."""
     wide = []
     for name, s in statistics.items():
+        if not s:
+            continue  # no run has the figure
         mean, low, high = s.get("mean"), s.get("ci_low"), s.get("ci_high")
         if mean and low is not None and high is not None and (high - low) / 2 > MAX_CI_HALF_WIDTH * abs(mean):
             wide.append(f"{name} (±{percent((high - low) / 2 / abs(mean))})")
@@ -122,7 +124,7 @@ def repetition_limitations(groups: Mapping[str, Mapping[str, Mapping[str, Any]]]
     found = []
     for group, statistics in groups.items():
         label = f"variant {group}: " if group else ""
-        counts = [int(s["n"]) for s in statistics.values() if s.get("n") is not None]
+        counts = [int(s["n"]) for s in statistics.values() if s and s.get("n")]  # n 0: a figure no run has
         if counts and min(counts) < MIN_RUNS_FOR_CI:
             found.append(f"{label}only {min(counts)} run(s) behind a figure: fewer than {MIN_RUNS_FOR_CI} "
                          "repetitions give confidence intervals too wide to rely on (run more with -n)")

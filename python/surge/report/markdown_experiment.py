@@ -46,7 +46,8 @@ def statistics_table(statistics: Mapping[str, Mapping[str, Any]], confidence: An
     rows = []
     for name, s in statistics.items():
         rows.append([title(name), fmt.count(s.get("n")),
-                     *(fmt.figure(s.get(k), name) for k in ("mean", "sd", "ci_low", "ci_high", "median", "min", "max")),
+                     *(fmt.figure_with_spread(s.get(k), name, s.get("sd"))
+                       for k in ("mean", "sd", "ci_low", "ci_high", "median", "min", "max")),
                      fmt.percent(s.get("cv"))])
     level = fmt.level(confidence)
     return section(f"Statistics over the runs ({level} confidence interval of the mean)", table(STAT_COLUMNS, rows),
@@ -59,9 +60,10 @@ def _repeat(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], di
     for name in ("responses_per_s", "p95_ms"):
         s = statistics.get(name)
         if s:
-            headline.append((f"{title(name)} mean", fmt.figure(s.get("mean"), name)))
-            headline.append((f"{title(name)} CI", f"{fmt.figure(s.get('ci_low'), name)} – "
-                                                  f"{fmt.figure(s.get('ci_high'), name)}"))
+            sd = s.get("sd")
+            headline.append((f"{title(name)} mean", fmt.figure_with_spread(s.get("mean"), name, sd)))
+            headline.append((f"{title(name)} CI", f"{fmt.figure_with_spread(s.get('ci_low'), name, sd)} – "
+                                                  f"{fmt.figure_with_spread(s.get('ci_high'), name, sd)}"))
     verdicts = analysis.get("verdicts") or {}
     if verdicts:
         headline.append(("threshold verdicts", f"{verdicts.get('passed', 0)} passed, {verdicts.get('failed', 0)} "
@@ -127,8 +129,10 @@ def _compare(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], d
     rows = []
     for variant, by_figure in estimates.items():
         for name, e in by_figure.items():
+            e = e or {"n": 0}  # no run of the variant has the figure (an import's tool did not report it)
             rows.append([str(variant), title(name), fmt.count(e.get("n")),
-                         *(fmt.figure(e.get(k), name) for k in ("mean", "sd", "ci_low", "ci_high"))])
+                         *(fmt.figure_with_spread(e.get(k), name, e.get("sd")) for k in ("mean", "sd", "ci_low",
+                                                                                          "ci_high"))])
     level = fmt.level(analysis.get("confidence"))
     body = section(f"Variants ({level} confidence intervals)", table(
         ("variant", "figure", "n", "mean", "SD", "CI low", "CI high"), rows, left=2), level=3)

@@ -72,3 +72,38 @@ def plain(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(plain(v) for v in value) or MISSING
     return f"{value:g}" if is_number(value) else str(value)
+
+
+SPREAD_DIGITS = 2
+"""SPREAD_DIGITS is how many significant digits a spread (an SD, a CI's half-width) is shown with."""
+
+MAX_DECIMALS = 6
+"""MAX_DECIMALS bounds the decimals the spread rule may ask for."""
+
+
+def spread_decimals(spread: Any, default: int) -> int:
+    """spread_decimals is how many decimals figures of a spread ``spread`` keep: enough to show
+    the spread with SPREAD_DIGITS significant digits (0.38 → 2, 1.06 → 1, 50.25 → 0), never
+    fewer than the unit's ``default`` nor more than MAX_DECIMALS; ``default`` without a
+    positive spread."""
+    import math
+
+    if not is_number(spread) or not math.isfinite(spread) or spread <= 0:
+        return default
+    return min(MAX_DECIMALS, max(default, SPREAD_DIGITS - 1 - math.floor(math.log10(spread))))
+
+
+def figure_with_spread(value: Any, name: str, spread: Any) -> str:
+    """figure_with_spread writes a key figure as ``figure`` does, with the decimals its spread
+    supports (spread_decimals; a spread in the figure's unit): a rate of SD 0.38 as ``21.88``
+    where ``figure`` writes ``21.9``. A percentage's spread is a fraction, like its value."""
+    if not is_number(value):
+        return MISSING
+    if name.endswith("_per_s"):
+        return f"{value:,.{spread_decimals(spread, 1)}f}"
+    if name.endswith("_ms"):
+        return f"{value:,.{spread_decimals(spread, 3)}f}"
+    if name.endswith("_rate") or name.endswith("_share"):
+        places = spread_decimals(spread * 100 if is_number(spread) else None, 3)
+        return f"{value * 100:,.{places}f}%"
+    return general(value)

@@ -38,7 +38,7 @@ def _statistics(analysis: Mapping[str, Any]) -> str:
     for figure, data in (analysis.get("statistics") or {}).items():
         d = Description.from_dict(data)
         rows.append([FIGURE_TITLES.get(figure, figure), str(d.n),
-                     *(cell(v, figure) for v in (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)),
+                     *(cell(v, figure, d.sd) for v in (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)),
                      "-" if d.cv is None else f"{d.cv:.1%}"])
     level = f"{analysis.get('confidence', 0.95):.0%}"
     return table(STAT_COLUMNS, rows, caption=f"Statistics over the runs (CI: {level} on the mean, Student's t)")
@@ -84,8 +84,9 @@ def _compare(analysis: Mapping[str, Any]) -> str:
             f = c["figure"]
             sides = []
             for side in (c["reference"], c["variant"]):
-                sides += ["-", "-"] if side is None else [cell(side["mean"], f), "-" if side["ci_low"] is None else
-                                                          f"{cell(side['ci_low'], f)} – {cell(side['ci_high'], f)}"]
+                sd = None if side is None else side.get("sd")
+                sides += ["-", "-"] if side is None else [cell(side["mean"], f, sd), "-" if side["ci_low"] is None else
+                                                          f"{cell(side['ci_low'], f, sd)} – {cell(side['ci_high'], f, sd)}"]
             ratio_ci = c.get("ratio_ci") or [None, None]
             rows.append([FIGURE_TITLES.get(f, f), *sides, num(c.get("ratio"), ".3f"),
                          "-" if ratio_ci[0] is None else f"{ratio_ci[0]:.3f} – {ratio_ci[1]:.3f}",
