@@ -177,12 +177,18 @@ def check_charts(directory: Path, text: str, names: set[str]) -> None:
         check_svg(directory / "charts" / name)
 
 
+def recorded(directory: Path, *args: str, code: int = 0) -> Path:
+    """recorded runs ``surge run ARGS --out DIRECTORY/run``, asserts its exit ``code`` and returns
+    the record's directory."""
+    out = directory / "run"
+    run = surge("run", *args, "--out", str(out))
+    assert run.code == code, run.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def url_run(target, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("url") / "run"
-    run = surge("run", f"{target.url}/health", "-d", "1s", "-c", "2", "--out", str(out))
-    assert run.code == 0, run.stderr
-    return out
+    return recorded(tmp_path_factory.mktemp("url"), f"{target.url}/health", "-d", "1s", "-c", "2")
 
 
 def test_a_url_runs_report_holds_the_records_numbers(url_run):
