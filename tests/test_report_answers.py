@@ -28,31 +28,9 @@ from surge.report.html.run_page import run_charts
 from surge.report.markdown_experiment import render_experiment_md
 from surge.report.source import ExperimentSource
 from surge.target import TargetProcess
-from test_report_md import parse_tables, recorded, row, same
+from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
 
 REPORTS = Path(__file__).parent / "fixtures" / "report_html"
-
-REPR = re.compile(r"\b(None|True|False)\b|\{'|\['|\{\}|\[\]|<built-in|object at 0x")
-"""REPR matches what Python's str() of a value leaks into text: None, True, False, a dict's or a
-list's repr, an empty container, an object's default repr."""
-
-
-def page_text(page: str) -> str:
-    """page_text is what a reader sees of a page: report.md as it is; of report.html the body's
-    text without its scripts (the chart data and the chart library), tags and entities resolved."""
-    if "<html" not in page:
-        return page
-    body = page.split("<body>", 1)[-1]
-    body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
-    return html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
-
-
-def no_python_repr(page: str) -> None:
-    """no_python_repr asserts ``page`` (report.md or report.html) shows no Python repr."""
-    text = page_text(page)
-    found = [text[max(0, m.start() - 60):m.end() + 20] for m in REPR.finditer(text)]
-    assert not found, found
-
 
 SCENARIO = """\
 target: @URL@
@@ -335,3 +313,58 @@ def test_no_page_shows_a_python_repr():
 def test_the_repr_scan_catches_a_leak(leak):
     with pytest.raises(AssertionError):
         no_python_repr(f"<html><body><p>{html_lib.escape(leak)}</p></body></html>")
+
+
+def _drawn(page: str, workdir: Path) -> dict[str, dict[str, str]]:
+    """_drawn opens ``page`` in headless Chromium and returns each chart container's attributes
+    as report.js left them once uPlot had drawn (tests/browser.py)."""
+    from browser import open_report
+
+    opened = open_report(page, workdir)
+    assert opened.errors == [], opened.errors
+    charts = {}
+    for match in re.finditer(r'<div class="chart" id="chart-([^"]+)"([^>]*)>', opened.dom):
+        charts[match.group(1)] = dict(re.findall(r'(data-[a-z]+)="([^"]*)"', match.group(2)))
+    return charts
+
+
+def test_chromium_draws_threshold_lines_and_rate_axes_from_zero(watched, tmp_path):
+    charts = _drawn(render_run_html(StoredRun.from_directory(watched)), tmp_path)
+    assert charts["latency"]["data-rules"] == "2"      # p(95) < 200ms and p(99) < 1us, both inside the plot
+    assert charts["throughput"]["data-rules"] == "1"   # rate > 10000000: the axis reaches up to it
+    for chart_id in ("throughput", "latency", "failures", "cpu"):
+        assert charts[chart_id]["data-drawn"] == "1" and float(charts[chart_id]["data-ymin"]) == 0.0, chart_id
+    assert float(charts["throughput"]["data-ymax"]) >= 10_000_000
+
+
+def test_chromium_ticks_a_sweep_at_its_levels(tmp_path):
+    document = _levels_at(_document("sweep"), LEVELS, ZONES)
+    charts = _drawn(render_experiment_html(document, []), tmp_path)
+    for chart_id in ("sweep-throughput", "sweep-latency"):
+        assert json.loads(html_lib.unescape(charts[chart_id]["data-xticks"])) == LEVELS, chart_id
+        assert float(charts[chart_id]["data-ymin"]) == 0.0
+
+
+def test_seed_004s_hold_and_spike_stand_side_by_side(tmp_path):
+    """examples/gateway-spike.yaml (seed 004) at a quarter of its time against its calibrated
+    target: the verdict says all four thresholds failed, and the per-stage table puts the
+    100-VU hold beside the spike to 200 VUs, their figures adding up to the run's."""
+    from test_examples import target_flags
+    from test_time_scale_gateway import EXAMPLE
+
+    with TargetProcess(*target_flags(EXAMPLE)) as target:
+        out = recorded(tmp_path, str(EXAMPLE), "--target", target.url, "--time-scale", "0.25", code=99)
+    summary = json.loads((out / "summary.json").read_text())
+    text = (out / "report.md").read_text()
+    no_python_repr(text)
+    assert "**FAILED: 4 of 4 thresholds failed" in text.split("## ", 2)[1]
+    stages = parse_tables(text)["Per stage"]
+    assert [(r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in stages[:6]] == [
+        ("1", "0.000", "2.500", "0 → 50 VUs"), ("2", "2.500", "7.500", "50 → 100 VUs"),
+        ("3", "7.500", "15.000", "100 VUs (hold)"), ("4", "15.000", "17.500", "100 → 200 VUs"),
+        ("5", "17.500", "20.000", "200 → 100 VUs"), ("6", "20.000", "22.500", "100 → 0 VUs")]
+    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
+    hold, spike = stages[2], stages[3]
+    for stage in (hold, spike):  # each with its own rate, error rate and p95
+        assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage
+    assert "100 VUs (hold)" in render_run_html(StoredRun.from_directory(out))

@@ -6,6 +6,7 @@ when the results directory is gone; --format both writes report.html too."""
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import re
 import shutil
@@ -21,6 +22,28 @@ from conftest import MIXED, SCRATCH, intervals_logged, run_and_signal, surge, su
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 
 Tables = dict[str, list[dict[str, str]]]
+
+
+REPR = re.compile(r"\b(None|True|False)\b|\{'|\['|\{\}|\[\]|<built-in|object at 0x")
+"""REPR matches what Python's str() of a value leaks into text: None, True, False, a dict's or a
+list's repr, an empty container, an object's default repr."""
+
+
+def page_text(page: str) -> str:
+    """page_text is what a reader sees of a page: report.md as it is; of report.html the body's
+    text without its scripts (the chart data and the chart library), tags and entities resolved."""
+    if "<html" not in page:
+        return page
+    body = page.split("<body>", 1)[-1]
+    body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
+    return html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def no_python_repr(page: str) -> None:
+    """no_python_repr asserts ``page`` (report.md or report.html) shows no Python repr."""
+    text = page_text(page)
+    found = [text[max(0, m.start() - 60):m.end() + 20] for m in REPR.finditer(text)]
+    assert not found, found
 
 
 def parse_tables(markdown: str) -> Tables:
@@ -115,6 +138,9 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
     the tables and the text."""
     summary = json.loads((directory / "summary.json").read_text())
     text = (directory / "report.md").read_text()
+    no_python_repr(text)
+    if (directory / "report.html").is_file():
+        no_python_repr((directory / "report.html").read_text())
     tables = parse_tables(text)
     for label, path in EXECUTIVE.items():
         same(row(tables["Executive summary"], "figure", label)["value"], shown(summary, path))
@@ -248,6 +274,8 @@ def _experiment(args: list[str], out: Path) -> tuple[dict[str, Any], Tables, str
     assert run.code == 0, run.stderr
     doc = json.loads((out / "experiment.json").read_text())
     text = (out / "report.md").read_text()
+    no_python_repr(text)
+    no_python_repr((out / "report.html").read_text())
     tables = parse_tables(text)
     runs = tables[f"Runs ({len(doc['runs'])})"]
     titles = {"req/s": "responses_per_s", "goodput/s": "successes_per_s", "p50 ms": "p50_ms", "p95 ms": "p95_ms",
