@@ -368,3 +368,17 @@ def test_seed_004s_hold_and_spike_stand_side_by_side(tmp_path):
     for stage in (hold, spike):  # each with its own rate, error rate and p95
         assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage
     assert "100 VUs (hold)" in render_run_html(StoredRun.from_directory(out))
+
+
+def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
+    from surge.report.verdict import run_verdict
+
+    summary = json.loads((constant / "summary.json").read_text())
+    summary["drain"] = {"seconds": 0.25, "responses": 12, "succeeded": 10, "failed": 2, "interrupted": 1}
+    rows = dict(run_verdict(summary).rows)
+    assert rows["drain after the load"] == "0.250 s: 12 responses (10 succeeded, 2 failed), 1 interrupted; not in the rates"
+    assert rows["exit code"] == "0: the run completed and every threshold passed (or none was set)"
+    summary["meta"]["tool"] = "hey"
+    verdict = run_verdict(summary)
+    assert verdict.headline.startswith("Imported from hey:") and verdict.state == "info"
+    assert dict(verdict.rows)["exit code"] == "none: the run was imported from hey (surge did not run it)"

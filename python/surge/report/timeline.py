@@ -231,7 +231,8 @@ def stage_rows(run: StoredRun) -> list[list[str]]:
         last_end = max(last_end, t)
     finish = max(iv.get("end_s", 0.0) for iv in intervals)
     if any((iv.get("start_s", 0.0) + iv.get("end_s", 0.0)) / 2 >= last_end for iv in intervals):
-        rows.append(_stage_row(run, "all", "after the stages", (last_end, finish + 1.0), "0 (ramp-down, drain)",
+        owner = str(staged[0].get("name")) if len(staged) == 1 else "all"
+        rows.append(_stage_row(run, owner, "after the stages", (last_end, finish + 1.0), "0 (ramp-down, drain)",
                                intervals, hlog))
     return rows
 

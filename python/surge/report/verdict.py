@@ -59,6 +59,9 @@ def run_exit_code(summary: Mapping[str, Any]) -> tuple[int | None, str]:
     """run_exit_code is the exit code surge gave the run, read back from its record, and what it
     means: 128 + the stop signal, 3 when nothing was measured, 99 when a threshold failed, else 0;
     None when the record holds no result (the process was killed)."""
+    tool = _get(summary, "meta", "tool")
+    if tool not in (None, "surge"):
+        return None, f"none: the run was imported from {tool} (surge did not run it)"
     signal = summary.get("stop_signal")
     if signal:
         return SIGNAL_CODES.get(str(signal), 130), f"the run was stopped by {signal}: its figures are partial"
@@ -94,8 +97,11 @@ def run_verdict(summary: Mapping[str, Any]) -> Verdict:
     thresholds = summary.get("thresholds") or []
     failed = [t for t in thresholds if not t.get("passed")]
     code, meaning = run_exit_code(summary)
-    exit_text = "not recorded" if code is None else f"{code}: {meaning}"
-    if code is None:
+    exit_text = meaning if code is None else f"{code}: {meaning}"
+    if code is None and isinstance(summary.get("requests"), Mapping):
+        state, headline = "info", f"Imported from {_get(summary, 'meta', 'tool')}: the figures are the tool's; no " \
+            "threshold was judged."
+    elif code is None:
         state, headline = "info", "No result: the record holds none (the process ended before writing it)."
     elif failed:
         state = "fail"
@@ -122,6 +128,11 @@ def run_verdict(summary: Mapping[str, Any]) -> Verdict:
             ("requests sent", fmt.count(_get(summary, "requests", "sent"))),
             ("thresholds", thresholds_verdict(thresholds)),
             ("load window (s)", fmt.seconds(summary.get("duration_s")))]
+    drain = summary.get("drain")
+    if isinstance(drain, Mapping):
+        rows.append(("drain after the load", f"{fmt.seconds(drain.get('seconds'))} s: {fmt.count(drain.get('responses'))} "
+                     f"responses ({fmt.count(drain.get('succeeded'))} succeeded, {fmt.count(drain.get('failed'))} "
+                     f"failed), {fmt.count(drain.get('interrupted'))} interrupted; not in the rates"))
     return Verdict(state, headline, _threshold_checks(thresholds), rows)
 
 

@@ -47,7 +47,8 @@ def over_runs_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
                   {"label": "mean", "values": [flat[0]] * len(runs), "colour": GREY}]
         chart: dict[str, Any] = {"id": _chart_id("figure", i), "title": f"{_title(figure)}: each run, mean and "
                                  f"{analysis.get('confidence', 0.95):.0%} CI", "x": list(range(len(runs))),
-                                 "xcats": labels, "xlabel": "run", "ylabel": _title(figure), "series": series}
+                                 "xcats": labels, "xlabel": "run", "ylabel": _title(figure), "series": series,
+                                 "yzero": figure.endswith("_per_s")}
         if flat[1] is not None and flat[2] is not None:
             series += [{"label": "CI high", "values": [flat[2]] * len(runs), "style": "dash", "colour": "#1f77b4"},
                        {"label": "CI low", "values": [flat[1]] * len(runs), "style": "dash", "colour": "#1f77b4"}]
@@ -194,7 +195,7 @@ def compare_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         charts.append({"id": _chart_id("compare", i), "title": f"{_title(figure)}: variants' means with "
                        f"{analysis.get('confidence', 0.95):.0%} CI, and each run", "x": x,
                        "xcats": variants, "xlabel": "variant",
-                       "ylabel": _title(figure),
+                       "ylabel": _title(figure), "yzero": figure.endswith("_per_s"),
                        "series": [{"label": "mean", "values": by_variant("mean"), "style": "points"},
                                   {"label": "CI low", "values": by_variant("ci_low"), "style": "points",
                                    "colour": GREY},

@@ -94,7 +94,7 @@ def verdict_block(v: Verdict) -> str:
     checks = table(("threshold", "scope", "verdict", "observed"), ([expr, scope, verdict(state), observed]
                                                                   for expr, scope, state, observed in v.checks),
                    left=2) if v.checks else ""
-    return (f'<section class="verdict {esc(v.state)}" id="verdict"><h2>Verdict</h2>\n'
+    return (f'<section class="verdict verdict-{esc(v.state)}" id="verdict"><h2>Verdict</h2>\n'
             f'<p class="headline">{esc(v.headline)}</p>\n{checks}{key_values(v.rows)}</section>\n')
 
 
