@@ -136,12 +136,21 @@ def run_verdict(summary: Mapping[str, Any]) -> Verdict:
     return Verdict(state, headline, _threshold_checks(thresholds), rows)
 
 
-def load_text(model: Any, load: Any) -> str:
-    """load_text writes a sweep level: ``1,000 VUs`` (closed model) or ``1,000/s`` (open)."""
+def _load_number(model: Any, load: Any) -> str:
     if not fmt.is_number(load):
         return fmt.MISSING
-    return f"{fmt.plain(load) if load != int(load) else fmt.count(load)} VUs" if model == "closed" \
-        else f"{fmt.rate(load)}/s"
+    if model == "closed":
+        return fmt.count(load) if load == int(load) else fmt.plain(load)
+    return fmt.rate(load)
+
+
+def _load_unit(model: Any) -> str:
+    return " VUs" if model == "closed" else "/s"
+
+
+def load_text(model: Any, load: Any) -> str:
+    """load_text writes a sweep level: ``1,000 VUs`` (closed model) or ``1,000.0/s`` (open)."""
+    return _load_number(model, load) + (_load_unit(model) if fmt.is_number(load) else "")
 
 
 def zone_spans(levels: Sequence[Mapping[str, Any]], model: Any) -> str:
@@ -156,8 +165,8 @@ def zone_spans(levels: Sequence[Mapping[str, Any]], model: Any) -> str:
             spans.append((zone, [level.get("load")]))
     parts = []
     for zone, loads in spans:
-        first, last = load_text(model, loads[0]), load_text(model, loads[-1])
-        parts.append(f"{zone} {first}" if len(loads) == 1 else f"{zone} {first.split(' ')[0]}–{last}")
+        first, last = _load_number(model, loads[0]), _load_number(model, loads[-1])
+        parts.append(f"{zone} {first if len(loads) == 1 else first + '–' + last}{_load_unit(model)}")
     return "; ".join(parts) or fmt.MISSING
 
 
@@ -226,7 +235,8 @@ def _compare(analysis: Mapping[str, Any]) -> Verdict:
             name = str(c.get("figure"))
             verdict = str(c.get("verdict") or fmt.MISSING)
             worse = worse or verdict == "worse"
-            said.append(f"{FIGURE_TITLES.get(name, name)} {verdict} (ratio {fmt.general(c.get('ratio'))})")
+            note = f"; {c['note']}" if c.get("note") else ""
+            said.append(f"{FIGURE_TITLES.get(name, name)} {verdict} (ratio {fmt.general(c.get('ratio'))}{note})")
         rows.append((f"{pair.get('variant')} against {pair.get('reference')}", "; ".join(said) or fmt.MISSING))
     headline = f"{len(rows)} comparison(s) against the reference {analysis.get('reference')}" + \
         (": a variant is worse on some figure." if worse else ".")

@@ -64,13 +64,17 @@ def _sweep(analysis: Mapping[str, Any]) -> str:
         f"σ {fmt.general(usl.get('sigma'))}, κ {fmt.general(usl.get('kappa'))}, λ {fmt.rate(usl.get('lambda'))}/s, " \
         f"N* {fmt.general(usl.get('peak_n'))}, R² {fmt.general(usl.get('r_squared'))}"
     peak, knee = analysis.get("peak") or {}, analysis.get("knee") or {}
-    legend = "".join(f'<span style="background:{colour}">{esc(zone)}</span>' for zone, colour in ZONE_COLOURS.items())
     return table(columns, rows, left=0, caption="Levels") + key_values([
         ("peak", f"{num(peak.get('throughput'))}/s at {load_text(model, peak['load'])}"
          if peak.get("load") is not None else None),
         ("knee", f"{num(knee.get('throughput'))}/s at {load_text(model, knee['load'])}"
-         if knee.get("load") is not None else knee.get("reason")), ("USL", fit)]) + \
-        f'<p class="zones">zones: {legend}</p>\n'
+         if knee.get("load") is not None else knee.get("reason")), ("USL", fit)])
+
+
+def zone_legend() -> str:
+    """zone_legend names each zone in the colour the sweep's charts shade it with (ZONE_COLOURS)."""
+    spans = "".join(f'<span style="background:{colour}">{esc(zone)}</span>' for zone, colour in ZONE_COLOURS.items())
+    return f'<p class="zones">zones: {spans}</p>\n'
 
 
 def _capacity(analysis: Mapping[str, Any]) -> str:
@@ -136,8 +140,11 @@ def render_experiment_html(document: dict[str, Any], runs: list[StoredRun]) -> s
     analysis_html = (TABLES[kind](analysis) if kind in TABLES and analysis else
                      '<p class="note">No analysis in this record.</p>\n')
     limitations = experiment_limitations(document, runs)
-    body = head + verdict_block(experiment_verdict(document)) + section("Charts", "".join(chart_div(c["id"], c["title"]) for c in charts)
-                          or '<p class="note">No charts: the record holds no analysis.</p>\n') + \
+    chart_html = "".join(chart_div(c["id"], c["title"]) for c in charts)
+    if chart_html and kind == "sweep":
+        chart_html += zone_legend()
+    no_charts = '<p class="note">No charts: the record holds no analysis.</p>\n'
+    body = head + verdict_block(experiment_verdict(document)) + section("Charts", chart_html or no_charts) + \
         section("Analysis", analysis_html) + section("Runs", _runs_table(document, runs)) + \
         section("Findings", findings_list(document.get("findings") or [])) + \
         section("Limitations", bullet_list(limitations, "No limitation found in the record.")) + \
