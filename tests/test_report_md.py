@@ -177,8 +177,9 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
         assert entry["check"] == check["name"]
         same(entry["passes"], check["passes"])
         same(entry["fails"], check["fails"])
-    for entry, threshold in zip(tables.get("Thresholds", []), summary.get("thresholds") or [], strict=True):
-        assert (entry["threshold"], entry["status"], entry["observed"]) == \
+    for entry, threshold in zip(tables.get("Thresholds, pass or fail", []), summary.get("thresholds") or [],
+                                strict=True):
+        assert (entry["threshold"], entry["verdict"], entry["observed"]) == \
                (threshold["expr"], threshold["status"], threshold["observed_text"] or "-")
     method = {r["item"]: r["value"] for r in tables["Method"]}
     assert method["target"] == (summary["meta"]["target"] or summary.get("url") or "-")
@@ -231,10 +232,12 @@ def test_a_scenario_runs_report_has_its_thresholds_checks_and_tags(target, tmp_p
     run = surge("run", str(scenario), "--out", str(out))
     assert run.code == 99, run.stderr  # the 404s fail failure_rate
     tables, _ = check_run_report(out)
-    assert len(tables["Thresholds"]) == 4 and len(tables["Checks"]) == 2 and len(tables["Per tag"]) == 2
+    assert len(tables["Thresholds, pass or fail"]) == 4 and len(tables["Checks"]) == 2 and len(tables["Per tag"]) == 2
     assert row(tables["Executive summary"], "figure", "thresholds")["value"] == \
         "3 of 4 passed (failed: failure_rate < 1%)"
-    assert row(tables["Thresholds"], "threshold", "p(99) < 10s")["scope"] == "scenario ok tag health"
+    assert row(tables["Executive summary"], "figure", "exit code")["value"] == \
+        "99: a threshold failed (or stopped the run)"
+    assert row(tables["Thresholds, pass or fail"], "threshold", "p(99) < 10s")["scope"] == "scenario 'ok', tag 'health'"
     assert "404" in {r["status"] for r in tables["Status codes"]}
 
 

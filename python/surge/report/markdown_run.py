@@ -95,16 +95,12 @@ def _method(run: StoredRun) -> str:
         ("tags", ", ".join(f"{k}={v}" for k, v in (meta.get("tags") or {}).items()) or "none"),
         ("run id", run.run_id or "-"),
     ]
-    thresholds = table(("threshold", "scope", "status", "observed"), [
-        (str(t.get("expr")), " ".join(f"{k} {t[k]}" for k in ("scenario", "tag") if t.get(k)) or "all",
-         str(t.get("status")), str(t.get("observed_text") or fmt.MISSING)) for t in summary.get("thresholds") or []])
     inputs = ""
     if run.inputs and run.inputs_name:
         fence = "~~~~" if "```" in run.inputs else "```"
         kind = "yaml" if run.inputs_name.endswith(".yaml") else "text"
         inputs = f"Inputs ({run.inputs_name}, secrets masked):\n\n{fence}{kind}\n{run.inputs.rstrip()}\n{fence}"
-    return section("Method", table(("item", "value"), rows, left=2), "### Thresholds\n\n" + thresholds if thresholds else "",
-                   inputs)
+    return section("Method", table(("item", "value"), rows, left=2), inputs)
 
 
 def _requests(summary: Mapping[str, Any]) -> list[str]:

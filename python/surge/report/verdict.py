@@ -88,7 +88,7 @@ def thresholds_verdict(thresholds: Sequence[Mapping[str, Any]]) -> str:
 
 def _threshold_checks(thresholds: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
     return [(str(t.get("expr") or fmt.MISSING), threshold_scope(t),
-             "pass" if t.get("passed") else str(t.get("status") or "fail"),
+             str(t.get("status") or ("pass" if t.get("passed") else "fail")),
              str(t.get("observed_text") or fmt.MISSING)) for t in thresholds]
 
 
