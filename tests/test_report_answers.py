@@ -382,3 +382,31 @@ def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
     verdict = run_verdict(summary)
     assert verdict.headline.startswith("Imported from hey:") and verdict.state == "info"
     assert dict(verdict.rows)["exit code"] == "none: the run was imported from hey (surge did not run it)"
+
+
+RATE_STAGES = """\
+target: @URL@
+scenarios:
+  arrivals:
+    executor:
+      type: ramping-arrival-rate
+      start_rate: 20
+      max_vus: 8
+      stages:
+        - {duration: 2s, target: 40}
+        - {duration: 1s, target: 40}
+    flow:
+      - name: health
+        request: {path: /health}
+"""
+
+
+def test_a_ramping_arrival_rates_stages_are_rates(target, tmp_path):
+    out = recorded(tmp_path, str(write(tmp_path, RATE_STAGES, URL=target.url)))
+    summary = json.loads((out / "summary.json").read_text())
+    text = (out / "report.md").read_text()
+    stages = parse_tables(text)["Per stage"]
+    assert [(r["stage"], r["target"]) for r in stages[:2]] == [("1", "20 → 40/s"), ("2", "40/s (hold)")]
+    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
+    throughput = next(c for c in run_charts(StoredRun.from_directory(out)) if c["id"] == "throughput")
+    assert [s["label"] for s in throughput["series"] if s.get("axis") == "y2"] == ["offered rate /s"]

@@ -8,8 +8,6 @@
 (function () {
   "use strict";
   var PALETTE = ["#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"];
-  var ZONE_COLOURS = {optimal: "rgba(46,160,67,0.10)", stress: "rgba(233,196,106,0.22)",
-                      degraded: "rgba(231,111,81,0.18)", broken: "rgba(198,40,40,0.18)"};
   var data = JSON.parse(document.getElementById("surge-data").textContent);
 
   function fmt(v) {
@@ -26,7 +24,7 @@
       ctx.save();
       spec.zones.forEach(function (z) {
         var x0 = u.valToPos(z.from, "x", true), x1 = u.valToPos(z.to, "x", true);
-        ctx.fillStyle = (spec.zoneColours || ZONE_COLOURS)[z.zone] || "rgba(0,0,0,0.05)";
+        ctx.fillStyle = spec.zoneColours[z.zone] || "rgba(0,0,0,0.05)";  // the legend's colours (experiment_charts)
         ctx.fillRect(Math.min(x0, x1), top, Math.abs(x1 - x0), h);
       });
       ctx.restore();
