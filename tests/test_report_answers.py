@@ -410,3 +410,18 @@ def test_a_ramping_arrival_rates_stages_are_rates(target, tmp_path):
     assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
     throughput = next(c for c in run_charts(StoredRun.from_directory(out)) if c["id"] == "throughput")
     assert [s["label"] for s in throughput["series"] if s.get("axis") == "y2"] == ["offered rate /s"]
+
+
+def test_chromium_shows_the_failed_verdict_in_the_first_screen(watched, tmp_path):
+    """The headline and every threshold's row lie within the first 800 px of a 1280 px wide page."""
+    from browser import open_report
+
+    measure = ("<script>window.addEventListener('load', function () { var v = document.querySelector('#verdict');"
+               " document.documentElement.setAttribute('data-verdict-bottom', v ? String(v.querySelector('table')"
+               ".getBoundingClientRect().bottom) : 'none'); });</script></body>")
+    page = render_run_html(StoredRun.from_directory(watched)).replace("</body>", measure, 1)
+    opened = open_report(page, tmp_path)
+    assert opened.errors == [], opened.errors
+    bottom = re.search(r'data-verdict-bottom="([^"]+)"', opened.dom)
+    assert bottom is not None and bottom.group(1) != "none", opened.dom[:300]
+    assert 0 < float(bottom.group(1)) < 800
