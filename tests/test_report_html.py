@@ -14,6 +14,7 @@ import pytest
 
 from browser import NETWORK_REFERENCE, open_report, png_distinct_bytes
 from conftest import surge
+from test_report_md import no_python_repr
 from surge.history.stored import StoredRun
 from surge.report.html import render_experiment_html, render_run_html
 from surge.report.html.experiment_charts import CHARTS
@@ -32,6 +33,7 @@ def _points(charts: list[dict[str, Any]]) -> dict[str, int]:
 
 def _check_opened(html: str, expected: dict[str, int], workdir: Path) -> None:
     assert not NETWORK_REFERENCE.search(html), NETWORK_REFERENCE.search(html)
+    no_python_repr(html)
     opened = open_report(html, workdir)
     assert opened.errors == [], opened.errors           # the hook ran (not None) and saw nothing
     assert opened.resources == [], opened.resources     # nothing was requested, not even a failed request

@@ -6,6 +6,7 @@ when the results directory is gone; --format both writes report.html too."""
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import re
 import shutil
@@ -21,6 +22,28 @@ from conftest import MIXED, SCRATCH, intervals_logged, run_and_signal, surge, su
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 
 Tables = dict[str, list[dict[str, str]]]
+
+
+REPR = re.compile(r"\b(None|True|False)\b|\{'|\['|\{\}|\[\]|<built-in|object at 0x")
+"""REPR matches what Python's str() of a value leaks into text: None, True, False, a dict's or a
+list's repr, an empty container, an object's default repr."""
+
+
+def page_text(page: str) -> str:
+    """page_text is what a reader sees of a page: report.md as it is; of report.html the body's
+    text without its scripts (the chart data and the chart library), tags and entities resolved."""
+    if "<html" not in page:
+        return page
+    body = page.split("<body>", 1)[-1]
+    body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
+    return html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+def no_python_repr(page: str) -> None:
+    """no_python_repr asserts ``page`` (report.md or report.html) shows no Python repr."""
+    text = page_text(page)
+    found = [text[max(0, m.start() - 60):m.end() + 20] for m in REPR.finditer(text)]
+    assert not found, found
 
 
 def parse_tables(markdown: str) -> Tables:
@@ -115,6 +138,9 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
     the tables and the text."""
     summary = json.loads((directory / "summary.json").read_text())
     text = (directory / "report.md").read_text()
+    no_python_repr(text)
+    if (directory / "report.html").is_file():
+        no_python_repr((directory / "report.html").read_text())
     tables = parse_tables(text)
     for label, path in EXECUTIVE.items():
         same(row(tables["Executive summary"], "figure", label)["value"], shown(summary, path))
@@ -151,8 +177,9 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
         assert entry["check"] == check["name"]
         same(entry["passes"], check["passes"])
         same(entry["fails"], check["fails"])
-    for entry, threshold in zip(tables.get("Thresholds", []), summary.get("thresholds") or [], strict=True):
-        assert (entry["threshold"], entry["status"], entry["observed"]) == \
+    for entry, threshold in zip(tables.get("Thresholds, pass or fail", []), summary.get("thresholds") or [],
+                                strict=True):
+        assert (entry["threshold"], entry["verdict"], entry["observed"]) == \
                (threshold["expr"], threshold["status"], threshold["observed_text"] or "-")
     method = {r["item"]: r["value"] for r in tables["Method"]}
     assert method["target"] == (summary["meta"]["target"] or summary.get("url") or "-")
@@ -177,12 +204,18 @@ def check_charts(directory: Path, text: str, names: set[str]) -> None:
         check_svg(directory / "charts" / name)
 
 
+def recorded(directory: Path, *args: str, code: int = 0) -> Path:
+    """recorded runs ``surge run ARGS --out DIRECTORY/run``, asserts its exit ``code`` and returns
+    the record's directory."""
+    out = directory / "run"
+    run = surge("run", *args, "--out", str(out))
+    assert run.code == code, run.stderr
+    return out
+
+
 @pytest.fixture(scope="module")
 def url_run(target, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("url") / "run"
-    run = surge("run", f"{target.url}/health", "-d", "1s", "-c", "2", "--out", str(out))
-    assert run.code == 0, run.stderr
-    return out
+    return recorded(tmp_path_factory.mktemp("url"), f"{target.url}/health", "-d", "1s", "-c", "2")
 
 
 def test_a_url_runs_report_holds_the_records_numbers(url_run):
@@ -199,10 +232,12 @@ def test_a_scenario_runs_report_has_its_thresholds_checks_and_tags(target, tmp_p
     run = surge("run", str(scenario), "--out", str(out))
     assert run.code == 99, run.stderr  # the 404s fail failure_rate
     tables, _ = check_run_report(out)
-    assert len(tables["Thresholds"]) == 4 and len(tables["Checks"]) == 2 and len(tables["Per tag"]) == 2
+    assert len(tables["Thresholds, pass or fail"]) == 4 and len(tables["Checks"]) == 2 and len(tables["Per tag"]) == 2
     assert row(tables["Executive summary"], "figure", "thresholds")["value"] == \
         "3 of 4 passed (failed: failure_rate < 1%)"
-    assert row(tables["Thresholds"], "threshold", "p(99) < 10s")["scope"] == "scenario ok tag health"
+    assert row(tables["Executive summary"], "figure", "exit code")["value"] == \
+        "99: a threshold failed (or stopped the run)"
+    assert row(tables["Thresholds, pass or fail"], "threshold", "p(99) < 10s")["scope"] == "scenario 'ok', tag 'health'"
     assert "404" in {r["status"] for r in tables["Status codes"]}
 
 
@@ -242,6 +277,8 @@ def _experiment(args: list[str], out: Path) -> tuple[dict[str, Any], Tables, str
     assert run.code == 0, run.stderr
     doc = json.loads((out / "experiment.json").read_text())
     text = (out / "report.md").read_text()
+    no_python_repr(text)
+    no_python_repr((out / "report.html").read_text())
     tables = parse_tables(text)
     runs = tables[f"Runs ({len(doc['runs'])})"]
     titles = {"req/s": "responses_per_s", "goodput/s": "successes_per_s", "p50 ms": "p50_ms", "p95 ms": "p95_ms",

@@ -173,7 +173,7 @@ def test_stats_of_seed_001s_ten_baseline_exports_state_its_figures_at_their_prec
     assert row.rstrip().endswith("1.7%"), row
     report = (out / "report.md").read_text()
     assert "| req/s | 10 | 21.88 | 0.38 | 21.61 | 22.15 |" in report
-    assert "| req/s mean | 21.88 |" in report
+    assert "| req/s mean (CI) | 21.88 (21.61 – 22.15) |" in report, report
     assert "only 0 run(s)" not in report and "behind a figure" not in report  # 10 runs behind every figure held
     assert "| p95 ms | 10 | 606.926 | 50.253 |" in report
     again = surge("report", str(out))

@@ -6,7 +6,7 @@ purpose: computed before the run, it loads neither Rich nor the result models.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Union
 
 from surge.plan import (
@@ -24,20 +24,25 @@ from surge.redact import redact_text
 
 @dataclass(frozen=True)
 class Heading:
-    """Heading: a plan's one-line ``description`` (secrets masked) and whether it is the
-    ``open_model``."""
+    """Heading: a plan's one-line ``description`` (secrets masked), whether it is the
+    ``open_model``, and each scenario's load ``schedule`` (``schedule``; empty when unknown)."""
 
     description: str
     open_model: bool
+    scenarios: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """to_dict is the heading as the record's ``meta.plan``."""
-        return {"description": self.description, "open_model": self.open_model}
+        """to_dict is the heading as the record's ``meta.plan`` (``scenarios`` only when known)."""
+        data: dict[str, Any] = {"description": self.description, "open_model": self.open_model}
+        if self.scenarios:
+            data["scenarios"] = list(self.scenarios)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Heading:
         """from_dict reads a record's ``meta.plan``."""
-        return cls(str(data.get("description", "")), bool(data.get("open_model", False)))
+        return cls(str(data.get("description", "")), bool(data.get("open_model", False)),
+                   tuple(data.get("scenarios") or ()))
 
 
 PlanLike = Union[Plan, Mapping[str, Any], Heading]
@@ -96,6 +101,27 @@ def is_open_model(plan: PlanLike) -> bool:
     return all(s["executor"]["type"] in OPEN_MODEL_TYPES for s in plan["scenarios"])
 
 
+def schedule(plan: PlanLike) -> tuple[dict[str, Any], ...]:
+    """schedule is each scenario's load schedule as the record keeps it (``meta.plan.scenarios``):
+    ``name``, ``executor`` (its type), ``start_s``, and for a staged executor (ramping-vus,
+    ramping-arrival-rate) ``start`` (VUs or rate) and ``stages`` (``duration_s``, ``target``)."""
+    if isinstance(plan, Heading):
+        return plan.scenarios
+    if isinstance(plan, Plan):
+        specs = [(s.name, s.start_time_s, asdict(s.executor)) for s in plan.scenarios]
+    else:
+        specs = [(s["name"], s.get("start_time_s") or 0.0, s["executor"]) for s in plan["scenarios"]]
+    found = []
+    for name, start_s, ex in specs:
+        entry: dict[str, Any] = {"name": str(name), "executor": str(ex["type"]), "start_s": float(start_s)}
+        if ex.get("stages"):
+            entry["start"] = ex.get("start_vus", ex.get("start_rate")) or 0
+            entry["stages"] = [{"duration_s": st["duration_s"], "target": st.get("target", st.get("target_rate"))}
+                               for st in ex["stages"]]
+        found.append(entry)
+    return tuple(found)
+
+
 def heading(plan: PlanLike) -> Heading:
-    """heading is ``plan``'s Heading, secrets masked."""
-    return Heading(redact_text(describe(plan)), is_open_model(plan))
+    """heading is ``plan``'s Heading, secrets masked, with its load schedule."""
+    return Heading(redact_text(describe(plan)), is_open_model(plan), schedule(plan))

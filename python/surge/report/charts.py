@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from surge.history import StoredRun
 from surge.report.spectrum import latency_spectrum, nines, spectrum_x
+from surge.report.timeline import Rule, Timeline, load_profiles, threshold_rules, timeline
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -21,8 +22,12 @@ if TYPE_CHECKING:
 CHARTS_DIR = "charts"
 """CHARTS_DIR is the folder beside report.md that holds its charts."""
 
-ZONE_COLOURS = {"optimal": "#d9f2d9", "stress": "#fff0c2", "broken": "#f8d0d0"}
-"""ZONE_COLOURS shade a sweep's zones (docs/analysis.md, "Zones")."""
+ZONE_COLOURS = {"optimal": "#d9f2d9", "stress": "#fff0c2", "degraded": "#fbd9c4", "broken": "#f8d0d0"}
+"""ZONE_COLOURS shade a sweep's zones (docs/analysis.md, "Zones"); the chart's legend takes its
+patches from here, so the two cannot disagree."""
+
+RULE_COLOURS = {True: "#2ca02c", False: "#d62728"}
+"""RULE_COLOURS: a threshold's line is green when it passed, red when it failed."""
 
 PERCENTILE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms")
 """PERCENTILE_COLUMNS are the latency percentiles drawn over time."""
@@ -68,39 +73,75 @@ def _drawn(draw: Callable[[Axes], str], directory: Path, name: str) -> str:
     return _save(figure, directory, name)
 
 
+def _rules(axes: Axes, rules: list[Rule], chart: str) -> None:
+    """_rules draws each threshold bounding ``chart`` as a dashed horizontal line, labelled."""
+    for rule in rules:
+        if rule.chart == chart:
+            axes.axhline(rule.value, linestyle="--", linewidth=1.2, color=RULE_COLOURS[rule.passed],
+                         label=f"threshold {rule.label}")
+
+
+def _time_axes(line: Timeline, axes: Axes, title: str) -> str:
+    """_time_axes labels a time chart's x axis and says in its title when an interval is left out."""
+    axes.set_xlim(left=0)
+    return title + (" (partial last interval left out)" if line.partial else "")
+
+
 def throughput_chart(run: StoredRun, directory: Path) -> str | None:
     """throughput_chart draws responses/s and successes/s per interval (timeseries.csv's
-    ``all`` rows) with the offered rate in the open model: ``charts/throughput.svg``."""
-    rows = run.interval_rows()
-    if not rows:
+    ``all`` rows) as steps over each interval from a y axis at 0, the offered rate in the open
+    model and each scenario's VUs on the right axis, and ``rate`` thresholds as lines; a
+    partial last interval is left out: ``charts/throughput.svg``."""
+    line = timeline(run)
+    if line is None:
         return None
+    rules = threshold_rules(run.summary)
 
     def draw(axes: Axes) -> str:
-        times = _floats(rows, "time_s")
-        # an interval's length is the time since the previous one's end (the last may be short)
-        lengths = [end - start for start, end in zip([0.0, *times], times)]
-        axes.plot(times, _floats(rows, "responses_per_s"), marker="o", label="responses/s")
-        axes.plot(times, [n / d if d > 0 else math.nan for n, d in zip(_floats(rows, "successes"), lengths)],
-                  marker=".", label="successes/s")
-        offered = _floats(rows, "offered_rate_per_s")
-        if not all(math.isnan(v) for v in offered):
-            axes.plot(times, offered, linestyle="--", label="offered rate/s")
-        return _labelled(axes, "time since start (s)", "per second", "Throughput per interval")
+        times = [0.0, *line.ends]
+
+        def steps(values: list[float | None]) -> list[float]:
+            drawn = [math.nan if v is None else v for v in values]
+            return [drawn[0] if drawn else math.nan, *drawn]
+
+        axes.plot(times, steps(line.column("responses_per_s")), drawstyle="steps-pre", label="responses/s")
+        axes.plot(times, steps(line.per_second("successes")), drawstyle="steps-pre", label="successes/s")
+        _rules(axes, rules, "throughput")
+        label, profiles = load_profiles(line)
+        handles, labels = axes.get_legend_handles_labels()
+        if profiles:
+            load = axes.twinx()
+            for i, (name, values) in enumerate(profiles):
+                load.plot(line.ends, [math.nan if v is None else v for v in values], linestyle=":", marker=".",
+                          color=f"C{(i + 4) % 10}", label=name)
+            load.set_ylabel(label)
+            load.set_ylim(bottom=0)
+            more_handles, more_labels = load.get_legend_handles_labels()
+            handles, labels = handles + more_handles, labels + more_labels
+        axes.set_xlabel("time since start (s)")
+        axes.set_ylabel("per second")
+        axes.set_ylim(bottom=0)
+        axes.legend(handles, labels, loc="lower left", fontsize="small")
+        return _time_axes(line, axes, "Throughput per interval")
 
     return _drawn(draw, directory, "throughput.svg")
 
 
 def latency_chart(run: StoredRun, directory: Path) -> str | None:
-    """latency_chart draws p50, p95 and p99 of every response per interval: ``charts/latency.svg``."""
-    rows = run.interval_rows()
-    if not rows:
+    """latency_chart draws p50, p95 and p99 of every response per interval, with each latency
+    threshold of every response as a line (a partial last interval left out): ``charts/latency.svg``."""
+    line = timeline(run)
+    if line is None:
         return None
+    rules = threshold_rules(run.summary)
 
     def draw(axes: Axes) -> str:
-        times = _floats(rows, "time_s")
         for column in PERCENTILE_COLUMNS:
-            axes.plot(times, _floats(rows, column), marker=".", label=column.removesuffix("_ms"))
-        return _labelled(axes, "time since start (s)", "latency (ms)", "Latency percentiles per interval")
+            axes.plot(line.ends, [math.nan if v is None else v for v in line.column(column)], marker=".",
+                      label=column.removesuffix("_ms"))
+        _rules(axes, rules, "latency")
+        title = _time_axes(line, axes, "Latency percentiles per interval")
+        return _labelled(axes, "time since start (s)", "latency (ms)", title)
 
     return _drawn(draw, directory, "latency.svg")
 
@@ -137,11 +178,23 @@ def sweep_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
     closed = analysis.get("model") == "closed"
 
     def draw(axes: Axes) -> str:
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import FixedLocator, NullLocator
+
         loads = [float(lv["load"]) for lv in levels]
+        log = len(loads) > 1 and min(loads) > 0 and max(loads) / min(loads) >= 8
+        if log:
+            axes.set_xscale("log")
+        position = [math.log(v) if log else v for v in loads]
+
+        def back(p: float) -> float:
+            return math.exp(p) if log else p
+
+        half = [(b - a) / 2 for a, b in zip(position, position[1:])] or [0.1 * abs(position[0]) or 0.5]
         for i, lv in enumerate(levels):
-            low = (loads[i - 1] + loads[i]) / 2 if i else loads[i] * 0.9
-            high = (loads[i] + loads[i + 1]) / 2 if i + 1 < len(loads) else loads[i] * 1.1
-            axes.axvspan(low, high, color=ZONE_COLOURS.get(str(lv.get("zone")), "#eeeeee"), alpha=0.8, lw=0)
+            low = back(position[i] - (half[i - 1] if i else half[0]))
+            high = back(position[i] + (half[i] if i < len(half) else half[-1]))
+            axes.axvspan(low, high, color=ZONE_COLOURS.get(str(lv.get("zone")), "#eeeeee"), lw=0)
         axes.plot(loads, [lv["responses_per_s"] for lv in levels], marker="o", color="C0", label="responses/s")
         usl = analysis.get("usl") or {}
         if "sigma" in usl:
@@ -156,6 +209,9 @@ def sweep_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
                 axes.plot([point["load"]], [point["throughput"]], marker=marker, markersize=12, linestyle="",
                           color="C3" if key == "peak" else "C4", label=key)
         axes.set_xlabel("VUs" if closed else "arrival rate (/s)")
+        axes.xaxis.set_major_locator(FixedLocator(loads))
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.set_xticks(loads, [f"{v:,g}" for v in loads])
         axes.set_ylabel("responses/s")
         axes.set_ylim(bottom=0)
         p95 = axes.twinx()
@@ -164,8 +220,11 @@ def sweep_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
         p95.set_ylim(bottom=0)
         handles, labels = axes.get_legend_handles_labels()
         more_handles, more_labels = p95.get_legend_handles_labels()
-        axes.legend(handles + more_handles, labels + more_labels, loc="upper left")
-        return "Throughput and p95 against load (zones shaded: green optimal, yellow stress, red broken)"
+        zones = [z for z in ZONE_COLOURS if any(lv.get("zone") == z for lv in levels)]
+        patches: list[Any] = [Patch(facecolor=ZONE_COLOURS[z], label=f"zone {z}") for z in zones]
+        axes.legend([*handles, *more_handles, *patches], [*labels, *more_labels, *(f"zone {z}" for z in zones)],
+                    loc="upper left", fontsize="small")
+        return "Throughput and p95 against load (zones shaded)"
 
     return _drawn(draw, directory, "sweep.svg")
 

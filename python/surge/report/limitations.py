@@ -149,3 +149,23 @@ def experiment_run_limitations(runs: list[Mapping[str, Any]], summaries: list[Ma
     if cut:
         found.append(f"incomplete run(s) {', '.join(cut)}: their records cover only the part that ran")
     return found
+
+
+def experiment_limitations(document: Mapping[str, Any], runs: Iterable[Any]) -> list[str]:
+    """experiment_limitations are every limitation of an experiment (experiment.json's
+    ``document`` and its runs' records, StoredRun): its runs' (experiment_run_limitations), too
+    few repetitions or wide CIs (a repeat's statistics, each compare variant's estimates), and an
+    experiment stopped before its end."""
+    analysis = document.get("analysis") or {}
+    kind = document.get("kind")
+    groups: Mapping[str, Mapping[str, Mapping[str, Any]]] = {}
+    if kind in ("repeat", "stats"):
+        groups = {"": analysis.get("statistics") or {}}
+    elif kind == "compare":
+        groups = {str(v): e for v, e in (analysis.get("estimates") or {}).items()}
+    found = experiment_run_limitations(document.get("runs") or [], [r.summary for r in runs])
+    found += repetition_limitations(groups)
+    if not document.get("complete"):
+        how = f"stopped by {document['stop_signal']}" if document.get("stop_signal") else "ended early"
+        found.append(f"the experiment is incomplete ({how}): its analysis covers only the runs it has")
+    return found

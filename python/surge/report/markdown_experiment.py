@@ -13,10 +13,11 @@ from typing import Any
 
 from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.report import numbers as fmt
-from surge.report.limitations import experiment_run_limitations, repetition_limitations
+from surge.report.limitations import experiment_limitations
 from surge.report.markdown import bullets, section, table
-from surge.report.markdown_run import _environment
+from surge.report.markdown_run import _environment, verdict_md
 from surge.report.source import ExperimentSource
+from surge.report.verdict import experiment_verdict, load_text, parameter_rows
 
 STAT_COLUMNS = ("figure", "n", "mean", "SD", "CI low", "CI high", "median", "min", "max", "CV")
 """STAT_COLUMNS are the statistics table's columns (the CI's level is in the heading)."""
@@ -54,32 +55,20 @@ def statistics_table(statistics: Mapping[str, Mapping[str, Any]], confidence: An
                    level=3)
 
 
-def _repeat(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], dict[str, Mapping[str, Any]]]:
+def _repeat(analysis: Mapping[str, Any]) -> str:
     statistics = analysis.get("statistics") or {}
-    headline = []
-    for name in ("responses_per_s", "p95_ms"):
-        s = statistics.get(name)
-        if s:
-            sd = s.get("sd")
-            headline.append((f"{title(name)} mean", fmt.figure_with_spread(s.get("mean"), name, sd)))
-            headline.append((f"{title(name)} CI", f"{fmt.figure_with_spread(s.get('ci_low'), name, sd)} – "
-                                                  f"{fmt.figure_with_spread(s.get('ci_high'), name, sd)}"))
-    verdicts = analysis.get("verdicts") or {}
-    if verdicts:
-        headline.append(("threshold verdicts", f"{verdicts.get('passed', 0)} passed, {verdicts.get('failed', 0)} "
-                                               f"failed, {verdicts.get('none', 0)} without thresholds"))
     left_out = analysis.get("left_out") or []
     body = statistics_table(statistics, analysis.get("confidence"))
     if left_out:
         body += "\n" + bullets(f"left out: {item}" for item in left_out)
-    return body, headline, {"": statistics}
+    return body
 
 
 def _load_text(model: Any, load: Any) -> str:
     return f"{load:g} VUs" if model == "closed" else f"{load:g}/s"
 
 
-def _sweep(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], dict[str, Mapping[str, Any]]]:
+def _sweep(analysis: Mapping[str, Any]) -> str:
     model = analysis.get("model")
     rows = [[_load_text(model, lv.get("load")), *(fmt.figure(lv.get(k), k) for k in
              ("responses_per_s", "successes_per_s", "success_rate", "p50_ms", "p95_ms", "p99_ms", "failure_rate")),
@@ -102,10 +91,10 @@ def _sweep(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], dic
     body = curve + "\n" + section("Peak, knee and USL fit", table(("item", "value"), points + fit), level=3)
     if analysis.get("stopped_early"):
         body += "\n" + f"The sweep stopped early: {analysis['stopped_early']}.\n"
-    return body, points, {}
+    return body
 
 
-def _capacity(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], dict[str, Mapping[str, Any]]]:
+def _capacity(analysis: Mapping[str, Any]) -> str:
     rows = [[fmt.count(s.get("number")), str(s.get("phase")), fmt.rate(s.get("rate")),
              "pass" if s.get("passed") else "fail", fmt.rate(s.get("achieved_per_s")),
              *(fmt.figure(s.get(k), k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate", "late_share",
@@ -117,14 +106,14 @@ def _capacity(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], 
     headline = [("rate found (/s)", fmt.rate(analysis.get("rate"))),
                 ("lowest failing rate (/s)", fmt.rate(analysis.get("high"))),
                 ("confirmed", "yes" if analysis.get("confirmed") else "no"),
-                ("stop reason", str(analysis.get("stop_reason")))]
+                ("stop reason", str(analysis.get("stop_reason") or fmt.MISSING))]
     body = steps + "\n" + section("Rate found", table(("item", "value"), headline), level=3)
     if analysis.get("notes"):
         body += "\n" + bullets(analysis["notes"])
-    return body, headline, {}
+    return body
 
 
-def _compare(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], dict[str, Mapping[str, Any]]]:
+def _compare(analysis: Mapping[str, Any]) -> str:
     estimates: Mapping[str, Mapping[str, Any]] = analysis.get("estimates") or {}
     rows = []
     for variant, by_figure in estimates.items():
@@ -137,30 +126,24 @@ def _compare(analysis: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], d
     body = section(f"Variants ({level} confidence intervals)", table(
         ("variant", "figure", "n", "mean", "SD", "CI low", "CI high"), rows, left=2), level=3)
     pairs = []
-    headline = []
     for pair in analysis.get("comparisons") or []:
-        verdicts: dict[str, int] = {}
         for c in pair.get("figures") or []:
             ratio_ci = c.get("ratio_ci") or [None, None]
             pairs.append([f"{pair.get('variant')} vs {pair.get('reference')}", title(str(c.get("figure"))),
                           fmt.general(c.get("ratio")), fmt.general(ratio_ci[0]), fmt.general(ratio_ci[1]),
                           fmt.general(c.get("welch_p")), fmt.general(c.get("mann_whitney_p")), str(c.get("verdict"))])
-            verdicts[str(c.get("verdict"))] = verdicts.get(str(c.get("verdict")), 0) + 1
-        headline.append((f"{pair.get('variant')} against {pair.get('reference')}",
-                         ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "-"))
     body += "\n" + section("Comparisons (ratio = variant mean / reference mean)", table(
         ("pair", "figure", "ratio", "ratio CI low", "ratio CI high", "Welch p", "Mann-Whitney p", "verdict"), pairs,
         left=2), level=3)
     scaling = [str(s.get("text")) for s in analysis.get("scaling") or []]
     if scaling:
         body += "\n" + section("Scaling", bullets(scaling), level=3)
-    return body, headline, {str(v): e for v, e in estimates.items()}
+    return body
 
 
-KINDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, list[tuple[str, str]], dict[str, Mapping[str, Any]]]]] = {
+KINDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "repeat": _repeat, "stats": _repeat, "sweep": _sweep, "capacity": _capacity, "compare": _compare}
-"""KINDS render each kind's analysis: (its sections, the executive summary's rows, the
-statistics by group the repetition limits are judged on)."""
+"""KINDS render each kind's analysis sections (the verdict gives its answer: surge.report.verdict)."""
 
 
 def experiment_charts(document: Mapping[str, Any], directory: Path) -> dict[str, str]:
@@ -204,7 +187,7 @@ def _method(source: ExperimentSource) -> str:
             ("command", f"`{document['command']}`" if document.get("command") else "-"),
             ("environment", _environment(first.get("environment")) if first else "-"),
             ("experiment id", str(document.get("experiment_id") or "-"))]
-    listed = [(k, fmt.plain(v)) for k, v in parameters.items() if k not in ("test", "slo", "variants")]
+    listed = parameter_rows(parameters, skip=("test", "slo", "variants"))
     variants = [(f"variant {v.get('name')}", ", ".join(f"{k}={v[k]}" for k in ("url", "vus", "rate") if v.get(k))
                  + "".join(f", {k}={x}" for k, x in (v.get("env") or {}).items())) for v in parameters.get("variants") or []]
     return section("Method", table(("item", "value"), rows + listed + variants, left=2))
@@ -217,26 +200,22 @@ def render_experiment_md(source: ExperimentSource, charts: Mapping[str, str] | N
     runs = document.get("runs") or []
     analysis = document.get("analysis")
     kind = str(document.get("kind"))
-    body, headline, groups = KINDS[kind](analysis) if isinstance(analysis, Mapping) and kind in KINDS \
-        else ("The experiment ended before its analysis.", [], {})
+    body = KINDS[kind](analysis) if isinstance(analysis, Mapping) and kind in KINDS \
+        else "The experiment ended before its analysis."
     complete = "complete" if document.get("complete") else \
         f"incomplete ({'stopped by ' + document['stop_signal'] if document.get('stop_signal') else 'ended early'})"
     executive = [("kind", kind), ("runs", fmt.count(len(runs))),
-                 ("complete runs", fmt.count(sum(1 for e in runs if e.get("complete")))), ("experiment", complete),
-                 *headline]
-    limitations = experiment_run_limitations(runs, [r.summary for r in source.runs])
-    limitations += repetition_limitations(groups)
-    if not document.get("complete"):
-        limitations.append(f"the experiment is {complete}: its analysis covers only the runs it has")
+                 ("complete runs", fmt.count(sum(1 for e in runs if e.get("complete")))), ("experiment", complete)]
+    limitations = experiment_limitations(document, source.runs)
     findings = [f"**{f.get('kind')}**: {f.get('text')}" + (f" ({f['advice']})" if f.get("advice") else "")
                 for f in document.get("findings") or []]
-    parts = [f"# Experiment report: {kind} {document.get('name')}\n",
-             section("Executive summary", table(("item", "value"), executive)), _method(source),
+    parts = [f"# Experiment report: {kind} {document.get('name')}\n", verdict_md(experiment_verdict(document), executive, "item"),
+             _method(source),
              section("Results", _runs_table(runs), body,
                      section("Charts", "\n\n".join(f"![{t}]({p})" for t, p in (charts or {}).items()), level=3)
                      if charts else ""),
              section("Findings", bullets(findings) or "No finding."),
-             section("Limitations", bullets(limitations) or "None found in the record."),
+             section("Limitations", bullets(limitations) or "No limitation found in the record."),
              "---\n\nWritten by surge from the experiment's record; docs/reports.md says where each number comes "
              "from.\n"]
     return "\n".join(parts)

@@ -11,6 +11,8 @@ from surge.history import StoredRun
 from surge.report import numbers as fmt
 from surge.report.limitations import incomplete_reason, run_limitations
 from surge.report.markdown import bullets, section, table
+from surge.report.timeline import RESOURCE_COLUMNS, STAGE_COLUMNS, resource_rows, stage_note, stage_rows, timeline
+from surge.report.verdict import Verdict, run_verdict
 
 LATENCY_COLUMNS = ("latency (ms)", "count", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max")
 """LATENCY_COLUMNS are the latency table's columns (milliseconds but the count)."""
@@ -44,35 +46,20 @@ def timed(document: Mapping[str, Any] | None, key: str = "all") -> Mapping[str, 
     return summary if isinstance(summary, Mapping) and summary.get("count") != 0 else None
 
 
-def thresholds_verdict(thresholds: Sequence[Mapping[str, Any]]) -> str:
-    """thresholds_verdict sums a run's thresholds up: ``2 of 3 passed (failed: p(99) < 5ms)``."""
-    if not thresholds:
-        return "none set"
-    failed = [t.get("expr", "?") for t in thresholds if not t.get("passed")]
-    text = f"{len(thresholds) - len(failed)} of {len(thresholds)} passed"
-    return text + (f" (failed: {'; '.join(failed)})" if failed else "")
-
-
 def record_state(summary: Mapping[str, Any]) -> str:
     """record_state says whether the record is complete, and if not why."""
     reason = incomplete_reason(summary)
     return "complete" if reason is None else f"incomplete: {reason}"
 
 
-def _executive(summary: Mapping[str, Any]) -> str:
-    rows = [
-        ("responses/s", fmt.rate(_get(summary, "throughput", "responses_per_s"))),
-        ("goodput (successes/s)", fmt.rate(_get(summary, "throughput", "successes_per_s"))),
-        ("success rate", fmt.percent(_get(summary, "requests", "success_rate"))),
-        ("failure rate", fmt.percent(_get(summary, "requests", "failure_rate"))),
-        ("p50 latency (ms)", fmt.ms(_get(timed(summary), "p50_ms"))),
-        ("p95 latency (ms)", fmt.ms(_get(timed(summary), "p95_ms"))),
-        ("p99 latency (ms)", fmt.ms(_get(timed(summary), "p99_ms"))),
-        ("requests sent", fmt.count(_get(summary, "requests", "sent"))),
-        ("thresholds", thresholds_verdict(summary.get("thresholds") or [])),
-        ("record", record_state(summary)),
-    ]
-    return section("Executive summary", table(("figure", "value"), rows))
+def verdict_md(verdict: Verdict, more: Sequence[tuple[str, str]] = (), column: str = "figure") -> str:
+    """verdict_md is the verdict that opens report.md: the headline in bold, the thresholds (or
+    the SLO) with pass/fail and the observed values, then the executive summary: the verdict's
+    figures and ``more`` rows."""
+    checks = table(("threshold", "scope", "verdict", "observed"), verdict.checks, left=2)
+    return section("Verdict", f"**{verdict.headline}**",
+                   section("Thresholds, pass or fail", checks, level=3) if checks else "",
+                   section("Executive summary", table((column, "value"), [*verdict.rows, *more], left=2), level=3))
 
 
 def _environment(environment: Mapping[str, Any] | None) -> str:
@@ -108,16 +95,12 @@ def _method(run: StoredRun) -> str:
         ("tags", ", ".join(f"{k}={v}" for k, v in (meta.get("tags") or {}).items()) or "none"),
         ("run id", run.run_id or "-"),
     ]
-    thresholds = table(("threshold", "scope", "status", "observed"), [
-        (str(t.get("expr")), " ".join(f"{k} {t[k]}" for k in ("scenario", "tag") if t.get(k)) or "all",
-         str(t.get("status")), str(t.get("observed_text") or fmt.MISSING)) for t in summary.get("thresholds") or []])
     inputs = ""
     if run.inputs and run.inputs_name:
         fence = "~~~~" if "```" in run.inputs else "```"
         kind = "yaml" if run.inputs_name.endswith(".yaml") else "text"
         inputs = f"Inputs ({run.inputs_name}, secrets masked):\n\n{fence}{kind}\n{run.inputs.rstrip()}\n{fence}"
-    return section("Method", table(("item", "value"), rows, left=2), "### Thresholds\n\n" + thresholds if thresholds else "",
-                   inputs)
+    return section("Method", table(("item", "value"), rows, left=2), inputs)
 
 
 def _requests(summary: Mapping[str, Any]) -> list[str]:
@@ -174,9 +157,16 @@ def _breakdowns(summary: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def _results(summary: Mapping[str, Any], charts: Mapping[str, str]) -> str:
+def _results(run: StoredRun, charts: Mapping[str, str]) -> str:
+    summary = run.summary
     throughput = summary.get("throughput")
     parts = []
+    stages = stage_rows(run)
+    if stages:
+        parts.append(section("Per stage", table(STAGE_COLUMNS, stages, left=2), stage_note(run), level=3))
+    resources = resource_rows(run)
+    if resources:
+        parts.append(section("Resource use", table(RESOURCE_COLUMNS, resources), level=3))
     if isinstance(throughput, Mapping):
         parts.append(section("Throughput", table(("window (s)", "responses/s", "successes/s", "sent/s"), [
             [fmt.seconds(throughput.get("window_s")), fmt.rate(throughput.get("responses_per_s")),
@@ -187,7 +177,10 @@ def _results(summary: Mapping[str, Any], charts: Mapping[str, str]) -> str:
         parts.append(section("Latency", table(LATENCY_COLUMNS, latency_rows), level=3))
     parts += _breakdowns(summary)
     if charts:
-        parts.append(section("Charts", "\n\n".join(f"![{title}]({path})" for title, path in charts.items()), level=3))
+        line = timeline(run)
+        note = line.partial_note() if line else ""
+        parts.append(section("Charts", "\n\n".join(f"![{title}]({path})" for title, path in charts.items()), note,
+                             level=3))
     if not parts:
         parts.append("The record holds no result.")
     return section("Results", *parts)
@@ -208,10 +201,11 @@ def render_run_md(run: StoredRun, charts: Mapping[str, str] | None = None) -> st
     title = f"# Load test report: {meta.get('name') or run.run_id or 'run'}\n"
     findings = summary.get("findings")
     limitations = run_limitations(summary)
-    parts = [title, _executive(summary), _method(run), _results(summary, charts or {}),
+    parts = [title, verdict_md(run_verdict(summary), [("record", record_state(summary))]), _method(run),
+             _results(run, charts or {}),
              section("Findings", findings_text(findings or []) if findings is not None
                      else "No diagnosis in this record (an import, or a run that measured nothing)."),
-             section("Limitations", bullets(limitations) or "None found in the record.")]
+             section("Limitations", bullets(limitations) or "No limitation found in the record.")]
     notes = summary.get("notes") or []
     if notes:
         parts.append(section("Notes", bullets(str(n) for n in notes)))

@@ -3,14 +3,14 @@ reader (and the test that parses the tables back) knows how far each figure was 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 MISSING = "-"
 """MISSING is what a table shows for a figure the record does not hold (an import's tool did
 not report it): never an estimate."""
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[float]:
     """is_number tells a JSON number from anything else (a bool is not one)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -39,6 +39,16 @@ def percent(value: Any) -> str:
 def seconds(value: Any) -> str:
     """seconds writes a duration in seconds with three decimals: ``2.000``."""
     return f"{value:,.3f}" if is_number(value) else MISSING
+
+
+def cores(value: Any) -> str:
+    """cores writes CPU use in cores (1.0 = one core busy) with three decimals: ``0.282``."""
+    return f"{value:,.3f}" if is_number(value) else MISSING
+
+
+def mib(value: Any) -> str:
+    """mib writes a size in bytes as mebibytes with one decimal: ``121.5 MiB``."""
+    return f"{value / 2**20:,.1f} MiB" if is_number(value) else MISSING
 
 
 def general(value: Any) -> str:

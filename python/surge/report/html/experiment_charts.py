@@ -10,11 +10,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.experiments.figures import FIGURE_TITLES
+from surge.report import numbers as fmt
 
 USL_POINTS = 60
 """USL_POINTS is how many loads the USL curve is drawn through, spread evenly on the x axis."""
 
 RED, GREEN, GREY = "#d62728", "#2ca02c", "#7f7f7f"
+
+ZONE_COLOURS = {"optimal": "rgba(46,160,67,0.16)", "stress": "rgba(233,196,106,0.30)",
+                "degraded": "rgba(231,111,81,0.26)", "broken": "rgba(198,40,40,0.24)"}
+"""ZONE_COLOURS shade a sweep's zones (docs/analysis.md, "Zones"): the charts and the legend
+under them take their colours from here, so they cannot disagree."""
 
 
 def _title(figure: str) -> str:
@@ -41,7 +47,8 @@ def over_runs_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
                   {"label": "mean", "values": [flat[0]] * len(runs), "colour": GREY}]
         chart: dict[str, Any] = {"id": _chart_id("figure", i), "title": f"{_title(figure)}: each run, mean and "
                                  f"{analysis.get('confidence', 0.95):.0%} CI", "x": list(range(len(runs))),
-                                 "xcats": labels, "xlabel": "run", "ylabel": _title(figure), "series": series}
+                                 "xcats": labels, "xlabel": "run", "ylabel": _title(figure), "series": series,
+                                 "yzero": figure.endswith("_per_s")}
         if flat[1] is not None and flat[2] is not None:
             series += [{"label": "CI high", "values": [flat[2]] * len(runs), "style": "dash", "colour": "#1f77b4"},
                        {"label": "CI low", "values": [flat[1]] * len(runs), "style": "dash", "colour": "#1f77b4"}]
@@ -93,24 +100,41 @@ def sweep_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     unit = "VUs" if analysis.get("model") == "closed" else "offered rate /s"
     zones = _zones(loads, [lv["zone"] for lv in levels], log)
     marks = []
-    peak, knee = analysis.get("peak"), analysis.get("knee") or {}
-    if peak:
-        marks.append({"x": peak["load"], "label": f"peak {peak['throughput']:,.1f}/s", "colour": GREEN})
+    peak, knee = analysis.get("peak") or {}, analysis.get("knee") or {}
+    if peak.get("load") is not None:
+        marks.append({"x": peak["load"], "label": f"peak {fmt.rate(peak.get('throughput'))}/s", "colour": GREEN})
     if knee.get("load") is not None:
-        marks.append({"x": knee["load"], "label": f"knee {knee['throughput']:,.1f}/s", "colour": RED})
+        marks.append({"x": knee["load"], "label": f"knee {fmt.rate(knee.get('throughput'))}/s", "colour": RED})
     series: list[dict[str, Any]] = [
         {"label": "throughput/s", "values": column("responses_per_s"), "unit": "/s"},
         {"label": "goodput/s", "values": column("successes_per_s"), "unit": "/s"}]
     if usl is not None and _usl(usl, 1.0) is not None:
-        series.append({"label": f"USL fit (R² {usl['r_squared']:.3f})", "values": [_usl(usl, n) for n in x],
+        series.append({"label": f"USL fit (R² {fmt.general(usl.get('r_squared'))})", "values": [_usl(usl, n) for n in x],
                        "style": "dash", "colour": "#9467bd", "unit": "/s"})
-    base = {"x": x, "xlabel": unit, "xlog": 2 if log else None, "zones": zones, "marks": marks}
+    base = {"x": x, "xlabel": unit, "xlog": 2 if log else None, "xticks": sorted(set(loads)), "zones": zones,
+            "zoneColours": ZONE_COLOURS, "marks": marks, "yzero": True}
     throughput = {**base, "id": "sweep-throughput", "title": "Throughput against load (zones shaded, peak and "
                   "knee marked, USL curve)", "ylabel": "per second", "series": series}
     latency = {**base, "id": "sweep-latency", "title": "Latency against load (zones shaded)",
                "ylabel": "latency ms", "series": [{"label": k.removesuffix("_ms"), "values": column(k), "unit": " ms"}
                                                   for k in ("p50_ms", "p95_ms", "p99_ms")]}
     return [throughput, latency]
+
+
+def slo_rules(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """slo_rules are the SLO's latency limits of every response (``p(99) < 1s``), drawn as lines
+    on the capacity search's latency chart."""
+    from surge.thresholds import ThresholdError, parse_threshold
+
+    rules = []
+    for condition in (analysis.get("slo") or {}).get("conditions") or []:
+        try:
+            parsed = parse_threshold(str(condition.get("expr") or ""))
+        except ThresholdError:
+            continue
+        if parsed.is_latency() and parsed.metric == "latency":
+            rules.append({"value": parsed.limit, "label": f"SLO {parsed.expr}", "colour": RED})
+    return rules
 
 
 def capacity_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -131,8 +155,9 @@ def capacity_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         series.append({"label": "capacity found", "values": [analysis["rate"]] * len(steps), "style": "dash",
                        "colour": GREY, "unit": "/s"})
     path = {"id": "capacity-path", "title": "Search path: rate per step (pass or fail)", "x": x, "xlabel": "step",
-            "ylabel": "per second", "series": series}
-    latency = {"id": "capacity-latency", "title": "Latency per step", "x": x, "xlabel": "step", "ylabel": "latency ms",
+            "ylabel": "per second", "series": series, "yzero": True}
+    latency = {"id": "capacity-latency", "title": "Latency per step (the SLO's latency limits as lines)", "x": x,
+               "xlabel": "step", "ylabel": "latency ms", "yzero": True, "rules": slo_rules(analysis),
                "series": [{"label": k.removesuffix("_ms"), "values": [s.get(k) for s in steps], "unit": " ms"}
                           for k in ("p50_ms", "p95_ms", "p99_ms")]}
     return [path, latency]
@@ -170,7 +195,7 @@ def compare_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         charts.append({"id": _chart_id("compare", i), "title": f"{_title(figure)}: variants' means with "
                        f"{analysis.get('confidence', 0.95):.0%} CI, and each run", "x": x,
                        "xcats": variants, "xlabel": "variant",
-                       "ylabel": _title(figure),
+                       "ylabel": _title(figure), "yzero": figure.endswith("_per_s"),
                        "series": [{"label": "mean", "values": by_variant("mean"), "style": "points"},
                                   {"label": "CI low", "values": by_variant("ci_low"), "style": "points",
                                    "colour": GREY},

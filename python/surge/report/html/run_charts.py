@@ -1,5 +1,7 @@
 """run_charts: the chart specs of a run's report.html, from its timeseries.csv rows (one per
-interval, scenario ``all``) and its summary (status codes, the latency spectrum)."""
+interval; surge.report.timeline says which are whole and what the load profiles are) and its
+summary (status codes, the latency spectrum, the thresholds drawn as lines, the watched target's
+and the generator's CPU)."""
 
 from __future__ import annotations
 
@@ -7,59 +9,76 @@ from typing import Any
 
 from surge.history.stored import StoredRun
 from surge.record.timeseries import FAILURE_COLUMNS
+from surge.report.timeline import Rule, Timeline, load_profiles, threshold_rules, timeline
 
 LATENCY_COLUMNS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")
 """LATENCY_COLUMNS are the per-interval latency percentiles the latency chart draws."""
 
+RULE_COLOURS = {True: "#2ca02c", False: "#d62728"}
+"""RULE_COLOURS: a threshold's line is green when it passed, red when it failed."""
 
-def _float(text: str | None) -> float | None:
-    try:
-        return float(text) if text not in (None, "") else None
-    except ValueError:
-        return None
-
-
-def _per_second(counts: list[float | None], lengths: list[float]) -> list[float | None]:
-    return [None if c is None or n <= 0 else c / n for c, n in zip(counts, lengths)]
+PROFILE_COLOURS = ("#7f7f7f", "#8c564b", "#17becf", "#bcbd22", "#e377c2")
+"""PROFILE_COLOURS draw the load profiles (one per scenario), dashed on the right axis."""
 
 
-def _load_series(rows: list[dict[str, str]]) -> tuple[str, list[float | None]]:
-    """The load profile: the offered rate when the run had one (open model), else active VUs."""
-    rate = [_float(r.get("offered_rate_per_s")) for r in rows]
-    if any(v is not None for v in rate):
-        return "offered rate /s", rate
-    return "active VUs", [_float(r.get("active_vus")) for r in rows]
+def _rules(rules: list[Rule], chart: str) -> list[dict[str, Any]]:
+    return [{"value": r.value, "label": r.label, "colour": RULE_COLOURS[r.passed]} for r in rules if r.chart == chart]
+
+
+def _interval(values: list[float | None]) -> list[float | None]:
+    """An interval's figure is drawn as a step over the whole interval: the x axis starts with 0
+    (the first interval's start), where the first value is repeated (report.js steps back)."""
+    return [values[0] if values else None, *values]
 
 
 def time_charts(run: StoredRun) -> list[dict[str, Any]]:
     """time_charts are the time-series charts (throughput, latency percentiles, failures and
-    shed), empty when the record has no intervals (an import that kept none)."""
-    rows = run.interval_rows()
-    if not rows:
+    shed, and CPU when measured), empty when the record has no intervals (an import that kept
+    none). Rates are steps over each interval, every axis of a rate or a latency starts at 0,
+    the partial last interval is left out (``note`` says so), each scenario's load profile is
+    drawn, and each threshold is a line on the chart it bounds (``rules``)."""
+    line = timeline(run)
+    if line is None:
         return []
-    x = [_float(r["time_s"]) or 0.0 for r in rows]
-    lengths = [t - (x[i - 1] if i else 0.0) for i, t in enumerate(x)]
-    lengths = [n if n > 0 else 1.0 for n in lengths]
-    col = {name: [_float(r.get(name)) for r in rows] for name in rows[0]}
-    load_label, load = _load_series(rows)
-    load_series = {"label": load_label, "values": load, "axis": "y2", "style": "dash", "colour": "#7f7f7f"}
+    return time_charts_of(line, threshold_rules(run.summary))
+
+
+def time_charts_of(line: Timeline, rules: list[Rule]) -> list[dict[str, Any]]:
+    """time_charts_of is time_charts for a timeline and the threshold lines to draw."""
+    x = [0.0, *line.ends]
+    load_label, profiles = load_profiles(line)
+    load = [{"label": label, "values": [None, *values], "axis": "y2", "style": "dash",
+             "colour": PROFILE_COLOURS[i % len(PROFILE_COLOURS)]} for i, (label, values) in enumerate(profiles)]
+    note = line.partial_note()
     throughput = {"id": "throughput", "x": x, "xlabel": "time s", "ylabel": "per second", "y2label": load_label,
-                  "series": [{"label": "sent/s", "values": col["sent_per_s"], "unit": "/s"},
-                             {"label": "responses/s", "values": col["responses_per_s"], "unit": "/s"},
-                             {"label": "successes/s", "values": _per_second(col["successes"], lengths),
-                              "unit": "/s"},
-                             load_series]}
+                  "yzero": True, "note": note, "rules": _rules(rules, "throughput"),
+                  "series": [{"label": "sent/s", "values": _interval(line.column("sent_per_s")), "unit": "/s",
+                              "style": "interval"},
+                             {"label": "responses/s", "values": _interval(line.column("responses_per_s")),
+                              "unit": "/s", "style": "interval"},
+                             {"label": "successes/s", "values": _interval(line.per_second("successes")),
+                              "unit": "/s", "style": "interval"}, *load]}
     latency = {"id": "latency", "x": x, "xlabel": "time s", "ylabel": "latency ms", "y2label": load_label,
-               "series": [*({"label": c.removesuffix("_ms"), "values": col[c], "unit": " ms"} for c in LATENCY_COLUMNS),
-                          load_series]}
-    failures = [{"label": "failures/s (all)", "values": _per_second(col["failures"], lengths), "unit": "/s"}]
+               "yzero": True, "note": note, "rules": _rules(rules, "latency"),
+               "series": [*({"label": c.removesuffix("_ms"), "values": [None, *line.column(c)], "unit": " ms"}
+                            for c in LATENCY_COLUMNS), *load]}
+    failures = [{"label": "failures/s (all)", "values": _interval(line.per_second("failures")), "unit": "/s",
+                 "style": "interval"}]
     for name in (*FAILURE_COLUMNS, "interrupted", "shed"):
-        values = col.get(name) or []
+        values = line.column(name)
         if any(v for v in values):
-            failures.append({"label": name.removeprefix("failed_") + "/s", "values": _per_second(values, lengths),
-                             "unit": "/s"})
-    failed = {"id": "failures", "x": x, "xlabel": "time s", "ylabel": "per second", "series": failures}
-    return [throughput, latency, failed]
+            failures.append({"label": name.removeprefix("failed_") + "/s", "values": _interval(line.per_second(name)),
+                             "unit": "/s", "style": "interval"})
+    failed = {"id": "failures", "x": x, "xlabel": "time s", "ylabel": "per second", "yzero": True, "note": note,
+              "series": failures}
+    charts = [throughput, latency, failed]
+    cpu = [("generator CPU (cores)", line.column("cpu_cores")), ("target CPU (cores)", line.column("target_cpu_cores"))]
+    drawn = [(label, values) for label, values in cpu if any(v is not None for v in values)]
+    if drawn:
+        charts.append({"id": "cpu", "x": x, "xlabel": "time s", "ylabel": "cores", "yzero": True, "note": note,
+                       "series": [{"label": label, "values": _interval(values), "unit": " cores", "style": "interval"}
+                                  for label, values in drawn]})
+    return charts
 
 
 def status_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -69,5 +88,5 @@ def status_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
         return None
     names = sorted(codes, key=str)
     return {"id": "status", "x": list(range(len(names))), "xcats": [str(n) for n in names], "xlabel": "status",
-            "ylabel": "responses", "series": [{"label": "responses", "values": [codes[n] for n in names],
-                                               "style": "bars"}]}
+            "ylabel": "responses", "yzero": True,
+            "series": [{"label": "responses", "values": [codes[n] for n in names], "style": "bars"}]}

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from surge.redact import redact_text
+from surge.report import numbers as fmt
+from surge.report.verdict import Verdict
 
 
 class Cell(str):
@@ -21,19 +23,20 @@ def esc(value: Any) -> str:
     return html.escape(redact_text(str(value)))
 
 
-def num(value: float | None, form: str = ",.1f") -> str:
-    """num formats a number, ``-`` for none."""
-    return "-" if value is None else format(value, form)
+def num(value: Any) -> str:
+    """num writes a per-second figure by the one number formatter (surge.report.numbers), ``-``
+    for none."""
+    return fmt.rate(value)
 
 
-def ms(value: float | None) -> str:
-    """ms formats milliseconds to three decimals, ``-`` for none."""
-    return num(value, ",.3f")
+def ms(value: Any) -> str:
+    """ms writes milliseconds by the one number formatter, ``-`` for none."""
+    return fmt.ms(value)
 
 
-def pct(value: float | None, form: str = ".2%") -> str:
-    """pct formats a fraction as a percentage, ``-`` for none."""
-    return num(value, form)
+def pct(value: Any) -> str:
+    """pct writes a fraction as a percentage by the one number formatter, ``-`` for none."""
+    return fmt.percent(value)
 
 
 def verdict(text: str) -> Cell:
@@ -55,8 +58,14 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1, 
 
 
 def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
-    """key_values is a two-column table of labelled values (pairs whose value is None are left out)."""
-    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>\n" for k, v in pairs if v is not None)
+    """key_values is a two-column table of labelled values: pairs whose value is None are left
+    out, a flag is written yes/no, a number by the number formatter (never a Python repr)."""
+    def text(value: Any) -> Any:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        return fmt.plain(value) if fmt.is_number(value) else value
+
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(text(v))}</td></tr>\n" for k, v in pairs if v is not None)
     return f'<table class="kv"><tbody>\n{rows}</tbody></table>\n'
 
 
@@ -77,3 +86,19 @@ def findings_list(findings: Iterable[Mapping[str, Any]]) -> str:
 def section(title: str, *parts: str) -> str:
     """section is an ``<h2>`` heading and its parts."""
     return f"<h2>{esc(title)}</h2>\n" + "".join(parts)
+
+
+def verdict_block(v: Verdict) -> str:
+    """verdict_block is the verdict that opens a report: the headline coloured by its state, the
+    thresholds or SLO with pass/fail and the observed values, and the answer's figures."""
+    checks = table(("threshold", "scope", "verdict", "observed"), ([expr, scope, verdict(state), observed]
+                                                                  for expr, scope, state, observed in v.checks),
+                   left=2) if v.checks else ""
+    return (f'<section class="verdict verdict-{esc(v.state)}" id="verdict"><h2>Verdict</h2>\n'
+            f'<p class="headline">{esc(v.headline)}</p>\n{checks}{key_values(v.rows)}</section>\n')
+
+
+def bullet_list(items: Iterable[str], empty: str) -> str:
+    """bullet_list is ``items`` as a list, or ``empty`` as a note when there are none."""
+    lines = "".join(f"<li>{esc(item)}</li>" for item in items)
+    return f"<ul>{lines}</ul>\n" if lines else f'<p class="note">{esc(empty)}</p>\n'

@@ -1,12 +1,13 @@
 /* report.js: draws report.html's charts with uPlot from the JSON data block (id "surge-data").
    Each chart spec: {id, title, x, xlabel, xlog, xcats, series:[{label, values, axis, unit, style}],
-   ylabel, y2label, ylog, zones, marks, whiskers, bars}. After drawing, each chart's container
-   gets data-points: the number of non-null values uPlot was given. */
+   ylabel, y2label, ylog, yzero, rules, xticks, zones, zoneColours, marks, whiskers, bars}. A series
+   of style "interval" is a step over each interval (its value from the previous x to its own).
+   After drawing, each chart's container gets data-points (the non-null values uPlot was given),
+   data-ymin and data-ymax (the left axis' range as drawn), data-rules (the threshold lines drawn
+   inside the plot) and data-xticks (the x values ticked, when the spec names them). */
 (function () {
   "use strict";
   var PALETTE = ["#1f77b4", "#2ca02c", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"];
-  var ZONE_COLOURS = {optimal: "rgba(46,160,67,0.10)", stress: "rgba(233,196,106,0.22)",
-                      degraded: "rgba(231,111,81,0.18)", broken: "rgba(198,40,40,0.18)"};
   var data = JSON.parse(document.getElementById("surge-data").textContent);
 
   function fmt(v) {
@@ -23,7 +24,7 @@
       ctx.save();
       spec.zones.forEach(function (z) {
         var x0 = u.valToPos(z.from, "x", true), x1 = u.valToPos(z.to, "x", true);
-        ctx.fillStyle = ZONE_COLOURS[z.zone] || "rgba(0,0,0,0.05)";
+        ctx.fillStyle = spec.zoneColours[z.zone] || "rgba(0,0,0,0.05)";  // the legend's colours (experiment_charts)
         ctx.fillRect(Math.min(x0, x1), top, Math.abs(x1 - x0), h);
       });
       ctx.restore();
@@ -42,6 +43,33 @@
         ctx.fillStyle = m.colour || "#333"; ctx.fillText(m.label, x + 4 * devicePixelRatio, top + 14 * devicePixelRatio);
       });
       ctx.restore();
+    };
+  }
+
+  function rulesHook(spec, el) {
+    return function (u) {
+      var ctx = u.ctx, left = u.bbox.left, w = u.bbox.width, top = u.bbox.top, h = u.bbox.height, drawn = 0;
+      ctx.save();
+      ctx.font = (12 * devicePixelRatio) + "px sans-serif";
+      spec.rules.forEach(function (r) {
+        var y = u.valToPos(r.value, "y", true);
+        if (!(y >= top - 0.5 && y <= top + h + 0.5)) return;
+        ctx.strokeStyle = r.colour || "#d62728"; ctx.setLineDash([10, 5]); ctx.lineWidth = 1.5 * devicePixelRatio;
+        ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(left + w, y); ctx.stroke();
+        ctx.fillStyle = r.colour || "#d62728"; ctx.fillText(r.label, left + 6 * devicePixelRatio, y - 4 * devicePixelRatio);
+        drawn++;
+      });
+      ctx.restore();
+      el.setAttribute("data-rules", String(drawn));
+    };
+  }
+
+  function fromZero(spec, scale) {
+    return function (u, min, max) {
+      var top = max == null ? 0 : max;
+      if (scale === "y" && spec.rules) spec.rules.forEach(function (r) { if (r.value > top) top = r.value; });
+      if (!(top > 0)) top = 1;
+      return [0, top * 1.08];
     };
   }
 
@@ -70,7 +98,12 @@
     var xs = {time: false, distr: spec.xlog ? 3 : 1};
     if (spec.xlog) xs.log = spec.xlog;
     var scales = {x: xs, y: spec.ylog ? {distr: 3, log: 10} : {}};
+    if (spec.yzero) scales.y.range = fromZero(spec, "y");
     var xaxis = {label: spec.xlabel || ""};
+    if (spec.xticks) {
+      xaxis.splits = function () { el.setAttribute("data-xticks", JSON.stringify(spec.xticks)); return spec.xticks; };
+      xaxis.values = function (u, splits) { return splits.map(function (v) { return v.toLocaleString("en-US"); }); };
+    }
     if (spec.xcats) {
       xaxis.values = function (u, splits) { return splits.map(function (v) { return spec.xcats[Math.round(v)] != null ? spec.xcats[Math.round(v)] : ""; }); };
       xaxis.splits = function () { return spec.xcats.map(function (_, i) { return i; }); };
@@ -79,7 +112,7 @@
     var axes = [xaxis, {label: spec.ylabel || "", size: 70, values: function (u, s) { return s.map(fmt); }}];
     var hasY2 = spec.series.some(function (s) { return s.axis === "y2"; });
     if (hasY2) {
-      scales.y2 = {};
+      scales.y2 = spec.yzero ? {range: fromZero(spec, "y2")} : {};
       axes.push({scale: "y2", side: 1, grid: {show: false}, label: spec.y2label || "", size: 60,
                  values: function (u, s) { return s.map(fmt); }});
     }
@@ -94,6 +127,7 @@
       else if (s.style === "dash") { opt.dash = [8, 5]; opt.width = 1.5; opt.points = {show: false}; }
       else if (s.style === "bars") { opt.paths = uPlot.paths.bars({size: [0.6, 80]}); opt.fill = colour; opt.points = {show: false}; }
       else if (s.style === "step") { opt.paths = uPlot.paths.stepped({align: 1}); }
+      else if (s.style === "interval") { opt.paths = uPlot.paths.stepped({align: -1}); opt.points = {show: false}; }
       series.push(opt);
       columns.push(s.values);
       s.values.forEach(function (v) { if (v != null) points++; });
@@ -102,7 +136,11 @@
     if (spec.zones) hooks.drawClear.push(zonesHook(spec));
     if (spec.marks) hooks.draw.push(marksHook(spec));
     if (spec.whiskers) hooks.draw.push(whiskersHook(spec));
-    hooks.draw.push(function (u) { el.setAttribute("data-points", String(points)); el.setAttribute("data-drawn", "1"); });
+    if (spec.rules) hooks.draw.push(rulesHook(spec, el));
+    hooks.draw.push(function (u) {
+      el.setAttribute("data-points", String(points)); el.setAttribute("data-drawn", "1");
+      el.setAttribute("data-ymin", String(u.scales.y.min)); el.setAttribute("data-ymax", String(u.scales.y.max));
+    });
     var opts = {width: width, height: spec.height || 300, scales: scales, axes: axes, series: series, hooks: hooks,
                 cursor: {drag: {x: !spec.xcats, y: false}}, legend: {live: true}};
     if (spec.band) opts.bands = [{series: spec.band, fill: "rgba(31,119,180,0.12)"}];

@@ -1,0 +1,427 @@
+"""Reports that lead with the answer (issue 19, item 6), in report.md and report.html alike: the
+verdict first (thresholds with pass/fail and observed values, the exit code's meaning, the
+headline figures; an experiment's answer), threshold lines on the charts they bound, charts drawn
+right (no load profile ramping to 0 after the load stopped, a partial last interval left out,
+throughput axes from 0, every scenario's load profile, sweep ticks at the levels run, rates as
+steps over their interval, zone colours that match the legend), the per-stage table, the
+generator's and the watched target's resource use, Limitations in both formats, and no Python
+repr on any page (``no_python_repr``, which the other report tests apply to every page they
+render too)."""
+
+from __future__ import annotations
+
+import copy
+import html as html_lib
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import write
+from surge.history.stored import StoredRun
+from surge.report.html import render_experiment_html, render_run_html
+from surge.report.html.experiment_charts import CHARTS
+from surge.report.html.run_page import run_charts
+from surge.report.markdown_experiment import render_experiment_md
+from surge.report.source import ExperimentSource
+from surge.target import TargetProcess
+from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
+
+REPORTS = Path(__file__).parent / "fixtures" / "report_html"
+
+SCENARIO = """\
+target: @URL@
+scenarios:
+  spike:
+    executor:
+      type: ramping-vus
+      start_vus: 1
+      stages:
+        - {duration: 2s, target: 4}
+        - {duration: 2s, target: 4}
+        - {duration: 1s, target: 8}
+    flow:
+      - name: health
+        request: {path: /health}
+  steady:
+    executor: {type: constant-vus, vus: 2, duration: 5s}
+    flow:
+      - name: tasks
+        request: {path: /health}
+thresholds:
+  - "p(95) < 200ms"
+  - "p(99) < 1us"
+  - "rate > 10000000"
+"""
+"""SCENARIO: a staged scenario (a hold at 4 VUs, a spike to 8) beside a steady one, and three
+thresholds of which two must fail (no response comes back within 1 µs, nor 10 million a second)."""
+
+
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory) -> Path:
+    """watched is the record of SCENARIO against a reference target watched with --watch-pid."""
+    tmp = tmp_path_factory.mktemp("watched")
+    with TargetProcess() as target:
+        return recorded(tmp, str(write(tmp, SCENARIO, URL=target.url)), "--watch-pid", str(target.pid), code=99)
+
+
+@pytest.fixture(scope="module")
+def constant(target, tmp_path_factory) -> Path:
+    """constant is the record of a constant 16-VU run (a URL run)."""
+    return recorded(tmp_path_factory.mktemp("constant"), f"{target.url}/health", "-c", "16", "-d", "2s")
+
+
+def _sections(markdown: str) -> list[str]:
+    return [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
+
+
+def test_a_run_that_failed_two_of_three_thresholds_says_so_first(watched):
+    summary = json.loads((watched / "summary.json").read_text())
+    text = (watched / "report.md").read_text()
+    no_python_repr(text)
+    assert _sections(text)[0] == "Verdict"
+    verdict = text.split("## ", 2)[1]
+    assert "**FAILED: 2 of 3 thresholds failed (p(99) < 1us; rate > 10000000); exit code 99.**" in verdict
+    tables = parse_tables(text)
+    checks = tables["Thresholds, pass or fail"]
+    assert [(r["threshold"], r["verdict"]) for r in checks] == [
+        ("p(95) < 200ms", "pass"), ("p(99) < 1us", "fail"), ("rate > 10000000", "fail")]
+    for entry, threshold in zip(checks, summary["thresholds"], strict=True):
+        assert entry["observed"] == threshold["observed_text"]
+    executive = tables["Executive summary"]
+    assert row(executive, "figure", "exit code")["value"] == "99: a threshold failed (or stopped the run)"
+    same(row(executive, "figure", "responses/s")["value"], summary["throughput"]["responses_per_s"])
+    # report.html: the verdict is the first thing after the heading, before any chart or table.
+    page = render_run_html(StoredRun.from_directory(watched))
+    no_python_repr(page)
+    body = page_text(page)
+    first = body.index("Verdict")
+    assert first < body.index("Results") and first < body.index("Charts")
+    assert "FAILED: 2 of 3 thresholds failed (p(99) < 1us; rate > 10000000); exit code 99." in body[:2000]
+    for threshold in summary["thresholds"]:
+        assert threshold["observed_text"] in body[first:body.index("Results")]
+
+
+def test_thresholds_are_drawn_on_the_charts_they_bound(watched):
+    run = StoredRun.from_directory(watched)
+    charts = {c["id"]: c for c in run_charts(run)}
+    assert [(r["value"], r["label"]) for r in charts["latency"]["rules"]] == [
+        (200.0, "p(95) < 200ms (pass)"), (0.001, "p(99) < 1us (fail)")]
+    assert [(r["value"], r["label"]) for r in charts["throughput"]["rules"]] == [(10_000_000.0, "rate > 10000000 (fail)")]
+    for name, label in (("latency.svg", "threshold p(95) &lt; 200ms (pass)"),
+                        ("throughput.svg", "threshold rate &gt; 10000000 (fail)")):
+        assert label in (watched / "charts" / name).read_text(), name
+
+
+def test_every_scenarios_load_profile_is_drawn(watched):
+    run = StoredRun.from_directory(watched)
+    throughput = next(c for c in run_charts(run) if c["id"] == "throughput")
+    profiles = {s["label"]: [v for v in s["values"] if v is not None] for s in throughput["series"]
+                if s.get("axis") == "y2"}
+    assert set(profiles) == {"VUs spike", "VUs steady"}
+    assert profiles["VUs steady"] and set(profiles["VUs steady"]) == {2.0}  # 2 VUs throughout, never 0
+    svg = (watched / "charts" / "throughput.svg").read_text()
+    assert "VUs spike" in svg and "VUs steady" in svg
+
+
+def test_a_constant_run_is_not_drawn_ramping_to_zero(constant):
+    run = StoredRun.from_directory(constant)
+    throughput = next(c for c in run_charts(run) if c["id"] == "throughput")
+    (profile,) = [s for s in throughput["series"] if s.get("axis") == "y2"]
+    drawn = [v for v in profile["values"] if v is not None]
+    assert drawn and set(drawn) == {16.0}, profile["values"]
+    assert "counted after the load stopped" in throughput["note"]
+    assert "counted after the load stopped" in (constant / "report.md").read_text()
+    assert "counted after the load stopped" in render_run_html(run)
+
+
+def test_a_partial_last_interval_is_left_out_and_said(constant, tmp_path):
+    copy_dir = tmp_path / "run"
+    copy_dir.mkdir()
+    for name in ("summary.json", "timeseries.csv", "latency.hlog"):
+        (copy_dir / name).write_bytes((constant / name).read_bytes())
+    lines = (copy_dir / "timeseries.csv").read_text().splitlines()
+    last_end = float(lines[-1].split(",", 1)[0])
+    extra = [f"{last_end + 0.25}," + line.split(",", 1)[1] for line in lines[-2:]]  # a 0.25 s interval
+    (copy_dir / "timeseries.csv").write_text("\n".join([*lines, *extra]) + "\n")
+    run = StoredRun.from_directory(copy_dir)
+    from surge.report.timeline import timeline
+
+    line = timeline(run)
+    assert line is not None and line.partial == (last_end, last_end + 0.25)
+    throughput = next(c for c in run_charts(run) if c["id"] == "throughput")
+    assert throughput["x"][-1] == last_end
+    assert "was partial: the charts leave it out" in throughput["note"]
+
+
+def test_rates_are_steps_over_their_interval_from_a_zero_axis(constant):
+    charts = {c["id"]: c for c in run_charts(StoredRun.from_directory(constant))}
+    for chart_id in ("throughput", "failures", "cpu"):
+        chart = charts[chart_id]
+        assert chart["yzero"] and chart["x"][0] == 0.0, chart_id
+        rates = [s for s in chart["series"] if s.get("axis") != "y2"]
+        assert rates and all(s["style"] == "interval" for s in rates), chart_id
+    assert charts["latency"]["yzero"]
+
+
+def test_the_per_stage_table_shows_the_hold_and_the_spike(watched):
+    summary = json.loads((watched / "summary.json").read_text())
+    assert summary["meta"]["plan"]["scenarios"][0] == {
+        "name": "spike", "executor": "ramping-vus", "start_s": 0.0, "start": 1,
+        "stages": [{"duration_s": 2.0, "target": 4}, {"duration_s": 2.0, "target": 4}, {"duration_s": 1.0, "target": 8}]}
+    tables = parse_tables((watched / "report.md").read_text())
+    stages = tables["Per stage"]
+    assert [(r["scenario"], r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in stages[:3]] == [
+        ("spike", "1", "0.000", "2.000", "1 → 4 VUs"), ("spike", "2", "2.000", "4.000", "4 VUs (hold)"),
+        ("spike", "3", "4.000", "5.000", "4 → 8 VUs")]
+    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
+    for entry in stages[:3]:
+        assert float(entry["p95 ms"]) > 0 and entry["error rate"] == "0.000%"
+        requests, rate = int(entry["responses"].replace(",", "")), float(entry["responses/s"].replace(",", ""))
+        span = float(entry["to (s)"]) - float(entry["from (s)"])
+        assert rate == pytest.approx(requests / span, rel=0.01)
+    page = render_run_html(StoredRun.from_directory(watched))
+    assert "Per stage" in page and "4 VUs (hold)" in page and "4 → 8 VUs" in page
+
+
+def test_the_generators_and_the_watched_targets_resource_use_are_shown(watched, constant):
+    summary = json.loads((watched / "summary.json").read_text())
+    resources = parse_tables((watched / "report.md").read_text())["Resource use"]
+    target = summary["target_process"]
+    entry = row(resources, "process", f"target (pid {target['pid']}, {target['name']})")
+    same(entry["CPU mean (cores)"], target["cpu_cores_mean"])
+    same(entry["CPU max (cores)"], target["cpu_cores_max"])
+    assert entry["RSS max"] == f"{target['rss_bytes_max'] / 2**20:,.1f} MiB"
+    assert (entry["threads"], entry["open files"]) == (str(target["threads_max"]), str(target["open_files_max"]))
+    generator = summary["generator"]
+    mine = row(resources, "process", "generator (surge)")
+    same(mine["CPU mean (cores)"], (generator["cpu"]["user_s"] + generator["cpu"]["system_s"]) / summary["elapsed_s"])
+    page = render_run_html(StoredRun.from_directory(watched))
+    assert "Resource use" in page and f"target (pid {target['pid']}" in page
+    assert {"generator CPU (cores)", "target CPU (cores)"} == {
+        s["label"] for s in next(c for c in run_charts(StoredRun.from_directory(watched)) if c["id"] == "cpu")["series"]}
+    # without --watch-pid: the generator alone, always.
+    unwatched = parse_tables((constant / "report.md").read_text())["Resource use"]
+    assert [r["process"] for r in unwatched] == ["generator (surge)"]
+
+
+def test_report_html_has_limitations(constant):
+    page = render_run_html(StoredRun.from_directory(constant))
+    limitations = page_text(page).split("Limitations", 1)[1]
+    assert "the generator ran on the same machine as the target (127.0.0.1)" in limitations
+
+
+def _document(kind: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((REPORTS / f"experiment-{kind}.json").read_text(encoding="utf-8"))
+    return document
+
+
+def _renders(document: dict[str, Any]) -> tuple[str, str]:
+    return render_experiment_md(ExperimentSource(document, [])), render_experiment_html(document, [])
+
+
+@pytest.mark.parametrize("kind, answer", [
+    ("sweep", "Peak: 363.2 responses/s at 8 VUs."),
+    ("capacity", "Capacity: 1,000.0/s, not confirmed."),
+    ("compare", "1 comparison(s) against the reference a."),
+    ("repeat", "3 runs without thresholds: the figures over the runs."),
+])
+def test_an_experiments_report_leads_with_its_answer(kind, answer):
+    markdown, page = _renders(_document(kind))
+    for text in (markdown, page):
+        no_python_repr(text)
+    assert _sections(markdown)[0] == "Verdict" and f"**{answer}" in markdown.split("## ", 2)[1]
+    body = page_text(page)
+    assert body.index("Verdict") < body.index("Charts") and answer in body[:body.index("Charts")]
+    assert "Limitations" in body
+
+
+def test_a_capacity_verdict_names_the_best_passing_rate_and_its_slo():
+    document = _document("capacity")
+    markdown, page = _renders(document)
+    tables = parse_tables(markdown)
+    executive = {r["item"]: r["value"] for r in tables["Executive summary"]}
+    assert executive["confirmed"] == "no" and executive["capacity"] == "1,000.0/s"
+    assert executive["best passing rate"].startswith("1,000.0/s (step 6, achieved 994.9/s")
+    assert executive["exit code"].startswith("99: ")
+    (check,) = tables["Thresholds, pass or fail"]
+    assert (check["threshold"], check["verdict"], check["observed"]) == ("p(95) < 40ms", "pass", "6.13ms")
+    assert "confirmed False" not in page_text(page) and "confirmed no" in re.sub(r"\s+", " ", page_text(page))
+    latency = next(c for c in CHARTS["capacity"](document) if c["id"] == "capacity-latency")
+    assert latency["rules"] == [{"value": 40.0, "label": "SLO p(95) < 40ms", "colour": "#d62728"}]
+
+
+def test_a_sweep_names_its_zones_in_the_verdict():
+    markdown, _ = _renders(_document("sweep"))
+    executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}
+    assert executive["zones"] == "optimal 1–4 VUs; stress 8–16 VUs; broken 32 VUs"
+
+
+def _levels_at(document: dict[str, Any], loads: list[float], zones: list[str]) -> dict[str, Any]:
+    moved = copy.deepcopy(document)
+    analysis = moved["analysis"]
+    analysis["levels"] = [dict(level, load=load, zone=zone) for level, load, zone in
+                          zip(analysis["levels"], loads, zones)]
+    analysis["planned"] = loads
+    analysis["peak"] = dict(analysis["peak"], load=loads[3])
+    analysis["usl"] = {"refused": "for this test"}
+    return moved
+
+
+LEVELS = [250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0]
+ZONES = ["optimal", "optimal", "stress", "degraded", "broken", "broken"]
+
+
+def test_a_sweep_is_ticked_at_its_levels_with_zone_colours_that_match_the_legend(tmp_path):
+    from surge.report.html.experiment_charts import ZONE_COLOURS
+
+    document = _levels_at(_document("sweep"), LEVELS, ZONES)
+    throughput, latency = CHARTS["sweep"](document)
+    for chart in (throughput, latency):
+        assert chart["xticks"] == LEVELS and chart["zoneColours"] == ZONE_COLOURS
+    page = render_experiment_html(document, [])
+    legend = dict(re.findall(r'<span style="background:([^"]+)">(\w+)</span>', page))
+    assert {zone: colour for colour, zone in legend.items()} == ZONE_COLOURS
+    from surge.report.charts import ZONE_COLOURS as SVG_ZONES
+    from surge.report.charts import sweep_chart
+
+    assert sweep_chart(document["analysis"], tmp_path) == "charts/sweep.svg"
+    root = ET.parse(tmp_path / "charts" / "sweep.svg").getroot()
+    ticks = [g for g in root.iter() if (g.get("id") or "").startswith("xtick_")]
+    labels = ["".join(t.itertext()).strip() for g in ticks for t in g.iter() if t.tag.endswith("text")]
+    assert labels == [f"{v:,g}" for v in LEVELS]
+    svg = (tmp_path / "charts" / "sweep.svg").read_text()
+    for zone in ("optimal", "stress", "degraded", "broken"):
+        assert f"zone {zone}" in svg  # the legend names every zone drawn, in the colour it is drawn in
+        assert svg.count(f"fill: {SVG_ZONES[zone]}") >= 2, zone
+
+
+def test_no_page_shows_a_python_repr():
+    """Every experiment fixture in both formats; the run pages are scanned where they are rendered."""
+    for kind in ("sweep", "capacity", "compare", "repeat"):
+        for page in _renders(_document(kind)):
+            no_python_repr(page)
+    for name in ("run-scenario", "run-incomplete"):
+        no_python_repr(render_run_html(StoredRun.from_directory(REPORTS / name)))
+
+
+@pytest.mark.parametrize("leak", ["stop_when=None", "max_rate None", "confirmed False", "{'a': 1}", "['x']",
+                                  "True"])
+def test_the_repr_scan_catches_a_leak(leak):
+    with pytest.raises(AssertionError):
+        no_python_repr(f"<html><body><p>{html_lib.escape(leak)}</p></body></html>")
+
+
+def _drawn(page: str, workdir: Path) -> dict[str, dict[str, str]]:
+    """_drawn opens ``page`` in headless Chromium and returns each chart container's attributes
+    as report.js left them once uPlot had drawn (tests/browser.py)."""
+    from browser import open_report
+
+    opened = open_report(page, workdir)
+    assert opened.errors == [], opened.errors
+    charts = {}
+    for match in re.finditer(r'<div class="chart" id="chart-([^"]+)"([^>]*)>', opened.dom):
+        charts[match.group(1)] = dict(re.findall(r'(data-[a-z]+)="([^"]*)"', match.group(2)))
+    return charts
+
+
+def test_chromium_draws_threshold_lines_and_rate_axes_from_zero(watched, tmp_path):
+    charts = _drawn(render_run_html(StoredRun.from_directory(watched)), tmp_path)
+    assert charts["latency"]["data-rules"] == "2"      # p(95) < 200ms and p(99) < 1us, both inside the plot
+    assert charts["throughput"]["data-rules"] == "1"   # rate > 10000000: the axis reaches up to it
+    for chart_id in ("throughput", "latency", "failures", "cpu"):
+        assert charts[chart_id]["data-drawn"] == "1" and float(charts[chart_id]["data-ymin"]) == 0.0, chart_id
+    assert float(charts["throughput"]["data-ymax"]) >= 10_000_000
+
+
+def test_chromium_ticks_a_sweep_at_its_levels(tmp_path):
+    document = _levels_at(_document("sweep"), LEVELS, ZONES)
+    charts = _drawn(render_experiment_html(document, []), tmp_path)
+    for chart_id in ("sweep-throughput", "sweep-latency"):
+        assert json.loads(html_lib.unescape(charts[chart_id]["data-xticks"])) == LEVELS, chart_id
+        assert float(charts[chart_id]["data-ymin"]) == 0.0
+
+
+def test_seed_004s_hold_and_spike_stand_side_by_side(tmp_path):
+    """examples/gateway-spike.yaml (seed 004) at a quarter of its time against its calibrated
+    target: the verdict says all four thresholds failed, and the per-stage table puts the
+    100-VU hold beside the spike to 200 VUs, their figures adding up to the run's."""
+    from test_examples import target_flags
+    from test_time_scale_gateway import EXAMPLE
+
+    with TargetProcess(*target_flags(EXAMPLE)) as target:
+        out = recorded(tmp_path, str(EXAMPLE), "--target", target.url, "--time-scale", "0.25", code=99)
+    summary = json.loads((out / "summary.json").read_text())
+    text = (out / "report.md").read_text()
+    no_python_repr(text)
+    assert "**FAILED: 4 of 4 thresholds failed" in text.split("## ", 2)[1]
+    stages = parse_tables(text)["Per stage"]
+    assert [(r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in stages[:6]] == [
+        ("1", "0.000", "2.500", "0 → 50 VUs"), ("2", "2.500", "7.500", "50 → 100 VUs"),
+        ("3", "7.500", "15.000", "100 VUs (hold)"), ("4", "15.000", "17.500", "100 → 200 VUs"),
+        ("5", "17.500", "20.000", "200 → 100 VUs"), ("6", "20.000", "22.500", "100 → 0 VUs")]
+    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
+    hold, spike = stages[2], stages[3]
+    for stage in (hold, spike):  # each with its own rate, error rate and p95
+        assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage
+    assert "100 VUs (hold)" in render_run_html(StoredRun.from_directory(out))
+
+
+def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
+    from surge.report.verdict import run_verdict
+
+    summary = json.loads((constant / "summary.json").read_text())
+    summary["drain"] = {"seconds": 0.25, "responses": 12, "succeeded": 10, "failed": 2, "interrupted": 1}
+    rows = dict(run_verdict(summary).rows)
+    assert rows["drain after the load"] == "0.250 s: 12 responses (10 succeeded, 2 failed), 1 interrupted; not in the rates"
+    assert rows["exit code"] == "0: the run completed and every threshold passed (or none was set)"
+    summary["meta"]["tool"] = "hey"
+    verdict = run_verdict(summary)
+    assert verdict.headline.startswith("Imported from hey:") and verdict.state == "info"
+    assert dict(verdict.rows)["exit code"] == "none: the run was imported from hey (surge did not run it)"
+
+
+RATE_STAGES = """\
+target: @URL@
+scenarios:
+  arrivals:
+    executor:
+      type: ramping-arrival-rate
+      start_rate: 20
+      max_vus: 8
+      stages:
+        - {duration: 2s, target: 40}
+        - {duration: 1s, target: 40}
+    flow:
+      - name: health
+        request: {path: /health}
+"""
+
+
+def test_a_ramping_arrival_rates_stages_are_rates(target, tmp_path):
+    out = recorded(tmp_path, str(write(tmp_path, RATE_STAGES, URL=target.url)))
+    summary = json.loads((out / "summary.json").read_text())
+    text = (out / "report.md").read_text()
+    stages = parse_tables(text)["Per stage"]
+    assert [(r["stage"], r["target"]) for r in stages[:2]] == [("1", "20 → 40/s"), ("2", "40/s (hold)")]
+    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
+    throughput = next(c for c in run_charts(StoredRun.from_directory(out)) if c["id"] == "throughput")
+    assert [s["label"] for s in throughput["series"] if s.get("axis") == "y2"] == ["offered rate /s"]
+
+
+def test_chromium_shows_the_failed_verdict_in_the_first_screen(watched, tmp_path):
+    """The headline and every threshold's row lie within the first 800 px of a 1280 px wide page."""
+    from browser import open_report
+
+    measure = ("<script>window.addEventListener('load', function () { var v = document.querySelector('#verdict');"
+               " document.documentElement.setAttribute('data-verdict-bottom', v ? String(v.querySelector('table')"
+               ".getBoundingClientRect().bottom) : 'none'); });</script></body>")
+    page = render_run_html(StoredRun.from_directory(watched)).replace("</body>", measure, 1)
+    opened = open_report(page, tmp_path)
+    assert opened.errors == [], opened.errors
+    bottom = re.search(r'data-verdict-bottom="([^"]+)"', opened.dom)
+    assert bottom is not None and bottom.group(1) != "none", opened.dom[:300]
+    assert 0 < float(bottom.group(1)) < 800
