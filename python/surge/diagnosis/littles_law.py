@@ -198,7 +198,8 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     - **backlog**: in the second half of them, sent − completed ≥ BACKLOG_SHARE of sent and ≥
       BACKLOG_MIN, and the last interval's mean latency from the send is ≥ QUEUE_LATENCY_FACTOR ×
       the first's and QUEUE_MIN_WAIT_MS above it (arrivals outpace service and the wait grows);
-    - **plateau**: the most-loaded third of them (by X × W) had ≥ MIN_LOAD_RANGE × the requests
+    - **plateau**: the most-loaded third of them (by X × W; the first left out when there are
+      more than MIN_QUEUE_INTERVALS) had ≥ MIN_LOAD_RANGE × the requests
       in flight of the least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth,
       and their latency is ≥ QUEUE_LATENCY_FACTOR × and QUEUE_MIN_WAIT_MS above the least-loaded's.
     """
@@ -217,7 +218,9 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
         return QueueEvidence("backlog", capacity, second, service, {
             "sent": sent, "completed": completed, "backlog_share": (sent - completed) / sent,
             "first_latency_s": first_w, "last_latency_s": last_w})
-    by_load = sorted(rows, key=lambda r: r.little_l)
+    # The first second's completions are the quick ones (the slow ones it sent end later): its
+    # latency and throughput read low whatever the load, so the plateau leaves it out.
+    by_load = sorted(rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows, key=lambda r: r.little_l)
     third = len(by_load) // 3
     low, high = by_load[:third], by_load[-third:]
     low_l, high_l = mean(r.little_l for r in low), mean(r.little_l for r in high)

@@ -1,0 +1,232 @@
+"""The diagnosis against targets whose truth is known (docs/diagnosis.md, "Tests"): a CPU-bound
+target whose one event loop is its ceiling among idle threads, an idle target with a variable
+service time, a closed model at 40-50 % busy, a cascade at the request's own timeout; each also
+with a busy-loop process on every core, where the answer must still be right or say that the
+machine was saturated."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import surge_in
+from surge.record.schema import validate
+from surge.target import TargetProcess
+
+ONE_LOOP_SERVER = r'''
+import json, selectors, socket, sys, threading, time
+
+BURN_S = float(sys.argv[1])
+LIFETIME_S = float(sys.argv[2])
+idle = threading.Event()
+for n in range(3):  # helper threads that never work: the process has 4 threads, its ceiling is one core
+    threading.Thread(target=idle.wait, name=f"idle-{n}", daemon=True).start()
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 0))
+listener.listen(1024)
+listener.setblocking(False)
+selector = selectors.DefaultSelector()
+selector.register(listener, selectors.EVENT_READ)
+buffers = {}
+served = 0
+print(listener.getsockname()[1], flush=True)
+deadline = time.monotonic() + LIFETIME_S
+
+
+def answer(conn, path):
+    global served
+    if path == "/cost":
+        body = json.dumps({"requests": served, "cpu_s": time.thread_time()}).encode()
+    else:
+        served += 1
+        end = time.thread_time() + BURN_S  # CPU time, not wall time: the work is the same on a busy machine
+        while time.thread_time() < end:
+            pass
+        body = b"ok"
+    conn.setblocking(True)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    conn.setblocking(False)
+
+
+while time.monotonic() < deadline:
+    for key, _ in selector.select(timeout=0.5):
+        sock = key.fileobj
+        if sock is listener:
+            try:
+                conn, _ = listener.accept()
+            except BlockingIOError:
+                continue
+            conn.setblocking(False)
+            buffers[conn] = b""
+            selector.register(conn, selectors.EVENT_READ)
+            continue
+        try:
+            data = sock.recv(65536)
+        except BlockingIOError:
+            continue
+        except ConnectionError:
+            data = b""
+        if not data:
+            selector.unregister(sock)
+            buffers.pop(sock, None)
+            sock.close()
+            continue
+        buffers[sock] += data
+        while b"\r\n\r\n" in buffers[sock]:
+            head, buffers[sock] = buffers[sock].split(b"\r\n\r\n", 1)
+            try:
+                answer(sock, head.split(b" ", 2)[1].decode())
+            except OSError:
+                break
+'''
+"""ONE_LOOP_SERVER is a target whose truth is one core: one thread (an event loop) answers every
+request, burning ``argv[1]`` seconds of its own CPU on each, beside three idle threads; it stops
+by itself after ``argv[2]`` seconds. ``GET /cost`` tells the requests served and the loop's CPU
+seconds: its capacity is requests / CPU seconds."""
+
+BURN_S = 0.002
+"""BURN_S is the CPU each request costs the one-loop target (capacity ~400/s on a free core)."""
+
+
+class OneLoopTarget:
+    """OneLoopTarget: ONE_LOOP_SERVER started on a free loopback port; ``capacity()`` is its
+    measured requests per CPU-second of its one loop (the truth: one core's worth)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", ONE_LOOP_SERVER, str(BURN_S), "120"],
+                                        stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        assert self.process.stdout is not None
+        self.url = f"http://127.0.0.1:{int(self.process.stdout.readline())}"
+        self.pid = self.process.pid
+
+    def capacity(self) -> float:
+        with urllib.request.urlopen(f"{self.url}/cost", timeout=10) as response:
+            cost = json.loads(response.read())
+        return cost["requests"] / cost["cpu_s"]
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def one_loop_target() -> Iterator[OneLoopTarget]:
+    target = OneLoopTarget()
+    try:
+        yield target
+    finally:
+        target.stop()
+
+
+@pytest.fixture(params=["quiet", "busy"])
+def machine(request) -> Iterator[str]:
+    """machine is "quiet" (only what else runs here) or "busy": a busy-loop process on each core,
+    killed after the test."""
+    spinners = []
+    if request.param == "busy":
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+                    for _ in range(os.cpu_count() or 1)]
+    try:
+        yield request.param
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """_run runs ``surge run ARGS`` into ``tmp_path/out`` and returns its summary.json, validated."""
+    run = surge_in(tmp_path, "run", *args, "--out", "out")
+    assert run.returncode in (0, 99), run.stderr
+    summary: dict[str, Any] = json.loads((tmp_path / "out" / "summary.json").read_text())
+    validate(summary)
+    return summary
+
+
+def _kinds(summary: dict[str, Any]) -> set[str]:
+    return {f["kind"] for f in summary["findings"]}
+
+
+def _finding(summary: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(f for f in summary["findings"] if f["kind"] == kind)
+
+
+def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path, one_loop_target, machine):
+    """16 VUs against the one-loop target, watched: it is CPU-bound on its one thread (its four
+    threads notwithstanding), or on a busy machine the machine is named; never the generator."""
+    summary = _run(tmp_path, f"{one_loop_target.url}/work", "-c", "16", "-d", "5s",
+                   "--watch-pid", str(one_loop_target.pid))
+    kinds = _kinds(summary)
+    assert "generator_saturated" not in kinds, summary["findings"]
+    if machine == "busy":
+        assert "machine_saturated" in kinds, summary["findings"]
+        assert "generator and target share a saturated machine" in _finding(summary, "machine_saturated")["message"]
+    if "machine_saturated" not in kinds or "server_cpu_bound" in kinds:
+        bound = _finding(summary, "server_cpu_bound")
+        assert bound["evidence"]["per_thread"] is True and bound["evidence"]["cpu_cores_cap"] == 1.0
+        assert bound["evidence"]["threads"] >= 4 and bound["evidence"]["busiest_thread_cores"] >= 0.9
+        assert "its busiest thread used" in bound["message"]
+        truth = one_loop_target.capacity()
+        assert bound["evidence"]["responses_per_s"] == pytest.approx(truth, rel=0.25)
+
+
+def test_an_overloaded_one_loop_target_is_named_with_its_capacity(tmp_path, one_loop_target):
+    """Open model at twice what one core serves: the queue's stated capacity is the target's own
+    (requests per CPU-second of its loop), the late sends are the target's doing, not the
+    generator's."""
+    summary = _run(tmp_path, f"{one_loop_target.url}/work", "-r", "900", "-d", "5s",
+                   "--watch-pid", str(one_loop_target.pid))
+    kinds = _kinds(summary)
+    assert "generator_saturated" not in kinds, summary["findings"]
+    queue = _finding(summary, "queueing")
+    # A growing backlog, or (once --max-in-flight holds the sends back) a throughput plateau.
+    assert queue["evidence"]["evidence"] in ("backlog", "plateau")
+    truth = one_loop_target.capacity()
+    if "machine_saturated" not in kinds:
+        assert queue["evidence"]["service_capacity_per_s"] == pytest.approx(truth, rel=0.25)
+        assert "server_cpu_bound" in kinds
+
+
+def test_an_idle_target_with_variable_service_time_has_no_queue(tmp_path, machine):
+    """100/s against 50 workers × exp(200 ms), a capacity of 250/s: no queue and no capacity."""
+    with TargetProcess(workers=50, service_time="exp:200ms") as target:
+        summary = _run(tmp_path, f"{target.url}/delay/0", "-r", "100", "-d", "5s")
+    kinds = _kinds(summary)
+    assert "queueing" not in kinds, summary["findings"]
+    if machine == "busy":
+        assert "machine_saturated" in kinds, summary["findings"]  # known without --watch-pid
+    if "generator_saturated" in kinds:  # a starved generator is late only on a saturated machine
+        assert "machine_saturated" in kinds, summary["findings"]
+
+
+def test_a_closed_model_below_capacity_states_no_capacity(tmp_path, machine):
+    """35 VUs thinking 1 s on 16 workers × lognormal(280 ms, 0.5) (50.5/s): ~26/s, half busy."""
+    with TargetProcess(workers=16, service_time="lognormal:280ms,0.5") as target:
+        (tmp_path / "vus.yaml").write_text(
+            f"target: {target.url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: 35, duration: 6s}}\n"
+            "    think_time: 1s\n    flow:\n      - request: {path: /delay/0}\n")
+        summary = _run(tmp_path, "vus.yaml")
+    assert "queueing" not in _kinds(summary), summary["findings"]
+    assert not any("capacity" in f["message"] for f in summary["findings"]), summary["findings"]
+
+
+def test_the_cascade_names_the_requests_own_timeout(tmp_path):
+    """A scenario file whose request has ``timeout: 500ms`` (the default is 30 s): 50 VUs on one
+    50 ms worker time out at 0.5 s, and the finding says so."""
+    with TargetProcess(workers=1, service_time="50ms") as target:
+        (tmp_path / "spike.yaml").write_text(
+            f"target: {target.url}\nscenarios:\n  spike:\n    executor: {{type: constant-vus, vus: 50, duration: 3s}}\n"
+            "    flow:\n      - request: {path: /delay/0, timeout: 500ms}\n")
+        summary = _run(tmp_path, "spike.yaml")
+    cascade = _finding(summary, "timeout_cascade")
+    assert cascade["evidence"]["timeout_s"] == 0.5
+    assert "timed out at the 0.5 s timeout" in cascade["message"]
