@@ -230,3 +230,19 @@ def test_the_cascade_names_the_requests_own_timeout(tmp_path):
     cascade = _finding(summary, "timeout_cascade")
     assert cascade["evidence"]["timeout_s"] == 0.5
     assert "timed out at the 0.5 s timeout" in cascade["message"]
+
+
+def test_a_ramp_into_a_known_capacity_states_that_capacity(tmp_path):
+    """A closed ramp from 1 to 40 VUs on 2 workers × 20 ms (truth: 100/s, 2 served at once, 20 ms
+    each): throughput levels off at 100/s while the latency grows."""
+    with TargetProcess(workers=2, service_time="20ms") as target:
+        (tmp_path / "ramp.yaml").write_text(
+            f"target: {target.url}\nscenarios:\n  ramp:\n    executor:\n      type: ramping-vus\n      start_vus: 1\n"
+            "      stages: [{duration: 3s, target: 1}, {duration: 5s, target: 40}]\n"
+            "    flow:\n      - request: {path: /delay/0}\n")
+        summary = _run(tmp_path, "ramp.yaml")
+    queue = _finding(summary, "queueing")["evidence"]
+    assert queue["evidence"] == "plateau"
+    assert queue["service_capacity_per_s"] == pytest.approx(100.0, rel=0.15)
+    assert queue["service_time_ms"] == pytest.approx(20.0, rel=0.25)
+    assert queue["served_at_once"] == pytest.approx(2.0, rel=0.25)
