@@ -195,20 +195,22 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     """queue_evidence is the evidence of a queue among the load intervals with completions (at
     least MIN_QUEUE_INTERVALS), or None:
 
-    - **backlog**: in the second half of them, sent − completed ≥ BACKLOG_SHARE of sent and ≥
-      BACKLOG_MIN, and the last interval's mean latency from the send is ≥ QUEUE_LATENCY_FACTOR ×
-      the first's and QUEUE_MIN_WAIT_MS above it (arrivals outpace service and the wait grows);
+    - **backlog**: in the second half of the load intervals (with completions or not), sent −
+      completed ≥ BACKLOG_SHARE of sent and ≥ BACKLOG_MIN, and the last interval's mean latency
+      from the send is ≥ QUEUE_LATENCY_FACTOR × the first's and QUEUE_MIN_WAIT_MS above it
+      (arrivals outpace service and the wait grows);
     - **plateau**: the most-loaded third of them (by X × W; the first left out when there are
-      more than MIN_QUEUE_INTERVALS) had ≥ MIN_LOAD_RANGE × the requests
-      in flight of the least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth,
-      and their latency is ≥ QUEUE_LATENCY_FACTOR × and QUEUE_MIN_WAIT_MS above the least-loaded's.
+      more than MIN_QUEUE_INTERVALS) had ≥ MIN_LOAD_RANGE × the requests in flight of the
+      least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth, and their
+      latency is ≥ QUEUE_LATENCY_FACTOR × and QUEUE_MIN_WAIT_MS above the least-loaded's.
     """
     loaded = {int(i["index"]): i for i in load_intervals(document)}
-    rows = [r for r in law.intervals if r.index in loaded and r.completions_per_s > 0]
+    every = [r for r in law.intervals if r.index in loaded]
+    rows = [r for r in every if r.completions_per_s > 0]
     if len(rows) < MIN_QUEUE_INTERVALS:
         return None
-    served = {r.index: float(loaded[r.index].get("successes_per_s") or 0.0) for r in rows}
-    second = rows[len(rows) // 2:]
+    served = {r.index: float(loaded[r.index].get("successes_per_s") or 0.0) for r in every}
+    second = every[len(every) // 2:]  # seconds without a completion count here: a stalled target
     sent = sum(count(loaded[r.index].get("requests"), "sent") for r in second)
     completed = sum(count((loaded[r.index].get("latency") or {}).get("all"), "count") for r in second)
     first_w, last_w = rows[0].mean_latency_s, rows[-1].mean_latency_s

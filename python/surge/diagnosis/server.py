@@ -60,9 +60,11 @@ def server_cpu_bound(document: Mapping[str, Any], samples: Sequence[Mapping[str,
                 f"thread can use; the process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread "
                 f"(an event loop, or a lock holder) was its ceiling, whatever its thread count")
     else:
-        used = f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it can use"
+        used = (f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it "
+                "can use")
     message = (f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load {used}, while "
-               f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)}){peak_text(document)}. "
+               f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)})"
+               f"{peak_text(document)}. "
                f"More load only queues; the server needs more CPU{' on that thread' if per_thread else ''} or less "
                f"work per request.")
     return Finding(SERVER_CPU_BOUND, WARNING, message, {
