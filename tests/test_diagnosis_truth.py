@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -246,3 +247,36 @@ def test_a_ramp_into_a_known_capacity_states_that_capacity(tmp_path):
     assert queue["service_capacity_per_s"] == pytest.approx(100.0, rel=0.15)
     assert queue["service_time_ms"] == pytest.approx(20.0, rel=0.25)
     assert queue["served_at_once"] == pytest.approx(2.0, rel=0.25)
+
+
+SPIN_ONE_THREAD = """
+import threading, time
+idle = threading.Event()
+for n in range(3):
+    threading.Thread(target=idle.wait, daemon=True).start()
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    pass
+"""
+"""SPIN_ONE_THREAD is a process of four threads of which one (the main one) spins for 30 s."""
+
+
+def test_the_watch_samples_the_busiest_thread_and_the_machine():
+    """--watch-pid's samples carry the busiest thread's CPU (here all of the process's: one thread
+    spins among four) and the machine's busy cores, whatever else runs here."""
+    from surge.diagnosis.watch import TargetWatch
+
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN_ONE_THREAD], stdin=subprocess.DEVNULL)
+    try:
+        watch = TargetWatch(spinner.pid, interval_s=0.5).start()
+        time.sleep(2.2)
+        watch.stop()
+    finally:
+        spinner.kill()
+        spinner.wait()
+    samples = [s for s in watch.samples() if s["cpu_cores"] is not None]
+    assert len(samples) >= 3
+    for s in samples:
+        assert s["threads"] == 4
+        assert s["thread_cores_max"] == pytest.approx(s["cpu_cores"], abs=0.1)  # one thread did it all
+        assert s["cpu_cores"] - 0.1 <= s["machine_cpu_cores"] <= (os.cpu_count() or 1) + 0.01
