@@ -187,14 +187,15 @@ def test_an_overloaded_one_loop_target_is_named_with_its_capacity(tmp_path, one_
     summary = _run(tmp_path, f"{one_loop_target.url}/work", "-r", "900", "-d", "5s",
                    "--watch-pid", str(one_loop_target.pid))
     kinds = _kinds(summary)
+    if "machine_saturated" in kinds:
+        # The honest answer: where the sends waited cannot be told on a machine with no core to spare.
+        assert "the target " in _finding(summary, "machine_saturated")["message"]  # watched: its share is named
+        return
     assert "generator_saturated" not in kinds, summary["findings"]
     queue = _finding(summary, "queueing")
-    # A growing backlog, or (once --max-in-flight holds the sends back) a throughput plateau.
-    assert queue["evidence"]["evidence"] in ("backlog", "plateau")
-    truth = one_loop_target.capacity()
-    if "machine_saturated" not in kinds:
-        assert queue["evidence"]["service_capacity_per_s"] == pytest.approx(truth, rel=0.25)
-        assert "server_cpu_bound" in kinds
+    assert queue["evidence"]["evidence"] == "backlog"
+    assert queue["evidence"]["service_capacity_per_s"] == pytest.approx(one_loop_target.capacity(), rel=0.25)
+    assert "server_cpu_bound" in kinds
 
 
 def test_an_idle_target_with_variable_service_time_has_no_queue(tmp_path, machine):

@@ -159,11 +159,12 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     if found.evidence == "backlog":
         why = (f"in the second half of the load {grouped(f['sent'])} requests were sent and only "
                f"{grouped(f['completed'])} completed ({percent(f['backlog_share'])} left waiting), while the mean "
-               f"latency from the send rose from {_ms(f['first_latency_s'])} to {_ms(f['last_latency_s'])}: requests "
+               f"latency rose from {_ms(f['first_latency_s'])} to {_ms(f['last_latency_s'])}: requests "
                f"arrived faster than the target served them")
     else:
-        why = (f"as the requests in flight rose from {grouped(f['low_in_flight'], 1)} to "
-               f"{grouped(f['high_in_flight'], 1)}, throughput went only from {grouped(f['low_per_s'], 1)}/s to "
+        why = (f"as the load offered rose from {grouped(f['low_offered'], 1)} to {grouped(f['high_offered'], 1)} "
+               f"{f['offered_unit']} (in flight by Little's law: {grouped(f['low_in_flight'], 1)} to "
+               f"{grouped(f['high_in_flight'], 1)}), throughput went only from {grouped(f['low_per_s'], 1)}/s to "
                f"{grouped(f['high_per_s'], 1)}/s while the mean latency from the send rose from "
                f"{_ms(f['low_latency_s'])} to {_ms(f['high_latency_s'])}: the target was at its capacity")
     service = ""
@@ -197,11 +198,11 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
 
     - **backlog**: in the second half of the load intervals (with completions or not), sent −
       completed ≥ BACKLOG_SHARE of sent and ≥ BACKLOG_MIN, and the last interval's mean latency
-      from the send is ≥ QUEUE_LATENCY_FACTOR × the first's and QUEUE_MIN_WAIT_MS above it
+      (from the intended send) is ≥ QUEUE_LATENCY_FACTOR × the first's and QUEUE_MIN_WAIT_MS above it
       (arrivals outpace service and the wait grows);
-    - **plateau**: the most-loaded third of them (by X × W; the first left out when there are
-      more than MIN_QUEUE_INTERVALS) had ≥ MIN_LOAD_RANGE × the requests in flight of the
-      least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth, and their
+    - **plateau**: the most-loaded third of them (by the load offered, ``_offered_load``; the
+      first left out when there are more than MIN_QUEUE_INTERVALS) were offered ≥ MIN_LOAD_RANGE ×
+      the load of the least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth, and their
       latency is ≥ QUEUE_LATENCY_FACTOR × and QUEUE_MIN_WAIT_MS above the least-loaded's.
     """
     loaded = {int(i["index"]): i for i in load_intervals(document)}
@@ -213,7 +214,10 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     second = every[len(every) // 2:]  # seconds without a completion count here: a stalled target
     sent = sum(count(loaded[r.index].get("requests"), "sent") for r in second)
     completed = sum(count((loaded[r.index].get("latency") or {}).get("all"), "count") for r in second)
-    first_w, last_w = rows[0].mean_latency_s, rows[-1].mean_latency_s
+    # The wait counted from the intended send: requests held in the generator for a connection
+    # the target was slow to free waited too.
+    first_w, last_w = (number((loaded[r.index].get("latency") or {}).get("all"), "mean_ms") / 1000
+                       for r in (rows[0], rows[-1]))
     if sent and sent - completed >= max(BACKLOG_SHARE * sent, BACKLOG_MIN) and _slower(last_w, first_w):
         capacity = median(served[r.index] for r in second)
         service = first_w if served[rows[0].index] < UNSATURATED_SHARE * capacity else None
@@ -222,23 +226,45 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
             "first_latency_s": first_w, "last_latency_s": last_w})
     # The first second's completions are the quick ones (the slow ones it sent end later): its
     # latency and throughput read low whatever the load, so the plateau leaves it out.
-    by_load = sorted(rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows, key=lambda r: r.little_l)
+    candidates = rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows
+    unit, offered = _offered_load([loaded[r.index] for r in candidates])
+    load = dict(zip((r.index for r in candidates), offered)) if offered else {r.index: r.little_l for r in candidates}
+    by_load = sorted((r for r in candidates if load[r.index] > 0), key=lambda r: load[r.index])
     third = len(by_load) // 3
     low, high = by_load[:third], by_load[-third:]
-    low_l, high_l = mean(r.little_l for r in low), mean(r.little_l for r in high)
+    low_o, high_o = mean(load[r.index] for r in low), mean(load[r.index] for r in high)
     low_x, high_x = (mean(r.completions_per_s for r in low),
                      mean(r.completions_per_s for r in high))
     low_w, high_w = (mean(r.mean_latency_s for r in low),
                      mean(r.mean_latency_s for r in high))
-    if low_l <= 0 or low_x <= 0 or high_l < MIN_LOAD_RANGE * low_l:
+    if low_o <= 0 or low_x <= 0 or high_o < MIN_LOAD_RANGE * low_o:
         return None
-    if high_x / low_x - 1 > PLATEAU_GAIN * (high_l / low_l - 1) or not _slower(high_w, low_w):
+    if high_x / low_x - 1 > PLATEAU_GAIN * (high_o / low_o - 1) or not _slower(high_w, low_w):
         return None
     capacity = median(served[r.index] for r in high)
     service = low_w if mean(served[r.index] for r in low) < UNSATURATED_SHARE * capacity else None
     return QueueEvidence("plateau", capacity, sorted(high, key=lambda r: r.index), service, {
-        "low_in_flight": low_l, "high_in_flight": high_l, "low_per_s": low_x, "high_per_s": high_x,
-        "low_latency_s": low_w, "high_latency_s": high_w})
+        "offered_unit": unit, "low_offered": low_o, "high_offered": high_o,
+        "low_in_flight": mean(r.little_l for r in low), "high_in_flight": mean(r.little_l for r in high),
+        "low_per_s": low_x, "high_per_s": high_x, "low_latency_s": low_w, "high_latency_s": high_w})
+
+
+def _offered_load(intervals: list[Mapping[str, Any]]) -> tuple[str, list[float] | None]:
+    """_offered_load is what the run offered in each of ``intervals``, and its unit: the
+    schedule's rate (open model, "requests/s scheduled"), else the active VUs of its scenarios
+    (closed model, "VUs": the more of its end's and the previous end's); (``"requests in flight"``, None) when the intervals do not say (an
+    import, a crafted document): the requests in flight, X × W, stand in for it. The load the
+    generator offered, not the one it measured: a second in which latency rose for another
+    reason (a busy machine) does not look like more load."""
+    rates = [i.get("target_rate_per_s") for i in intervals]
+    if intervals and all(r is not None for r in rates):
+        return "requests/s scheduled", [float(r) for r in rates]  # type: ignore[arg-type]
+    vus = [[s.get("active_vus") for s in i.get("scenarios") or []] for i in intervals]
+    if intervals and all(v and all(n is not None for n in v) for v in vus):
+        ends = [float(sum(v)) for v in vus]
+        # Active VUs are counted at each interval's end: the last one of the load ends with none.
+        return "VUs", [max(end, before) for end, before in zip(ends, [ends[0], *ends[:-1]])]
+    return "requests in flight", None
 
 
 def _slower(w: float, before: float) -> bool:
