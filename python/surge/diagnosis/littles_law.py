@@ -252,10 +252,11 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
 def _offered_load(intervals: list[Mapping[str, Any]]) -> tuple[str, list[float] | None]:
     """_offered_load is what the run offered in each of ``intervals``, and its unit: the
     schedule's rate (open model, "requests/s scheduled"), else the active VUs of its scenarios
-    (closed model, "VUs": the more of its end's and the previous end's); (``"requests in flight"``, None) when the intervals do not say (an
-    import, a crafted document): the requests in flight, X × W, stand in for it. The load the
-    generator offered, not the one it measured: a second in which latency rose for another
-    reason (a busy machine) does not look like more load."""
+    (closed model, "VUs": the more of the interval's end and the previous one's); ("requests in
+    flight", None) when the intervals do not say (an import, a crafted document): the requests
+    in flight, X × W, stand in for it. The load the generator offered, not the one it measured:
+    a second in which latency rose for another reason (a busy machine) does not look like more
+    load."""
     rates = [i.get("target_rate_per_s") for i in intervals]
     if intervals and all(r is not None for r in rates):
         return "requests/s scheduled", [float(r) for r in rates]  # type: ignore[arg-type]
