@@ -36,9 +36,10 @@ def requests(succeeded: int, *, failures: dict[str, int] | None = None, shed: in
 def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: int = 1,
              req: dict[str, Any] | None = None, rate: float | None = None,
              responses_per_s: float | None = None, sent: int | None = None, late: int = 0,
-             lag_p99_ms: float | None = None) -> dict[str, Any]:
+             lag_p99_ms: float | None = None, vus: int | None = None) -> dict[str, Any]:
     """interval is a one-second interval ``index`` with ``completions`` latency samples (and
-    ``sent`` requests sent, ``late`` of them late; ``lag_p99_ms`` gives it send lags)."""
+    ``sent`` requests sent, ``late`` of them late; ``lag_p99_ms`` gives it send lags; ``vus`` its
+    one scenario's active VUs at its end)."""
     req = copy.deepcopy(req) if req is not None else requests(completions, late=late)
     if sent is not None:
         req["sent"] = sent
@@ -50,7 +51,8 @@ def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: i
             "responses_per_s": float(completions if responses_per_s is None else responses_per_s),
             "successes_per_s": float(req["succeeded"]),
             "target_rate_per_s": rate, "in_flight": in_flight, "peak_concurrency": in_flight,
-            "open_connections": in_flight}
+            "open_connections": in_flight,
+            **({"scenarios": [{"name": "default", "active_vus": vus}]} if vus is not None else {})}
 
 
 def document(*, req: dict[str, Any] | None = None, intervals: list[dict[str, Any]] | None = None,

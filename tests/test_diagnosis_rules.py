@@ -263,6 +263,27 @@ def test_variable_service_time_without_a_queue_is_not_queueing(name, mean_ms, mi
     assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN)), name
 
 
+def test_seconds_slowed_by_a_busy_machine_are_no_plateau():
+    """35 VUs all along; in some seconds the busy machine held the generator and the latency it
+    measured doubled (so did the in-flight count X × W), at the same throughput: the load offered
+    did not rise, so that is no queue and no capacity."""
+    rows = [interval(i, completions=26, mean_ms=620.0 if i in (3, 6) else 310.0, vus=35, in_flight=9)
+            for i in range(9)]
+    doc = document(req=requests(234), intervals=rows, mean_ms=380.0, min_ms=70.0, duration_s=9.0)
+    assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN))
+
+
+def test_a_closed_ramp_is_judged_on_its_vus():
+    rows = _plateau_intervals()
+    for row, vus in zip(rows, [1, 1, 1, 2, 8, 16, 24, 32, 40]):
+        row["scenarios"] = [{"name": "ramp", "active_vus": vus}]
+    doc = document(req=requests(600), intervals=rows, duration_s=9.0)
+    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
+    assert finding.evidence["offered_unit"] == "VUs" and finding.evidence["high_offered"] == 36.0
+    assert finding.evidence["service_capacity_per_s"] == pytest.approx(100.0)
+    assert "as the load offered rose from 1.0 to 36.0 VUs" in finding.message
+
+
 def test_a_fast_target_is_not_queueing():
     assert findings(document(mean_ms=1.6, min_ms=0.2), plan=CLOSED_PLAN) == []  # 8×, but only 1.4 ms of waiting
 
