@@ -155,6 +155,17 @@ def test_dropped_requests_say_why_the_in_flight_limit_was_reached(busy, rows, wh
     assert why in finding.message
 
 
+def test_requests_never_sent_with_free_slots_waited_for_a_connection():
+    """In flight peaked at 100 of 500 slots: the 50 requests never sent were not held back by the
+    in-flight limit but waited for a connection the target did not accept before the end."""
+    rows = [interval(i, completions=95, in_flight=100) for i in range(10)]
+    doc = document(req=requests(950, dropped=50), intervals=rows)
+    finding = only(findings(doc, plan=OPEN_PLAN), "in_flight_limit")
+    assert finding.evidence["slots_full"] is False and finding.evidence["peak_in_flight"] == 100
+    assert "although in flight peaked at 100 of the 500 slots" in finding.message
+    assert "waited for a connection" in finding.message and "were busy" not in finding.message
+
+
 def _cascade_intervals(timeouts_per_interval: list[int], served: int = 100) -> list[dict]:
     return [interval(i, completions=served + n, in_flight=50 + n,
                      req=requests(served, failures={"request_timeout": n} if n else None))

@@ -47,6 +47,11 @@ DROPPED_SHARE_THRESHOLD = 0.01
 sent is an in-flight limit finding."""
 
 
+SLOTS_FULL_SHARE = 0.9
+"""SLOTS_FULL_SHARE: requests never sent are put down to the in-flight limit only when in flight
+reached at least this share of it at an interval's end; below, they waited for a connection."""
+
+
 def offered_rate(document: Mapping[str, Any]) -> float | None:
     """offered_rate is the open-model schedule's mean rate over the load intervals (requests
     per second), or None in the closed model."""
@@ -150,13 +155,28 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
     """in_flight_limit: open-model requests never sent (``dropped``) ≥ DROPPED_SHARE_THRESHOLD
     of those scheduled. Why the slots stayed busy: the generator itself fell behind
     (``generator_bound``: a generator_saturated finding holds), else the target answered slowly
-    (``server_slow``: a queueing finding holds), else the limit was too low for the rate."""
+    (``server_slow``: a queueing finding holds), else the limit was too low for the rate. When in
+    flight never reached SLOTS_FULL_SHARE of the limit (with intervals and a known limit), the
+    slots were not the cause: the requests waited for a connection the target did not give."""
     requests = document.get("requests") or {}
     dropped, sent = count(requests, "dropped"), count(requests, "sent")
     scheduled = dropped + sent
     if not scheduled or dropped / scheduled < DROPPED_SHARE_THRESHOLD:
         return None
     limit = max_in_flight(plan)
+    peak = max((count(i, "in_flight") for i in document.get("intervals") or []), default=0)
+    if limit and document.get("intervals") and peak < SLOTS_FULL_SHARE * limit:
+        # The slots never filled: the requests waited for a connection until the drain deadline.
+        message = (f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)}) "
+                   f"were never sent, although in flight peaked at {grouped(peak)} of the {grouped(limit)} slots "
+                   f"(--max-in-flight, max_vus): they waited for a connection (at most "
+                   f"{grouped(count(document, 'peak_open_connections'))} open) that the target did not accept or "
+                   f"free before the run ended. The offered load was not all delivered.")
+        return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
+            "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
+            "peak_in_flight": peak, "slots_full": False, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
+            "generator_bound": generator_bound, "server_slow": server_slow,
+        })
     limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
         "every in-flight slot (--max-in-flight, max_vus)"
     if generator_bound:
@@ -170,6 +190,6 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
                f"never sent because {limit_text} were busy; {why}. The offered load was not all delivered.")
     return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
         "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
-        "dropped_share_threshold": DROPPED_SHARE_THRESHOLD, "generator_bound": generator_bound,
-        "server_slow": server_slow,
+        "peak_in_flight": peak, "slots_full": True, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
+        "generator_bound": generator_bound, "server_slow": server_slow,
     })
