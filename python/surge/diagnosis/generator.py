@@ -165,31 +165,27 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
         return None
     limit = max_in_flight(plan)
     peak = max((count(i, "in_flight") for i in document.get("intervals") or []), default=0)
-    if limit and document.get("intervals") and peak < SLOTS_FULL_SHARE * limit:
-        # The slots never filled: the requests waited for a connection until the drain deadline.
-        message = (f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)}) "
-                   f"were never sent, although in flight peaked at {grouped(peak)} of the {grouped(limit)} slots "
-                   f"(--max-in-flight, max_vus): they waited for a connection (at most "
+    slots_full = not (limit and document.get("intervals") and peak < SLOTS_FULL_SHARE * limit)
+    never_sent = f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)})"
+    if not slots_full:  # the slots never filled: the requests waited for a connection until the drain deadline
+        message = (f"{never_sent} were never sent, although in flight peaked at {grouped(peak)} of the "
+                   f"{grouped(limit or 0)} slots (--max-in-flight, max_vus): they waited for a connection (at most "
                    f"{grouped(count(document, 'peak_open_connections'))} open) that the target did not accept or "
                    f"free before the run ended. The offered load was not all delivered.")
-        return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
-            "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
-            "peak_in_flight": peak, "slots_full": False, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
-            "generator_bound": generator_bound, "server_slow": server_slow,
-        })
-    limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
-        "every in-flight slot (--max-in-flight, max_vus)"
-    if generator_bound:
-        why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
-    elif server_slow:
-        why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
-               "generator, held the load back")
     else:
-        why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
-    message = (f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)}) were "
-               f"never sent because {limit_text} were busy; {why}. The offered load was not all delivered.")
+        limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
+            "every in-flight slot (--max-in-flight, max_vus)"
+        if generator_bound:
+            why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
+        elif server_slow:
+            why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
+                   "generator, held the load back")
+        else:
+            why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
+        message = f"{never_sent} were never sent because {limit_text} were busy; {why}. The offered load was not " \
+            "all delivered."
     return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
         "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
-        "peak_in_flight": peak, "slots_full": True, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
+        "peak_in_flight": peak, "slots_full": slots_full, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
         "generator_bound": generator_bound, "server_slow": server_slow,
     })
