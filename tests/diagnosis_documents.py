@@ -4,7 +4,11 @@ only the figures the rules read, each test setting the ones it is about."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+"""EXAMPLES is the repository's examples/ directory (the seeds' calibrated scenario files)."""
 
 
 def latency(count: int, mean_ms: float = 1.0, min_ms: float = 0.5, p95_ms: float = 2.0) -> dict[str, Any]:
@@ -31,14 +35,24 @@ def requests(succeeded: int, *, failures: dict[str, int] | None = None, shed: in
 
 def interval(index: int, *, completions: int, mean_ms: float = 1.0, in_flight: int = 1,
              req: dict[str, Any] | None = None, rate: float | None = None,
-             responses_per_s: float | None = None) -> dict[str, Any]:
-    """interval is a one-second interval ``index`` with ``completions`` latency samples."""
+             responses_per_s: float | None = None, sent: int | None = None, late: int = 0,
+             lag_p99_ms: float | None = None, vus: int | None = None) -> dict[str, Any]:
+    """interval is a one-second interval ``index`` with ``completions`` latency samples (and
+    ``sent`` requests sent, ``late`` of them late; ``lag_p99_ms`` gives it send lags; ``vus`` its
+    one scenario's active VUs at its end)."""
+    req = copy.deepcopy(req) if req is not None else requests(completions, late=late)
+    if sent is not None:
+        req["sent"] = sent
+    lat = {"all": latency(completions, mean_ms)}
+    if lag_p99_ms is not None:
+        lat["send_lag"] = latency(req["sent"], lag_p99_ms / 10, 0.0, lag_p99_ms)
     return {"index": index, "start_s": float(index), "end_s": float(index + 1),
-            "requests": req or requests(completions), "latency": {"all": latency(completions, mean_ms)},
+            "requests": req, "latency": lat,
             "responses_per_s": float(completions if responses_per_s is None else responses_per_s),
-            "successes_per_s": float((req or requests(completions))["succeeded"]),
+            "successes_per_s": float(req["succeeded"]),
             "target_rate_per_s": rate, "in_flight": in_flight, "peak_concurrency": in_flight,
-            "open_connections": in_flight}
+            "open_connections": in_flight,
+            **({"scenarios": [{"name": "default", "active_vus": vus}]} if vus is not None else {})}
 
 
 def document(*, req: dict[str, Any] | None = None, intervals: list[dict[str, Any]] | None = None,

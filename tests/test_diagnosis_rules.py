@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from diagnosis_documents import document, interval, kinds, requests
+from diagnosis_documents import EXAMPLES, document, interval, kinds, requests
 from surge.diagnosis import Finding, findings
-from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_SHARE_THRESHOLD
+from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD
 
 OPEN_PLAN = {"scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
              "limits": {"timeout_s": 10.0}}
@@ -73,26 +73,97 @@ def test_late_sends_say_why_when_no_thread_was_busy():
     assert "no worker thread was busy" not in only(findings(busy, plan=OPEN_PLAN), "generator_saturated").message
 
 
+def _late_intervals(n: int, *, sent: int = 200, late: int = 0, lag_p99_ms: float = 1.0, rate: float | None = None,
+                    late_from: int = 0, late_until: int | None = None) -> list[dict]:
+    """_late_intervals are ``n`` one-second intervals of ``sent`` requests each, ``late`` of them
+    late (with a send-lag p99 of ``lag_p99_ms``) in intervals ``late_from`` to ``late_until``."""
+    until = n if late_until is None else late_until
+    return [interval(i, completions=sent, rate=rate,
+                     late=late if late_from <= i < until else 0,
+                     lag_p99_ms=lag_p99_ms if late_from <= i < until else 1.0) for i in range(n)]
+
+
 def test_the_open_model_is_told_from_the_document_without_a_plan():
-    doc = document(req=requests(1000, late=300), intervals=[interval(0, completions=100, rate=2000.0)],
-                   lag_p99_ms=300.0)
+    doc = document(req=requests(2000, late=600), intervals=_late_intervals(10, late=60, lag_p99_ms=300.0,
+                                                                         rate=2000.0), lag_p99_ms=300.0)
     finding = only(findings(doc), "generator_saturated")
     assert finding.evidence["offered_rate_per_s"] == 2000.0
     assert "of the 2,000.0/s scheduled" in finding.message
 
 
-@pytest.mark.parametrize("busy, slow_server, why", [
-    ((0.2,), False, "too low for this rate"),
-    ((0.97,), False, "generator fell behind"),
-    ((0.2,), True, "target answered too slowly"),
+@pytest.mark.parametrize("late_until, saturated", [
+    (2, False),     # late only while the VUs and connections were being set up (the first 2 s of 10)
+    (None, True),   # late all along: the steady part too
 ])
-def test_dropped_requests_say_why_the_in_flight_limit_was_reached(busy, slow_server, why):
-    mean_ms, min_ms = (900.0, 20.0) if slow_server else (1.0, 0.5)
-    doc = document(req=requests(950, dropped=50), thread_busy=busy, mean_ms=mean_ms, min_ms=min_ms)
+def test_only_late_sends_in_the_steady_part_count_against_the_generator(late_until, saturated):
+    rows = _late_intervals(10, late=100, lag_p99_ms=80.0, late_until=late_until)
+    late = sum(r["requests"]["late"] for r in rows)
+    doc = document(req=requests(2000, late=late), intervals=rows, lag_p99_ms=80.0)
+    found = findings(doc, plan=OPEN_PLAN)
+    assert ("generator_saturated" in kinds(found)) is saturated
+    if saturated:
+        evidence = only(found, "generator_saturated").evidence
+        assert evidence["steady_part"] is True and evidence["startup_s"] == 2.0
+        assert evidence["late"] == 800 and evidence["sent"] == 1600  # intervals 2..9
+
+
+def test_a_few_late_sends_are_not_a_bottleneck():
+    """A 3.9/s step: one send of 16 late (6 %) is under LATE_MIN, whatever its share."""
+    rows = [interval(i, completions=4, sent=4, late=1 if i == 3 else 0, lag_p99_ms=40.0 if i == 3 else 0.5)
+            for i in range(4)]
+    doc = document(req=requests(16, late=1), intervals=rows, lag_p99_ms=40.0, duration_s=4.0)
+    assert "generator_saturated" not in kinds(findings(doc, plan=OPEN_PLAN))
+    assert LATE_MIN > 1
+
+
+def _backlog_intervals(n: int = 6, served: int = 100, offered: int = 300, shed: int = 0) -> list[dict]:
+    """_backlog_intervals: ``offered``/s sent to a target serving ``served``/s (2 workers × 20 ms):
+    in flight grows by the difference each second and the latency from the send with it."""
+    rows = []
+    for i in range(n):
+        waited = (i + 0.5) * (offered - served) / served  # seconds the middle request of the second waited
+        req = requests(served, late=0, status_failed=shed, shed=shed,
+                       codes={"200": served, **({"503": shed} if shed else {})})
+        req["sent"] = offered
+        rows.append(interval(i, completions=served + shed, mean_ms=20.0 + 1000 * waited, req=req,
+                             in_flight=(i + 1) * (offered - served), rate=float(offered)))
+    return rows
+
+
+def _plateau_intervals() -> list[dict]:
+    """_plateau_intervals: a closed ramp from 1 to 40 VUs on 2 workers × 20 ms (100/s): throughput
+    grows with the VUs up to 100/s, then only the latency does."""
+    rows = []
+    for i, vus in enumerate([1, 1, 1, 2, 8, 16, 24, 32, 40]):
+        x = min(vus / 0.02, 100.0)
+        w_ms = max(20.0, vus / x * 1000)
+        rows.append(interval(i, completions=int(x), mean_ms=w_ms, in_flight=vus))
+    return rows
+
+
+@pytest.mark.parametrize("busy, rows, why", [
+    ((0.2,), None, "too low for this rate"),
+    ((0.97,), None, "generator fell behind"),
+    ((0.2,), "backlog", "target answered too slowly"),
+])
+def test_dropped_requests_say_why_the_in_flight_limit_was_reached(busy, rows, why):
+    intervals = _backlog_intervals() if rows else []
+    doc = document(req=requests(950, dropped=50), thread_busy=busy, intervals=intervals, duration_s=6.0)
     finding = only(findings(doc, plan=OPEN_PLAN), "in_flight_limit")
     assert "50 of 1,000 scheduled requests (5.0 %)" in finding.message
     assert "all 500 in-flight slots" in finding.message
     assert why in finding.message
+
+
+def test_requests_never_sent_with_free_slots_waited_for_a_connection():
+    """In flight peaked at 100 of 500 slots: the 50 requests never sent were not held back by the
+    in-flight limit but waited for a connection the target did not accept before the end."""
+    rows = [interval(i, completions=95, in_flight=100) for i in range(10)]
+    doc = document(req=requests(950, dropped=50), intervals=rows)
+    finding = only(findings(doc, plan=OPEN_PLAN), "in_flight_limit")
+    assert finding.evidence["slots_full"] is False and finding.evidence["peak_in_flight"] == 100
+    assert "although in flight peaked at 100 of the 500 slots" in finding.message
+    assert "waited for a connection" in finding.message and "were busy" not in finding.message
 
 
 def _cascade_intervals(timeouts_per_interval: list[int], served: int = 100) -> list[dict]:
@@ -163,15 +234,65 @@ def test_cpu_bound_counts_no_more_cores_than_the_target_has_threads():
     assert finding.evidence["cpu_cores_cap"] == 1.0
 
 
-def test_queueing_states_littles_law_and_the_service_capacity():
-    rows = [interval(i, completions=100, mean_ms=1000.0, in_flight=100) for i in range(10)]
-    doc = document(req=requests(1000), intervals=rows, mean_ms=1000.0, min_ms=20.0)
-    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
-    assert finding.evidence["little_l"] == pytest.approx(100.0)
+def test_a_backlog_states_littles_law_and_the_service_capacity():
+    """300/s offered to a target serving 100/s: sends outpace completions and the wait grows."""
+    doc = document(req=requests(600), intervals=_backlog_intervals(), duration_s=6.0, min_ms=20.0)
+    finding = only(findings(doc, plan=OPEN_PLAN), "queueing")
+    assert finding.evidence["evidence"] == "backlog"
     assert finding.evidence["service_capacity_per_s"] == pytest.approx(100.0)
+    assert finding.evidence["sent"] == 900 and finding.evidence["completed"] == 300
+    # The first second was already at capacity: its latency is no service time.
+    assert finding.evidence["service_time_ms"] is None and finding.evidence["served_at_once"] is None
+    assert "requests arrived faster than the target served them" in finding.message
+    assert "100.0 successful responses/s while it had a queue" in finding.message
+    assert "fastest" not in finding.message
+
+
+def test_a_plateau_states_the_capacity_and_the_service_time_of_the_least_loaded_seconds():
+    doc = document(req=requests(600), intervals=_plateau_intervals(), duration_s=8.0, min_ms=0.3)
+    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
+    assert finding.evidence["evidence"] == "plateau"
+    assert finding.evidence["service_capacity_per_s"] == pytest.approx(100.0)
+    assert finding.evidence["service_time_ms"] == pytest.approx(20.0)
     assert finding.evidence["served_at_once"] == pytest.approx(2.0)
-    assert "100.0 requests were in flight on average" in finding.message
-    assert "the same as 2.0 requests served at once if each took the fastest time, 20.00 ms" in finding.message
+    assert "that is 2.0 requests served at once" in finding.message
+    assert "peak second: 100.0/s, ending 4 s into the run" in finding.message  # first at 2 VUs
+
+
+@pytest.mark.parametrize("name, mean_ms, min_ms, per_s, in_flight", [
+    # 100/s against 50 workers × exp(200 ms) (250/s): the fastest response took 0.4 ms.
+    ("idle exponential", 200.0, 0.43, 100, 20),
+    # 35 VUs with 500 ms think on 16 workers × lognormal 280 ms (51/s): 40 % busy, no queue.
+    ("35 VUs at 40 % busy", 310.0, 70.85, 39, 12),
+])
+def test_variable_service_time_without_a_queue_is_not_queueing(name, mean_ms, min_ms, per_s, in_flight):
+    """The old rule took the fastest response for the service time: any spread of service
+    times was a "queue", with the offered rate stated as the capacity (99.5/s, 26.5/s)."""
+    rows = [interval(i, completions=per_s, mean_ms=mean_ms * (1 + 0.03 * (-1) ** i), in_flight=in_flight + i % 2)
+            for i in range(8)]
+    doc = document(req=requests(per_s * 8), intervals=rows, mean_ms=mean_ms, min_ms=min_ms, duration_s=8.0)
+    assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN)), name
+
+
+def test_seconds_slowed_by_a_busy_machine_are_no_plateau():
+    """35 VUs all along; in some seconds the busy machine held the generator and the latency it
+    measured doubled (so did the in-flight count X × W), at the same throughput: the load offered
+    did not rise, so that is no queue and no capacity."""
+    rows = [interval(i, completions=26, mean_ms=620.0 if i in (3, 6) else 310.0, vus=35, in_flight=9)
+            for i in range(9)]
+    doc = document(req=requests(234), intervals=rows, mean_ms=380.0, min_ms=70.0, duration_s=9.0)
+    assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN))
+
+
+def test_a_closed_ramp_is_judged_on_its_vus():
+    rows = _plateau_intervals()
+    for row, vus in zip(rows, [1, 1, 1, 2, 8, 16, 24, 32, 40]):
+        row["scenarios"] = [{"name": "ramp", "active_vus": vus}]
+    doc = document(req=requests(600), intervals=rows, duration_s=9.0)
+    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
+    assert finding.evidence["offered_unit"] == "VUs" and finding.evidence["high_offered"] == 36.0
+    assert finding.evidence["service_capacity_per_s"] == pytest.approx(100.0)
+    assert "as the load offered rose from 1.0 to 36.0 VUs" in finding.message
 
 
 def test_a_fast_target_is_not_queueing():
@@ -185,15 +306,96 @@ def test_a_finding_goes_to_and_from_summary_json():
 
 
 def test_fast_rejections_do_not_count_as_service():
-    """Shed 503s answered in microseconds are not the target's service time, nor its capacity."""
-    rows = [interval(i, completions=300, mean_ms=200.0, in_flight=60, responses_per_s=300.0,
-                     req=requests(100, status_failed=200, shed=200, codes={"200": 100, "503": 200}))
-            for i in range(10)]
-    doc = document(req=requests(1000, status_failed=2000, shed=2000, codes={"200": 1000, "503": 2000}),
-                   intervals=rows, mean_ms=200.0, min_ms=0.02)
-    doc["latency"]["success"]["min_ms"] = 20.0
-    finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")
-    assert finding.evidence["fastest_ms"] == 20.0
-    assert finding.evidence["service_capacity_per_s"] == 100.0
-    assert finding.evidence["served_at_once"] == pytest.approx(2.0)
-    assert "load_shed" in kinds(findings(doc, plan=CLOSED_PLAN))
+    """Shed 503s answered in microseconds are not the target's service, nor its capacity."""
+    doc = document(req=requests(600, status_failed=1200, shed=1200, codes={"200": 600, "503": 1200}),
+                   intervals=_backlog_intervals(served=100, offered=400, shed=200), mean_ms=200.0, min_ms=0.02,
+                   duration_s=6.0)
+    found = findings(doc, plan=OPEN_PLAN)
+    assert only(found, "queueing").evidence["service_capacity_per_s"] == 100.0
+    assert "load_shed" in kinds(found)
+
+
+STEP_TIMEOUT_PLAN = {"scenarios": [{"name": "spike", "executor": {"type": "ramping-vus", "stages": []},
+                                    "flow": {"sequences": [{"steps": [
+                                        {"tag": "telemetry", "timeout_s": 10.0},
+                                        {"tag": "health", "timeout_s": None}]}]}}],
+                     "limits": {"timeout_s": 30.0}}
+"""STEP_TIMEOUT_PLAN: seed 004's shape: the request's own 10 s timeout beside the 30 s default."""
+
+
+@pytest.mark.parametrize("tags, timeout", [
+    ([{"scenario": "spike", "tag": "telemetry", "requests": {"timed_out": 550}}], 10.0),
+    ([{"scenario": "spike", "tag": "health", "requests": {"timed_out": 550}}], 30.0),
+    ([], 30.0),  # no tags: the longest timeout a step had
+])
+def test_the_cascade_names_the_timeout_the_requests_had(tags, timeout):
+    doc = document(req=requests(1200, failures={"request_timeout": 550}),
+                   intervals=_cascade_intervals([0] * 10 + [300, 250]), duration_s=12.0, tags=tags)
+    finding = only(findings(doc, plan=STEP_TIMEOUT_PLAN), "timeout_cascade")
+    assert finding.evidence["timeout_s"] == timeout
+    assert f"timed out at the {timeout:.0f} s timeout" in finding.message
+
+
+def test_gateway_spikes_cascade_is_at_its_requests_10_s_timeout():
+    from surge.scenario import load
+
+    plan = load(EXAMPLES / "gateway-spike.yaml").compile().main
+    doc = document(req=requests(1200, failures={"request_timeout": 550}),
+                   intervals=_cascade_intervals([0] * 10 + [300, 250]), duration_s=12.0,
+                   tags=[{"scenario": "high_concurrency", "tag": "telemetry", "requests": {"timed_out": 550}}])
+    finding = only(findings(doc, plan=plan), "timeout_cascade")
+    assert finding.evidence["timeout_s"] == 10.0
+    assert "timed out at the 10 s timeout" in finding.message and "30 s" not in finding.message
+
+
+def test_one_event_loop_at_one_core_is_cpu_bound_whatever_its_thread_count():
+    """Seed 000's controller: one thread at ~1 core among 3, on 2 cores: the process's ceiling
+    is not min(2, 3) cores, its loop's is one."""
+    rows = [interval(i, completions=240, responses_per_s=240.0, rate=400.0, sent=400, late=60, lag_p99_ms=40.0)
+            for i in range(8)]
+    samples = [{**s, "thread_cores_max": 0.97 + 0.01 * (i % 3)} for i, s in enumerate(_samples([1.02] * 8, threads=3))]
+    doc = document(req=requests(1920, late=480), intervals=rows, duration_s=8.0, lag_p99_ms=40.0,
+                   target_process={"cores": 2}, thread_busy=(0.06, 0.06))
+    found = findings(doc, target_samples=samples, plan=OPEN_PLAN)
+    finding = only(found, "server_cpu_bound")
+    assert finding.evidence["per_thread"] is True and finding.evidence["cpu_cores_cap"] == 1.0
+    assert "its busiest thread used 0.98 of a core" in finding.message
+    assert "generator_saturated" not in kinds(found)  # its late sends waited on the target
+
+
+def _machine(cores: int, busy: list[float]) -> dict:
+    return {"cores": cores, "cpu_cores_mean": sum(busy) / len(busy),
+            "samples": [{"t_s": i + 1.0, "cpu_cores": c} for i, c in enumerate(busy)]}
+
+
+@pytest.mark.parametrize("busy, watched, saturated", [
+    ([1.98] * 8, True, True),     # generator 0.9 + target 1.03 + others on 2 cores
+    ([1.98] * 8, False, True),    # the same without --watch-pid: machine and generator CPU are known
+    ([1.2] * 8, False, False),
+    ([0.5, 0.6] + [1.3] * 6, False, False),
+    ([1.99, 1.99] + [1.3] * 6, False, False),  # busy only during the start-up
+])
+def test_a_machine_with_no_core_to_spare_is_said_to_measure_the_machine(busy, watched, saturated):
+    rows = [interval(i, completions=250, responses_per_s=250.0) for i in range(8)]
+    extra = {"target_process": {"cores": 2}} if watched else {}
+    doc = document(intervals=rows, duration_s=8.0, url="http://127.0.0.1:8080/", machine=_machine(2, busy),
+                   generator={"cpu": {"user_s": 5.0, "system_s": 2.2}, "cpu_us_per_request": 30.0,
+                              "thread_busy": [0.45, 0.45], "max_rss_kib": 30000, "open_file_limit": 1024}, **extra)
+    samples = _samples([1.03] * 8, threads=3) if watched else None
+    found = findings(doc, target_samples=samples, plan=CLOSED_PLAN)
+    assert ("machine_saturated" in kinds(found)) is saturated
+    if saturated:
+        finding = only(found, "machine_saturated")
+        assert "generator and target share a saturated machine: the result measures the machine" in finding.message
+        assert finding.evidence["generator_cpu_cores"] == pytest.approx(0.9)
+        assert "1.98 of its 2 cores" in finding.message
+        if watched:
+            assert "the target 1.03, other processes 0.05" in finding.message
+        else:
+            assert "the target and other processes 1.08" in finding.message
+
+
+def test_a_remote_target_on_a_saturated_machine_blames_the_machine_not_the_target():
+    doc = document(duration_s=8.0, url="http://10.1.2.3/", machine=_machine(4, [3.9] * 8))
+    finding = only(findings(doc, plan=CLOSED_PLAN), "machine_saturated")
+    assert "the generator ran on a saturated machine" in finding.message

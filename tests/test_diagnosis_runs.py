@@ -97,7 +97,7 @@ def test_a_starved_server_is_reported_as_the_server(starved_server):
     assert "generator_saturated" not in kinds
     queue = _finding(summary, "queueing")["evidence"]
     assert 70 <= queue["service_capacity_per_s"] <= 130  # 2 workers / 20 ms
-    assert 1.4 <= queue["served_at_once"] <= 2.6
+    assert queue["evidence"] == "backlog"  # 300/s sent, 100/s served: the wait grew
     assert "Findings" in run.stdout and "[warning] queueing: Requests queued" in run.stdout
     assert "≥" not in run.stdout.split("Throughput", 1)[1].splitlines()[0]
     assert f"Target process  pid {pid} " in run.stdout
@@ -161,7 +161,10 @@ def test_a_run_without_watch_pid_leaves_the_target_columns_empty(tmp_path, targe
     run = surge_in(tmp_path, "run", f"{target.url}/health", "-c", "2", "-d", "1s", "--out", "out")
     assert run.returncode == 0, run.stderr
     summary = _summary(tmp_path / "out")
-    assert "target_process" not in summary and summary["findings"] == []
+    assert "target_process" not in summary
+    # Two VUs without think time against a local /health can fill two cores: only the machine may be named.
+    assert {f["kind"] for f in summary["findings"]} <= {"machine_saturated"}
+    assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"]  # known without --watch-pid
     rows = _all_rows(tmp_path / "out")
     assert rows and all(r[c] == "" for r in rows for c in TARGET_COLUMNS)
 

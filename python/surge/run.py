@@ -18,6 +18,7 @@ from typing import Any
 
 from surge import _engine, exit_codes, signals
 from surge.document import result_document
+from surge.diagnosis.machine import MachineCpu
 from surge.errors import UnreachableError
 from surge.exit_codes import Outcome
 from surge.plan import open_model_send_slack_s
@@ -148,7 +149,11 @@ def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval
     abort_rules = [t for t in thresholds if t.abort_on_fail]
     aborted_by: list[Verdict] = []
 
+    machine: MachineCpu | None = None
+
     def interval_hook(interval: dict[str, Any]) -> bool:
+        if machine is not None:
+            machine.sample(interval.get("end_s"))
         if on_interval is not None:
             on_interval(interval)
         totals = interval.get("totals")
@@ -170,7 +175,10 @@ def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval
             compiled = compiled.with_pools(setup.get("pools", {}))
         phase = "main"
         main_plan = dict(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
+        machine = MachineCpu()  # the whole machine's CPU during the measured run (docs/diagnosis.md)
         main = with_send_slack(run_engine_plan(main_plan, interval_hook), main_plan)
+        if (machine_document := machine.document()) is not None:
+            main["machine"] = machine_document
         run.verdicts = evaluate(thresholds, main)
         run.aborted_by = aborted_by
         finished_phase(run, "main", main, on_phase)

@@ -1,5 +1,5 @@
 """findings: every diagnosis rule run over one result document, in a fixed order (the client's
-limits first, then the generator, then the server). The one function every run and every
+limits first, then the machine, the generator, the server). The one function every run and every
 experiment's run calls (docs/diagnosis.md)."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
-from surge.diagnosis.figures import open_model, timeout_s
+from surge.diagnosis.figures import number, open_model, timeout_s
 from surge.diagnosis.finding import Finding
-from surge.diagnosis.generator import generator_saturated, in_flight_limit
+from surge.diagnosis.generator import generator_saturated, in_flight_limit, startup_s
+from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.littles_law import queueing
 from surge.diagnosis.server import server_cpu_bound
 from surge.diagnosis.shed import load_shed
@@ -31,14 +32,19 @@ def findings(result_document: Mapping[str, Any], *, target_samples: Sequence[Map
     samples = target_samples if target_samples is not None else target.get("samples") or []
     open_ = open_model(result_document, plan)
     queue = queueing(result_document)
-    generator = generator_saturated(result_document, open_model=open_)
+    server = server_cpu_bound(result_document, samples, target.get("cores")) if samples else None
+    generator = generator_saturated(result_document, open_model=open_,
+                                    server_limited=queue is not None or server is not None)
+    steady_from = startup_s(result_document)
     found = [
         port_exhaustion(result_document),
         open_file_exhaustion(result_document),
+        machine_saturated(result_document, steady_from_s=steady_from,
+                          target_cores=target_cpu(samples, number(result_document, "duration_s"), steady_from)),
         generator,
         in_flight_limit(result_document, plan, generator_bound=generator is not None,
                         server_slow=queue is not None) if open_ else None,
-        server_cpu_bound(result_document, samples, target.get("cores")) if samples else None,
+        server,
         queue,
         timeout_cascade(result_document, timeout_s(result_document, plan)),
         load_shed(result_document),

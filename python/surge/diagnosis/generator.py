@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import count, grouped, load_intervals, max_in_flight, number, percent
+from surge.diagnosis.figures import (count, grouped, load_intervals, max_in_flight, number, peak_evidence, peak_text,
+                                     percent)
 from surge.diagnosis.finding import WARNING, Finding
 from surge.heading import PlanLike
 
@@ -22,16 +23,33 @@ BUSY_THRESHOLD = 0.90
 time had no room to send more."""
 
 LATE_SHARE_THRESHOLD = 0.05
-"""LATE_SHARE_THRESHOLD: in the open model, at least this share of sent requests sent more
-than 1 ms after their intended time means the generator fell behind its schedule."""
+"""LATE_SHARE_THRESHOLD: in the open model, at least this share of the requests sent in the
+steady part of the load (``steady_intervals``) sent more than 1 ms after their intended time
+means the generator fell behind its schedule ..."""
+
+LATE_MIN = 20
+"""LATE_MIN: ... when they are at least this many (one late send of 16 is no bottleneck) ..."""
 
 LATE_LAG_P99_MS = 10.0
-"""LATE_LAG_P99_MS: ... and the send lag's p99 is at least this long (a millisecond or two of lag
-on a busy machine, or for a new connection, does not shape the results)."""
+"""LATE_LAG_P99_MS: ... and the send lag's p99 (the highest of the steady intervals') is at least
+this long (a millisecond or two of lag on a busy machine, or for a new connection, does not shape
+the results)."""
+
+STARTUP_S = 1.0
+"""STARTUP_S: the steady part of the load leaves out at least this many first seconds (VUs and
+connections being set up) ..."""
+
+STARTUP_SHARE = 0.2
+"""STARTUP_SHARE: ... or this share of the load, whichever is longer."""
 
 DROPPED_SHARE_THRESHOLD = 0.01
 """DROPPED_SHARE_THRESHOLD: at least this share of scheduled requests (sent + dropped) never
 sent is an in-flight limit finding."""
+
+
+SLOTS_FULL_SHARE = 0.9
+"""SLOTS_FULL_SHARE: requests never sent are put down to the in-flight limit only when in flight
+reached at least this share of it at an interval's end; below, they waited for a connection."""
 
 
 def offered_rate(document: Mapping[str, Any]) -> float | None:
@@ -41,48 +59,84 @@ def offered_rate(document: Mapping[str, Any]) -> float | None:
     return sum(rates) / len(rates) if rates else None
 
 
-def generator_saturated(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
-    """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) late sends ≥
-    LATE_SHARE_THRESHOLD of those sent with a send lag p99 ≥ LATE_LAG_P99_MS. The message marks
-    throughput as a lower bound."""
+def startup_s(document: Mapping[str, Any]) -> float:
+    """startup_s is where the steady part of the load starts, seconds into the run: the later of
+    STARTUP_S and STARTUP_SHARE of the load (``duration_s``)."""
+    return max(STARTUP_S, STARTUP_SHARE * number(document, "duration_s"))
+
+
+def steady_intervals(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """steady_intervals are the load intervals that start at or after ``startup_s``."""
+    skip = startup_s(document)
+    return [i for i in load_intervals(document) if float(i["start_s"]) >= skip - 1e-9]
+
+
+def late_sends(document: Mapping[str, Any]) -> tuple[int, int, float, bool]:
+    """late_sends are the sent and late requests of the steady part, the highest send-lag p99 of
+    its intervals (ms), and whether they come from the steady part (False: a document without
+    intervals, judged on its totals)."""
+    steady = steady_intervals(document)
+    if steady:
+        sent = sum(count(i.get("requests"), "sent") for i in steady)
+        late = sum(count(i.get("requests"), "late") for i in steady)
+        lags = [number((i.get("latency") or {}).get("send_lag"), "p99_ms") for i in steady
+                if count((i.get("latency") or {}).get("send_lag"), "count")]
+        return sent, late, max(lags, default=0.0), True
+    if document.get("intervals"):
+        return 0, 0, 0.0, True  # a run too short to have a steady part
+    requests = document.get("requests") or {}
+    return (count(requests, "sent"), count(requests, "late"),
+            number((document.get("latency") or {}).get("send_lag"), "p99_ms"), False)
+
+
+def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server_limited: bool = False
+                        ) -> Finding | None:
+    """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) in the steady
+    part of the load late sends ≥ LATE_SHARE_THRESHOLD of those sent and ≥ LATE_MIN, with a send
+    lag p99 ≥ LATE_LAG_P99_MS. Late sends alone are not the generator's when the target was found
+    limiting (``server_limited``: a queueing or server_cpu_bound finding): with idle threads, the
+    sends waited for connections the target held. The message marks throughput as a lower bound."""
     generator = document.get("generator") or {}
     busy = [float(b) for b in generator.get("thread_busy") or []]
     requests = document.get("requests") or {}
-    sent, late = count(requests, "sent"), count(requests, "late")
+    sent, late, lag_p99, steady = late_sends(document)
     late_share = late / sent if sent else 0.0
     busiest = max(range(len(busy)), key=lambda i: busy[i]) if busy else None
-    lag_p99 = number((document.get("latency") or {}).get("send_lag"), "p99_ms")
     cpu_bound = busiest is not None and busy[busiest] >= BUSY_THRESHOLD
-    behind = open_model and sent > 0 and late_share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS
+    behind = (open_model and late >= LATE_MIN and late_share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS
+              and (cpu_bound or not server_limited))
     if not (cpu_bound or behind):
         return None
     throughput = number(document.get("throughput"), "responses_per_s")
     offered = offered_rate(document) if open_model else None
     duration = number(document, "duration_s")
-    sent_per_s = sent / duration if duration > 0 else number(document.get("throughput"), "sent_per_s")
+    total_sent = count(requests, "sent")
+    sent_per_s = total_sent / duration if duration > 0 else number(document.get("throughput"), "sent_per_s")
     reasons = []
     if cpu_bound:
         assert busiest is not None
         reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run")
     if behind:
-        reasons.append(f"{grouped(late)} of {grouped(sent)} requests ({percent(late_share)}) were sent more than "
-                       f"1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
+        part = " after the start-up" if steady else ""
+        reasons.append(f"{grouped(late)} of {grouped(sent)} requests{part} ({percent(late_share)}) were sent more "
+                       f"than 1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
         if not cpu_bound:
             reasons.append(_why_late_without_busy_threads(busy, count(requests, "connections_opened")))
     if offered is not None:
         reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
                        "during the load")
     message = (f"The load generator was the bottleneck: {'; '.join(reasons)}. Throughput is a lower bound: "
-               f"≥ {grouped(throughput, 1)} responses/s; the target may serve more (use more --threads, "
-               f"fewer other processes on this machine, or more machines).")
+               f"≥ {grouped(throughput, 1)} responses/s{peak_text(document)}; the target may serve more (use more "
+               f"--threads, fewer other processes on this machine, or more machines).")
     return Finding(GENERATOR_SATURATED, WARNING, message, {
         "thread_busy": busy, "busiest_thread": busiest, "busy_threshold": BUSY_THRESHOLD,
         "sent": sent, "late": late, "late_share": late_share, "late_share_threshold": LATE_SHARE_THRESHOLD,
-        "late_lag_p99_threshold_ms": LATE_LAG_P99_MS,
+        "late_min": LATE_MIN, "late_lag_p99_threshold_ms": LATE_LAG_P99_MS, "steady_part": steady,
+        "startup_s": startup_s(document), "server_limited": server_limited,
         "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
         "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
         "connections_opened": count(requests, "connections_opened"),
-        "cpu_us_per_request": number(generator, "cpu_us_per_request"),
+        "cpu_us_per_request": number(generator, "cpu_us_per_request"), **peak_evidence(document),
     })
 
 
@@ -101,26 +155,37 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
     """in_flight_limit: open-model requests never sent (``dropped``) ≥ DROPPED_SHARE_THRESHOLD
     of those scheduled. Why the slots stayed busy: the generator itself fell behind
     (``generator_bound``: a generator_saturated finding holds), else the target answered slowly
-    (``server_slow``: a queueing finding holds), else the limit was too low for the rate."""
+    (``server_slow``: a queueing finding holds), else the limit was too low for the rate. When in
+    flight never reached SLOTS_FULL_SHARE of the limit (with intervals and a known limit), the
+    slots were not the cause: the requests waited for a connection the target did not give."""
     requests = document.get("requests") or {}
     dropped, sent = count(requests, "dropped"), count(requests, "sent")
     scheduled = dropped + sent
     if not scheduled or dropped / scheduled < DROPPED_SHARE_THRESHOLD:
         return None
     limit = max_in_flight(plan)
-    limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
-        "every in-flight slot (--max-in-flight, max_vus)"
-    if generator_bound:
-        why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
-    elif server_slow:
-        why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
-               "generator, held the load back")
+    peak = max((count(i, "in_flight") for i in document.get("intervals") or []), default=0)
+    slots_full = not (limit and document.get("intervals") and peak < SLOTS_FULL_SHARE * limit)
+    never_sent = f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)})"
+    if not slots_full:  # the slots never filled: the requests waited for a connection until the drain deadline
+        message = (f"{never_sent} were never sent, although in flight peaked at {grouped(peak)} of the "
+                   f"{grouped(limit or 0)} slots (--max-in-flight, max_vus): they waited for a connection (at most "
+                   f"{grouped(count(document, 'peak_open_connections'))} open) that the target did not accept or "
+                   f"free before the run ended. The offered load was not all delivered.")
     else:
-        why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
-    message = (f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)}) were "
-               f"never sent because {limit_text} were busy; {why}. The offered load was not all delivered.")
+        limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
+            "every in-flight slot (--max-in-flight, max_vus)"
+        if generator_bound:
+            why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
+        elif server_slow:
+            why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
+                   "generator, held the load back")
+        else:
+            why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
+        message = f"{never_sent} were never sent because {limit_text} were busy; {why}. The offered load was not " \
+            "all delivered."
     return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
         "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
-        "dropped_share_threshold": DROPPED_SHARE_THRESHOLD, "generator_bound": generator_bound,
-        "server_slow": server_slow,
+        "peak_in_flight": peak, "slots_full": slots_full, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
+        "generator_bound": generator_bound, "server_slow": server_slow,
     })

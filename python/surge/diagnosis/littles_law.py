@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.diagnosis.figures import count, grouped, load_intervals, number
+from surge.diagnosis.figures import (count, grouped, load_intervals, mean, median, number, peak_evidence, peak_text,
+                                     percent, slope)
 from surge.diagnosis.finding import WARNING, Finding
 
 QUEUEING = "queueing"
@@ -18,13 +19,38 @@ MIN_MEASURED_INTERVALS = 3
 """MIN_MEASURED_INTERVALS: a run of fewer intervals has no ``measured_in_flight`` (its snapshots
 are the start and the drained end)."""
 
-QUEUE_FACTOR = 3.0
-"""QUEUE_FACTOR: a mean latency at least this many times the fastest response means most of
-the time was spent waiting, not being served."""
+QUEUE_LATENCY_FACTOR = 1.5
+"""QUEUE_LATENCY_FACTOR: the mean latency from the send of the loaded seconds must be at least
+this many times that of the least-loaded ones (the service time, before a queue) ..."""
 
 QUEUE_MIN_WAIT_MS = 10.0
-"""QUEUE_MIN_WAIT_MS: the mean wait (mean latency less the fastest response) must also be at
-least this long, so that sub-millisecond jitter on a fast target is not called a queue."""
+"""QUEUE_MIN_WAIT_MS: ... and at least this much longer, so that sub-millisecond jitter on a
+fast target is not called a queue."""
+
+BACKLOG_SHARE = 0.10
+"""BACKLOG_SHARE: in the second half of the load, requests sent but not completed were at least
+this share of those sent (arrivals outpaced service) ..."""
+
+BACKLOG_MIN = 20
+"""BACKLOG_MIN: ... and at least this many requests."""
+
+MIN_LOAD_RANGE = 1.5
+"""MIN_LOAD_RANGE: the most-loaded third of the seconds had at least this many times the
+requests in flight of the least-loaded third (the load varied enough to see the throughput
+level off) ..."""
+
+PLATEAU_GAIN = 0.25
+"""PLATEAU_GAIN: ... and throughput grew by at most this share of the growth in flight (a
+server with room grows both alike: at capacity, only the latency grows)."""
+
+MIN_QUEUE_INTERVALS = 3
+"""MIN_QUEUE_INTERVALS: the queueing rule needs at least this many load intervals with
+completions."""
+
+UNSATURATED_SHARE = 0.8
+"""UNSATURATED_SHARE: the least-loaded seconds' latency is taken as the service time (and
+capacity × it as the requests served at once) only when they completed less than this share
+of the capacity: below capacity, not yet queued."""
 
 
 @dataclass(frozen=True)
@@ -75,18 +101,6 @@ def mean_from_send_s(latency: Mapping[str, Any] | None) -> float:
     return max(number(latency.get("all"), "mean_ms") - lag_ms, 0.0) / 1000
 
 
-def fastest_s(document: Mapping[str, Any]) -> float:
-    """fastest_s is the run's fastest successful response, in seconds (``success.min_ms``; a fast
-    429/503 or error is no measure of service), else its fastest response from the actual send
-    (``service_time.min_ms``, or ``all.min_ms`` when no service time was measured)."""
-    latency = document.get("latency") or {}
-    for name in ("success", "service_time", "all"):
-        summary = latency.get(name) or {}
-        if count(summary, "count"):
-            return number(summary, "min_ms") / 1000
-    return 0.0
-
-
 def littles_law(document: Mapping[str, Any]) -> LittlesLaw:
     """littles_law computes L = X × W over the run and per interval from ``document``."""
     latency = (document.get("latency") or {}).get("all") or {}
@@ -115,48 +129,155 @@ def littles_law(document: Mapping[str, Any]) -> LittlesLaw:
     return LittlesLaw(x, w, x * w, measured, rows)
 
 
-def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Finding | None:
-    """queueing: the mean latency from the send W is at least QUEUE_FACTOR times the fastest
-    response S (``fastest_s``) and
-    W − S ≥ QUEUE_MIN_WAIT_MS. States Little's law, how many requests were being served and how
-    many waited, and the service capacity: the median successes/s of the intervals whose own
-    mean latency passed the same rule (the target's rate while it had a queue; timeouts, 429/503
-    and errors are not service)."""
-    law = law or littles_law(document)
-    fastest = fastest_s(document)
-    w = law.mean_latency_s
-    if fastest <= 0 or w < QUEUE_FACTOR * fastest or (w - fastest) * 1000 < QUEUE_MIN_WAIT_MS:
-        return None
-    import statistics  # ~2.5 ms of CPU with fractions and decimal: only when there is a queue
+@dataclass(frozen=True)
+class QueueEvidence:
+    """QueueEvidence: why the queueing rule holds (``evidence``: "backlog" or "plateau"), the
+    service ``capacity_per_s`` (successes/s while queued), the ``queued`` rows, the service time
+    ``service_s`` (the least-loaded seconds' latency, when they were below capacity, else None)
+    and the figures for the sentence (``facts``)."""
 
-    loaded = {int(i["index"]) for i in load_intervals(document)}
-    queued_rows = [r for r in law.intervals if r.index in loaded and r.completions_per_s > 0
-                   and r.mean_latency_s >= QUEUE_FACTOR * fastest
-                   and (r.mean_latency_s - fastest) * 1000 >= QUEUE_MIN_WAIT_MS]
-    served = {int(i["index"]): float(i.get("successes_per_s") or 0.0) for i in document.get("intervals") or []}
-    overall_served = number(document.get("throughput"), "successes_per_s")
-    capacity = statistics.median(served[r.index] for r in queued_rows) if queued_rows else overall_served
-    in_service = capacity * fastest
-    waiting = max(law.little_l - law.completions_per_s * fastest, 0.0)
-    growth = _in_flight_growth(queued_rows)
+    evidence: str
+    capacity_per_s: float
+    queued: list[LittleInterval]
+    service_s: float | None
+    facts: dict[str, Any]
+
+
+def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Finding | None:
+    """queueing: evidence of a queue in the load intervals (``queue_evidence``: arrivals
+    outpacing service with the latency rising, or throughput levelling off while the requests
+    in flight grew). States Little's law over the run, the service capacity (the median
+    successes/s of the queued seconds; timeouts, 429/503 and errors are not service) and, when
+    the least-loaded seconds were below capacity, the service time and the requests served at
+    once. The fastest response is never taken for the service time."""
+    law = law or littles_law(document)
+    found = queue_evidence(document, law)
+    if found is None:
+        return None
+    growth = _in_flight_growth(found.queued)
     measured = "" if law.measured_in_flight is None else f" (the engine measured {grouped(law.measured_in_flight, 1)})"
-    grew = f" In flight grew by {grouped(growth, 1)} a second while the queue lasted: requests arrived faster than " \
-           "they were served." if growth is not None and growth > 0 else ""
-    message = (f"Requests queued: by Little's law {grouped(law.little_l, 1)} requests were in flight on average"
-               f"{measured} = {grouped(law.completions_per_s, 1)} completions/s × {grouped(w * 1000, 1)} ms mean "
-               f"latency from the send, while the fastest successful response took "
-               f"{grouped(fastest * 1000, 2)} ms: about {grouped(waiting, 1)} of them were waiting, or being served "
-               f"slower than that (contention inside the target). The target completed {grouped(capacity, 1)} "
-               f"successful responses/s while it had a queue: that is its service capacity, the same as "
-               f"{grouped(in_service, 1)} requests served at once if each took the fastest time, "
-               f"{grouped(fastest * 1000, 2)} ms.{grew}")
+    f = found.facts
+    if found.evidence == "backlog":
+        why = (f"in the second half of the load {grouped(f['sent'])} requests were sent and only "
+               f"{grouped(f['completed'])} completed ({percent(f['backlog_share'])} left waiting), while the mean "
+               f"latency rose from {_ms(f['first_latency_s'])} to {_ms(f['last_latency_s'])}: requests "
+               f"arrived faster than the target served them")
+    else:
+        why = (f"as the load offered rose from {grouped(f['low_offered'], 1)} to {grouped(f['high_offered'], 1)} "
+               f"{f['offered_unit']} (in flight by Little's law: {grouped(f['low_in_flight'], 1)} to "
+               f"{grouped(f['high_in_flight'], 1)}), throughput went only from {grouped(f['low_per_s'], 1)}/s to "
+               f"{grouped(f['high_per_s'], 1)}/s while the mean latency from the send rose from "
+               f"{_ms(f['low_latency_s'])} to {_ms(f['high_latency_s'])}: the target was at its capacity")
+    service = ""
+    if found.service_s is not None:
+        service = (f" At the latency of the least-loaded seconds, {_ms(found.service_s)}, that is "
+                   f"{grouped(found.capacity_per_s * found.service_s, 1)} requests served at once.")
+    grew = f" In flight grew by {grouped(growth, 1)} a second while the queue lasted." \
+        if growth is not None and growth > 0 else ""
+    message = (f"Requests queued: {why}. By Little's law {grouped(law.little_l, 1)} requests were in flight on "
+               f"average{measured} = {grouped(law.completions_per_s, 1)} completions/s × "
+               f"{_ms(law.mean_latency_s)} mean latency from the send. The target completed "
+               f"{grouped(found.capacity_per_s, 1)} successful responses/s while it had a queue: that is its service "
+               f"capacity{peak_text(document)}.{service}{grew}")
     return Finding(QUEUEING, WARNING, message, {
-        "little_l": law.little_l, "completions_per_s": law.completions_per_s, "mean_latency_ms": w * 1000,
-        "measured_in_flight": law.measured_in_flight, "fastest_ms": fastest * 1000, "waiting": waiting,
-        "service_capacity_per_s": capacity, "served_at_once": in_service, "queued_intervals": len(queued_rows),
-        "in_flight_growth_per_s": growth, "queue_factor": QUEUE_FACTOR, "queue_min_wait_ms": QUEUE_MIN_WAIT_MS,
-        "intervals": [asdict(r) for r in law.intervals],
+        "evidence": found.evidence, "little_l": law.little_l, "completions_per_s": law.completions_per_s,
+        "mean_latency_ms": law.mean_latency_s * 1000, "measured_in_flight": law.measured_in_flight,
+        "service_time_ms": None if found.service_s is None else found.service_s * 1000,
+        "service_capacity_per_s": found.capacity_per_s,
+        "served_at_once": None if found.service_s is None else found.capacity_per_s * found.service_s,
+        "queued_intervals": len(found.queued), "in_flight_growth_per_s": growth, **found.facts,
+        **peak_evidence(document),
+        "queue_latency_factor": QUEUE_LATENCY_FACTOR, "queue_min_wait_ms": QUEUE_MIN_WAIT_MS,
+        "backlog_share_threshold": BACKLOG_SHARE, "backlog_min": BACKLOG_MIN, "min_load_range": MIN_LOAD_RANGE,
+        "plateau_gain": PLATEAU_GAIN, "intervals": [asdict(r) for r in law.intervals],
     })
+
+
+def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidence | None:
+    """queue_evidence is the evidence of a queue among the load intervals with completions (at
+    least MIN_QUEUE_INTERVALS), or None:
+
+    - **backlog**: in the second half of the load intervals (with completions or not), sent −
+      completed ≥ BACKLOG_SHARE of sent and ≥ BACKLOG_MIN, and the last interval's mean latency
+      (from the intended send) is ≥ QUEUE_LATENCY_FACTOR × the first's and QUEUE_MIN_WAIT_MS above it
+      (arrivals outpace service and the wait grows);
+    - **plateau**: the most-loaded third of them (by the load offered, ``_offered_load``; the
+      first left out when there are more than MIN_QUEUE_INTERVALS) were offered ≥ MIN_LOAD_RANGE ×
+      the load of the least-loaded third, their throughput grew by ≤ PLATEAU_GAIN of that growth, and their
+      latency is ≥ QUEUE_LATENCY_FACTOR × and QUEUE_MIN_WAIT_MS above the least-loaded's.
+    """
+    loaded = {int(i["index"]): i for i in load_intervals(document)}
+    every = [r for r in law.intervals if r.index in loaded]
+    rows = [r for r in every if r.completions_per_s > 0]
+    if len(rows) < MIN_QUEUE_INTERVALS:
+        return None
+    served = {r.index: float(loaded[r.index].get("successes_per_s") or 0.0) for r in every}
+    second = every[len(every) // 2:]  # seconds without a completion count here: a stalled target
+    sent = sum(count(loaded[r.index].get("requests"), "sent") for r in second)
+    completed = sum(count((loaded[r.index].get("latency") or {}).get("all"), "count") for r in second)
+    # The wait counted from the intended send: requests held in the generator for a connection
+    # the target was slow to free waited too.
+    first_w, last_w = (number((loaded[r.index].get("latency") or {}).get("all"), "mean_ms") / 1000
+                       for r in (rows[0], rows[-1]))
+    if sent and sent - completed >= max(BACKLOG_SHARE * sent, BACKLOG_MIN) and _slower(last_w, first_w):
+        capacity = median(served[r.index] for r in second)
+        service = first_w if served[rows[0].index] < UNSATURATED_SHARE * capacity else None
+        return QueueEvidence("backlog", capacity, second, service, {
+            "sent": sent, "completed": completed, "backlog_share": (sent - completed) / sent,
+            "first_latency_s": first_w, "last_latency_s": last_w})
+    # The first second's completions are the quick ones (the slow ones it sent end later): its
+    # latency and throughput read low whatever the load, so the plateau leaves it out.
+    candidates = rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows
+    unit, offered = _offered_load([loaded[r.index] for r in candidates])
+    load = dict(zip((r.index for r in candidates), offered)) if offered else {r.index: r.little_l for r in candidates}
+    by_load = sorted((r for r in candidates if load[r.index] > 0), key=lambda r: load[r.index])
+    third = len(by_load) // 3
+    low, high = by_load[:third], by_load[-third:]
+    low_o, high_o = mean(load[r.index] for r in low), mean(load[r.index] for r in high)
+    low_x, high_x = (mean(r.completions_per_s for r in low),
+                     mean(r.completions_per_s for r in high))
+    low_w, high_w = (mean(r.mean_latency_s for r in low),
+                     mean(r.mean_latency_s for r in high))
+    if low_o <= 0 or low_x <= 0 or high_o < MIN_LOAD_RANGE * low_o:
+        return None
+    if high_x / low_x - 1 > PLATEAU_GAIN * (high_o / low_o - 1) or not _slower(high_w, low_w):
+        return None
+    capacity = median(served[r.index] for r in high)
+    service = low_w if mean(served[r.index] for r in low) < UNSATURATED_SHARE * capacity else None
+    return QueueEvidence("plateau", capacity, sorted(high, key=lambda r: r.index), service, {
+        "offered_unit": unit, "low_offered": low_o, "high_offered": high_o,
+        "low_in_flight": mean(r.little_l for r in low), "high_in_flight": mean(r.little_l for r in high),
+        "low_per_s": low_x, "high_per_s": high_x, "low_latency_s": low_w, "high_latency_s": high_w})
+
+
+def _offered_load(intervals: list[Mapping[str, Any]]) -> tuple[str, list[float] | None]:
+    """_offered_load is what the run offered in each of ``intervals``, and its unit: the
+    schedule's rate (open model, "requests/s scheduled"), else the active VUs of its scenarios
+    (closed model, "VUs": the more of the interval's end and the previous one's); ("requests in
+    flight", None) when the intervals do not say (an import, a crafted document): the requests
+    in flight, X × W, stand in for it. The load the generator offered, not the one it measured:
+    a second in which latency rose for another reason (a busy machine) does not look like more
+    load."""
+    rates = [i.get("target_rate_per_s") for i in intervals]
+    if intervals and all(r is not None for r in rates):
+        return "requests/s scheduled", [float(r) for r in rates]  # type: ignore[arg-type]
+    vus = [[s.get("active_vus") for s in i.get("scenarios") or []] for i in intervals]
+    if intervals and all(v and all(n is not None for n in v) for v in vus):
+        ends = [float(sum(v)) for v in vus]
+        # Active VUs are counted at each interval's end: the last one of the load ends with none.
+        return "VUs", [max(end, before) for end, before in zip(ends, [ends[0], *ends[:-1]])]
+    return "requests in flight", None
+
+
+def _slower(w: float, before: float) -> bool:
+    """_slower tells whether mean latency ``w`` is QUEUE_LATENCY_FACTOR times ``before`` and
+    QUEUE_MIN_WAIT_MS above it."""
+    return w >= QUEUE_LATENCY_FACTOR * before and (w - before) * 1000 >= QUEUE_MIN_WAIT_MS
+
+
+def _ms(seconds: float) -> str:
+    """_ms is a duration in seconds as milliseconds for a sentence: ``1,234.5 ms``."""
+    return f"{grouped(seconds * 1000, 1)} ms"
 
 
 def _in_flight_growth(rows: list[LittleInterval]) -> float | None:
@@ -164,8 +285,6 @@ def _in_flight_growth(rows: list[LittleInterval]) -> float | None:
     across ``rows``, requests per second; None with fewer than 3."""
     if len(rows) < 3:
         return None
-    import statistics  # only with a queue, as in queueing
-
     xs = [r.end_s for r in rows]
     ys = [float(r.in_flight_end) for r in rows]
-    return statistics.linear_regression(xs, ys).slope
+    return slope(xs, ys)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from surge.diagnosis.figures import grouped, percent
+from surge.diagnosis.figures import grouped, mean, peak_evidence, peak_text, percent
 from surge.diagnosis.finding import WARNING, Finding
 
 SERVER_CPU_BOUND = "server_cpu_bound"
@@ -29,36 +29,50 @@ over mean) is at most this."""
 
 def server_cpu_bound(document: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
                      cores: float | None) -> Finding | None:
-    """server_cpu_bound: enough samples within the load window use ≥ CPU_SHARE_THRESHOLD of
-    min(``cores`` available to the process, its threads), and the responses/s of the intervals
-    those samples fall in are flat (CV ≤ FLAT_CV)."""
+    """server_cpu_bound: enough samples within the load window are saturated — the process used ≥
+    CPU_SHARE_THRESHOLD of min(``cores`` available to it, its threads), or its busiest thread used
+    ≥ CPU_SHARE_THRESHOLD of one core (``thread_cores_max``: one event loop or one lock holder at
+    its ceiling, whatever the thread count) — and the responses/s of the intervals those samples
+    fall in are flat (CV ≤ FLAT_CV)."""
     duration = float(document.get("duration_s") or 0.0)
     loaded = [s for s in samples if s.get("cpu_cores") is not None and 0.0 <= float(s["t_s"]) <= duration + 1.0]
     if not loaded or not cores:
         return None
     threads = max((int(s.get("threads") or 0) for s in loaded), default=0)
     cap = min(float(cores), float(threads)) if threads else float(cores)
-    hot = [s for s in loaded if float(s["cpu_cores"]) >= CPU_SHARE_THRESHOLD * cap]
+    whole = [s for s in loaded if float(s["cpu_cores"]) >= CPU_SHARE_THRESHOLD * cap]
+    one = [s for s in loaded if float(s.get("thread_cores_max") or 0.0) >= CPU_SHARE_THRESHOLD]
+    per_thread = len(one) > len(whole)
+    hot = one if per_thread else whole
     if len(hot) < MIN_SATURATED_SAMPLES or len(hot) / len(loaded) < MIN_SATURATED_SHARE:
         return None
-    import statistics  # ~2.5 ms of CPU with fractions and decimal: only when the target was watched and hot
-
     rates = [r for r in (_rate_at(document, float(s["t_s"])) for s in hot) if r is not None]
-    if len(rates) < 2 or statistics.fmean(rates) <= 0:
+    if len(rates) < 2 or mean(rates) <= 0:
         return None
-    mean_rate = statistics.fmean(rates)
-    cv = statistics.stdev(rates) / mean_rate
+    mean_rate = mean(rates)
+    cv = (sum((r - mean_rate) ** 2 for r in rates) / (len(rates) - 1)) ** 0.5 / mean_rate
     if cv > FLAT_CV:
         return None
-    cpu = statistics.fmean(float(s["cpu_cores"]) for s in hot)
-    message = (f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load the watched process "
-               f"used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it can use, while "
-               f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)}). More load only "
-               f"queues; the server needs more CPU or less work per request.")
+    cpu = mean(float(s["cpu_cores"]) for s in hot)
+    thread = mean(float(s.get("thread_cores_max") or 0.0) for s in hot)
+    if per_thread:
+        used = (f"its busiest thread used {grouped(thread, 2)} of a core ({percent(thread)} of the one core a "
+                f"thread can use; the process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread "
+                f"(an event loop, or a lock holder) was its ceiling, whatever its thread count")
+    else:
+        used = (f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it "
+                "can use")
+    message = (f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load {used}, while "
+               f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)})"
+               f"{peak_text(document)}. "
+               f"More load only queues; the server needs more CPU{' on that thread' if per_thread else ''} or less "
+               f"work per request.")
     return Finding(SERVER_CPU_BOUND, WARNING, message, {
-        "cpu_cores_mean": cpu, "cpu_cores_cap": cap, "cores": cores, "threads": threads or None,
+        "cpu_cores_mean": cpu, "cpu_cores_cap": 1.0 if per_thread else cap, "cores": cores, "threads": threads or None,
+        "per_thread": per_thread, "busiest_thread_cores": thread if any("thread_cores_max" in s for s in hot) else None,
         "saturated_samples": len(hot), "samples": len(loaded), "responses_per_s": mean_rate, "throughput_cv": cv,
-        "cpu_share_threshold": CPU_SHARE_THRESHOLD, "flat_cv": FLAT_CV,
+        "cpu_share_threshold": CPU_SHARE_THRESHOLD, "flat_cv": FLAT_CV, "min_saturated_samples": MIN_SATURATED_SAMPLES,
+        "min_saturated_share": MIN_SATURATED_SHARE, **peak_evidence(document),
     })
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
+from surge.diagnosis.machine import busy_cores, machine_reading
 from surge.errors import BadInput
 from surge.redact import redact_text
 
@@ -22,7 +23,10 @@ SAMPLE_INTERVAL_S = 1.0
 Sample = dict[str, Any]
 """Sample is one reading: ``unix_s`` (when taken), ``cpu_cores`` (CPU seconds used since the
 previous reading over the wall seconds between them, 1.0 = one core busy; None for the first),
-``rss_bytes``, ``threads``, ``open_files`` (file descriptors, sockets included)."""
+``rss_bytes``, ``threads``, ``open_files`` (file descriptors, sockets included), ``thread_cores_max``
+(the busiest single thread's CPU over the same span, 1.0 = a thread using a whole core; None
+for the first reading or where threads cannot be read) and ``machine_cpu_cores`` (the whole
+machine's busy cores over the same span)."""
 
 
 class TargetWatch:
@@ -58,6 +62,8 @@ class TargetWatch:
         self.exited_unix_s: float | None = None
         self._samples: list[Sample] = []
         self._cpu: dict[int, float] = {}
+        self._thread_cpu: dict[tuple[int, int], float] = {}
+        self._machine: tuple[float, float] | None = None
         self._last_unix_s: float | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -110,6 +116,7 @@ class TargetWatch:
             if self.children:
                 processes += self._process.children(recursive=True)
             cpu: dict[int, float] = {}
+            thread_cpu: dict[tuple[int, int], float] = {}
             rss = threads = files = 0
             for process in processes:
                 try:
@@ -119,21 +126,29 @@ class TargetWatch:
                         rss += process.memory_info().rss
                         threads += process.num_threads()
                         files += _open_files(process)
+                        thread_cpu.update(_thread_times(process))
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     if process is self._process:
                         raise
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             self.exited_unix_s = now
             return False
-        cores = None
+        machine = machine_reading()
+        cores = busiest = machine_cores = None
         if self._last_unix_s is not None and now > self._last_unix_s:
-            # A process new since the last reading counts from zero; one gone drops out.
+            # A process (or thread) new since the last reading counts from zero; one gone drops out.
+            span = now - self._last_unix_s
             used = sum(max(c - self._cpu.get(pid, 0.0), 0.0) for pid, c in cpu.items())
-            cores = used / (now - self._last_unix_s)
-        self._cpu, self._last_unix_s = cpu, now
+            cores = used / span
+            if thread_cpu:
+                busiest = max(max(c - self._thread_cpu.get(tid, 0.0), 0.0) for tid, c in thread_cpu.items()) / span
+            if machine is not None and self._machine is not None:
+                machine_cores = busy_cores(self._machine, machine)
+        self._cpu, self._thread_cpu, self._machine, self._last_unix_s = cpu, thread_cpu, machine, now
         with self._lock:
             self._samples.append({"unix_s": now, "cpu_cores": cores, "rss_bytes": rss, "threads": threads,
-                                  "open_files": files})
+                                  "open_files": files, "thread_cores_max": busiest,
+                                  "machine_cpu_cores": machine_cores})
         return True
 
     def warning(self, run_started_unix_s: float | None) -> str | None:
@@ -171,6 +186,15 @@ def samples_summary(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "cpu_percent_max": max(cpu) * 100 if cpu else None,
             "rss_bytes_mean": statistics.fmean(rss) if rss else None, "rss_bytes_max": most("rss_bytes"),
             "threads_max": most("threads"), "open_files_max": most("open_files")}
+
+
+def _thread_times(process: psutil.Process) -> dict[tuple[int, int], float]:
+    """_thread_times is each thread's CPU seconds (user + system) by (pid, thread id); empty where
+    the platform does not tell them."""
+    try:
+        return {(process.pid, t.id): t.user_time + t.system_time for t in process.threads()}
+    except (AttributeError, NotImplementedError, psutil.AccessDenied):
+        return {}
 
 
 def _open_files(process: psutil.Process) -> int:
