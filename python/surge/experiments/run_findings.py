@@ -17,6 +17,9 @@ ADVICE = {
                        "if the generator has room, or read it as the target falling behind",
     "port_exhaustion": "the client ran out of local ports: fewer connections, keep-alive, or more source addresses",
     "open_file_exhaustion": "the client ran out of file descriptors: raise the open-file limit (ulimit -n)",
+    "machine_saturated": "these runs measured the machine, not the target alone: the generator, the target and "
+                         "other processes used its cores; run the generator on a machine of its own (or stop the "
+                         "other work) before reading a capacity from them",
 }
 """ADVICE says what follows from a kind of finding for the experiment; other kinds get DEFAULT_ADVICE."""
 

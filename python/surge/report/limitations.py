@@ -93,6 +93,9 @@ def run_limitations(summary: Mapping[str, Any]) -> list[str]:
     if saturated(summary.get("findings") or []):
         found.append("the generator itself was saturated (finding generator_saturated): the target may be able "
                      "to do more than measured")
+    if any(f.get("kind") == "machine_saturated" for f in summary.get("findings") or []):
+        found.append("the machine's cores were all busy (finding machine_saturated): the generator, the target "
+                     "and other processes shared them, so the figures measure the machine, not the target alone")
     reason = incomplete_reason(summary)
     if reason:
         found.append(f"incomplete record: {reason}")
