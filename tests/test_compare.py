@@ -349,8 +349,8 @@ def _import_files(paths: list[Path], *tags: str) -> None:
     assert imported.code == 0, imported.stderr
 
 
-def _import_seed_001_exports(tmp_path: Path) -> None:
-    """_import_seed_001_exports imports the twenty exports (arch=scaleout, vus=35 or 75), dated
+def import_seed_001_exports(tmp_path: Path) -> None:
+    """import_seed_001_exports imports the twenty exports (arch=scaleout, vus=35 or 75), dated
     an hour apart in the seed's order (a summary export keeps no start time), and a monolith."""
     import os
     import sys
@@ -375,7 +375,7 @@ def _import_seed_001_exports(tmp_path: Path) -> None:
 
 
 def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architecture_table(tmp_path):
-    _import_seed_001_exports(tmp_path)
+    import_seed_001_exports(tmp_path)
     out = tmp_path / "levels"
     run = surge("compare", "--group", "baseline:arch=scaleout,vus=35", "--group", "stress:arch=scaleout,vus=75",
                 "--loads", "35,75", "--out", str(out))

@@ -1,0 +1,49 @@
+"""What the seed suite shares: the calibrated target of an example (its ``# target:`` line), the
+seeds' own numbers, and a busy machine (a busy-loop process on each core) for the answers that
+must hold on one. The seed suite (tests/seeds/) asks each seed's central questions of surge,
+scaled down to run in at most two minutes each, and asserts the answers against targets whose
+true answer is known (docs/experiments.md, "The seed suite")."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from surge.target import TargetProcess
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+"""EXAMPLES is the folder of the example scenario files, each calibrated to its seed."""
+
+
+def target_flags(example: str) -> list[str]:
+    """target_flags are the ``surge target`` flags of the example's one ``# target:`` line."""
+    lines = [line for line in (EXAMPLES / example).read_text().splitlines() if line.startswith("# target:")]
+    assert len(lines) == 1, f"{example}: one '# target: FLAGS' line expected, found {len(lines)}"
+    return shlex.split(lines[0].partition(":")[2])
+
+
+@contextmanager
+def example_target(example: str, *extra: str) -> Iterator[TargetProcess]:
+    """example_target runs the example's calibrated target (plus ``extra`` flags) on a free port."""
+    with TargetProcess(*target_flags(example), *extra) as target:
+        yield target
+
+
+@contextmanager
+def busy_machine() -> Iterator[int]:
+    """busy_machine keeps a busy-loop process on each core while it lasts (yields how many)."""
+    count = os.cpu_count() or 1
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+                for _ in range(count)]
+    try:
+        yield count
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()
