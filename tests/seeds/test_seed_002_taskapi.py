@@ -1,0 +1,34 @@
+"""Seed 002 (shared/seeds/002_fe165911492fb6bb.txt, the Task API's storage journey): is the
+32-shard store faster than the single-mutex MemoryStore, by how much, and is the difference
+real? And do the read-heavy test's Zipf keys put 80 % of reads on the hottest 20 % of tasks?
+Asked of ``surge compare`` (the stress scenario against the two stores of the calibrated target:
+--shards 1 vs --shards 32, each shard's critical section --lock-hold long, so one lock caps the
+store at 1/hold) and of ``surge run`` of examples/taskapi-read-heavy-zipf.yaml, whose key
+distribution the target counts per task (GET /stats/tasks)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import surge
+from seed_targets import EXAMPLES, example_target
+
+HOT_SHARE = sum(k ** -0.95 for k in range(1, 2_001)) / sum(k ** -0.95 for k in range(1, 10_001))
+"""HOT_SHARE is Zipf(10,000, s = 0.95)'s share on its hottest 2,000 keys (80.0 %: the seed's "80/20")."""
+
+
+def test_the_read_heavy_zipf_keys_put_the_seeds_share_on_the_hot_set():
+    with example_target("taskapi-read-heavy-zipf.yaml") as target:
+        run = surge("run", str(EXAMPLES / "taskapi-read-heavy-zipf.yaml"), "--target", target.url,
+                    "--time-scale", "0.1", "--no-save", "--json", timeout=240)
+        assert run.code in (0, 99), run.stderr[-3000:]
+        status, text = target.request("GET", "/stats/tasks")
+    assert status == 200, text
+    stats = json.loads(text)
+    counts = sorted(stats["reads_by_id"].values(), reverse=True)
+    total = stats["reads"]
+    assert total > 20_000 and total == sum(counts), total
+    hot = sum(counts[:2_000]) / total
+    # The top 2,000 by count slightly overstates the analytic share (sampling noise sorts high).
+    assert HOT_SHARE - 0.02 <= hot <= HOT_SHARE + 0.04, (hot, HOT_SHARE)
+    assert abs(HOT_SHARE - 0.80) < 0.005
