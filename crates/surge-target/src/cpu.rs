@@ -168,7 +168,7 @@ impl Inner {
             };
             state.busy += 1;
             drop(state);
-            let used = burn(job.cpu_ns);
+            let used = burn_unless(job.cpu_ns, &self.stop);
             self.burned_ns.fetch_add(used, Ordering::Relaxed);
             state = self.lock();
             state.busy -= 1;
@@ -185,6 +185,12 @@ const CHECK_EVERY: u32 = 2_000;
 /// own CPU time ([`thread_cpu_ns`]), and returns the CPU time it used. Time the thread spends
 /// descheduled does not count, so on a busy core it takes longer than `cpu_ns` of wall time.
 pub fn burn(cpu_ns: u64) -> u64 {
+    burn_unless(cpu_ns, &AtomicBool::new(false))
+}
+
+/// burn_unless is [`burn`] that gives up early, returning what it used, once `stop` is set
+/// (so a server stopping never waits for a long burn).
+fn burn_unless(cpu_ns: u64, stop: &AtomicBool) -> u64 {
     let start = thread_cpu_ns();
     let mut x: u64 = start | 1;
     loop {
@@ -197,7 +203,7 @@ pub fn burn(cpu_ns: u64) -> u64 {
         }
         std::hint::black_box(x);
         let used = thread_cpu_ns().saturating_sub(start);
-        if used >= cpu_ns {
+        if used >= cpu_ns || stop.load(Ordering::Relaxed) {
             return used;
         }
     }
