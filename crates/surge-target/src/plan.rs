@@ -183,7 +183,7 @@ impl TargetPlan {
             let (locks, spread) = if self.shards == 1 {
                 ("the one lock".to_string(), "")
             } else {
-                (format!("each of {} shard locks", self.shards), ", ids spread evenly")
+                (format!("its shard's lock (one of {})", self.shards), ", ids spread evenly")
             };
             out.push(format!(
                 "lock hold: every Task API operation holds {locks} for {hold:?} (a listing {:?} per shard): the store completes at most {capacity:.1} req/s ({} / {hold:?}{spread})",
