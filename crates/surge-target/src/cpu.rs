@@ -15,6 +15,8 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
+use crate::model::Load;
+
 /// MAX_CPU_WORKERS is the most `--workers` with `--service-cpu` (each is an OS thread).
 pub const MAX_CPU_WORKERS: i64 = 1024;
 
@@ -51,15 +53,6 @@ struct State {
 struct Job {
     cpu_ns: u64,
     done: oneshot::Sender<u64>,
-}
-
-/// CpuLoad is the pool at one instant: burns waiting for a thread, threads burning.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuLoad {
-    /// queue_depth is burns waiting for a thread.
-    pub queue_depth: usize,
-    /// busy_workers is threads burning now.
-    pub busy_workers: usize,
 }
 
 impl CpuPool {
@@ -109,10 +102,11 @@ impl CpuPool {
         Some(burned)
     }
 
-    /// load is the queue depth and busy threads now.
-    pub fn load(&self) -> CpuLoad {
+    /// load is the pool now: burns waiting for a thread (`queue_depth`) and threads burning
+    /// (`busy_workers`).
+    pub fn load(&self) -> Load {
         let state = self.inner.lock();
-        CpuLoad {
+        Load {
             queue_depth: self.inner.queued(&state),
             busy_workers: state.busy,
         }
@@ -332,7 +326,7 @@ mod tests {
             wall0.elapsed()
         );
         assert!(pool.burned_s() >= 0.030, "{}", pool.burned_s());
-        assert_eq!(pool.load(), CpuLoad::default());
+        assert_eq!(pool.load(), Load::default());
         pool.reset();
         assert_eq!(pool.burned_s(), 0.0);
     }

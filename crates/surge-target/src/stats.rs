@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Map, Value};
 
 use crate::counters::{status_name, Counts, Route, STATUS_COUNT};
+use crate::cpu::CpuPool;
 use crate::shared::Shared;
 
 /// render is the `/stats` JSON. Counts start at the last `POST /stats/reset`:
@@ -19,13 +20,7 @@ use crate::shared::Shared;
 /// `store_capacity_rps` the store's locks' bound with `--lock-hold`.
 pub fn render(shared: &Shared) -> String {
     let counts = shared.since_reset();
-    let load = shared.cpu.as_ref().map_or_else(
-        || shared.model.load(),
-        |cpu| {
-            let l = cpu.load();
-            crate::model::Load { queue_depth: l.queue_depth, busy_workers: l.busy_workers }
-        },
-    );
+    let load = shared.cpu.as_ref().map_or_else(|| shared.model.load(), CpuPool::load);
     // With a worker per connection, a worker is busy for as long as a connection holds it.
     let busy_workers = shared.gate.as_ref().map_or(load.busy_workers, |gate| gate.held());
     let service = shared.plan.service.as_ref();
