@@ -89,6 +89,14 @@ def test_knobs_reach_the_server():
         (["--duration", "soon"], "--duration: `soon` is not a duration"),
         (["--bind", "8080"], "--bind: `8080` is not HOST:PORT"),
         (["--workers", "two"], "--workers: 'two' is not a valid integer"),
+        (["--service-cpu"], "--service-cpu: needs --workers and --service-time"),
+        (["--workers", "2000", "--service-time", "1ms", "--service-cpu"],
+         "--workers: with --service-cpu each worker is a thread: must be from 1 to 1024, got 2000"),
+        (["--workers", "2", "--service-time", "1ms", "--service-cpu", "--contention", "0.1"],
+         "--contention: not with --service-cpu"),
+        (["--lock-hold", "0s"], "--lock-hold: must be longer than 0"),
+        (["--lock-hold", "5"], "--lock-hold: `5` has no unit"),
+        (["--lock-hold", "3s"], "--lock-hold: must be at most 1s, got 3s"),
     ],
 )
 def test_cli_rejects_bad_values_naming_the_flag(args, message):

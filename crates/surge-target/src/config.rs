@@ -10,7 +10,11 @@ use crate::error::{ConfigError, ConfigErrors};
 use crate::plan::{RateLimitPlan, ServicePlan, TargetPlan};
 use crate::service_time::ServiceTime;
 use crate::stall::Stall;
+use crate::cpu::MAX_CPU_WORKERS;
 use crate::usl::{Usl, MAX_COHERENCY};
+
+/// MAX_LOCK_HOLD is the longest `--lock-hold` accepted.
+pub const MAX_LOCK_HOLD: Duration = Duration::from_secs(1);
 
 /// DEFAULT_BIND is where the target listens unless told otherwise.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
@@ -42,6 +46,9 @@ pub struct TargetConfig {
     /// thread_per_connection holds a worker per connection until it closes
     /// (`--thread-per-connection`).
     pub thread_per_connection: bool,
+    /// service_cpu burns each request's service time as CPU on one of `workers` threads,
+    /// measured by the thread's CPU clock, instead of sleeping it (`--service-cpu`).
+    pub service_cpu: bool,
     /// rate_limit is the token bucket's rate in requests per second (`--rate-limit`).
     pub rate_limit: Option<f64>,
     /// burst is the token bucket's size (`--burst`); default one second's worth of tokens.
@@ -62,6 +69,8 @@ pub struct TargetConfig {
     pub seed: Option<u64>,
     /// shards is the number of independently locked parts of the task store (`--shards`).
     pub shards: i64,
+    /// lock_hold is how long each Task API operation holds its shard's lock (`--lock-hold`).
+    pub lock_hold: Option<String>,
 }
 
 impl Default for TargetConfig {
@@ -76,6 +85,7 @@ impl Default for TargetConfig {
             contention: None,
             coherency: None,
             thread_per_connection: false,
+            service_cpu: false,
             rate_limit: None,
             burst: None,
             stall_every: None,
@@ -86,6 +96,7 @@ impl Default for TargetConfig {
             max_connections: None,
             seed: None,
             shards: 32,
+            lock_hold: None,
         }
     }
 }
@@ -101,6 +112,7 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("contention", "a number from 0 to below 1 (σ)"),
     ("coherency", "a number from 0 to 1 (κ)"),
     ("thread_per_connection", "true or false"),
+    ("service_cpu", "true or false"),
     ("rate_limit", "a number (requests per second)"),
     ("burst", "an integer"),
     ("stall_every", "a duration such as \"10s\""),
@@ -111,10 +123,12 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("max_connections", "an integer"),
     ("seed", "a non-negative integer"),
     ("shards", "an integer"),
+    ("lock_hold", "a duration such as \"1ms\""),
 ];
 
-/// SWITCHES are the keys that are flags without a value on a command line (`--thread-per-connection`).
-pub const SWITCHES: &[&str] = &["thread_per_connection"];
+/// SWITCHES are the keys that are flags without a value on a command line
+/// (`--thread-per-connection`, `--service-cpu`).
+pub const SWITCHES: &[&str] = &["thread_per_connection", "service_cpu"];
 
 /// Limits: (key, lowest, highest) for the integer knobs.
 const INT_LIMITS: &[(&str, i64, i64)] = &[
@@ -202,10 +216,25 @@ impl TargetConfig {
             ("contention", self.contention.is_some()),
             ("coherency", self.coherency.is_some()),
             ("thread_per_connection", self.thread_per_connection),
+            ("service_cpu", self.service_cpu),
         ] {
             if set && self.workers.is_none() {
                 fail(key, "needs --workers and --service-time (it shapes the service model)".into());
             }
+        }
+        if self.service_cpu {
+            for (key, set) in [("contention", self.contention.is_some()), ("coherency", self.coherency.is_some())] {
+                if set {
+                    fail(key, "not with --service-cpu (the law slows simulated service; burned CPU slows by itself when threads share cores)".into());
+                }
+            }
+            if let Some(workers) = self.workers.filter(|&w| w > MAX_CPU_WORKERS) {
+                fail("workers", format!("with --service-cpu each worker is a thread: must be from 1 to {MAX_CPU_WORKERS}, got {workers}"));
+            }
+        }
+        let lock_hold = self.duration("lock_hold", self.lock_hold.as_deref(), &mut fail);
+        if let Some(hold) = lock_hold.filter(|&h| h > MAX_LOCK_HOLD) {
+            fail("lock_hold", format!("must be at most {MAX_LOCK_HOLD:?}, got {hold:?}"));
         }
         let keepalive_timeout = self.duration("keepalive_timeout", self.keepalive_timeout.as_deref(), &mut fail);
         if let Some(rate) = self.rate_limit {
@@ -250,6 +279,8 @@ impl TargetConfig {
                     coherency: self.coherency.unwrap_or(0.0),
                 }),
                 thread_per_connection: self.thread_per_connection,
+                service_cpu: self.service_cpu,
+                cores: std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             }),
             _ => None,
         };
@@ -279,6 +310,7 @@ impl TargetConfig {
             max_connections: self.max_connections.map(as_usize),
             seed: self.seed,
             shards,
+            lock_hold,
         })
     }
 
@@ -355,6 +387,9 @@ mod tests {
             r#"{"workers": 100, "service_time": "20ms", "contention": 0, "coherency": 1}"#,
             r#"{"workers": 8, "service_time": "1ms", "thread_per_connection": true, "queue": 0}"#,
             r#"{"keepalive_timeout": "5s", "thread_per_connection": false}"#,
+            r#"{"workers": 1, "service_time": "exp:4ms", "service_cpu": true, "queue": 10}"#,
+            r#"{"workers": 8, "service_time": "626us", "service_cpu": true, "thread_per_connection": true}"#,
+            r#"{"shards": 1, "lock_hold": "1ms"}"#,
         ];
         for json in cases {
             assert_eq!(errors_of(json), Vec::<String>::new(), "{json}");
@@ -401,6 +436,18 @@ mod tests {
             (r#"{"contention": "high"}"#, "--contention: expected a number from 0 to below 1"),
             (r#"{"keepalive_timeout": "0s"}"#, "--keepalive-timeout: must be longer than 0"),
             (r#"{"keepalive_timeout": "5"}"#, "--keepalive-timeout: `5` has no unit"),
+            (r#"{"service_cpu": true}"#, "--service-cpu: needs --workers"),
+            (r#"{"service_cpu": 1}"#, "--service-cpu: expected true or false"),
+            (
+                r#"{"workers": 2000, "service_time": "1ms", "service_cpu": true}"#,
+                "--workers: with --service-cpu each worker is a thread: must be from 1 to 1024, got 2000",
+            ),
+            (r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "contention": 0.1}"#, "--contention: not with --service-cpu"),
+            (r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "coherency": 0.1}"#, "--coherency: not with --service-cpu"),
+            (r#"{"lock_hold": "0s"}"#, "--lock-hold: must be longer than 0"),
+            (r#"{"lock_hold": "1"}"#, "--lock-hold: `1` has no unit"),
+            (r#"{"lock_hold": "2s"}"#, "--lock-hold: must be at most 1s, got 2s"),
+            (r#"{"lock_hold": 5}"#, "--lock-hold: expected a duration"),
         ];
         for (json, want) in cases {
             let got = errors_of(json);

@@ -151,7 +151,14 @@ impl Conn {
                 }
                 Decision::Overloaded { retry_after_s } => Reply::error(503, "all workers busy and the queue is full")
                     .with_header("Retry-After", retry_after_s.to_string()),
-                Decision::Serve { due_ns, fail } => {
+                Decision::Serve { mut due_ns, burn_ns, fail } => {
+                    if let Some(burn_ns) = burn_ns {
+                        match self.burn(burn_ns).await {
+                            Some(Ok(())) => due_ns = due_ns.max(self.shared.model.now_ns()),
+                            Some(Err(reply)) => return self.write(route, reply, framing).await,
+                            None => return false,
+                        }
+                    }
                     let delay = if route == Route::Delay { routes::delay_ms(head.path) } else { Ok(0) };
                     let due_ns = due_ns.saturating_add(delay.as_ref().map_or(0, |ms| ms * 1_000_000));
                     if !self.hold(due_ns).await {
@@ -160,13 +167,28 @@ impl Conn {
                     match (fail, delay) {
                         (true, _) => Reply::error(500, "injected error (--error-rate)"),
                         (false, Err(reply)) => reply,
-                        (false, Ok(_)) => routes::handle(route, method, head.path, head.query, body, &self.shared),
+                        (false, Ok(_)) => {
+                            let reply = routes::handle(route, method, head.path, head.query, body, &self.shared);
+                            let store = &self.shared.store;
+                            if let Some(touch) = routes::touch(route, head.path, &reply).filter(|_| store.holds()) {
+                                let until = store.lock_until(touch, self.shared.model.now_ns());
+                                if !self.hold(until).await {
+                                    return false;
+                                }
+                            }
+                            reply
+                        }
                     }
                 }
             }
         } else {
             routes::handle(route, method, head.path, head.query, body, &self.shared)
         };
+        self.write(route, reply, framing).await
+    }
+
+    /// write appends `reply` (after any stall) and counts it; false when the connection failed.
+    async fn write(&mut self, route: Route, reply: Reply, framing: Framing) -> bool {
         if self.shared.model.has_stall() && !self.hold(self.shared.model.now_ns()).await {
             return false;
         }
@@ -200,6 +222,28 @@ impl Conn {
         }
         self.counters.record_given_worker();
         Some(true)
+    }
+
+    /// burn has a service thread burn `burn_ns` of its CPU time for this request
+    /// (`--service-cpu`), first writing what is buffered: `Some(Ok(()))` once done,
+    /// `Some(Err(503))` at once when every thread is busy and the queue is full, `None` when the
+    /// connection failed or the server is stopping.
+    async fn burn(&mut self, burn_ns: u64) -> Option<Result<(), Reply>> {
+        let Some(cpu) = &self.shared.cpu else { return Some(Ok(())) };
+        let Some(burned) = cpu.submit(burn_ns) else {
+            let waiting = cpu.load().queue_depth as u64 + 1;
+            let (mean_ns, workers) = self.shared.plan.service.as_ref().map_or((0, 1), |s| {
+                (crate::service_time::nanos_of(s.service_time.mean()), s.workers.max(1) as u64)
+            });
+            let retry_after_s = (mean_ns.saturating_mul(waiting) / workers).div_ceil(1_000_000_000).max(1);
+            let reply = Reply::error(503, "all workers busy and the queue is full")
+                .with_header("Retry-After", retry_after_s.to_string());
+            return Some(Err(reply));
+        };
+        if !self.flush().await {
+            return None;
+        }
+        burned.await.ok().map(|_| Ok(()))
     }
 
     /// hold waits until server time `due_ns` (and past any stall), first writing what is

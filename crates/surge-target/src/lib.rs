@@ -19,6 +19,7 @@
 pub mod config;
 pub mod conn;
 pub mod counters;
+pub mod cpu;
 pub mod duration;
 pub mod error;
 pub mod http;

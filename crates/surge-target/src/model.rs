@@ -15,10 +15,14 @@ use crate::stall::Stall;
 /// Decision is the model's verdict on one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// Serve: answer at `due_ns` (server time); with `fail`, answer 500 instead of the route.
+    /// Serve: answer at `due_ns` (server time), after burning `burn_ns` of CPU on a service
+    /// thread if set (`--service-cpu`); with `fail`, answer 500 instead of the route.
     Serve {
-        /// due_ns is when the response is due, in nanoseconds since the server started.
+        /// due_ns is when the response is due, in nanoseconds since the server started (with
+        /// `burn_ns`, the earliest: the burn takes what it takes).
         due_ns: u64,
+        /// burn_ns is the service time to burn as CPU on a service thread (`--service-cpu`).
+        burn_ns: Option<u64>,
         /// fail says to answer 500 (the `--error-rate` draw).
         fail: bool,
     },
@@ -47,6 +51,8 @@ pub struct Load {
 struct ModelState {
     bucket: Option<TokenBucket>,
     slots: Option<(ServiceSlots, ServiceTime)>,
+    /// burn is the service time burned as CPU instead of slots (`--service-cpu`).
+    burn: Option<ServiceTime>,
     error_rate: f64,
     rng: Rng,
 }
@@ -69,10 +75,11 @@ impl ServerModel {
                 bucket: plan.rate_limit.map(|r| TokenBucket::new(r.rate, r.burst)),
                 // With a worker per connection, the queue is of connections (the gate's): at
                 // most one request per worker is ever in service, so the slots never queue.
-                slots: plan.service.as_ref().map(|s| {
+                slots: plan.service.as_ref().filter(|s| !s.service_cpu).map(|s| {
                     let queue = if s.thread_per_connection { None } else { s.queue };
                     (ServiceSlots::new(s.workers, queue, s.usl), s.service_time)
                 }),
+                burn: plan.service.as_ref().filter(|s| s.service_cpu).map(|s| s.service_time),
                 error_rate: plan.error_rate,
                 rng: plan.seed.map_or_else(Rng::from_entropy, Rng::seeded),
             })
@@ -104,12 +111,12 @@ impl ServerModel {
     /// current stall: a paused server reads nothing).
     pub fn decide(&self) -> Decision {
         let Some(state) = &self.state else {
-            return Decision::Serve { due_ns: self.release_ns(self.now_ns()), fail: false };
+            return Decision::Serve { due_ns: self.release_ns(self.now_ns()), burn_ns: None, fail: false };
         };
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         // Read the clock under the lock so every structure sees non-decreasing times.
         let now_ns = self.release_ns(self.now_ns());
-        let ModelState { bucket, slots, error_rate, rng } = &mut *state;
+        let ModelState { bucket, slots, burn, error_rate, rng } = &mut *state;
         if let Some(bucket) = bucket {
             if let Err(wait_ns) = bucket.try_take(now_ns) {
                 return Decision::RateLimited { retry_after_s: whole_seconds(wait_ns) };
@@ -126,8 +133,9 @@ impl ServerModel {
                 }
             }
         }
+        let burn_ns = burn.map(|b| b.sample_nanos(rng));
         let fail = *error_rate > 0.0 && rng.next_f64() < *error_rate;
-        Decision::Serve { due_ns: self.release_ns(due_ns), fail }
+        Decision::Serve { due_ns: self.release_ns(due_ns), burn_ns, fail }
     }
 
     /// load is the queue depth and busy slots now (zero without a service model).

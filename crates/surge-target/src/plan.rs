@@ -23,15 +23,23 @@ pub struct ServicePlan {
     pub usl: Option<Usl>,
     /// thread_per_connection gives each connection a worker of its own until it closes.
     pub thread_per_connection: bool,
+    /// service_cpu makes each worker a thread that burns the service time as CPU (by its own
+    /// CPU clock) instead of sleeping it.
+    pub service_cpu: bool,
+    /// cores is how many CPUs the machine offers this process (for the CPU capacity).
+    pub cores: usize,
 }
 
 impl ServicePlan {
     /// capacity is the most requests per second the slots can serve: workers / mean service
-    /// time; with the law, X(n) at its best n from 1 to workers.
+    /// time; with the law, X(n) at its best n from 1 to workers; with `service_cpu`, the
+    /// threads that can burn at once, min(workers, cores), / mean service time (less whatever
+    /// other processes take of those cores).
     pub fn capacity(&self) -> f64 {
         let mean_s = self.service_time.mean().as_secs_f64();
         match self.usl {
             Some(usl) => usl.throughput(usl.best_concurrency(self.workers), mean_s),
+            None if self.service_cpu => self.workers.min(self.cores.max(1)) as f64 / mean_s,
             None => self.workers as f64 / mean_s,
         }
     }
@@ -74,9 +82,19 @@ pub struct TargetPlan {
     pub seed: Option<u64>,
     /// shards is the number of parts of the task store (at least 1).
     pub shards: usize,
+    /// lock_hold is how long each Task API operation holds its shard's lock; `None` is no
+    /// modeled hold (the lock is held for the nanoseconds the map operation takes).
+    pub lock_hold: Option<Duration>,
 }
 
 impl TargetPlan {
+    /// store_capacity is the most Task API operations per second the store's locks complete
+    /// with `lock_hold`: shards / hold when ids spread evenly over the shards, 1 / hold with
+    /// one shard; `None` without a hold.
+    pub fn store_capacity(&self) -> Option<f64> {
+        self.lock_hold.map(|hold| self.shards as f64 / hold.as_secs_f64())
+    }
+
     /// warnings are things worth saying before serving: a bind address reachable from other
     /// machines.
     pub fn warnings(&self) -> Vec<String> {
@@ -119,6 +137,17 @@ impl TargetPlan {
                         usl.best_concurrency(s.workers)
                     ));
                 }
+                if s.service_cpu {
+                    let bound =
+                        if s.workers == 1 { "1 thread (one event loop)".to_string() } else { format!("{} threads", s.workers) };
+                    out.push(format!(
+                        "service CPU: each request burns its service time as CPU (the thread's own CPU clock) on one of {bound}; capacity min({} threads, {} cores) / {:?} = {:.1} req/s while no other process needs those cores",
+                        s.workers,
+                        s.cores,
+                        s.service_time.mean(),
+                        s.capacity()
+                    ));
+                }
                 if s.thread_per_connection {
                     out.push(format!(
                         "thread per connection: each of the {} workers is held by one connection until it closes; more connections wait unanswered",
@@ -150,6 +179,18 @@ impl TargetPlan {
         if let Some(n) = self.max_connections {
             out.push(format!("max connections: {n}"));
         }
+        if let (Some(hold), Some(capacity)) = (self.lock_hold, self.store_capacity()) {
+            let (locks, spread) = if self.shards == 1 {
+                ("the one lock".to_string(), "")
+            } else {
+                (format!("its shard's lock (one of {})", self.shards), ", ids spread evenly")
+            };
+            out.push(format!(
+                "lock hold: every Task API operation holds {locks} for {hold:?} (a listing {:?} per shard): the store completes at most {capacity:.1} req/s ({} / {hold:?}{spread})",
+                hold / self.shards as u32,
+                self.shards,
+            ));
+        }
         out
     }
 }
@@ -180,6 +221,32 @@ mod tests {
         };
         let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
         assert!(lines[0].contains("capacity 4705.9 req/s, queue 100 requests"), "{lines:?}");
+    }
+
+    #[test]
+    fn describes_the_cpu_bound_and_the_lock() {
+        let config = TargetConfig {
+            workers: Some(1),
+            service_time: Some("4ms".into()),
+            service_cpu: true,
+            shards: 1,
+            lock_hold: Some("1ms".into()),
+            ..TargetConfig::default()
+        };
+        let Ok(plan) = config.validate() else { panic!("valid config") };
+        let lines = plan.describe();
+        assert!(lines[0].contains("= capacity 250.0 req/s"), "{lines:?}");
+        assert!(lines[1].starts_with("service CPU: each request burns its service time as CPU"), "{lines:?}");
+        assert!(lines[1].contains("one of 1 thread (one event loop); capacity min(1 threads, "), "{lines:?}");
+        let lock = "lock hold: every Task API operation holds the one lock for 1ms";
+        assert!(lines.iter().any(|l| l.starts_with(lock) && l.contains("at most 1000.0 req/s (1 / 1ms)")), "{lines:?}");
+        // Eight threads can burn on at most as many cores as there are.
+        let config =
+            TargetConfig { workers: Some(8), service_time: Some("2ms".into()), service_cpu: true, ..TargetConfig::default() };
+        let Ok(plan) = config.validate() else { panic!("valid config") };
+        let Some(service) = &plan.service else { panic!("service model") };
+        assert_eq!(service.capacity(), service.workers.min(service.cores) as f64 / 0.002);
+        assert_eq!(plan.store_capacity(), None);
     }
 
     #[test]

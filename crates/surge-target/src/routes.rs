@@ -3,7 +3,7 @@ use serde_json::{json, Map, Value};
 
 use crate::counters::Route;
 use crate::shared::Shared;
-use crate::store::Task;
+use crate::store::{Task, Touch};
 
 /// DEFAULT_LIMIT is the page size of `GET /tasks` without `limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -166,6 +166,25 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
     }
 }
 
+/// touch is what the store locked to compute `reply` for `route` (see
+/// [`crate::store::TaskStore::lock_until`]): the shard of the task id for a create, read,
+/// update or delete that reached the store (found or not), every shard for a listing, nothing
+/// for a request refused before the store (a bad body, a non-numeric id, a bad page).
+pub fn touch(route: Route, path: &str, reply: &Reply) -> Option<Touch> {
+    match route {
+        Route::TasksList if reply.status == 200 => Some(Touch::All),
+        Route::TasksCreate if reply.status == 201 => reply
+            .header
+            .as_ref()
+            .and_then(|(_, location)| location.strip_prefix("/tasks/")?.parse().ok())
+            .map(Touch::One),
+        Route::TasksGet | Route::TasksUpdate | Route::TasksDelete if reply.status != 400 => {
+            task_id(path).ok().map(Touch::One)
+        }
+        _ => None,
+    }
+}
+
 /// other answers a method or path the target does not serve: 405 with `Allow` on a known
 /// path, 404 otherwise.
 fn other(method: &str, path: &str) -> Reply {
@@ -266,6 +285,28 @@ mod tests {
         ];
         for (query, want) in cases {
             assert_eq!(page_params(query).map_err(|r| r.status), *want, "{query}");
+        }
+    }
+
+    #[test]
+    fn touches_what_reached_the_store() {
+        let ok = |status: u16| Reply::json(status, String::new());
+        let created = ok(201).with_header("Location", "/tasks/42".into());
+        let cases: &[(Route, &str, Reply, Option<Touch>)] = &[
+            (Route::TasksList, "/tasks", ok(200), Some(Touch::All)),
+            (Route::TasksList, "/tasks", ok(400), None),
+            (Route::TasksCreate, "/tasks", created, Some(Touch::One(42))),
+            (Route::TasksCreate, "/tasks", ok(400), None),
+            (Route::TasksGet, "/tasks/7", ok(200), Some(Touch::One(7))),
+            (Route::TasksGet, "/tasks/7", ok(404), Some(Touch::One(7))),
+            (Route::TasksGet, "/tasks/x", ok(404), None),
+            (Route::TasksUpdate, "/tasks/7", ok(400), None),
+            (Route::TasksDelete, "/tasks/9", ok(204), Some(Touch::One(9))),
+            (Route::Delay, "/delay/5", ok(200), None),
+            (Route::Health, "/health", ok(200), None),
+        ];
+        for (route, path, reply, want) in cases {
+            assert_eq!(touch(*route, path, reply), *want, "{route:?} {path} {}", reply.status);
         }
     }
 

@@ -47,7 +47,7 @@ pub fn serve_plan(
         .and_then(|l| l.local_addr().ok())
         .ok_or_else(|| TargetError::Internal("no listener".into()))?;
     let deadline = plan.duration.map(|d| Instant::now() + d);
-    let shared = Arc::new(Shared::new(plan));
+    let shared = Arc::new(Shared::new(plan).map_err(TargetError::Runtime)?);
     on_ready(address);
     let halt = AtomicBool::new(false);
     let control = Control { stop: &stop, halt: &halt, deadline };

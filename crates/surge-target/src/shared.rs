@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::counters::{Counts, ThreadCounters};
+use crate::cpu::CpuPool;
 use crate::model::ServerModel;
 use crate::plan::TargetPlan;
 use crate::store::TaskStore;
@@ -23,6 +24,8 @@ pub struct Shared {
     pub counters: Vec<Arc<ThreadCounters>>,
     /// gate gives each connection a worker of its own (`--thread-per-connection`).
     pub gate: Option<WorkerGate>,
+    /// cpu is the threads that burn service time as CPU (`--service-cpu`).
+    pub cpu: Option<CpuPool>,
     /// open_connections is the number of connections being served now.
     pub open_connections: AtomicUsize,
     /// started is when serving began.
@@ -31,22 +34,31 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// new builds the shared state for `plan` with one counter set per thread.
-    pub fn new(plan: TargetPlan) -> Self {
-        Self {
+    /// new builds the shared state for `plan` with one counter set per thread, starting the
+    /// service threads of `--service-cpu` (an error if the system refuses one).
+    pub fn new(plan: TargetPlan) -> std::io::Result<Self> {
+        let cpu = match plan.service.as_ref().filter(|s| s.service_cpu) {
+            // With a worker per connection the gate's queue is the one bounded: at most one
+            // request per worker is ever burning, so the threads never queue.
+            Some(s) => Some(CpuPool::new(s.workers, if s.thread_per_connection { None } else { s.queue })?),
+            None => None,
+        };
+        let hold_ns = plan.lock_hold.map_or(0, crate::service_time::nanos_of);
+        Ok(Self {
             model: ServerModel::new(&plan),
-            store: TaskStore::new(plan.shards),
+            store: TaskStore::with_hold(plan.shards, hold_ns),
             counters: (0..plan.threads).map(|_| Arc::default()).collect(),
             gate: plan
                 .service
                 .as_ref()
                 .filter(|s| s.thread_per_connection)
                 .map(|s| WorkerGate::new(s.workers, s.queue)),
+            cpu,
             open_connections: AtomicUsize::new(0),
             started: Instant::now(),
             baseline: Mutex::new(Counts::default()),
             plan,
-        }
+        })
     }
 
     /// totals sums every thread's counters since the server started.
@@ -70,5 +82,8 @@ impl Shared {
         let totals = self.totals();
         *self.baseline.lock().unwrap_or_else(PoisonError::into_inner) = totals;
         self.store.reset_reads();
+        if let Some(cpu) = &self.cpu {
+            cpu.reset();
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Map, Value};
 
 use crate::counters::{status_name, Counts, Route, STATUS_COUNT};
+use crate::cpu::CpuPool;
 use crate::shared::Shared;
 
 /// render is the `/stats` JSON. Counts start at the last `POST /stats/reset`:
@@ -13,10 +14,13 @@ use crate::shared::Shared;
 /// `received_by_route`), `responses` is responses written by route and status, `by_status`
 /// the same summed over routes, `rejected` the 429s and 503s; `queue_depth` and
 /// `busy_workers` are the service model now (with a worker per connection, `busy_workers` is
-/// the workers held and `connections.waiting` the connections waiting for one).
+/// the workers held and `connections.waiting` the connections waiting for one; with
+/// `--service-cpu`, the burns waiting for a thread and the threads burning);
+/// `service_cpu_s` is the CPU seconds the service threads burned by their own clocks, and
+/// `store_capacity_rps` the store's locks' bound with `--lock-hold`.
 pub fn render(shared: &Shared) -> String {
     let counts = shared.since_reset();
-    let load = shared.model.load();
+    let load = shared.cpu.as_ref().map_or_else(|| shared.model.load(), CpuPool::load);
     // With a worker per connection, a worker is busy for as long as a connection holds it.
     let busy_workers = shared.gate.as_ref().map_or(load.busy_workers, |gate| gate.held());
     let service = shared.plan.service.as_ref();
@@ -33,6 +37,8 @@ pub fn render(shared: &Shared) -> String {
         "busy_workers": busy_workers,
         "workers": service.map_or(0, |s| s.workers),
         "capacity_rps": service.map(|s| s.capacity()),
+        "service_cpu_s": shared.cpu.as_ref().map(|cpu| cpu.burned_s()),
+        "store_capacity_rps": shared.plan.store_capacity(),
         "connections": {
             "open": shared.open_connections.load(Ordering::Relaxed),
             "accepted": counts.accepted,

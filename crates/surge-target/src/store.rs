@@ -14,11 +14,26 @@ use serde_json::{Map, Value};
 pub type Task = Arc<str>;
 
 /// TaskStore keeps tasks in `shards` hash maps, task `id` in shard `id % shards`; ids are
-/// handed out in increasing order from 1 and never reused.
+/// handed out in increasing order from 1 and never reused. With a lock hold
+/// ([`TaskStore::with_hold`], `--lock-hold`) each operation also holds its shard's lock for a
+/// known time ([`TaskStore::lock_until`]).
 #[derive(Debug)]
 pub struct TaskStore {
     shards: Box<[Mutex<HashMap<u64, Entry>>]>,
     next_id: AtomicU64,
+    hold_ns: u64,
+    /// held_until is, per shard, when its lock's last reserved critical section ends.
+    held_until: Box<[Mutex<u64>]>,
+}
+
+/// Touch is what one store operation locks: the shard of one task id, or every shard in turn
+/// (a listing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touch {
+    /// One is the shard of this task id (create, read, update, delete; found or not).
+    One(u64),
+    /// All is every shard, one after the other (`GET /tasks`).
+    All,
 }
 
 /// Entry is one stored task and how many times [`TaskStore::read`] returned it since it was
@@ -51,13 +66,67 @@ pub struct Page {
 impl TaskStore {
     /// new returns an empty store with `shards` shards (at least 1).
     pub fn new(shards: usize) -> Self {
-        let shards = (0..shards.max(1)).map(|_| Mutex::new(HashMap::new())).collect();
-        Self { shards, next_id: AtomicU64::new(1) }
+        Self::with_hold(shards, 0)
+    }
+
+    /// with_hold returns an empty store with `shards` shards (at least 1) whose every
+    /// operation holds its shard's lock for `hold_ns` (a listing holds each of the n shards
+    /// for `hold_ns / n`, the share of the store under it); 0 is no modeled hold.
+    pub fn with_hold(shards: usize, hold_ns: u64) -> Self {
+        let count = shards.max(1);
+        Self {
+            shards: (0..count).map(|_| Mutex::new(HashMap::new())).collect(),
+            next_id: AtomicU64::new(1),
+            hold_ns,
+            held_until: (0..count).map(|_| Mutex::new(0)).collect(),
+        }
+    }
+
+    fn index(&self, id: u64) -> usize {
+        (id % self.shards.len() as u64) as usize
     }
 
     fn shard(&self, id: u64) -> MutexGuard<'_, HashMap<u64, Entry>> {
-        let index = (id % self.shards.len() as u64) as usize;
-        self.shards[index].lock().unwrap_or_else(PoisonError::into_inner)
+        self.shards[self.index(id)].lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// holds says whether operations hold their locks for a modeled time.
+    pub fn holds(&self) -> bool {
+        self.hold_ns > 0
+    }
+
+    /// lock_until reserves the critical sections of an operation arriving at `now_ns` that
+    /// locks `touch` and returns when the last of them ends: each lock serves its operations
+    /// one at a time, in arrival order, for the hold each (a FIFO single server per shard,
+    /// computed like the service slots, so timer lateness never loses lock capacity). Without
+    /// a hold it is `now_ns`. One lock therefore completes at most 1 / hold operations per
+    /// second; n shards, with ids spread evenly, n / hold.
+    pub fn lock_until(&self, touch: Touch, now_ns: u64) -> u64 {
+        if self.hold_ns == 0 {
+            return now_ns;
+        }
+        match touch {
+            Touch::One(id) => self.reserve(self.index(id), now_ns, self.hold_ns),
+            Touch::All => {
+                let share = (self.hold_ns / self.shards.len() as u64).max(1);
+                (0..self.shards.len()).fold(now_ns, |at, index| self.reserve(index, at, share))
+            }
+        }
+    }
+
+    /// reserve books shard `index`'s lock for `hold_ns` from `at_ns` or when it frees, if later,
+    /// and returns when that critical section ends.
+    fn reserve(&self, index: usize, at_ns: u64, hold_ns: u64) -> u64 {
+        let mut until = self.held_until[index].lock().unwrap_or_else(PoisonError::into_inner);
+        *until = (*until).max(at_ns).saturating_add(hold_ns);
+        *until
+    }
+
+    /// capacity is the most operations per second the locks complete when ids spread evenly
+    /// over the shards (shards / hold; 1 / hold with one shard, whatever the ids); `None`
+    /// without a hold.
+    pub fn capacity(&self) -> Option<f64> {
+        (self.hold_ns > 0).then(|| self.shards.len() as f64 * 1e9 / self.hold_ns as f64)
     }
 
     /// create stores `fields` (any `"id"` in it is replaced) under a new id and returns the task.
@@ -176,6 +245,49 @@ mod tests {
         assert!(!store.delete(a));
         assert_eq!(store.get(a), None);
         assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn each_lock_serves_one_critical_section_at_a_time() {
+        let us = 1_000u64;
+        // (shards, operations arriving at 0, when the last one ends)
+        let cases: &[(usize, &[Touch], u64)] = &[
+            (1, &[Touch::One(1), Touch::One(2), Touch::One(3)], 300 * us), // one lock: in turn
+            (2, &[Touch::One(1), Touch::One(2), Touch::One(3)], 200 * us), // 1 and 3 share a shard
+            (4, &[Touch::One(1), Touch::One(2), Touch::One(3)], 100 * us), // all apart
+            (4, &[Touch::All], 100 * us),                                  // 4 × 25 us in a row
+            (4, &[Touch::One(1), Touch::All], 175 * us), // shard 0 to 25, waits for shard 1 to 100
+        ];
+        for &(shards, touches, want) in cases {
+            let store = TaskStore::with_hold(shards, 100 * us);
+            let last = touches.iter().map(|&t| store.lock_until(t, 0)).max();
+            assert_eq!(last, Some(want), "{shards} shards, {touches:?}");
+        }
+        assert_eq!(TaskStore::new(4).lock_until(Touch::All, 7), 7);
+        assert_eq!(TaskStore::with_hold(32, 1_000_000).capacity(), Some(32_000.0));
+    }
+
+    #[test]
+    fn one_lock_completes_one_over_hold_per_second() {
+        // Closed loop: 50 clients that resend when answered, each op 200 us under the lock:
+        // over one simulated second one shard completes 5,000 and 8 shards 40,000 (ids spread).
+        for (shards, want) in [(1usize, 5_000u64), (8, 40_000)] {
+            let store = TaskStore::with_hold(shards, 200_000);
+            let mut due: Vec<(u64, u64)> = (0..50u64).map(|c| (store.lock_until(Touch::One(c), 0), c)).collect();
+            let mut done = 0u64;
+            let mut next_id = 50u64;
+            while let Some(&(t, _)) = due.iter().min() {
+                if t > 1_000_000_000 {
+                    break;
+                }
+                let i = due.iter().position(|&(u, _)| u == t).unwrap_or(0);
+                done += 1;
+                next_id += 1;
+                due[i] = (store.lock_until(Touch::One(next_id), t), next_id);
+            }
+            let bounds = want - want / 100..=want;
+            assert!(bounds.contains(&done), "{shards} shards: {done} in 1 s");
+        }
     }
 
     #[test]

@@ -82,6 +82,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.option("--coherency", type=float, help="Universal Scalability Law κ, 0 to 1; throughput peaks at √((1−σ)/κ).")
 @click.option("--thread-per-connection", "thread_per_connection", is_flag=True, default=None,
               help="Each worker is held by one connection until it closes; more connections wait unanswered.")
+@click.option("--service-cpu", "service_cpu", is_flag=True, default=None,
+              help="Burn each service time as CPU (the thread's CPU clock) on one of --workers threads instead of "
+                   "sleeping: --workers 1 is one event loop; capacity min(workers, cores) / mean.")
 @click.option("--rate-limit", "rate_limit", type=float, help="Token bucket, requests per second; beyond, 429.")
 @click.option("--burst", type=int, help="Token bucket size (default: one second of --rate-limit).")
 @click.option("--stall-every", "stall_every", help="Freeze the whole server every this long (GC pause).")
@@ -92,6 +95,9 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.option("--max-connections", "max_connections", type=int, help="Refuse connections beyond this many open.")
 @click.option("--seed", type=int, help="Repeat the same random draws (service times, errors).")
 @click.option("--shards", type=int, default=32, show_default=True, help="Independently locked parts of the task store.")
+@click.option("--lock-hold", "lock_hold",
+              help="Each Task API operation holds its shard's lock this long, e.g. 1ms: one lock serves 1/hold per "
+                   "second, N shards N/hold.")
 def target_command(
     bind: str,
     threads: int,
@@ -102,6 +108,7 @@ def target_command(
     contention: Optional[float],
     coherency: Optional[float],
     thread_per_connection: Optional[bool],
+    service_cpu: Optional[bool],
     rate_limit: Optional[float],
     burst: Optional[int],
     stall_every: Optional[str],
@@ -112,6 +119,7 @@ def target_command(
     max_connections: Optional[int],
     seed: Optional[int],
     shards: int,
+    lock_hold: Optional[str],
 ) -> None:
     """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
     stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
@@ -119,9 +127,9 @@ def target_command(
         config = target_config(
             bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
             queue=queue, contention=contention, coherency=coherency, thread_per_connection=thread_per_connection,
-            rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
+            service_cpu=service_cpu, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
             error_rate=error_rate, close_after=close_after, keepalive_timeout=keepalive_timeout,
-            max_connections=max_connections, seed=seed, shards=shards,
+            max_connections=max_connections, seed=seed, shards=shards, lock_hold=lock_hold,
         )
         report = json.loads(_engine.check_target_config(config))
     except ValueError as e:

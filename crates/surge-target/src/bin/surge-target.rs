@@ -13,9 +13,10 @@ use surge_target::{serve_plan, TargetConfig};
 const USAGE: &str = "usage: surge-target [--bind HOST:PORT] [--threads N] [--duration D]
                     [--workers N --service-time D|exp:D|uniform:D-D|lognormal:MEDIAN,SIGMA]
                     [--queue Q] [--contention SIGMA] [--coherency KAPPA]
-                    [--thread-per-connection] [--rate-limit R [--burst B]]
+                    [--thread-per-connection] [--service-cpu] [--rate-limit R [--burst B]]
                     [--stall-every D --stall-for D] [--error-rate P] [--close-after N]
                     [--keepalive-timeout D] [--max-connections N] [--seed S] [--shards N]
+                    [--lock-hold D]
 Serves /health, /delay/{ms}, the Task API (/tasks) and /stats on 127.0.0.1:8080 until
 stopped or --duration elapses. See docs/target.md.";
 
