@@ -181,7 +181,13 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
             why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
                    "generator, held the load back")
         else:
-            why = "responses were not slow, so the limit is too low for this rate: raise --max-in-flight (max_vus)"
+            # No queueing finding is no proof of fast responses (a capped open model cannot grow a
+            # backlog): state what held the slots, and both readings.
+            held_ms = number((document.get("latency") or {}).get("service_time"), "mean_ms")
+            served = number(document.get("throughput"), "responses_per_s")
+            why = (f"each was held {held_ms:,.1f} ms on average while the target served {served:,.1f}/s: either "
+                   "the target is slower than this rate needs (then that is its capacity, and more slots only queue "
+                   "more at it) or the limit is too low for this rate; raise --max-in-flight (max_vus) to tell")
         message = f"{never_sent} were never sent because {limit_text} were busy; {why}. The offered load was not " \
             "all delivered."
     return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
