@@ -9,8 +9,8 @@ A threshold is ``[metric.]statistic OP value``, optionally scoped to one ``tag``
   one) or ``send_lag`` (how late requests left);
 - ``failure_rate``: (failed + interrupted) / (succeeded + failed + interrupted), a fraction
   (``0.001``) or a percentage (``0.1%``): requests cut off by the end count against it;
-- ``rate``: responses per second over the scope's window (``throughput.window_s``: from the
-  start until the later of the end of the load and the end of the last request), written
+- ``rate``: responses per second over the scope's load window (``throughput.window_s``: from
+  its start until its load stopped, counting the responses that completed in it), written
   ``1000``, ``1000/s`` or ``60000/m``;
 - ``checks``: passed checks / all checks run, a fraction or a percentage;
 - ``dropped``: iterations an arrival-rate schedule had due but could not start (all VUs
