@@ -227,3 +227,28 @@ def bad_experiment_input(command: str, args: list[str], error: str) -> None:
     assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
     results = Path(SCRATCH) / "results"
     assert not results.exists() or not any(p.name.endswith(f"-{command}-127.0.0.1-9") for p in results.iterdir())
+
+
+def starved_generator_run(target: TargetProcess, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """starved_generator_run pins ``target`` to one core and runs one engine thread on the other,
+    which a busy loop holds, asked for 100,000/s of ``/health`` for 2 s (``--out cwd/out``): the
+    generator, not the target, is the limit. Needs CPU affinity and two cores."""
+    busy_core, other_core = sorted(os.sched_getaffinity(0))[:2]
+    assert target.pid is not None
+    for tid in os.listdir(f"/proc/{target.pid}/task"):
+        os.sched_setaffinity(int(tid), {other_core})
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", "100000", "-d", "2s",
+             "--threads", "1", "--out", str(cwd / "out")],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=cwd,
+            preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+TWO_CORES = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >= 2
+"""TWO_CORES tells whether starved_generator_run can pin (CPU affinity and two cores)."""

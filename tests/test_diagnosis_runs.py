@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import intervals_logged, start_surge, surge_in, wait_for
+from conftest import TWO_CORES, intervals_logged, start_surge, starved_generator_run, surge_in, wait_for
 from surge.record.schema import validate
 from surge.record.timeseries import TARGET_COLUMNS
 from surge.target import TargetProcess
@@ -37,31 +36,12 @@ def _all_rows(out: Path) -> list[dict[str, str]]:
         return [r for r in csv.DictReader(f) if r["scenario"] == "all"]
 
 
-def _pin(pid: int, core: int) -> None:
-    """_pin puts every thread of process ``pid`` on ``core``."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        os.sched_setaffinity(int(tid), {core})
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-                    reason="needs CPU affinity and two cores")
+@pytest.mark.skipif(not TWO_CORES, reason="needs CPU affinity and two cores")
 def test_a_starved_generator_is_reported_as_the_bottleneck(tmp_path):
     """One engine thread on a core a spinning process keeps busy, at a rate beyond it: the
     generator is the bottleneck and throughput is a lower bound."""
-    busy_core, other_core = sorted(os.sched_getaffinity(0))[:2]
     with TargetProcess() as target:
-        _pin(target.pid, other_core)
-        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                   preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
-        try:
-            run = subprocess.run(
-                [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", "100000", "-d", "2s",
-                 "--threads", "1", "--out", str(tmp_path / "out")],
-                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path,
-                preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
-        finally:
-            spinner.kill()
-            spinner.wait()
+        run = starved_generator_run(target, tmp_path)
     assert run.returncode == 0, run.stderr
     summary = _summary(tmp_path / "out")
     validate(summary)

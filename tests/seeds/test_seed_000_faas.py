@@ -10,15 +10,12 @@ against the one true for its setup, never "the generator" for a target that was 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import surge
+from conftest import TWO_CORES, starved_generator_run, surge
 from seed_targets import EXAMPLES, busy_machine, example_target
 
 EXAMPLE = "faas-constant-300rps.yaml"
@@ -59,26 +56,12 @@ def test_generator_and_target_sharing_a_saturated_machine_is_the_answer_seed_000
     assert "the result measures the machine" in finding["message"], finding
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-                    reason="needs CPU affinity and two cores")
+@pytest.mark.skipif(not TWO_CORES, reason="needs CPU affinity and two cores")
 def test_a_starved_generator_is_named_the_bottleneck(tmp_path):
     """One engine thread on a core a busy loop holds, asked for far more than it can send, against
     the controller's /health (outside its service model): the generator is the limit."""
-    busy_core, other_core = sorted(os.sched_getaffinity(0))[:2]
     with example_target(EXAMPLE) as target:
-        for tid in os.listdir(f"/proc/{target.pid}/task"):
-            os.sched_setaffinity(int(tid), {other_core})
-        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                   preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
-        try:
-            run = subprocess.run(
-                [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", "100000", "-d", "2s",
-                 "--threads", "1", "--out", str(tmp_path / "out")],
-                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path,
-                preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
-        finally:
-            spinner.kill()
-            spinner.wait()
+        run = starved_generator_run(target, tmp_path)
     assert run.returncode == 0, run.stderr
     kinds = _kinds(json.loads((tmp_path / "out" / "summary.json").read_text()))
     assert "generator_saturated" in kinds, kinds
