@@ -14,7 +14,7 @@ import pytest
 from surge.analysis.capacity import CapacitySearch, SearchStep
 from surge.analysis.slo import judge, parse_slo
 from surge.analysis.steadiness import Step, judge_step, latency_trend
-from surge.experiments.capacity import analysis_document, answer_text, step_of
+from surge.experiments.capacity import analysis_document, answer_text, settle_s, step_of
 from surge.experiments.figures import key_figures
 from surge.experiments.slo_choice import Slo
 
@@ -303,3 +303,18 @@ def test_the_best_passing_rate_is_reported_when_none_is_confirmed():
     assert analysis["best"]["rate"] == result.best.rate and analysis["best"]["step"] == result.best.number
     assert f"best passing {result.best.rate:,.1f}/s (step {result.best.number}: SLO met: p(99) < 100ms" \
         in answer_text(analysis)
+
+
+@pytest.mark.parametrize("interrupted, served_per_s, load_window_rates, wait_s", [
+    (0, 250.0, False, 0.0), (500, 250.0, False, 2.0), (500, 250.0, True, 2.0), (100_000, 250.0, False, 30.0),
+    (10, None, False, 30.0),
+])
+def test_the_wait_before_the_next_step_covers_requests_cut_off_at_the_target(interrupted, served_per_s,
+                                                                             load_window_rates, wait_s):
+    # Requests cut off at a step's end may still be at the target: the next step waits for it
+    # to get through them at the rate it served (at most 30 s).
+    summary = _record(200.0, 250.0, load_window_rates=load_window_rates)
+    summary["requests"]["interrupted"] = interrupted
+    if load_window_rates:
+        summary["drain"]["interrupted"] = interrupted
+    assert settle_s(summary, served_per_s) == pytest.approx(wait_s)
