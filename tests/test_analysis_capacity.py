@@ -7,6 +7,7 @@ passing rate is always reported; bounds, failed confirmations and interruptions 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ def test_search_lands_within_five_percent_of_capacity(workers, service_ms, start
     result = search.run(queue(workers, service_ms))
     assert result.stop_reason == "found" and result.confirmed, result.notes
     assert result.rate is not None and abs(result.rate / capacity - 1) <= 0.05, (result.rate, capacity)
-    assert result.high is not None and (result.high - result.rate) / result.rate <= 0.02
+    assert result.high is not None and (result.high - result.rate) / result.rate <= 0.02 + 1e-9
     assert seen == result.steps and [s.number for s in seen] == list(range(1, len(seen) + 1))
     assert result.steps[-1].phase == "confirm" and result.steps[-1].passed
     phases = [s.phase for s in result.steps]
@@ -185,20 +186,23 @@ def _record(rate: float, served_per_s: float, *, seconds: int = 10, service_ms: 
             load_window_rates: bool = False) -> dict:
     """_record is the summary document of a step at ``rate`` against a target that serves at
     most ``served_per_s`` with a fixed ``service_ms``: every request sent on schedule and
-    answered, the backlog (if any) answered in the drain; in the record's current shape (rates
-    over the run's whole window) or the load-window shape (``drain``, rates over the load)."""
+    answered, the backlog (if any) in flight at each interval's end and answered in the drain;
+    in the record's current shape (rates over the run's whole window) or the load-window shape
+    (``drain``, rates over the load)."""
     sent = int(rate * seconds)
     backlog_s = max(0.0, (rate - served_per_s) * seconds / served_per_s)
     drain_s = service_ms / 1000 + backlog_s
     in_load = sent - int(min(rate, served_per_s) * drain_s)
     latency = {"count": sent, "p50_ms": service_ms, "p95_ms": service_ms + 2, "p99_ms": service_ms + 3}
-    first = {"count": int(rate) - int(rate * service_ms / 1000), "p95_ms": service_ms + 2, "p99_ms": service_ms + 3}
+    first = {"count": int(rate) - int(rate * service_ms / 1000), "p50_ms": service_ms, "p95_ms": service_ms + 2,
+             "p99_ms": service_ms + 3}
     summary = {"duration_s": float(seconds), "elapsed_s": seconds + drain_s, "peak_concurrency": 60,
                "requests": {"sent": sent, "responses": sent, "late": 0, "dropped": 0, "interrupted": 0,
                             "succeeded": sent, "failed": 0, "failure_rate": 0.0},
                "latency": {"all": latency, "success": latency, "service_time": latency},
                "throughput": {"window_s": seconds + drain_s, "responses_per_s": sent / (seconds + drain_s)},
                "intervals": [{"index": i, "start_s": float(i), "end_s": float(i + 1),
+                              "in_flight": int(rate * service_ms / 1000 + max(0.0, rate - served_per_s) * (i + 1)),
                               "latency": {"all": first, "service_time": first}} for i in range(seconds)]}
     if load_window_rates:
         summary["drain"] = {"seconds": drain_s, "responses": sent - in_load, "succeeded": sent - in_load,
@@ -219,7 +223,14 @@ def test_a_step_is_judged_over_the_load_window_not_diluted_by_its_drain(load_win
         verdict = judge_step(step, slo.conditions)
         assert verdict.passed, (rate, verdict.failures)
         assert step.achieved() == pytest.approx(rate, rel=0.005) and step.drain_s == pytest.approx(0.201)
-    # 300/s is above it: the backlog's wait is in the drain, the served rate is what it answered.
+    # Two requests stuck until the 5 s grace cut them off lengthen the drain, not the queue.
+    stuck = _record(200.0, 250.0, load_window_rates=load_window_rates)
+    stuck["requests"].update(responses=1998, interrupted=2)
+    stuck["elapsed_s"] += 5.0
+    if load_window_rates:
+        stuck["drain"].update(seconds=5.201, interrupted=2)
+    assert step_of(200.0, stuck, key_figures(stuck), slo).achieved() == pytest.approx(200.0, rel=0.005)
+    # 300/s is above it: the queue grows 50/s through the window, the served rate is what it answered.
     over = _record(300.0, 250.0, load_window_rates=load_window_rates)
     verdict = judge_step(step_of(300.0, over, key_figures(over), slo), slo.conditions)
     assert not verdict.passed and verdict.outcome == "target"
@@ -247,10 +258,13 @@ def test_an_slo_missed_only_through_late_sends_is_the_generators_not_the_targets
                                 "100ms (observed 12.00ms), failure_rate < 0.1% (observed 0%): the generator's late "
                                 "sends made the miss)",)
     assert verdict.limit == "the generator could not keep the schedule at 1,000.0/s"
-    # Slow from the actual send too: the target's.
+    # Slow from the actual send too: the target's; the SLO alone (a pause of a shared machine
+    # looks the same: it is measured again), or with the target falling behind.
     slow = _steady(1000.0, figures={"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0},
                    sent_verdicts=_from_send(140.0))
-    assert judge_step(slow, SLO).outcome == "target"
+    assert judge_step(slow, SLO).outcome == "target" and judge_step(slow, SLO).slo_only
+    behind = judge_step(replace(slow, achieved_per_s=900.0), SLO)
+    assert behind.outcome == "target" and not behind.slo_only
 
 
 def _generator_above(limit: float, capacity: float):

@@ -89,13 +89,13 @@ def test_a_client_cap_that_limited_the_steps_is_named_and_the_steps_cool_down():
     # --max-in-flight 20 against 50 × 200 ms lets at most 20 / 0.2 s = 100/s through: the cap,
     # not the target (250/s), limits the search, and the answer says so.
     with TargetProcess(workers=50, service_time="200ms") as target:
-        run = surge("capacity", f"{target.url}/tasks", "--slo", "p(99) < 1s", "--max-in-flight", "20",
+        run = surge("capacity", f"{target.url}/tasks", "--slo", "p(99) < 1s", "--max-in-flight", "20", *NOISY_MACHINE,
                     "--start-rate", "75", "--precision", "15%", "--step-duration", "2s", "--cooldown", "0.5s",
                     "--no-save", "--json", timeout=300)
     doc = run.json()
     validate_experiment(doc)
     analysis = doc["analysis"]
-    assert run.code == 99 and analysis["stop_reason"] == "client_limit", _path(analysis)
+    assert run.code == 99 and analysis["stop_reason"] == "client_limit", (_path(analysis), analysis["notes"])
     assert "surge: a client cap limited the search: the target's capacity was not reached" in run.stderr
     assert analysis["limit"].startswith("the client cap --max-in-flight 20 limited the step at ")
     assert 75 <= analysis["rate"] <= 105 and analysis["confirmed"], _path(analysis)

@@ -99,8 +99,8 @@ class CapacitySearch:
     """CapacitySearch finds the capacity under ``slo`` from ``start_rate`` (per second):
     doubling until a step fails (going down while the start fails, to just below the rate an
     overloaded step served or by halving, down to ``min_rate``), never above ``max_rate``;
-    narrowing until (high − low) / low ≤ ``precision`` (first at the rate the failing step
-    served, then by bisection); then confirming the highest passing rate, stepping down a
+    narrowing until (high − low) / low ≤ ``precision`` (first just below the rate the failing
+    step served, then just above the bottom when that passed, else by bisection); then confirming the highest passing rate, stepping down a
     precision's width when a confirmation fails on the target's account. A step the generator
     or a client cap limited closes the bracket from above as that limit (``result().limit``).
     ``steps`` grows as it goes (kept when ``measure`` is interrupted: ``result("interrupted")``);
@@ -204,8 +204,9 @@ class CapacitySearch:
         if estimate is not None:
             if estimate <= self.low * (1 + self.precision / 2):
                 return self.low * (1 + self.precision), False  # the target is at its limit just above low
-            if estimate < self.high * (1 - self.precision / 2):
-                return estimate, True
+            probe = estimate * (1 - self.precision / 2)  # just below: it should pass, then close above it
+            if self.low * (1 + self.precision / 2) < probe < self.high * (1 - self.precision / 2):
+                return probe, True
         return (self.low + self.high) / 2, False
 
     def _bisect(self, measure: Measure) -> StopReason | None:

@@ -29,15 +29,13 @@ class Step:
     the offered ``rate`` (per second), the run's ``figures``, ``interval_p95_ms`` (p95 of each
     interval of the load window, in order; None for an interval without responses), the
     generator's counters ``sent``, ``late`` (sent more than 1 ms after their intended time)
-    and ``dropped`` (never sent), ``achieved_per_s`` (the rate the target served in the load
-    window once the first responses were due; None: the figures' ``responses_per_s``), and
-    ``verdicts`` when the SLO was judged on the run's own result (else the figures are).
-    The load window's length ``duration_s``, the ``drain_s`` after it (end of load to the last
-    response), ``lead_ms`` (the first interval's p99: how late a step's last responses come
-    when no queue was left),
-    ``sent_verdicts`` (the SLO judged on latency from the actual send instead of the intended
-    time), ``sending_per_s`` (the rate sent over the intervals ``achieved_per_s`` counts), the
-    client-side cap ``in_flight_cap`` (named ``cap_name``) and ``peak_in_flight``
+    and ``dropped`` (never sent), ``achieved_per_s`` (the rate the target served over the load
+    window: the rate sent less the rate its queue grew at; None: the figures'
+    ``responses_per_s``), and ``verdicts`` when the SLO was judged on the run's own result (else
+    the figures are). The load window's length ``duration_s``, the ``drain_s`` after it (end of
+    load to the last response), ``sent_verdicts`` (the SLO judged on latency from the actual
+    send instead of the intended time), ``sending_per_s`` (the rate sent over the load window),
+    the client-side cap ``in_flight_cap`` (named ``cap_name``) and ``peak_in_flight``
     are None when unknown: the checks that need them are then not made."""
 
     rate: float
@@ -50,7 +48,6 @@ class Step:
     verdicts: Sequence[Verdict] | None = None
     duration_s: float | None = None
     drain_s: float | None = None
-    lead_ms: float | None = None
     sent_verdicts: Sequence[Verdict] | None = None
     sending_per_s: float | None = None
     in_flight_cap: int | None = None
@@ -109,7 +106,8 @@ class StepVerdict:
     ``failures`` (every check it missed, in words and numbers; empty when it passed),
     ``evidence`` (what every check measured), the SLO ``verdicts`` and the latency ``trend``.
     ``limit`` names the generator's or the client cap's limit in words when ``outcome`` is one
-    of those."""
+    of those; ``slo_only`` tells a target failure whose only miss was the SLO (the target kept
+    up with the rate, its latency not rising): what a pause of a shared machine also causes."""
 
     passed: bool
     failures: tuple[str, ...]
@@ -118,6 +116,7 @@ class StepVerdict:
     trend: Trend = field(default_factory=lambda: Trend(0))
     outcome: Outcome = "pass"
     limit: str | None = None
+    slo_only: bool = False
 
     @property
     def counted(self) -> bool:
@@ -147,6 +146,7 @@ class _Checks:
     # The lines of a verdict, sorted by whose limit a missed check is.
     def __init__(self) -> None:
         self.evidence: list[str] = []
+        self.slo_missed = False
         self.missed: dict[Outcome, list[str]] = {"target": [], "generator": [], "client": []}
 
     def add(self, line: str, missed: str | None, whose: Outcome = "target") -> None:
@@ -172,6 +172,7 @@ def _slo(step: Step, verdicts: Sequence[Verdict], checks: _Checks) -> None:
                    "generator")
     else:
         checks.add(f"SLO missed: {describe(missed)}", "", "target")
+        checks.slo_missed = True
 
 
 def _offered(step: Step, limits: Steadiness, checks: _Checks) -> None:
@@ -212,11 +213,7 @@ def _served(step: Step, limits: Steadiness, checks: _Checks) -> None:
                f"< {limits.min_achieved:.0%}: the target fell behind"
                if achieved < offered * limits.min_achieved - slack else None)
     if step.drain_s is not None:
-        excess = max(0.0, step.drain_s - (step.lead_ms or 0.0) / 1000)
-        checks.evidence.append(f"drain {step.drain_s:,.2f} s after the load"
-                               + (f" ({excess:,.2f} s beyond the first second's p99 {step.lead_ms:,.1f}ms: the wait of a "
-                                  "queue left at the end, counted in the served rate)"
-                                  if excess > 0 and step.lead_ms is not None else ""))
+        checks.evidence.append(f"drain {step.drain_s:,.2f} s after the load")
 
 
 def judge_step(step: Step, slo: Sequence[Threshold], limits: Steadiness = Steadiness()) -> StepVerdict:
@@ -248,4 +245,5 @@ def judge_step(step: Step, slo: Sequence[Threshold], limits: Steadiness = Steadi
         limit = f"the generator could not keep the schedule at {step.rate:,.1f}/s"
     elif outcome == "client":
         limit = f"the client cap {step.cap_name or step.in_flight_cap} limited the step at {step.rate:,.1f}/s"
-    return StepVerdict(outcome == "pass", failures, tuple(checks.evidence), verdicts, trend, outcome, limit)
+    slo_only = outcome == "target" and checks.slo_missed and len(checks.missed["target"]) == 1
+    return StepVerdict(outcome == "pass", failures, tuple(checks.evidence), verdicts, trend, outcome, limit, slo_only)

@@ -7,6 +7,7 @@ experiment.json, so ``surge show`` reprints it from the document alone."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -26,8 +27,10 @@ MAX_SETTLE_S = 30.0
 """MAX_SETTLE_S bounds the extra wait for the target to finish requests cut off at a step's end."""
 
 GENERATOR_RETRIES = 1
-"""GENERATOR_RETRIES is how many times at least a step the generator limited is measured again
-(more with --retries): it says nothing about the target."""
+"""GENERATOR_RETRIES is how many times at least a step is measured again (more with --retries)
+when the generator limited it (it says nothing about the target) or when it failed on the SLO
+alone (the target kept up with the rate, its latency not rising: a pause of a shared machine
+looks the same)."""
 
 EDGE_S = 1e-6
 """EDGE_S is the tolerance when comparing an interval's bounds with the load window's."""
@@ -84,20 +87,29 @@ def interval_p95(summary: Mapping[str, Any]) -> list[float | None]:
 
 def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """served is the rate the target answered the step's requests at, and the rate the
-    generator sent them at (None, None without a load window). Served: every response, the
-    drain's included, over the load window plus the part of the drain beyond the latency the
-    first interval's requests saw (its p99; a step's last responses come that late when no
-    queue was left). A target that kept up is credited the rate it was sent; one that fell
-    behind, what it answered per second (its backlog's wait is the drain's excess)."""
+    generator sent them at over the load window (None, None without one). By Little's law a
+    target that keeps up has about rate × latency requests in flight; the queue above that at
+    the end of an interval, over the time since the start, is how far the target fell behind
+    the rate sent: served = sent rate − the median of that over the load window's whole
+    intervals (in flight counted by the engine at each interval's end; the latency: the first
+    interval's median, before any queue). A few requests stuck at the end weigh nothing. A
+    window without a whole interval: every response over the load window plus the drain's
+    excess over the first interval's p99."""
     window = load_window_s(summary)
     if not window:
         return None, None
     requests = summary.get("requests") or {}
-    drain_s, _ = drain_of(summary)
+    sent_rate = float(requests.get("sent") or 0) / window
     intervals = summary.get("intervals") or []
+    whole = [i for i in load_intervals(summary) if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")]
+    if whole:
+        lead_s = (_latency(intervals[0], "all", "p50_ms") or 0.0) / 1000
+        behind = statistics.median((float(i["in_flight"]) - sent_rate * lead_s) / float(i["end_s"]) for i in whole)
+        return sent_rate - max(0.0, behind), sent_rate
+    drain_s, _ = drain_of(summary)
     lead_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
     excess = max(0.0, (drain_s or 0.0) - (lead_ms or 0.0) / 1000)
-    return float(requests.get("responses") or 0) / (window + excess), float(requests.get("sent") or 0) / window
+    return float(requests.get("responses") or 0) / (window + excess), sent_rate
 
 
 def from_actual_send(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,19 +144,17 @@ def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float
             cap: tuple[int | None, str | None] = (None, None)) -> Step:
     """step_of is what a step's run measured, from its summary document: the key figures, the
     per-interval p95 of the load window, the generator's sent, late and dropped counts, the
-    rate served (and the rate sent), the load window and the drain, the first interval's p99
-    (the latency of a step's last responses when no queue was left), the SLO judged on the run's
+    rate served (and the rate sent), the load window and the drain, the SLO judged on the run's
     own result and on latency from the actual send, and the client cap with the peak in flight."""
     requests = summary.get("requests") or {}
     achieved, sending = served(summary)
     drain_s, _ = drain_of(summary)
-    intervals = summary.get("intervals") or []
     peak = summary.get("peak_concurrency")
     return Step(rate, dict(figures), interval_p95(summary), int(requests.get("sent") or 0),
                 int(requests.get("late") or 0), int(requests.get("dropped") or 0),
                 achieved if achieved is not None else figures.get("responses_per_s"),
                 slo.judge(summary) if requests else None, duration_s=load_window_s(summary), drain_s=drain_s,
-                lead_ms=_latency(intervals[0], "all", "p99_ms") if intervals else None, sending_per_s=sending,
+                sending_per_s=sending,
                 sent_verdicts=slo.judge(from_actual_send(summary)) if requests else None,
                 in_flight_cap=cap[0], cap_name=cap[1], peak_in_flight=int(peak) if isinstance(peak, int) else None)
 
@@ -166,7 +176,7 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
     plus the time the target may still spend on requests cut off at the end of the last run
     (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
     again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
-    limited it (role ``step N retry K``); the first attempt that passes, else the last, is the
+    limited it or it failed on the SLO alone (role ``step N retry K``); the first attempt that passes, else the last, is the
     step. Each step's run ids, in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
 
@@ -189,11 +199,13 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
             step, run_id = run(rate, prepared, f"step {number}" + (f" retry {attempt}" if attempt else ""), cap)
             ids.append(run_id)
             verdict = judge_step(step, slo.conditions, steadiness)
-            allowed = max(retries, GENERATOR_RETRIES) if verdict.outcome == "generator" else retries
+            suspect = verdict.outcome == "generator" or verdict.slo_only
+            allowed = max(retries, GENERATOR_RETRIES) if suspect else retries
             if verdict.passed or attempt >= allowed:
                 break
             attempt += 1
-            why = "the generator could not keep its schedule" if verdict.outcome == "generator" else "it failed"
+            why = {"generator": "the generator could not keep its schedule"}.get(
+                verdict.outcome, "it failed on the SLO alone, keeping up with the rate" if verdict.slo_only else "it failed")
             print(redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} "
                               f"retries)"), file=sys.stderr, flush=True)
         runs.append(ids)
