@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The capacity search at full length (docs/benchmarks.md, "Capacity search"): ``surge capacity``
-with its defaults (10 s steps, 2 % precision, start at 100/s, 1 s cooldown) against reference
+with its defaults (10 s steps, 5 s bracketing steps, 2 % precision, start at 100/s, 1 s cooldown) against reference
 targets of known capacity c / s, timing the whole search. The bar (issue 19): a confirmed answer
 within ±5 % of c / s in at most 90 s of load.
 
@@ -50,7 +50,8 @@ def search(spec: str, slo: list[str], extra: list[str], workdir: Path) -> dict[s
     analysis = json.loads(proc.stdout)["analysis"]
     rate = analysis["rate"]
     runs = json.loads(proc.stdout)["runs"]
-    load_s = len(runs) * float(analysis["step_duration_s"])  # every run, retries included, offers load this long
+    # Every run offers load for its step's window, retries included.
+    load_s = sum(float(s["load_s"] or analysis["step_duration_s"]) * len(s["attempts"]) for s in analysis["steps"])
     return {"target": spec, "capacity": capacity, "rate": rate, "confirmed": analysis["confirmed"],
             "error": None if rate is None else rate / capacity - 1, "high": analysis["high"],
             "limit": analysis.get("limit"), "steps": len(analysis["steps"]), "runs": len(runs), "load_s": load_s,

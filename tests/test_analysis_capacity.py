@@ -15,7 +15,7 @@ import pytest
 from surge.analysis.capacity import CapacitySearch, SearchStep
 from surge.analysis.slo import judge, parse_slo
 from surge.analysis.steadiness import Step, judge_step, latency_trend
-from surge.experiments.capacity import analysis_document, answer_text, settle_s, step_of
+from surge.experiments.capacity import analysis_document, answer_text, bracket_s, settle_s, step_of
 from surge.experiments.figures import key_figures
 from surge.experiments.slo_choice import Slo
 
@@ -332,3 +332,21 @@ def test_the_wait_before_the_next_step_covers_requests_cut_off_at_the_target(int
     if load_window_rates:
         summary["drain"]["interrupted"] = interrupted
     assert settle_s(summary, served_per_s) == pytest.approx(wait_s)
+
+
+def test_bracketing_steps_may_be_measured_apart_and_the_rest_in_full():
+    calls: list[tuple[str, float]] = []
+    sim = queue(4, 5.0)
+
+    def full(rate: float) -> Step:
+        calls.append(("full", rate))
+        return sim(rate)
+
+    def short(rate: float) -> Step:
+        calls.append(("short", rate))
+        return sim(rate)
+
+    result = CapacitySearch(SLO, 100.0).run(full, short)
+    assert result.confirmed and abs(result.rate / 800 - 1) <= 0.05
+    assert [kind for kind, _ in calls] == ["short" if s.phase == "bracket" else "full" for s in result.steps]
+    assert bracket_s(10.0) == 5.0 and bracket_s(2.0) == 2.0 and bracket_s(3.0) == 2.0

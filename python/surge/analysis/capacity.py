@@ -248,10 +248,12 @@ class CapacitySearch:
             return self.result("generator_limit")
         return self.result("unconfirmed")
 
-    def run(self, measure: Measure) -> CapacityResult:
-        """run searches with ``measure`` (exceptions from it, such as KeyboardInterrupt, pass
-        through; the steps so far stay in ``steps``)."""
-        stop = self._bracket(measure)
+    def run(self, measure: Measure, bracket: Measure | None = None) -> CapacityResult:
+        """run searches with ``measure`` (``bracket`` for the bracketing steps when given: far
+        from the capacity a shorter run tells pass from fail; the narrowing and the
+        confirmation use ``measure``). Exceptions from them, such as KeyboardInterrupt, pass
+        through; the steps so far stay in ``steps``."""
+        stop = self._bracket(bracket or measure)
         if stop in ("nothing_passed", "max_steps", "generator_limit"):
             return self.result(stop)
         if stop is None:

@@ -68,7 +68,7 @@ def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> 
 @click.option("--precision", default="2%", show_default=True,
               help="Stop bisecting when the bracket is this narrow, (high − low) / low.")
 @click.option("--step-duration", "step_duration", default="10s", show_default=True,
-              help="Length of each step's open-model run.")
+              help="Length of each step's open-model run (bracketing steps: half of it, at least 2 s).")
 @click.option("--max-steps", "max_steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
               help="At most this many steps, the confirmation runs included.")
 @click.option("--max-late", "max_late", default="5%", show_default=True,
@@ -92,7 +92,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     confirmation run. A step passes when it meets the SLO and is steady; a step the generator
     or a client cap limited does not count against the target. Exit code 0 with a confirmed
     rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
-    from surge.experiments.capacity import analysis_document, findings, measure_with, print_step
+    from surge.experiments.capacity import analysis_document, bracket_s, findings, measure_with, print_step
 
     _rate("--start-rate", start_rate)
     if max_rate is not None:
@@ -128,8 +128,9 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     run_ids: list[list[str]] = []
     result = None
     with experiment.running():
-        result = search.run(measure_with(experiment, test, choice, step_s, run_ids, retries=retries,
-                                         steadiness=steadiness, cooldown_s=cooldown_s))
+        measure = measure_with(experiment, test, choice, step_s, run_ids, retries=retries, steadiness=steadiness,
+                               cooldown_s=cooldown_s)
+        result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(step_s)))
     if result is None:
         result = search.result("interrupted")
     analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,

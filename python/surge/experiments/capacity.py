@@ -20,6 +20,20 @@ from surge.experiments.slo_choice import Slo, verdicts_document, with_slo_percen
 from surge.experiments.spec import Overrides, PreparedRun, TestSpec
 from surge.redact import redact_text
 
+BRACKET_FRACTION = 0.5
+"""BRACKET_FRACTION of the step duration is the length of a bracketing step (at least
+MIN_BRACKET_S, at most the step duration): far from the capacity a shorter run tells pass from
+fail, and a pass it gets wrong is caught by the full-length confirmation."""
+
+MIN_BRACKET_S = 2.0
+"""MIN_BRACKET_S is the shortest bracketing step (the served rate needs a whole interval)."""
+
+
+def bracket_s(step_s: float) -> float:
+    """bracket_s is a bracketing step's length for steps of ``step_s``."""
+    return min(step_s, max(MIN_BRACKET_S, step_s * BRACKET_FRACTION))
+
+
 DEFAULT_COOLDOWN_S = 1.0
 """DEFAULT_COOLDOWN_S is the pause before each step after the first, unless --cooldown says otherwise."""
 
@@ -170,9 +184,9 @@ def settle_s(summary: Mapping[str, Any], achieved: float | None) -> float:
 
 def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s: float, runs: list[list[str]], *,
                  retries: int = 0, steadiness: Steadiness = Steadiness(),
-                 cooldown_s: float = DEFAULT_COOLDOWN_S) -> Callable[[float], Step]:
-    """measure_with is the search's ``measure(rate)``: one recorded open-model run of
-    ``step_s`` at the rate (role ``step N``), after ``cooldown_s`` (none before the first run)
+                 cooldown_s: float = DEFAULT_COOLDOWN_S) -> Callable[[float, float | None], Step]:
+    """measure_with is the search's ``measure(rate, duration_s=None)``: one recorded open-model
+    run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s`` (none before the first run)
     plus the time the target may still spend on requests cut off at the end of the last run
     (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
     again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
@@ -191,8 +205,8 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
         owed[:] = [settle_s(report.summary, step.achieved())]
         return step, report.run_id
 
-    def measure(rate: float) -> Step:
-        prepared = with_slo_percentiles(test.prepare(Overrides(rate=rate, duration_s=step_s)), slo)
+    def measure(rate: float, duration_s: float | None = None) -> Step:
+        prepared = with_slo_percentiles(test.prepare(Overrides(rate=rate, duration_s=duration_s or step_s)), slo)
         cap = client_cap(prepared, test)
         number, ids, attempt = len(runs) + 1, [], 0
         while True:
@@ -263,7 +277,8 @@ def analysis_document(result: CapacityResult, slo: Slo, runs: list[list[str]], *
                                                "evidence": list(best.verdict.evidence)},
             "stop_reason": result.stop_reason, "notes": list(result.notes), "slo": slo.to_dict(),
             "start_rate": start_rate, "max_rate": max_rate, "precision": precision, "step_duration_s": step_s,
-            "cooldown_s": cooldown_s, "load_s": sum(s.step.duration_s or step_s for s in result.steps),
+            "cooldown_s": cooldown_s, "bracket_duration_s": bracket_s(step_s),
+            "load_s": sum(s.step.duration_s or step_s for s in result.steps),
             "steps": [_step_document(s, runs[i] if i < len(runs) else []) for i, s in enumerate(result.steps)]}
 
 
