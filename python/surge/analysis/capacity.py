@@ -7,6 +7,7 @@ limit, named in the answer. See docs/analysis.md ("Capacity")."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -49,6 +50,10 @@ search: the generator cannot keep any schedule here."""
 
 NARROW_TOLERANCE = 1e-9
 """NARROW_TOLERANCE: a bracket within precision × (1 + this) is narrow enough (rounding)."""
+
+CONTRADICTION = 0.1
+"""CONTRADICTION: a pass more than this fraction above the rate an overloaded step served
+contradicts that failure: its rate is measured again (once)."""
 
 LIMIT_STOPS: dict[Outcome, StopReason] = {"generator": "generator_limit", "client": "client_limit"}
 """LIMIT_STOPS is the stop reason of a search whose bracket a non-target limit closed."""
@@ -124,6 +129,7 @@ class CapacitySearch:
         self.notes: list[str] = []
         self._estimate_spent = False
         self._close_next = False
+        self._rechecked: set[float] = set()
 
     def _probe(self, measure: Measure, rate: float, phase: Phase) -> SearchStep:
         step = measure(rate)
@@ -166,8 +172,8 @@ class CapacitySearch:
         estimate = self._served_estimate(failed)
         return estimate * (1 - self.precision) if estimate is not None else failed.rate / 2
 
-    def _bracket(self, measure: Measure) -> StopReason | None:
-        rate, generator_streak = self.start_rate, 0
+    def _bracket(self, measure: Measure, rate: float) -> StopReason | None:
+        generator_streak = 0
         while self._budget():
             step = self._probe(measure, rate, "bracket")
             if step.passed:
@@ -209,11 +215,30 @@ class CapacitySearch:
                 return probe, True
         return (self.low + self.high) / 2, False
 
-    def _bisect(self, measure: Measure) -> StopReason | None:
+    def _contradicted(self) -> bool:
+        # A target that served s/s when overloaded cannot sustain much more: a pass well above
+        # s says the failure at the top was something else (a pause of the machine).
+        assert self.low is not None and self.high_step is not None
+        served = self._served_estimate(self.high_step)
+        return served is not None and self.low > served * (1 + CONTRADICTION) and self.high not in self._rechecked
+
+    def _bisect(self, measure: Measure) -> StopReason | Literal["reopen"] | None:
         assert self.low is not None and self.high is not None
         while (self.high - self.low) / self.low > self.precision * (1 + NARROW_TOLERANCE):
             if not self._budget():
                 return "max_steps"
+            if self._contradicted():
+                assert self.high_step is not None
+                self.notes.append(f"step {self.high_step.number} at {self.high:,.1f}/s failed serving "
+                                  f"{self.high_step.step.achieved():,.1f}/s, but {self.low:,.1f}/s passed since: "
+                                  f"measuring {self.high:,.1f}/s again")
+                self._rechecked.add(self.high)
+                step = self._probe(measure, self.high, "bisect")
+                if step.passed:
+                    self.low, self.high, self.high_step = step.rate, None, None
+                    return "reopen"
+                self._fail(step)
+                continue
             rate, estimated = self._next_rate()
             step = self._probe(measure, rate, "bisect")
             if step.passed:
@@ -253,13 +278,22 @@ class CapacitySearch:
         from the capacity a shorter run tells pass from fail; the narrowing and the
         confirmation use ``measure``). Exceptions from them, such as KeyboardInterrupt, pass
         through; the steps so far stay in ``steps``."""
-        stop = self._bracket(bracket or measure)
-        if stop in ("nothing_passed", "max_steps", "generator_limit"):
-            return self.result(stop)
-        if stop is None:
-            stop = self._bisect(measure)
-            if stop == "max_steps":
+        stop = self._bracket(bracket or measure, self.start_rate)
+        while stop is None:
+            narrowed = self._bisect(measure)
+            if narrowed == "max_steps":
                 self.notes.append(f"the step budget ({self.max_steps}) ran out before the bracket narrowed to "
                                   f"{self.precision:.0%}: the rate is the highest that passed, unconfirmed")
-                return self.result(stop)
+                return self.result(narrowed)
+            if narrowed != "reopen":
+                break
+            assert self.low is not None  # the top passed when measured again: bracket upwards from it
+            if self.max_rate is not None and self.low >= self.max_rate:
+                self.notes.append(f"the target sustained the maximum rate {self.low:,.1f}/s: its capacity is at least "
+                                  "that")
+                stop = "max_rate"
+            else:
+                stop = self._bracket(bracket or measure, min(self.low * 2, self.max_rate or math.inf))
+        if stop in ("nothing_passed", "max_steps", "generator_limit"):
+            return self.result(stop)
         return self._confirm(measure, stop or "found")

@@ -71,7 +71,9 @@ class Steadiness:
     when the slope's ``trend_confidence`` interval lies above 0), ``min_trend_intervals``
     (fewer intervals: the trend is not tested), ``max_dropped`` (dropped / (sent + dropped)),
     ``max_late`` (late / sent above which the evidence says the generator was often late:
-    lateness itself fails nothing, its effect does)."""
+    lateness itself fails nothing, its effect does); a served rate short of ``min_achieved`` by
+    less than ``marginal_served`` of the rate, as the target's only miss, is marginal (a pause
+    of a shared machine does as much)."""
 
     min_achieved: float = 0.99
     max_latency_rise: float = 0.25
@@ -79,6 +81,7 @@ class Steadiness:
     min_trend_intervals: int = 4
     max_late: float = 0.05
     max_dropped: float = 0.001
+    marginal_served: float = 0.05
 
 
 SLACK_REQUESTS = 2
@@ -106,8 +109,9 @@ class StepVerdict:
     ``failures`` (every check it missed, in words and numbers; empty when it passed),
     ``evidence`` (what every check measured), the SLO ``verdicts`` and the latency ``trend``.
     ``limit`` names the generator's or the client cap's limit in words when ``outcome`` is one
-    of those; ``slo_only`` tells a target failure whose only miss was the SLO (the target kept
-    up with the rate, its latency not rising): what a pause of a shared machine also causes."""
+    of those; ``marginal`` tells a target failure whose only miss was the SLO, or a served rate
+    within ``marginal_served`` of the rate (latency not rising): what a pause of a shared
+    machine also causes."""
 
     passed: bool
     failures: tuple[str, ...]
@@ -116,7 +120,7 @@ class StepVerdict:
     trend: Trend = field(default_factory=lambda: Trend(0))
     outcome: Outcome = "pass"
     limit: str | None = None
-    slo_only: bool = False
+    marginal: bool = False
 
     @property
     def counted(self) -> bool:
@@ -146,7 +150,7 @@ class _Checks:
     # The lines of a verdict, sorted by whose limit a missed check is.
     def __init__(self) -> None:
         self.evidence: list[str] = []
-        self.slo_missed = False
+        self.soft = 0  # the target's misses a pause of a shared machine also causes
         self.missed: dict[Outcome, list[str]] = {"target": [], "generator": [], "client": []}
 
     def add(self, line: str, missed: str | None, whose: Outcome = "target") -> None:
@@ -172,7 +176,7 @@ def _slo(step: Step, verdicts: Sequence[Verdict], checks: _Checks) -> None:
                    "generator")
     else:
         checks.add(f"SLO missed: {describe(missed)}", "", "target")
-        checks.slo_missed = True
+        checks.soft += 1
 
 
 def _offered(step: Step, limits: Steadiness, checks: _Checks) -> None:
@@ -209,9 +213,11 @@ def _served(step: Step, limits: Steadiness, checks: _Checks) -> None:
     share = achieved / offered if offered > 0 else 0.0
     slack = SLACK_REQUESTS / step.duration_s if step.duration_s else 0.0
     what = f"of offered {step.rate:,.1f}/s" if offered == step.rate else f"of {offered:,.1f}/s sent"
+    behind = achieved < offered * limits.min_achieved - slack
     checks.add(f"served {achieved:,.1f}/s = {share:.1%} {what}",
-               f"< {limits.min_achieved:.0%}: the target fell behind"
-               if achieved < offered * limits.min_achieved - slack else None)
+               f"< {limits.min_achieved:.0%}: the target fell behind" if behind else None)
+    if behind and share >= 1 - limits.marginal_served:
+        checks.soft += 1
     if step.drain_s is not None:
         checks.evidence.append(f"drain {step.drain_s:,.2f} s after the load")
 
@@ -245,5 +251,5 @@ def judge_step(step: Step, slo: Sequence[Threshold], limits: Steadiness = Steadi
         limit = f"the generator could not keep the schedule at {step.rate:,.1f}/s"
     elif outcome == "client":
         limit = f"the client cap {step.cap_name or step.in_flight_cap} limited the step at {step.rate:,.1f}/s"
-    slo_only = outcome == "target" and checks.slo_missed and len(checks.missed["target"]) == 1
-    return StepVerdict(outcome == "pass", failures, tuple(checks.evidence), verdicts, trend, outcome, limit, slo_only)
+    marginal = outcome == "target" and checks.soft == 1 and len(checks.missed["target"]) == 1
+    return StepVerdict(outcome == "pass", failures, tuple(checks.evidence), verdicts, trend, outcome, limit, marginal)

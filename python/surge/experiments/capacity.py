@@ -42,9 +42,9 @@ MAX_SETTLE_S = 30.0
 
 GENERATOR_RETRIES = 1
 """GENERATOR_RETRIES is how many times at least a step is measured again (more with --retries)
-when the generator limited it (it says nothing about the target) or when it failed on the SLO
-alone (the target kept up with the rate, its latency not rising: a pause of a shared machine
-looks the same)."""
+when the generator limited it (it says nothing about the target) or when it failed by a margin
+(the SLO alone, or a served rate within 5 % of the rate alone, latency not rising: a pause of a
+shared machine looks the same)."""
 
 EDGE_S = 1e-6
 """EDGE_S is the tolerance when comparing an interval's bounds with the load window's."""
@@ -106,7 +106,9 @@ def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
     the end of an interval, over the time since the start, is how far the target fell behind
     the rate sent: served = sent rate − the median of that over the load window's whole
     intervals (in flight counted by the engine at each interval's end; the latency: the first
-    interval's median, before any queue). A few requests stuck at the end weigh nothing. A
+    interval's median, before any queue); with a ``drain`` in the record, also at the load's
+    end (the drain's responses and cut-off requests). A few requests stuck at the end weigh
+    nothing. A
     window without a whole interval: every response over the load window plus the drain's
     excess over the first interval's p99."""
     window = load_window_s(summary)
@@ -115,10 +117,14 @@ def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
     requests = summary.get("requests") or {}
     sent_rate = float(requests.get("sent") or 0) / window
     intervals = summary.get("intervals") or []
-    whole = [i for i in load_intervals(summary) if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")]
-    if whole:
+    in_flight = [(float(i["end_s"]), float(i["in_flight"])) for i in load_intervals(summary)
+                 if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")]
+    drain = summary.get("drain")
+    if in_flight and isinstance(drain, Mapping) and "responses" in drain:  # what was in flight when the load ended
+        in_flight.append((window, float(drain.get("responses") or 0) + float(drain.get("interrupted") or 0)))
+    if in_flight:
         lead_s = (_latency(intervals[0], "all", "p50_ms") or 0.0) / 1000
-        behind = statistics.median((float(i["in_flight"]) - sent_rate * lead_s) / float(i["end_s"]) for i in whole)
+        behind = statistics.median((n - sent_rate * lead_s) / t for t, n in in_flight)
         return sent_rate - max(0.0, behind), sent_rate
     drain_s, _ = drain_of(summary)
     lead_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
@@ -190,7 +196,7 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
     plus the time the target may still spend on requests cut off at the end of the last run
     (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
     again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
-    limited it or it failed on the SLO alone (role ``step N retry K``); the first attempt that passes, else the last, is the
+    limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the first attempt that passes, else the last, is the
     step. Each step's run ids, in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
 
@@ -213,13 +219,14 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
             step, run_id = run(rate, prepared, f"step {number}" + (f" retry {attempt}" if attempt else ""), cap)
             ids.append(run_id)
             verdict = judge_step(step, slo.conditions, steadiness)
-            suspect = verdict.outcome == "generator" or verdict.slo_only
+            suspect = verdict.outcome == "generator" or verdict.marginal
             allowed = max(retries, GENERATOR_RETRIES) if suspect else retries
             if verdict.passed or attempt >= allowed:
                 break
             attempt += 1
             why = {"generator": "the generator could not keep its schedule"}.get(
-                verdict.outcome, "it failed on the SLO alone, keeping up with the rate" if verdict.slo_only else "it failed")
+                verdict.outcome, "it failed by a margin a pause of the machine also makes" if verdict.marginal
+                else "it failed")
             print(redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} "
                               f"retries)"), file=sys.stderr, flush=True)
         runs.append(ids)
