@@ -116,7 +116,7 @@ def test_capacity_lands_within_5_percent_of_workers_over_service_time(workers, s
     with TargetProcess(workers=workers, service_time=f"{service_ms}ms") as target:
         # -c 16: connections opened up front, so that few are opened mid-step (their first send late).
         run = surge("capacity", f"{target.url}/tasks", *SLO, *NOISY_MACHINE, "--start-rate", "150",
-                    "--step-duration", "2s", "-c", "16", "--json", timeout=300)
+                    "--step-duration", "2s", "--cooldown", "0.2s", "-c", "16", "--json", timeout=300)
     assert run.code == 0, run.stderr
     doc = run.json()
     validate_experiment(doc)
