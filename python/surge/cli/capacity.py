@@ -43,15 +43,18 @@ def _rate(flag: str, value: float) -> float:
 def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> Outcome:
     """capacity_outcome is the search's exit code and why: 128 + the stop signal when one ended
     it (``kept`` says where the completed steps are); 0 when it found a confirmed rate (or the
-    maximum rate passed); 99 when no rate passed the SLO or none was confirmed."""
+    maximum rate passed); 99 when no rate passed the SLO, none was confirmed, or the generator
+    or a client cap, not the target, bounded the search (the reason says which)."""
     if stopped is not None:
         return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) ({kept})")
     if result.stop_reason in ("found", "max_rate") and result.rate is not None:
         return Outcome(exit_codes.OK)
     return Outcome(exit_codes.THRESHOLDS_FAILED, {
         "nothing_passed": "no rate passed the SLO", "unconfirmed": "no rate was confirmed",
-        "max_steps": "the step budget ran out: the rate is unconfirmed"}.get(result.stop_reason,
-                                                                             result.stop_reason))
+        "max_steps": "the step budget ran out: the rate is unconfirmed",
+        "generator_limit": "the generator could not keep its schedule: the target's capacity was not reached",
+        "client_limit": "a client cap limited the search: the target's capacity was not reached",
+    }.get(result.stop_reason, result.stop_reason))
 
 
 @click.command("capacity")
@@ -65,12 +68,16 @@ def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> 
 @click.option("--precision", default="2%", show_default=True,
               help="Stop bisecting when the bracket is this narrow, (high − low) / low.")
 @click.option("--step-duration", "step_duration", default="10s", show_default=True,
-              help="Length of each step's open-model run.")
+              help="Length of each step's open-model run (bracketing steps: half of it, at least 2 s).")
 @click.option("--max-steps", "max_steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
               help="At most this many steps, the confirmation runs included.")
 @click.option("--max-late", "max_late", default="5%", show_default=True,
-              help="A step whose sends were late (> 1 ms after their intended time) more often than this did not "
-                   "offer its load: it fails, blaming the generator.")
+              help="Sends late (> 1 ms after their intended time) more often than this are pointed out in a step's "
+                   "evidence. Lateness fails nothing by itself: its effect does (sends missing from the schedule, or "
+                   "the SLO missed only through it), and then the generator is blamed, not the target.")
+@click.option("--cooldown", default="1s", show_default=True,
+              help="Pause before each step after the first (longer while requests cut off at the end of the last "
+                   "step may still be at the target, at most 30 s more).")
 @click.option("--retries", type=int, default=0, show_default=True,
               help="Measure a failed step again up to this many times; it fails only when every attempt does "
                    "(a pause elsewhere on the machine then cannot fail a rate the target sustains).")
@@ -78,13 +85,14 @@ def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> 
               help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
                    "found) as one JSON document on stdout.")
 def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, max_rate: Optional[float],
-                     precision: str, step_duration: str, max_steps: int, max_late: str, retries: int,
-                     json_output: bool) -> None:
+                     precision: str, step_duration: str, max_steps: int, max_late: str, cooldown: str,
+                     retries: int, json_output: bool) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
-    SLO: doubling from --start-rate until a step fails, bisecting to --precision, then a
-    confirmation run. A step passes when it meets the SLO and is steady. Exit code 0 with a
-    confirmed rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
-    from surge.experiments.capacity import analysis_document, findings, measure_with, print_step
+    SLO: doubling from --start-rate until a step fails, narrowing to --precision, then a
+    confirmation run. A step passes when it meets the SLO and is steady; a step the generator
+    or a client cap limited does not count against the target. Exit code 0 with a confirmed
+    rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
+    from surge.experiments.capacity import analysis_document, bracket_s, findings, measure_with, print_step
 
     _rate("--start-rate", start_rate)
     if max_rate is not None:
@@ -100,6 +108,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
         raise BadInput("--max-steps", f"must be from 1 to {MAX_STEPS_LIMIT}, got {max_steps}")
     step_s = duration_flag("--step-duration", step_duration)
     late = parse_percent("--max-late", max_late)
+    cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
     check_load_flags(test, "--start-rate", False)
     if test.duration is not None:
         raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
@@ -111,7 +120,7 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
                                 "scenario file with thresholds")
     ceiling = max_rate if max_rate is not None else MAX_RATE
     parameters = {"start_rate": start_rate, "max_rate": max_rate, "precision": fraction, "step_duration_s": step_s,
-                  "max_steps": max_steps, "max_late": late, "retries": retries, "slo": choice.to_dict(), "test": test.describe()}
+                  "max_steps": max_steps, "max_late": late, "cooldown_s": cooldown_s, "retries": retries, "slo": choice.to_dict(), "test": test.describe()}
     experiment = ExperimentRecord.for_test("capacity", test, parameters)
     steadiness = Steadiness(max_late=late)
     search = CapacitySearch(choice.conditions, start_rate, max_rate=ceiling, precision=fraction,
@@ -119,12 +128,13 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     run_ids: list[list[str]] = []
     result = None
     with experiment.running():
-        result = search.run(measure_with(experiment, test, choice, step_s, run_ids, retries=retries,
-                                         steadiness=steadiness))
+        measure = measure_with(experiment, test, choice, step_s, run_ids, retries=retries, steadiness=steadiness,
+                               cooldown_s=cooldown_s)
+        result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(step_s)))
     if result is None:
         result = search.result("interrupted")
     analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,
-                                 precision=fraction, step_s=step_s)
+                                 precision=fraction, step_s=step_s, cooldown_s=cooldown_s)
     experiment.finish(analysis=analysis, findings=findings(analysis))
     report_experiment(experiment.document, json_output)
     finish(capacity_outcome(experiment.stopped, result, experiment.kept))

@@ -1,11 +1,13 @@
 """A capacity search (docs/experiments.md, "surge capacity"): surge.analysis.capacity's
 CapacitySearch, each step one short open-model run through the runner (recorded, role ``step
-N``), its Step read from the run's summary; each step printed with its verdict as it is
-judged. The result and every step's evidence go in experiment.json, so ``surge show`` reprints
-it from the document alone."""
+N``), its Step read from the run's summary over the load window; a cooldown before each step
+(longer while requests cut off at the end of the last may still be at the target); each step
+printed with its verdict as it is judged. The result and every step's evidence go in
+experiment.json, so ``surge show`` reprints it from the document alone."""
 
 from __future__ import annotations
 
+import statistics
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -15,63 +17,233 @@ from surge.analysis.steadiness import Steadiness, Step, judge_step
 from surge.experiments import runner
 from surge.experiments.record import ExperimentRecord
 from surge.experiments.slo_choice import Slo, verdicts_document, with_slo_percentiles
-from surge.experiments.spec import Overrides, TestSpec
+from surge.experiments.spec import Overrides, PreparedRun, TestSpec
 from surge.redact import redact_text
+
+BRACKET_FRACTION = 0.5
+"""BRACKET_FRACTION of the step duration is the length of a bracketing step (at least
+MIN_BRACKET_S, at most the step duration): far from the capacity a shorter run tells pass from
+fail, and a pass it gets wrong is caught by the full-length confirmation."""
+
+MIN_BRACKET_S = 2.0
+"""MIN_BRACKET_S is the shortest bracketing step (the served rate needs a whole interval)."""
+
+
+def bracket_s(step_s: float) -> float:
+    """bracket_s is a bracketing step's length for steps of ``step_s``."""
+    return min(step_s, max(MIN_BRACKET_S, step_s * BRACKET_FRACTION))
+
+
+DEFAULT_COOLDOWN_S = 1.0
+"""DEFAULT_COOLDOWN_S is the pause before each step after the first, unless --cooldown says otherwise."""
+
+MAX_SETTLE_S = 30.0
+"""MAX_SETTLE_S bounds the extra wait for the target to finish requests cut off at a step's end."""
+
+GENERATOR_RETRIES = 1
+"""GENERATOR_RETRIES is how many times at least a step is measured again (more with --retries)
+when the generator limited it (it says nothing about the target) or when it failed by a margin
+(the SLO alone, or a served rate within 5 % of the rate alone, latency not rising: a pause of a
+shared machine looks the same)."""
+
+EDGE_S = 1e-6
+"""EDGE_S is the tolerance when comparing an interval's bounds with the load window's."""
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _latency(entry: Mapping[str, Any], metric: str, stat: str) -> float | None:
+    latency = (entry.get("latency") or {}).get(metric) or {}
+    return _number(latency.get(stat)) if latency.get("count") else None
+
+
+def load_window_s(summary: Mapping[str, Any]) -> float | None:
+    """load_window_s is how long the step offered load: ``throughput.window_s`` when the
+    record's rates are over the load window (it has a ``drain``), else ``duration_s``."""
+    if isinstance(summary.get("drain"), Mapping):
+        window = _number((summary.get("throughput") or {}).get("window_s"))
+        if window:
+            return window
+    return _number(summary.get("duration_s"))
+
+
+def drain_of(summary: Mapping[str, Any]) -> tuple[float | None, int]:
+    """drain_of is the drain after the load: its length in seconds (the record's
+    ``drain.seconds``, else the run's elapsed time past its load window) and the requests cut
+    off in it (``drain.interrupted``, else ``requests.interrupted``)."""
+    drain = summary.get("drain")
+    if isinstance(drain, Mapping):
+        return _number(drain.get("seconds")), int(drain.get("interrupted") or 0)
+    window, elapsed = load_window_s(summary), _number(summary.get("elapsed_s"))
+    seconds = max(0.0, elapsed - window) if window is not None and elapsed is not None else None
+    return seconds, int((summary.get("requests") or {}).get("interrupted") or 0)
+
+
+def load_intervals(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """load_intervals are the run's intervals that lie within the load window, in order."""
+    window = load_window_s(summary)
+    return [i for i in summary.get("intervals") or []
+            if window is None or float(i.get("end_s") or 0.0) <= window + EDGE_S]
 
 
 def interval_p95(summary: Mapping[str, Any]) -> list[float | None]:
-    """interval_p95 is the p95 of every response in each interval of the run, in order (None
-    for an interval without responses)."""
+    """interval_p95 is the p95 of the responses of each interval of the load window, in order
+    (None for an interval without responses), timed from the actual send when the record has
+    it (a queue at the target, not the generator's lateness), else from the intended time."""
     found: list[float | None] = []
-    for interval in summary.get("intervals") or []:
-        latency = ((interval.get("latency") or {}).get("all") or {})
-        p95 = latency.get("p95_ms") if latency.get("count") else None
-        found.append(None if p95 is None else float(p95))
+    for interval in load_intervals(summary):
+        p95 = _latency(interval, "service_time", "p95_ms")
+        found.append(p95 if p95 is not None else _latency(interval, "all", "p95_ms"))
     return found
 
 
-def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float | None], slo: Slo) -> Step:
-    """step_of is what a step's run measured, from its summary document: the key figures, the
-    per-interval p95, the generator's sent, late and dropped counts, the achieved rate
-    (responses per second) and the SLO judged on the run's own result."""
+def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """served is the rate the target answered the step's requests at, and the rate the
+    generator sent them at over the load window (None, None without one). By Little's law a
+    target that keeps up has about rate × latency requests in flight; the queue above that at
+    the end of an interval, over the time since the start, is how far the target fell behind
+    the rate sent: served = sent rate − the median of that over the load window's whole
+    intervals (in flight counted by the engine at each interval's end; the latency: the first
+    interval's median, before any queue); with a ``drain`` in the record, also at the load's
+    end (the drain's responses and cut-off requests). A few requests stuck at the end weigh
+    nothing. A
+    window without a whole interval: every response over the load window plus the drain's
+    excess over the first interval's p99."""
+    window = load_window_s(summary)
+    if not window:
+        return None, None
     requests = summary.get("requests") or {}
+    sent_rate = float(requests.get("sent") or 0) / window
+    intervals = summary.get("intervals") or []
+    in_flight = [(float(i["end_s"]), float(i["in_flight"])) for i in load_intervals(summary)
+                 if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")]
+    drain = summary.get("drain")
+    if in_flight and isinstance(drain, Mapping) and "responses" in drain:  # what was in flight when the load ended
+        in_flight.append((window, float(drain.get("responses") or 0) + float(drain.get("interrupted") or 0)))
+    if in_flight:
+        lead_s = (_latency(intervals[0], "all", "p50_ms") or 0.0) / 1000
+        behind = statistics.median((n - sent_rate * lead_s) / t for t, n in in_flight)
+        return sent_rate - max(0.0, behind), sent_rate
+    drain_s, _ = drain_of(summary)
+    lead_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
+    excess = max(0.0, (drain_s or 0.0) - (lead_ms or 0.0) / 1000)
+    return float(requests.get("responses") or 0) / (window + excess), sent_rate
+
+
+def from_actual_send(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """from_actual_send is the summary with every response's latency timed from its actual
+    send (``latency.service_time``) in place of the intended time (``latency.all``), at the
+    run, scenario and tag levels: the SLO judged on it tells the generator's lateness from
+    the target's wait."""
+    def swap(entry: Mapping[str, Any]) -> dict[str, Any]:
+        latency = entry.get("latency")
+        if not isinstance(latency, Mapping) or "service_time" not in latency:
+            return dict(entry)
+        return {**entry, "latency": {**latency, "all": latency["service_time"]}}
+
+    return {**swap(summary), **{key: [swap(e) for e in summary.get(key) or []] for key in ("scenarios", "tags")}}
+
+
+def client_cap(prepared: PreparedRun, test: TestSpec) -> tuple[int | None, str | None]:
+    """client_cap is the step's client-side cap on requests in flight and its name: the
+    arrival-rate executors' ``max_vus`` summed (``--max-in-flight N`` for a URL test, the
+    default cap when none was given; ``max_vus N`` for a scenario file)."""
+    caps = [int(s["executor"]["max_vus"]) for s in prepared.compiled.main.get("scenarios") or []
+            if s.get("executor", {}).get("type") == "constant-arrival-rate" and s["executor"].get("max_vus")]
+    if not caps:
+        return None, None
+    cap = sum(caps)
+    if test.is_file:
+        return cap, f"max_vus {cap:,}"
+    return cap, f"--max-in-flight {cap}" if test.max_in_flight is not None else f"the in-flight cap {cap:,} (--max-in-flight)"
+
+
+def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float | None], slo: Slo,
+            cap: tuple[int | None, str | None] = (None, None)) -> Step:
+    """step_of is what a step's run measured, from its summary document: the key figures, the
+    per-interval p95 of the load window, the generator's sent, late and dropped counts, the
+    rate served (and the rate sent), the load window and the drain, the SLO judged on the run's
+    own result and on latency from the actual send, and the client cap with the peak in flight."""
+    requests = summary.get("requests") or {}
+    achieved, sending = served(summary)
+    drain_s, _ = drain_of(summary)
+    peak = summary.get("peak_concurrency")
     return Step(rate, dict(figures), interval_p95(summary), int(requests.get("sent") or 0),
-                int(requests.get("late") or 0), int(requests.get("dropped") or 0), figures.get("responses_per_s"),
-                slo.judge(summary) if requests else None)
+                int(requests.get("late") or 0), int(requests.get("dropped") or 0),
+                achieved if achieved is not None else figures.get("responses_per_s"),
+                slo.judge(summary) if requests else None, duration_s=load_window_s(summary), drain_s=drain_s,
+                sending_per_s=sending,
+                sent_verdicts=slo.judge(from_actual_send(summary)) if requests else None,
+                in_flight_cap=cap[0], cap_name=cap[1], peak_in_flight=int(peak) if isinstance(peak, int) else None)
+
+
+def settle_s(summary: Mapping[str, Any], achieved: float | None) -> float:
+    """settle_s is how long the target may still be busy after a step: the requests cut off at
+    its end, at the rate it served them (at most MAX_SETTLE_S; 0 when none were cut off)."""
+    _, cut_off = drain_of(summary)
+    if cut_off <= 0:
+        return 0.0
+    return MAX_SETTLE_S if not achieved or achieved <= 0 else min(MAX_SETTLE_S, cut_off / achieved)
 
 
 def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s: float, runs: list[list[str]], *,
-                 retries: int = 0, steadiness: Steadiness = Steadiness()) -> Callable[[float], Step]:
-    """measure_with is the search's ``measure(rate)``: one recorded open-model run of
-    ``step_s`` at the rate (role ``step N``); when it fails (judged as the search will judge
-    it) it is run again, up to ``retries`` times (role ``step N retry K``), and the first
-    attempt that passes, else the last, is the step. Each step's run ids, in order, are
-    appended to ``runs``."""
-    def measure(rate: float) -> Step:
-        prepared = with_slo_percentiles(test.prepare(Overrides(rate=rate, duration_s=step_s)), slo)
-        number, ids = len(runs) + 1, []
-        for attempt in range(retries + 1):
-            role = f"step {number}" + (f" retry {attempt}" if attempt else "")
-            report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "),
-                                    level=rate)
-            ids.append(report.run_id)
-            step = step_of(rate, report.summary, report.figures, slo)
-            if attempt < retries and not judge_step(step, slo.conditions, steadiness).passed:
-                print(redact_text(f"step {number} {rate:,.1f}/s failed: measuring it again "
-                                  f"({attempt + 1} of {retries} retries)"), file=sys.stderr, flush=True)
-                continue
-            break
+                 retries: int = 0, steadiness: Steadiness = Steadiness(),
+                 cooldown_s: float = DEFAULT_COOLDOWN_S) -> Callable[[float, float | None], Step]:
+    """measure_with is the search's ``measure(rate, duration_s=None)``: one recorded open-model
+    run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s`` (none before the first run)
+    plus the time the target may still spend on requests cut off at the end of the last run
+    (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
+    again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
+    limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the first attempt that passes, else the last, is the
+    step. Each step's run ids, in order, are appended to ``runs``."""
+    owed: list[float] = []  # the wait before the next run (empty before the first)
+
+    def run(rate: float, prepared: PreparedRun, role: str, cap: tuple[int | None, str | None]) -> tuple[Step, str]:
+        if owed:
+            if owed[0] > 0:
+                print(redact_text(f"waiting {cooldown_s + owed[0]:,.1f} s before {role}: requests cut off at the end "
+                                  f"of the last run may still be at the target"), file=sys.stderr, flush=True)
+            runner.cooldown(cooldown_s + owed[0])
+        report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "), level=rate)
+        step = step_of(rate, report.summary, report.figures, slo, cap)
+        owed[:] = [settle_s(report.summary, step.achieved())]
+        return step, report.run_id
+
+    def measure(rate: float, duration_s: float | None = None) -> Step:
+        prepared = with_slo_percentiles(test.prepare(Overrides(rate=rate, duration_s=duration_s or step_s)), slo)
+        cap = client_cap(prepared, test)
+        number, ids, attempt = len(runs) + 1, [], 0
+        while True:
+            step, run_id = run(rate, prepared, f"step {number}" + (f" retry {attempt}" if attempt else ""), cap)
+            ids.append(run_id)
+            verdict = judge_step(step, slo.conditions, steadiness)
+            suspect = verdict.outcome == "generator" or verdict.marginal
+            allowed = max(retries, GENERATOR_RETRIES) if suspect else retries
+            if verdict.passed or attempt >= allowed:
+                break
+            attempt += 1
+            why = {"generator": "the generator could not keep its schedule"}.get(
+                verdict.outcome, "it failed by a margin a pause of the machine also makes" if verdict.marginal
+                else "it failed")
+            print(redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} "
+                              f"retries)"), file=sys.stderr, flush=True)
         runs.append(ids)
         return step
 
     return measure
 
 
+OUTCOME_WORDS = {"pass": "pass", "target": "fail", "generator": "generator-limited", "client": "client-capped"}
+"""OUTCOME_WORDS is how a step's outcome is printed: pass, fail (the target's), generator-limited, client-capped."""
+
+
 def step_line(step: SearchStep) -> str:
     """step_line is a judged step's progress line: number, phase, rate, verdict and why."""
-    verdict = "pass" if step.passed else "fail"
     why = "; ".join(step.verdict.failures if not step.passed else step.verdict.evidence)
-    return redact_text(f"step {step.number} ({step.phase}) {step.rate:,.1f}/s: {verdict} — {why}")
+    return redact_text(f"step {step.number} ({step.phase}) {step.rate:,.1f}/s: "
+                       f"{OUTCOME_WORDS[step.verdict.outcome]} — {why}")
 
 
 def print_step(step: SearchStep) -> None:
@@ -84,41 +256,70 @@ def _step_document(step: SearchStep, run_ids: list[str]) -> dict[str, Any]:
     due = s.sent + s.dropped
     return {"number": step.number, "phase": step.phase, "rate": step.rate,
             "run_id": run_ids[-1] if run_ids else None, "attempts": run_ids,
-            "passed": step.passed, "failures": list(step.verdict.failures), "evidence": list(step.verdict.evidence),
-            "achieved_per_s": s.achieved(), **{k: f.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate")},
+            "passed": step.passed, "outcome": step.verdict.outcome, "limit": step.verdict.limit,
+            "failures": list(step.verdict.failures), "evidence": list(step.verdict.evidence),
+            "achieved_per_s": s.achieved(), "sent_per_s": s.sent_per_s(),
+            **{k: f.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate")},
             "sent": s.sent, "late": s.late, "dropped": s.dropped,
             "late_share": s.late / s.sent if s.sent else None, "dropped_share": s.dropped / due if due else None,
+            "load_s": s.duration_s, "drain_s": s.drain_s, "in_flight_cap": s.in_flight_cap,
+            "peak_in_flight": s.peak_in_flight,
             "trend": {"intervals": trend.intervals, "slope_ms": trend.slope_ms, "slope_low_ms": trend.slope_low_ms,
                       "slope_high_ms": trend.slope_high_ms, "rise": trend.rise, "rising": trend.rising},
             "slo": verdicts_document(step.verdict.verdicts)}
 
 
 def analysis_document(result: CapacityResult, slo: Slo, runs: list[list[str]], *, start_rate: float,
-                      max_rate: float | None, precision: float, step_s: float) -> dict[str, Any]:
+                      max_rate: float | None, precision: float, step_s: float,
+                      cooldown_s: float = DEFAULT_COOLDOWN_S) -> dict[str, Any]:
     """analysis_document is the search as experiment.json holds it: the rate found and whether
-    it was confirmed, the bracket, how it ended, the notes, the SLO and every step with its
-    verdict, figures, evidence and runs (``attempts``: the step's runs, retries included;
-    ``run_id``: the one that counts)."""
-    return {"rate": result.rate, "high": result.high, "confirmed": result.confirmed,
+    it was confirmed, the bracket and what limited its top when not the target (``limit``), the
+    best passing step (``best``: rate, step number, evidence; confirmed or not), how it ended,
+    the notes, the SLO, the seconds of load the steps offered, and every step with its
+    outcome, verdict, figures, evidence and runs (``attempts``: the step's runs, retries
+    included; ``run_id``: the one that counts)."""
+    best = result.best
+    return {"rate": result.rate, "high": result.high, "confirmed": result.confirmed, "limit": result.limit,
+            "best": None if best is None else {"rate": best.rate, "step": best.number,
+                                               "evidence": list(best.verdict.evidence)},
             "stop_reason": result.stop_reason, "notes": list(result.notes), "slo": slo.to_dict(),
             "start_rate": start_rate, "max_rate": max_rate, "precision": precision, "step_duration_s": step_s,
+            "cooldown_s": cooldown_s, "bracket_duration_s": bracket_s(step_s),
+            "load_s": sum(s.step.duration_s or step_s for s in result.steps),
             "steps": [_step_document(s, runs[i] if i < len(runs) else []) for i, s in enumerate(result.steps)]}
+
+
+def _best_text(analysis: Mapping[str, Any]) -> str:
+    best = analysis.get("best")
+    if not best or best["rate"] == analysis["rate"]:
+        return ""
+    evidence = next((e for e in best["evidence"] if e.startswith("SLO met")), None)
+    return f"; best passing {best['rate']:,.1f}/s (step {best['step']}{': ' + evidence if evidence else ''})"
 
 
 def answer_text(analysis: Mapping[str, Any]) -> str:
     """answer_text is the search's answer in one sentence: the rate found (confirmed or not)
-    and its bracket, or why there is none."""
+    and its bracket, or a lower bound with the limit that was not the target's (the generator's
+    schedule, a client cap), or why there is none, and always the best passing rate when it is
+    not the answer."""
     rate, high, reason = analysis["rate"], analysis["high"], analysis["stop_reason"]
+    limit = analysis.get("limit")
     bracket = f"bracket [{rate:,.1f}, {high:,.1f}]/s" if rate is not None and high is not None else None
     if reason == "max_rate" and rate is not None:
         return f"capacity ≥ {rate:,.1f}/s: the maximum rate passed (--max-rate)"
+    if reason in ("generator_limit", "client_limit"):
+        state = "confirmed" if analysis["confirmed"] else "unconfirmed"
+        found = f"capacity ≥ {rate:,.1f}/s ({state})" if rate is not None else "no rate measured against the target"
+        why = limit or "the generator could not keep its schedule"
+        return f"{found}: {why}; the target's own limit was not reached" + _best_text(analysis)
     if rate is None:
         return {"nothing_passed": "no rate passed the SLO", "unconfirmed": "no rate was confirmed",
                 "interrupted": "interrupted before any step passed",
-                "max_steps": "the step budget ran out before any step passed"}.get(reason, f"no rate found ({reason})")
+                "max_steps": "the step budget ran out before any step passed"}.get(reason, f"no rate found ({reason})") \
+            + _best_text(analysis)
     state = "confirmed" if analysis["confirmed"] else "unconfirmed"
     why = {"interrupted": ", interrupted", "max_steps": ", step budget spent"}.get(reason, "")
-    return f"capacity {rate:,.1f}/s ({state}{why})" + (f" · {bracket}" if bracket else "")
+    return f"capacity {rate:,.1f}/s ({state}{why})" + (f" · {bracket}" if bracket else "") + _best_text(analysis)
 
 
 def findings(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:

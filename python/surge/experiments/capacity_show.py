@@ -10,13 +10,13 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from surge.experiments.capacity import answer_text
+from surge.experiments.capacity import OUTCOME_WORDS, answer_text
 from surge.experiments.show import ID_CHARS, heading
 from surge.experiments.sweep_show import print_run_findings, slo_text
 from surge.redact import redact_text
 from surge.summary import summary_table
 
-STEP_COLUMNS = ("step", "phase", "offered/s", "achieved/s", "achieved", "p95 ms", "p99 ms", "failure rate", "late",
+STEP_COLUMNS = ("step", "phase", "offered/s", "served/s", "served", "p95 ms", "p99 ms", "failure rate", "late",
                 "verdict", "run")
 """STEP_COLUMNS are the columns of a capacity search's step table (docs/experiments.md)."""
 
@@ -25,9 +25,17 @@ def _num(value: float | None, form: str) -> str:
     return "-" if value is None else format(value, form)
 
 
+def _verdict(step: Mapping[str, Any]) -> Text:
+    # pass, fail (the target's), or the limit that was not the target's (older documents: pass/fail).
+    outcome = step.get("outcome") or ("pass" if step["passed"] else "target")
+    return Text(OUTCOME_WORDS.get(outcome, outcome), style={"pass": "green", "target": "red"}.get(outcome, "yellow"))
+
+
 def steps_table(analysis: Mapping[str, Any]) -> Any:
     """steps_table is one row per step: number, phase, offered and achieved rate (and their
-    ratio), p95, p99, failure rate, the share of late sends, the verdict and the run's id prefix."""
+    ratio), p95, p99, failure rate, the share of late sends, the verdict (pass; fail: the
+    target's; generator-limited or client-capped: not counted against the target) and the run's
+    id prefix."""
     table = summary_table(f"Steps ({len(analysis['steps'])})", STEP_COLUMNS, left=("phase", "verdict", "run"))
     for step in analysis["steps"]:
         achieved = step["achieved_per_s"]
@@ -35,7 +43,7 @@ def steps_table(analysis: Mapping[str, Any]) -> Any:
         table.add_row(str(step["number"]), step["phase"], _num(step["rate"], ",.1f"), _num(achieved, ",.1f"),
                       _num(share, ".1%"), _num(step["p95_ms"], ",.3f"), _num(step["p99_ms"], ",.3f"),
                       _num(step["failure_rate"], ".3%"), _num(step["late_share"], ".1%"),
-                      Text("pass", style="green") if step["passed"] else Text("fail", style="red"),
+                      _verdict(step),
                       str(step["run_id"] or "")[:ID_CHARS])
     return table
 
@@ -55,7 +63,7 @@ def print_capacity(document: Mapping[str, Any], console: Console) -> None:
     console.print(steps_table(analysis))
     for step in analysis["steps"]:
         reasons = step["failures"] if not step["passed"] else step["evidence"]
-        console.print(Text.assemble((f"step {step['number']} ", "bold"), ("pass" if step["passed"] else "fail"),
+        console.print(Text.assemble((f"step {step['number']} ", "bold"), _verdict(step).plain,
                                     f": {'; '.join(reasons)}"))
     for note in analysis["notes"]:
         console.print(Text.assemble(("note ", "bold"), note))
