@@ -254,6 +254,17 @@ def test_a_capacity_verdict_names_the_best_passing_rate_and_its_slo():
     assert latency["rules"] == [{"value": 40.0, "label": "SLO p(95) < 40ms", "colour": "#d62728"}]
 
 
+def test_a_capacity_the_generator_limited_is_a_lower_bound_with_its_limit():
+    document = _document("capacity")
+    document["analysis"].update(stop_reason="generator_limit", confirmed=True,
+                                limit="the generator could not keep its schedule above 1,000.0/s")
+    markdown, page = _renders(document)
+    assert "**Capacity: at least 1,000.0/s, confirmed; the generator could not keep the schedule" in markdown
+    executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}
+    assert executive["what limited it"] == "the generator could not keep its schedule above 1,000.0/s"
+    assert "at least 1,000.0/s" in page_text(page)
+
+
 def test_a_sweep_names_its_zones_in_the_verdict():
     markdown, _ = _renders(_document("sweep"))
     executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}

@@ -25,6 +25,8 @@ CAPACITY_STOPS = {"found": "the search narrowed the capacity down to its precisi
                   "max_steps": "the search used up its step budget (--max-steps)",
                   "nothing_passed": "no rate passed the SLO",
                   "unconfirmed": "no rate was confirmed",
+                  "generator_limit": "the generator could not keep the schedule: the target's limit was not reached",
+                  "client_limit": "a client-side cap (--max-in-flight, connections) limited the steps, not the target",
                   "interrupted": "a stop signal ended the search"}
 """CAPACITY_STOPS say in words why a capacity search stopped (``analysis.stop_reason``)."""
 
@@ -200,8 +202,12 @@ def _capacity(analysis: Mapping[str, Any]) -> Verdict:
     rate, confirmed = analysis.get("rate"), bool(analysis.get("confirmed"))
     best = best_passing(analysis)
     stop = str(analysis.get("stop_reason") or "")
-    if fmt.is_number(rate):
-        state = "pass" if confirmed or stop == "max_rate" else "fail"
+    if fmt.is_number(rate) and stop in ("max_rate", "generator_limit", "client_limit"):
+        state = "info" if stop != "max_rate" else "pass"
+        headline = f"Capacity: at least {fmt.rate(rate)}/s, " + ("confirmed" if confirmed else "not confirmed") + \
+            f"; {CAPACITY_STOPS[stop]}."
+    elif fmt.is_number(rate):
+        state = "pass" if confirmed else "fail"
         headline = f"Capacity: {fmt.rate(rate)}/s, " + ("confirmed." if confirmed else "not confirmed.")
     else:
         state, headline = "fail", "No capacity found: " + CAPACITY_STOPS.get(stop, "no rate passed") + "."
@@ -213,6 +219,8 @@ def _capacity(analysis: Mapping[str, Any]) -> Verdict:
             ("lowest failing rate", f"{fmt.rate(analysis.get('high'))}/s" if fmt.is_number(analysis.get("high"))
              else "none: no step failed"),
             ("why the search stopped", CAPACITY_STOPS.get(stop, stop or fmt.MISSING))]
+    if analysis.get("limit"):
+        rows.append(("what limited it", str(analysis["limit"])))
     judged = next((s for s in analysis.get("steps") or [] if s.get("passed") and s.get("rate") == rate), best)
     if judged and judged.get("slo"):
         checks = [(str(c.get("expr") or fmt.MISSING), f"{c.get('scope') or 'all'}, step {fmt.count(judged.get('number'))} "
