@@ -12,7 +12,8 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,3 +253,23 @@ def starved_generator_run(target: TargetProcess, cwd: Path) -> subprocess.Comple
 
 TWO_CORES = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >= 2
 """TWO_CORES tells whether starved_generator_run can pin (CPU affinity and two cores)."""
+
+
+BUSY = pytest.mark.busy_machine
+"""BUSY marks a test that keeps a busy loop on every core (or starves a core on purpose): ``make
+test`` runs these apart, after the parallel suite, so that no other test shares their machine."""
+
+
+@contextmanager
+def busy_loops() -> Iterator[int]:
+    """busy_loops keeps a busy-loop process on each core while it lasts (yields how many)."""
+    count = os.cpu_count() or 1
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+                for _ in range(count)]
+    try:
+        yield count
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()

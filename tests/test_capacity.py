@@ -7,14 +7,11 @@ Ctrl-C keeps the steps done; bad flags."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime
 
 import pytest
 
-from conftest import bad_experiment_input, ctrl_c_experiment, surge, tiny_scenario
+from conftest import BUSY, bad_experiment_input, busy_loops, ctrl_c_experiment, surge, tiny_scenario
 from surge.record.schema import validate_experiment
 from surge.target import TargetProcess
 
@@ -31,13 +28,9 @@ judged.)"""
 
 @pytest.fixture
 def busy_machine():
-    """busy_machine keeps every core busy while a test runs: one busy-loop process per core
-    (os.cpu_count()), killed after it."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-    yield len(loops)
-    for loop in loops:
-        loop.kill()
-        loop.wait()
+    """busy_machine keeps every core busy while a test runs (conftest.busy_loops)."""
+    with busy_loops() as count:
+        yield count
 
 
 def _search(target_url: str, *args: str) -> tuple[int, dict, str]:
@@ -70,6 +63,7 @@ def test_600_connections_to_a_200ms_target_do_not_halve_the_rate():
     assert code == 0 and analysis["stop_reason"] == "max_rate" and analysis["rate"] == 200, _path(analysis)
 
 
+@BUSY
 def test_on_a_busy_machine_the_answer_is_the_targets_capacity_or_says_the_generator_limited_it(busy_machine):
     # 6 workers × 7 ms = 857/s under p(99) < 100ms, with a busy loop on every core: late sends
     # fail no step by themselves (it confirmed 125/s before, 7× too low, exit 0).

@@ -73,6 +73,27 @@ def test_late_sends_say_why_when_no_thread_was_busy():
     assert "no worker thread was busy" not in only(findings(busy, plan=OPEN_PLAN), "generator_saturated").message
 
 
+@pytest.mark.parametrize("busy, waiting, kind", [
+    ((0.28, 0.3), (0.004, 0.002), "connection_wait"),     # idle threads that never waited for a core
+    ((0.28, 0.3), (0.15, 0.13), "connection_wait"),       # runnable under half the run: blocked, on connections
+    ((0.45, 0.3), (0.5, 0.01), "generator_saturated"),    # runnable 95 %: short of a core (a busy loop on it)
+    ((0.05, 0.04), (0.1, 0.01), "generator_saturated"),   # waited twice as long as it ran: others on its core
+])
+def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_of_a_core(busy, waiting, kind):
+    doc = document(req=requests(1000, late=300, connections_opened=700), lag_p99_ms=80.0, thread_busy=busy)
+    doc["generator"]["thread_waiting"] = list(waiting)
+    found = findings(doc, plan=OPEN_PLAN)
+    assert kind in kinds(found) and ({"connection_wait", "generator_saturated"} - {kind}).isdisjoint(kinds(found))
+    finding = only(found, kind)
+    if kind == "connection_wait":
+        assert "Sends waited for connections: 300 of 1,000 requests" in finding.message
+        assert "at most 30.0 % busy and waited for a core at most " + f"{max(waiting):.1%}".replace("%", " %") \
+            in finding.message
+        assert "target's doing" in finding.message and "lower bound" not in finding.message
+    else:
+        assert "a worker thread waited for a core " + f"{max(waiting):.1%}".replace("%", " %") in finding.message
+
+
 def _late_intervals(n: int, *, sent: int = 200, late: int = 0, lag_p99_ms: float = 1.0, rate: float | None = None,
                     late_from: int = 0, late_until: int | None = None) -> list[dict]:
     """_late_intervals are ``n`` one-second intervals of ``sent`` requests each, ``late`` of them

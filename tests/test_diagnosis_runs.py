@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import TWO_CORES, intervals_logged, start_surge, starved_generator_run, surge_in, wait_for
+from conftest import BUSY, TWO_CORES, intervals_logged, start_surge, starved_generator_run, surge_in, wait_for
 from surge.record.schema import validate
 from surge.record.timeseries import TARGET_COLUMNS
 from surge.target import TargetProcess
@@ -36,6 +36,7 @@ def _all_rows(out: Path) -> list[dict[str, str]]:
         return [r for r in csv.DictReader(f) if r["scenario"] == "all"]
 
 
+@BUSY
 @pytest.mark.skipif(not TWO_CORES, reason="needs CPU affinity and two cores")
 def test_a_starved_generator_is_reported_as_the_bottleneck(tmp_path):
     """One engine thread on a core a spinning process keeps busy, at a rate beyond it: the

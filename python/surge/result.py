@@ -160,11 +160,14 @@ class Interval(_Model):
 
 
 class Generator(_Model):
-    """Generator: the load generator's own CPU and memory use during the run."""
+    """Generator: the load generator's own CPU and memory use during the run; ``thread_waiting``
+    is each worker thread's time waiting for a core (runnable, other processes on it) over the
+    elapsed time (empty where the kernel does not say)."""
 
     cpu: dict[str, float] = Field(default_factory=dict)
     cpu_us_per_request: float = 0.0
     thread_busy: list[float] = Field(default_factory=list)
+    thread_waiting: list[float] = Field(default_factory=list)
     max_rss_kib: int = 0
     open_file_limit: int = 0
 

@@ -2,14 +2,12 @@
 seeds' own numbers, and a busy machine (a busy-loop process on each core) for the answers that
 must hold on one. The seed suite (tests/seeds/) asks each seed's central questions of surge,
 scaled down to run in at most two minutes each, and asserts the answers against targets whose
-true answer is known (docs/experiments.md, "The seed suite")."""
+true answer is known (docs/experiments.md, "The seed suite"). A busy machine is
+conftest.busy_loops."""
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,16 +32,3 @@ def example_target(example: str, *extra: str) -> Iterator[TargetProcess]:
         yield target
 
 
-@contextmanager
-def busy_machine() -> Iterator[int]:
-    """busy_machine keeps a busy-loop process on each core while it lasts (yields how many)."""
-    count = os.cpu_count() or 1
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
-                for _ in range(count)]
-    try:
-        yield count
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-        for spinner in spinners:
-            spinner.wait()

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from conftest import TWO_CORES, starved_generator_run, surge
-from seed_targets import EXAMPLES, busy_machine, example_target
+from conftest import BUSY, TWO_CORES, busy_loops, starved_generator_run, surge
+from seed_targets import EXAMPLES, example_target
 
 EXAMPLE = "faas-constant-300rps.yaml"
 
@@ -47,8 +47,9 @@ def test_a_cpu_bound_controller_is_named_the_bottleneck_not_the_generator(tmp_pa
         assert "thread" in finding["message"] or "core" in finding["message"], finding
 
 
+@BUSY
 def test_generator_and_target_sharing_a_saturated_machine_is_the_answer_seed_000_gave(tmp_path):
-    with example_target(EXAMPLE) as target, busy_machine():
+    with example_target(EXAMPLE) as target, busy_loops():
         summary = _run_watched(target, tmp_path / "out")
     kinds = _kinds(summary)
     assert "machine_saturated" in kinds, kinds
@@ -56,6 +57,7 @@ def test_generator_and_target_sharing_a_saturated_machine_is_the_answer_seed_000
     assert "the result measures the machine" in finding["message"], finding
 
 
+@BUSY
 @pytest.mark.skipif(not TWO_CORES, reason="needs CPU affinity and two cores")
 def test_a_starved_generator_is_named_the_bottleneck(tmp_path):
     """One engine thread on a core a busy loop holds, asked for far more than it can send, against

@@ -266,6 +266,12 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             cpu,
             cpu_us_per_request: if counts.sent > 0 { cpu.total_s() * 1e6 / counts.sent as f64 } else { 0.0 },
             thread_busy: aggregator.thread_cpu.iter().map(|c| c.total_s() / elapsed_s).collect(),
+            thread_waiting: aggregator
+                .thread_waiting_s
+                .iter()
+                .map(|w| w.map(|s| s / elapsed_s))
+                .collect::<Option<Vec<f64>>>()
+                .unwrap_or_default(),
             max_rss_kib,
             open_file_limit,
         },

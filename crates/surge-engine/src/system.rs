@@ -86,6 +86,14 @@ pub fn thread_cpu_time() -> CpuTime {
     usage(libc::RUSAGE_THREAD).0
 }
 
+/// thread_run_delay_s is how long the calling thread has been runnable but waiting for a core
+/// (the scheduler's run-queue delay, /proc/thread-self/schedstat); None where it is not kept.
+pub fn thread_run_delay_s() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let delay_ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(delay_ns as f64 / 1e9)
+}
+
 /// process_usage is the whole process's CPU time and peak resident set size in KiB.
 pub fn process_usage() -> (CpuTime, u64) {
     usage(libc::RUSAGE_SELF)
@@ -95,6 +103,14 @@ pub fn process_usage() -> (CpuTime, u64) {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_that_sleeps_waits_for_no_core() {
+        let before = thread_run_delay_s().expect("schedstat");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let after = thread_run_delay_s().expect("schedstat");
+        assert!(after >= before && after - before < 0.02, "{before} -> {after}");
+    }
 
     #[test]
     fn reserve_descriptor_table_grows_the_table_at_once() {

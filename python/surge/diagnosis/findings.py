@@ -10,7 +10,7 @@ from typing import Any
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
 from surge.diagnosis.figures import number, open_model, timeout_s
 from surge.diagnosis.finding import Finding
-from surge.diagnosis.generator import generator_saturated, in_flight_limit, startup_s
+from surge.diagnosis.generator import connection_wait, generator_saturated, in_flight_limit, startup_s
 from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.littles_law import queueing
 from surge.diagnosis.server import server_cpu_bound
@@ -42,6 +42,7 @@ def findings(result_document: Mapping[str, Any], *, target_samples: Sequence[Map
         machine_saturated(result_document, steady_from_s=steady_from,
                           target_cores=target_cpu(samples, number(result_document, "duration_s"), steady_from)),
         generator,
+        connection_wait(result_document, open_model=open_),
         in_flight_limit(result_document, plan, generator_bound=generator is not None,
                         server_slow=queue is not None) if open_ else None,
         server,

@@ -18,6 +18,21 @@ GENERATOR_SATURATED = "generator_saturated"
 IN_FLIGHT_LIMIT = "in_flight_limit"
 """IN_FLIGHT_LIMIT is the kind of the finding that the in-flight limit stopped sends."""
 
+CONNECTION_WAIT = "connection_wait"
+"""CONNECTION_WAIT is the kind of the finding that open-model sends were late because they waited
+for connections the target accepted or freed too slowly, not for the generator's CPU."""
+
+RUNNABLE_THRESHOLD = 0.90
+"""RUNNABLE_THRESHOLD: a worker thread running or waiting for a core (runnable: ``thread_busy`` +
+``thread_waiting``) at least this share of the run had work all along and no core to spare:
+short of CPU, whether it ran or another process held its core ..."""
+
+WAITING_FLOOR = 0.02
+"""WAITING_FLOOR: ... and a thread that waited for a core at least as long as it ran (and at
+least this share of the run) was kept off its core by other processes at each wake-up. A thread
+runnable for less, that did not wait as long as it ran, spent the rest blocked: sends late then
+waited for something else, a connection."""
+
 BUSY_THRESHOLD = 0.90
 """BUSY_THRESHOLD: a worker thread whose CPU time is at least this share of the run's elapsed
 time had no room to send more."""
@@ -89,22 +104,42 @@ def late_sends(document: Mapping[str, Any]) -> tuple[int, int, float, bool]:
             number((document.get("latency") or {}).get("send_lag"), "p99_ms"), False)
 
 
+def _late(document: Mapping[str, Any], open_model: bool) -> tuple[int, int, float, float, bool, bool]:
+    """_late is the steady part's sent and late requests, their share, the send lag p99 (ms),
+    whether they come from the steady part, and whether they are late enough to shape the results
+    (open model, ≥ LATE_MIN, ≥ LATE_SHARE_THRESHOLD, p99 ≥ LATE_LAG_P99_MS)."""
+    sent, late, lag_p99, steady = late_sends(document)
+    share = late / sent if sent else 0.0
+    return sent, late, share, lag_p99, steady, (open_model and late >= LATE_MIN and share >= LATE_SHARE_THRESHOLD
+                                                and lag_p99 >= LATE_LAG_P99_MS)
+
+
+def _threads(generator: Mapping[str, Any]) -> tuple[list[float], list[float], bool, bool]:
+    """_threads are the worker threads' busy and waiting shares, whether one was out of CPU
+    (busy ≥ BUSY_THRESHOLD) and whether one was short of a core: runnable ≥ RUNNABLE_THRESHOLD,
+    or waiting as long as it ran (≥ WAITING_FLOOR)."""
+    busy = [float(b) for b in generator.get("thread_busy") or []]
+    waiting = [float(w) for w in generator.get("thread_waiting") or []]
+    starved = any(b + w >= RUNNABLE_THRESHOLD or (w >= b and w >= WAITING_FLOOR) for b, w in zip(busy, waiting))
+    return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD, starved
+
+
 def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server_limited: bool = False
                         ) -> Finding | None:
     """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) in the steady
     part of the load late sends ≥ LATE_SHARE_THRESHOLD of those sent and ≥ LATE_MIN, with a send
-    lag p99 ≥ LATE_LAG_P99_MS. Late sends alone are not the generator's when the target was found
-    limiting (``server_limited``: a queueing or server_cpu_bound finding): with idle threads, the
-    sends waited for connections the target held. The message marks throughput as a lower bound."""
+    lag p99 ≥ LATE_LAG_P99_MS, that the generator's threads account for: one was out of CPU, or
+    short of a core (``_threads``: runnable nearly all the run, or waiting for a core as long as
+    it ran). With threads that were not, late sends waited for connections: connection_wait, the
+    target's doing. Where the threads' waiting is not known (older records), late sends alone are
+    put down to the generator unless the target was found limiting (``server_limited``). The
+    message marks throughput as a lower bound."""
     generator = document.get("generator") or {}
-    busy = [float(b) for b in generator.get("thread_busy") or []]
+    busy, waiting, cpu_bound, starved = _threads(generator)
     requests = document.get("requests") or {}
-    sent, late, lag_p99, steady = late_sends(document)
-    late_share = late / sent if sent else 0.0
+    sent, late, late_share, lag_p99, steady, late_enough = _late(document, open_model)
     busiest = max(range(len(busy)), key=lambda i: busy[i]) if busy else None
-    cpu_bound = busiest is not None and busy[busiest] >= BUSY_THRESHOLD
-    behind = (open_model and late >= LATE_MIN and late_share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS
-              and (cpu_bound or not server_limited))
+    behind = late_enough and (cpu_bound or starved or (not waiting and not server_limited))
     if not (cpu_bound or behind):
         return None
     throughput = number(document.get("throughput"), "responses_per_s")
@@ -121,7 +156,7 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server
         reasons.append(f"{grouped(late)} of {grouped(sent)} requests{part} ({percent(late_share)}) were sent more "
                        f"than 1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
         if not cpu_bound:
-            reasons.append(_why_late_without_busy_threads(busy, count(requests, "connections_opened")))
+            reasons.append(_why_late_without_busy_threads(busy, waiting, count(requests, "connections_opened")))
     if offered is not None:
         reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
                        "during the load")
@@ -136,18 +171,46 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server
         "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
         "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
         "connections_opened": count(requests, "connections_opened"),
-        "cpu_us_per_request": number(generator, "cpu_us_per_request"), **peak_evidence(document),
+        "cpu_us_per_request": number(generator, "cpu_us_per_request"), "thread_waiting": waiting,
+        "runnable_threshold": RUNNABLE_THRESHOLD, **peak_evidence(document),
     })
 
 
-def _why_late_without_busy_threads(busy: list[float], connections_opened: int) -> str:
+def _why_late_without_busy_threads(busy: list[float], waiting: list[float], connections_opened: int) -> str:
     """_why_late_without_busy_threads says why sends were late although no worker thread was
-    out of CPU: the threads were kept waiting, by other processes holding the cores or by
-    connections still being opened for them."""
+    out of CPU: a thread waited for a core other processes held (when the kernel says so), or,
+    in an older record that does not say, other processes or connections still being opened."""
     idle = f"yet no worker thread was busy {percent(BUSY_THRESHOLD)} of the run" + \
         (f" (the busiest: {percent(max(busy))})" if busy else "")
+    if waiting:
+        return (f"{idle}: a worker thread waited for a core {percent(max(waiting))} of the run, held by other "
+                "processes on this machine")
     return (f"{idle}, so the sends waited for a core that other processes on this machine held, or for "
             f"connections still being opened ({grouped(connections_opened)} opened during the run)")
+
+
+def connection_wait(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
+    """connection_wait: late sends as generator_saturated counts them, while the generator's
+    threads were neither out of CPU nor short of a core (their waiting known): the sends waited
+    for connections, which the target accepted or freed slower than the schedule needed."""
+    generator = document.get("generator") or {}
+    busy, waiting, cpu_bound, starved = _threads(generator)
+    sent, late, late_share, lag_p99, steady, late_enough = _late(document, open_model)
+    if not late_enough or not waiting or cpu_bound or starved:
+        return None
+    opened = count(document.get("requests"), "connections_opened")
+    part = " after the start-up" if steady else ""
+    message = (f"Sends waited for connections: {grouped(late)} of {grouped(sent)} requests{part} "
+               f"({percent(late_share)}) were sent more than 1 ms late (send lag p99 {grouped(lag_p99, 1)} ms), yet the "
+               f"generator's threads were at most {percent(max(busy, default=0.0))} busy and waited for a core at most "
+               f"{percent(max(waiting))} of the run: the requests waited for a connection ({grouped(opened)} opened), "
+               "which the target accepted or freed slower than the schedule needed. That is the target's doing, not "
+               "the generator's; latency from the intended send time counts the wait.")
+    return Finding(CONNECTION_WAIT, WARNING, message, {
+        "sent": sent, "late": late, "late_share": late_share, "send_lag_p99_ms": lag_p99, "thread_busy": busy,
+        "thread_waiting": waiting, "runnable_threshold": RUNNABLE_THRESHOLD, "connections_opened": opened,
+        "steady_part": steady, **peak_evidence(document),
+    })
 
 
 def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, generator_bound: bool,

@@ -28,8 +28,9 @@ QUEUE_MIN_WAIT_MS = 10.0
 fast target is not called a queue."""
 
 BACKLOG_SHARE = 0.10
-"""BACKLOG_SHARE: in the second half of the load, requests sent but not completed were at least
-this share of those sent (arrivals outpaced service) ..."""
+"""BACKLOG_SHARE: in the second half of the load, requests that arrived (sent; in the open model,
+scheduled) but did not complete were at least this share of those that arrived (arrivals
+outpaced service) ..."""
 
 BACKLOG_MIN = 20
 """BACKLOG_MIN: ... and at least this many requests."""
@@ -213,14 +214,19 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
         return None
     served = {r.index: float(loaded[r.index].get("successes_per_s") or 0.0) for r in every}
     second = every[len(every) // 2:]  # seconds without a completion count here: a stalled target
-    sent = sum(count(loaded[r.index].get("requests"), "sent") for r in second)
+    # What arrived: the schedule's requests in the open model (sends that waited for a connection
+    # the target did not accept are its backlog too), the requests sent in the closed model.
+    sent = sum(_arrived(loaded[r.index]) for r in second)
     completed = sum(count((loaded[r.index].get("latency") or {}).get("all"), "count") for r in second)
     # The wait counted from the intended send: requests held in the generator for a connection
     # the target was slow to free waited too.
     first_w, last_w = (number((loaded[r.index].get("latency") or {}).get("all"), "mean_ms") / 1000
                        for r in (rows[0], rows[-1]))
     if sent and sent - completed >= max(BACKLOG_SHARE * sent, BACKLOG_MIN) and _slower(last_w, first_w):
-        capacity = median(served[r.index] for r in second)
+        # Every second of a growing backlog had work waiting: each served at most the capacity,
+        # and less only when the target lost time (the machine, accepting a burst of new
+        # connections); the best second is the nearest to it.
+        capacity = max(served[r.index] for r in second)
         service = first_w if served[rows[0].index] < UNSATURATED_SHARE * capacity else None
         return QueueEvidence("backlog", capacity, second, service, {
             "sent": sent, "completed": completed, "backlog_share": (sent - completed) / sent,
@@ -248,6 +254,15 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
         "offered_unit": unit, "low_offered": low_o, "high_offered": high_o,
         "low_in_flight": mean(r.little_l for r in low), "high_in_flight": mean(r.little_l for r in high),
         "low_per_s": low_x, "high_per_s": high_x, "low_latency_s": low_w, "high_latency_s": high_w})
+
+
+def _arrived(interval: Mapping[str, Any]) -> float:
+    """_arrived is what arrived in ``interval``: the open-model schedule's requests (its rate over
+    its length), or the requests sent."""
+    rate = interval.get("target_rate_per_s")
+    if rate is not None:
+        return float(rate) * (float(interval["end_s"]) - float(interval["start_s"]))
+    return float(count(interval.get("requests"), "sent"))
 
 
 def _offered_load(intervals: list[Mapping[str, Any]]) -> tuple[str, list[float] | None]:

@@ -22,9 +22,11 @@ MIN_SATURATED_SAMPLES = 3
 MIN_SATURATED_SHARE = 0.25
 """MIN_SATURATED_SHARE: ... making at least this share of the samples taken during the load."""
 
-FLAT_CV = 0.15
+FLAT_CV = 0.35
 """FLAT_CV: throughput in the saturated seconds is flat when its coefficient of variation (SD
-over mean) is at most this."""
+over mean) is at most this: not rising with the load. A saturated server's seconds vary with the
+work each request brings (an event loop accepting a burst of connections served 290/s in two
+seconds and 480/s in the others), so the bound is loose; a rising throughput varies far more."""
 
 
 def server_cpu_bound(document: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],

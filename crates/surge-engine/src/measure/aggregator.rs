@@ -49,6 +49,8 @@ pub struct Aggregator<'p> {
     pub intervals: Vec<Interval>,
     /// thread_cpu is each thread's CPU time, once it is done.
     pub thread_cpu: Vec<CpuTime>,
+    /// thread_waiting_s is how long each thread waited for a core (None: not known here).
+    pub thread_waiting_s: Vec<Option<f64>>,
     /// stopped_ns is when the last thread stopped starting iterations.
     pub stopped_ns: u64,
     /// scenario_stopped_ns is, per scenario, when it stopped starting iterations.
@@ -111,6 +113,7 @@ impl<'p> Aggregator<'p> {
             merged: Metrics::new(),
             intervals: Vec::new(),
             thread_cpu: vec![CpuTime::default(); threads],
+            thread_waiting_s: vec![None; threads],
             stopped_ns: 0,
             scenario_stopped_ns: vec![0; scenarios.len()],
             peak_open_connections: 0,
@@ -168,7 +171,8 @@ impl<'p> Aggregator<'p> {
                 let until = self.active_until[thread].get_or_insert(0);
                 *until = (*until).max(active_until_ns);
             }
-            Report::Done { thread, stopped_ns, stopped, windows, load, run_load, cpu, error, pools } => {
+            Report::Done { thread, stopped_ns, stopped, windows, load, run_load, cpu, waiting_s, error, pools } => {
+                self.thread_waiting_s[thread] = waiting_s;
                 merge(&mut self.captured_pools, pools);
                 for (total, part) in self.load.iter_mut().zip(&load) {
                     total.add(part);

@@ -183,6 +183,9 @@ pub struct Generator {
     pub cpu_us_per_request: f64,
     /// thread_busy is each worker thread's CPU time over the elapsed time (1.0 = saturated).
     pub thread_busy: Vec<f64>,
+    /// thread_waiting is each worker thread's time runnable but waiting for a core (other
+    /// processes held it) over the elapsed time; empty where the kernel does not say.
+    pub thread_waiting: Vec<f64>,
     /// max_rss_kib is the process's peak resident set size.
     pub max_rss_kib: u64,
     /// open_file_limit is the soft RLIMIT_NOFILE in force during the run.

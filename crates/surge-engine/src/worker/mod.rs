@@ -27,7 +27,7 @@ use crate::spec::pool::{PoolSpecs, Pools};
 use crate::spec::request::RequestBytes;
 use crate::spec::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
 use crate::spec::variables::{ThreadShare, VariableState};
-use crate::system::{thread_cpu_time, CpuTime};
+use crate::system::{thread_cpu_time, thread_run_delay_s, CpuTime};
 use crate::schedule::timer::{set_precise_timer_slack, Timer};
 use crate::http::tls::TlsSetup;
 use crate::measure::window::{LoadCounts, WindowEnd};
@@ -170,6 +170,8 @@ pub enum Report {
         run_load: LoadCounts,
         /// cpu is the thread's CPU time.
         cpu: CpuTime,
+        /// waiting_s is how long the thread was runnable but waited for a core (None: unknown).
+        waiting_s: Option<f64>,
         /// error is set if the worker could not run at all.
         error: Option<String>,
         /// pools are the values this thread captured into pools.
@@ -193,6 +195,7 @@ pub fn run_worker(spec: WorkerSpec) {
                 load: Vec::new(),
                 run_load: LoadCounts::default(),
                 cpu: thread_cpu_time().since(&started_cpu),
+                waiting_s: None,
                 error: Some(e.to_string()),
                 pools: PoolSpecs::new(),
             });
@@ -407,6 +410,7 @@ impl Worker {
 
     fn run(&mut self) {
         let started_cpu = thread_cpu_time();
+        let started_delay = thread_run_delay_s();
         loop {
             let now = self.now_ns();
             let cancelled = self.spec.cancel.load(Ordering::Relaxed);
@@ -444,7 +448,7 @@ impl Worker {
             }
             self.handle_events(now);
         }
-        self.finish(started_cpu);
+        self.finish(started_cpu, started_delay);
     }
 
     fn next_deadline(&self) -> (u64, bool) {
@@ -674,7 +678,7 @@ impl Worker {
         }
     }
 
-    fn finish(&mut self, started_cpu: CpuTime) {
+    fn finish(&mut self, started_cpu: CpuTime, started_delay: Option<f64>) {
         let now = self.now_ns();
         if !self.stopped_reported {
             self.close_run_load();
@@ -702,6 +706,7 @@ impl Worker {
             load: std::mem::take(&mut self.load),
             run_load: self.run_load,
             cpu: thread_cpu_time().since(&started_cpu),
+            waiting_s: started_delay.zip(thread_run_delay_s()).map(|(before, after)| (after - before).max(0.0)),
             error: None,
             pools: self.pools.take_local(),
         });
