@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import BUSY, TWO_CORES, busy_loops, starved_generator_run, surge
-from seed_targets import EXAMPLES, example_target
+from seed_targets import EXAMPLES, example_target, say
 
 EXAMPLE = "faas-constant-300rps.yaml"
 
@@ -36,6 +36,7 @@ def test_a_cpu_bound_controller_is_named_the_bottleneck_not_the_generator(tmp_pa
     with example_target(EXAMPLE) as target:
         summary = _run_watched(target, tmp_path / "out")
     kinds = _kinds(summary)
+    say("000", setup="cpu-bound controller", findings=",".join(kinds), served_per_s=summary["throughput"]["responses_per_s"])
     # The event loop held its core: the target's CPU is the limit. Tests run two at a time, so
     # the machine may be full too; then that is said as well, and never the generator alone.
     assert "server_cpu_bound" in kinds or "machine_saturated" in kinds, kinds
@@ -52,6 +53,7 @@ def test_generator_and_target_sharing_a_saturated_machine_is_the_answer_seed_000
     with example_target(EXAMPLE) as target, busy_loops():
         summary = _run_watched(target, tmp_path / "out")
     kinds = _kinds(summary)
+    say("000", setup="busy machine", findings=",".join(kinds))
     assert "machine_saturated" in kinds, kinds
     finding = next(f for f in summary["findings"] if f["kind"] == "machine_saturated")
     assert "the result measures the machine" in finding["message"], finding
@@ -66,6 +68,7 @@ def test_a_starved_generator_is_named_the_bottleneck(tmp_path):
         run = starved_generator_run(target, tmp_path)
     assert run.returncode == 0, run.stderr
     kinds = _kinds(json.loads((tmp_path / "out" / "summary.json").read_text()))
+    say("000", setup="starved generator", findings=",".join(kinds))
     assert "generator_saturated" in kinds, kinds
     assert "server_cpu_bound" not in kinds, kinds
 
@@ -84,5 +87,6 @@ def test_the_capacity_found_is_the_worker_pools(tmp_path):
                     timeout=300)
     assert run.code == 0, run.stderr[-3000:]
     analysis = run.json()["analysis"]
+    say("000", capacity_per_s=analysis["rate"], confirmed=analysis["confirmed"], true_per_s=250.0)
     assert analysis["confirmed"] and analysis["rate"] is not None, analysis["notes"]
     assert 0.85 * 250 <= analysis["rate"] <= 1.05 * 250, (analysis["rate"], analysis["notes"])

@@ -12,7 +12,7 @@ import json
 import math
 
 from conftest import surge
-from seed_targets import EXAMPLES, example_target
+from seed_targets import EXAMPLES, example_target, say
 from test_compare import import_seed_001_exports
 
 TRUE_P95_MS = 280 * math.exp(1.645 * 0.48)
@@ -31,6 +31,7 @@ def test_the_imports_give_the_seeds_statistics_scaling_and_architecture_table(tm
         stats = surge("stats", "--tag", f"vus={vus}", "--tag", "arch=scaleout", "--no-save")
         assert stats.code == 0, stats.stderr
         cells = _stats_row(stats.stdout, "req/s")
+        say("001", vus=vus, n=cells[0], mean=cells[1], sd=cells[2], ci=f"{cells[3]}-{cells[4]}", cv=cells[-1])
         assert cells[:3] == ["10", mean, sd], cells
         assert cells[3] and cells[4] and cells[-1].endswith("%"), cells  # the CI and the CV
     # The scaling line and the architecture × load table.
@@ -58,5 +59,7 @@ def test_repeats_give_mean_sd_ci_and_cv_at_the_targets_latency(tmp_path):
         assert d["n"] == 3 and d["sd"] is not None and d["ci_low"] <= d["mean"] <= d["ci_high"], d
         assert d["cv"] is not None, d
     p95 = statistics["p95_ms"]["mean"]
+    say("001", repeats_p95_ms=p95, true_p95_ms=TRUE_P95_MS, req_s=statistics["responses_per_s"]["mean"],
+        req_s_cv=statistics["responses_per_s"]["cv"])
     assert abs(p95 - TRUE_P95_MS) <= 0.15 * TRUE_P95_MS, (p95, TRUE_P95_MS)
     assert "req/s" in run.stdout and "CV" in run.stdout, run.stdout

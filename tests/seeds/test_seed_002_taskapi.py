@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from conftest import surge
-from seed_targets import EXAMPLES, example_target
+from seed_targets import EXAMPLES, example_target, say
 
 HOT_SHARE = sum(k ** -0.95 for k in range(1, 2_001)) / sum(k ** -0.95 for k in range(1, 10_001))
 """HOT_SHARE is Zipf(10,000, s = 0.95)'s share on its hottest 2,000 keys (80.0 %: the seed's "80/20")."""
@@ -29,6 +29,7 @@ def test_the_read_heavy_zipf_keys_put_the_seeds_share_on_the_hot_set():
     total = stats["reads"]
     assert total > 20_000 and total == sum(counts), total
     hot = sum(counts[:2_000]) / total
+    say("002", hot_set_share=hot, analytic=HOT_SHARE, reads=total)
     # The top 2,000 by count slightly overstates the analytic share (sampling noise sorts high).
     assert HOT_SHARE - 0.02 <= hot <= HOT_SHARE + 0.04, (hot, HOT_SHARE)
     assert abs(HOT_SHARE - 0.80) < 0.005
@@ -56,6 +57,7 @@ def test_the_sharded_store_serves_several_times_the_single_lock_one_significantl
     assert order == ["memory", "shard", "shard", "memory"] * 2, order  # balanced: no variant always first
     pair = next(p for p in doc["analysis"]["comparisons"] if (p["reference"], p["variant"]) == ("memory", "shard"))
     throughput = next(c for c in pair["figures"] if c["figure"] == "responses_per_s")
+    say("002", shard_over_memory=throughput["ratio"], welch_p=throughput["welch_p"], verdict=throughput["verdict"])
     assert throughput["ratio"] >= 3, throughput  # the seed's "fails at ~200 VUs" against 1,800+/s
     assert throughput["verdict"] == "better" and throughput["welch_p"] < 0.05, throughput
     assert not throughput.get("may_be_drift"), throughput

@@ -13,7 +13,7 @@ import json
 import math
 
 from conftest import surge
-from seed_targets import EXAMPLES, example_target
+from seed_targets import EXAMPLES, example_target, say
 from surge.record.schema import validate_experiment
 
 LEVELS = [100, 500, 1000, 1500, 2000]
@@ -66,5 +66,7 @@ def test_the_sweep_finds_the_peak_near_1000_connections_at_the_targets_rate(tmp_
     # The USL fit's N* near the true peak concurrency (the connections at which X is highest).
     true_n_star = max(range(100, 3001, 10), key=true_rate)
     usl = analysis["usl"]
+    say("003", peak_vus=peak["load"], peak_per_s=peak["throughput"], true_per_s=truth[best], zones=",".join(zones),
+        usl_n_star=usl.get("peak_n"), true_n_star=true_n_star)
     assert "refused" not in usl and usl["peak_n"] is not None, usl
     assert abs(usl["peak_n"] - true_n_star) <= 0.35 * true_n_star, (usl, true_n_star)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 from conftest import surge
-from seed_targets import EXAMPLES, example_target
+from seed_targets import EXAMPLES, example_target, say
 
 SCALE = 0.25
 """SCALE shortens the example's stages (98 s) to about 25 s."""
@@ -51,6 +51,9 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
 
     share, sent = predicted_failures(stages, workers=8, timeout_s=10.0, think_s=0.5)
     requests = summary["requests"]
+    say("004", timeout_s=cascade["evidence"]["timeout_s"], failure_rate=requests["failure_rate"], predicted=share,
+        success_p50_ms=success["p50_ms"], success_p95_before_ramp_down_ms=p95s[len(p95s) // 2],
+        success_p95_whole_run_ms=success["p95_ms"])
     assert abs(requests["failure_rate"] - share) <= 0.05, (requests["failure_rate"], share)
     assert abs(requests["sent"] - sent) <= 0.06 * sent, (requests["sent"], sent)
 
