@@ -43,7 +43,7 @@ browser:
 test-python: build browser
 	$(BIN)/python -m mypy.stubtest surge._engine
 	$(BIN)/python -m mypy python/surge
-	$(BIN)/python -m pytest -n 2 -m "not busy_machine" tests
+	$(BIN)/python -m pytest -n 2 -m "not busy_machine" --durations=25 tests
 	$(BIN)/python -m pytest -m busy_machine tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against
