@@ -29,7 +29,8 @@ build: $(STAMP)
 demo: build
 	$(BIN)/surge demo
 
-## test: Rust unit/integration tests, then the pytest end-to-end suite (2 workers; the seed suite,
+## test: Rust unit/integration tests, then the pytest end-to-end suite (3 workers: its tests mostly wait on
+## loopback targets that sleep; the seed suite,
 ## tests/seeds, among it), then the tests that keep every core busy, alone (marked busy_machine)
 test: build test-rust test-python
 
@@ -43,7 +44,7 @@ browser:
 test-python: build browser
 	$(BIN)/python -m mypy.stubtest surge._engine
 	$(BIN)/python -m mypy python/surge
-	$(BIN)/python -m pytest -n 2 -m "not busy_machine" --durations=25 tests
+	$(BIN)/python -m pytest -n 3 -m "not busy_machine" --durations=25 tests
 	$(BIN)/python -m pytest -m busy_machine tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against

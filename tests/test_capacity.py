@@ -103,7 +103,7 @@ def test_a_client_cap_that_limited_the_steps_is_named_and_the_steps_cool_down():
     assert all((b - a).total_seconds() >= 2.5 for a, b in zip(starts, starts[1:])), starts
 
 
-@pytest.mark.parametrize("workers, service_ms", [(4, 10), (8, 10), (2, 5), (4, 4)])
+@pytest.mark.parametrize("workers, service_ms", [(8, 10), (2, 5)])  # the bench times more (bench/capacity.py)
 def test_capacity_lands_within_5_percent_of_workers_over_service_time(workers, service_ms, tmp_path):
     capacity = workers / (service_ms / 1000)
     with TargetProcess(workers=workers, service_time=f"{service_ms}ms") as target:

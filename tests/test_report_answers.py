@@ -356,31 +356,6 @@ def test_chromium_ticks_a_sweep_at_its_levels(tmp_path):
         assert float(charts[chart_id]["data-ymin"]) == 0.0
 
 
-def test_seed_004s_hold_and_spike_stand_side_by_side(tmp_path):
-    """examples/gateway-spike.yaml (seed 004) at a quarter of its time against its calibrated
-    target: the verdict says all four thresholds failed, and the per-stage table puts the
-    100-VU hold beside the spike to 200 VUs, their figures adding up to the run's."""
-    from test_examples import target_flags
-    from test_time_scale_gateway import EXAMPLE
-
-    with TargetProcess(*target_flags(EXAMPLE)) as target:
-        out = recorded(tmp_path, str(EXAMPLE), "--target", target.url, "--time-scale", "0.25", code=99)
-    summary = json.loads((out / "summary.json").read_text())
-    text = (out / "report.md").read_text()
-    no_python_repr(text)
-    assert "**FAILED: 4 of 4 thresholds failed" in text.split("## ", 2)[1]
-    stages = parse_tables(text)["Per stage"]
-    assert [(r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in stages[:6]] == [
-        ("1", "0.000", "2.500", "0 → 50 VUs"), ("2", "2.500", "7.500", "50 → 100 VUs"),
-        ("3", "7.500", "15.000", "100 VUs (hold)"), ("4", "15.000", "17.500", "100 → 200 VUs"),
-        ("5", "17.500", "20.000", "200 → 100 VUs"), ("6", "20.000", "22.500", "100 → 0 VUs")]
-    assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
-    hold, spike = stages[2], stages[3]
-    for stage in (hold, spike):  # each with its own rate, error rate and p95
-        assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage
-    assert "100 VUs (hold)" in render_run_html(StoredRun.from_directory(out))
-
-
 def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
     from surge.report.verdict import run_verdict
 

@@ -5,7 +5,9 @@ VUs, degradation from ~2,000. Asked of ``surge sweep`` against the example's cal
 (examples/edge-proxy-health.yaml: a USL server behind a 200 ms round trip), whose true curve is
 computed here from its parameters: the peak level within one level of 1,000 connections, its
 throughput within 15 % of the target's rate there, zones that only worsen, and the USL's N* near
-the true peak concurrency. Levels are 3 s (the seed's 60 s, scaled down)."""
+the true peak concurrency. Levels are 3 s (the seed's 60 s, scaled down), and what is still in
+flight 2 s after a level (not the example's 20 s) is cut off: not the target's failures, and the
+next level waits for the target to drain it."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from seed_targets import EXAMPLES, example_target, say
 from surge.record.schema import validate_experiment
 
 LEVELS = [100, 500, 1000, 1500, 2000]
-"""LEVELS are the connection counts swept (the seed's 100/500/1,000/2,000, and 1,500 between)."""
+"""LEVELS are the connection counts swept (the seed's 100/500/1,000/2,000, and 1,500 between:
+five levels for the USL fit)."""
 
 MEAN_SERVICE_S = 0.0081 * math.exp(1.5 ** 2 / 2)
 """MEAN_SERVICE_S is the mean of the target's lognormal service time (median 8.1 ms, σ 1.5)."""
@@ -44,7 +47,8 @@ def test_the_sweep_finds_the_peak_near_1000_connections_at_the_targets_rate(tmp_
     out = tmp_path / "sweep"
     with example_target("edge-proxy-health.yaml") as target:
         run = surge("sweep", str(EXAMPLES / "edge-proxy-health.yaml"), "--target", target.url,
-                    "--vus", ",".join(map(str, LEVELS)), "-d", "3s", "--warmup", "1s", "--out", str(out),
+                    "--vus", ",".join(map(str, LEVELS)), "-d", "3s", "--warmup", "1s", "--grace", "2s",
+                    "--drain-wait", "20s", "--out", str(out),
                     timeout=300)
     assert run.code == 0, run.stderr[-3000:]
     doc = json.loads((out / "experiment.json").read_text())

@@ -19,6 +19,9 @@ import json
 
 from conftest import surge
 from seed_targets import EXAMPLES, example_target, say
+from surge.history.stored import StoredRun
+from surge.report.html import render_run_html
+from test_report_md import no_python_repr, parse_tables
 
 SCALE = 0.25
 """SCALE shortens the example's stages (98 s) to about 25 s."""
@@ -57,7 +60,17 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
     assert abs(requests["failure_rate"] - share) <= 0.05, (requests["failure_rate"], share)
     assert abs(requests["sent"] - sent) <= 0.06 * sent, (requests["sent"], sent)
 
+    # The report leads with the failed verdict, and its per-stage table puts the 100-VU hold beside
+    # the spike, their figures adding up to the run's.
     report = (out / "report.md").read_text()
-    hold = next(line for line in report.splitlines() if "100 VUs (hold)" in line)
-    spike = next(line for line in report.splitlines() if "100 → 200 VUs" in line)
-    assert report.index(hold) < report.index(spike), "the hold and the spike side by side, in order"
+    no_python_repr(report)
+    assert "**FAILED: 4 of 4 thresholds failed" in report.split("## ", 2)[1]
+    rows = parse_tables(report)["Per stage"]
+    assert [(r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in rows[:6]] == [
+        ("1", "0.000", "2.500", "0 → 50 VUs"), ("2", "2.500", "7.500", "50 → 100 VUs"),
+        ("3", "7.500", "15.000", "100 VUs (hold)"), ("4", "15.000", "17.500", "100 → 200 VUs"),
+        ("5", "17.500", "20.000", "200 → 100 VUs"), ("6", "20.000", "22.500", "100 → 0 VUs")]
+    assert sum(int(r["requests"].replace(",", "")) for r in rows) == requests["sent"]
+    for stage in (rows[2], rows[3]):  # the hold and the spike, each with its own figures
+        assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage
+    assert "100 VUs (hold)" in render_run_html(StoredRun.from_directory(out))
