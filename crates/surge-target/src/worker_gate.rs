@@ -7,7 +7,9 @@
 //! and wait in arrival order (cpp-httplib's task queue) without a byte of answer, so their
 //! requests time out at the client while the connections being served stay fast.
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -39,13 +41,21 @@ impl WorkerGate {
         if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
             return Some(Worker(permit));
         }
+        // Join the semaphore's line first, and only then count as waiting, so that whoever
+        // sees `waiting` go up knows this connection is ahead of any that joins later.
+        let mut acquire = std::pin::pin!(Arc::clone(&self.permits).acquire_owned());
+        let first = std::future::poll_fn(|cx| Poll::Ready(acquire.as_mut().poll(cx))).await;
+        if let Poll::Ready(permit) = first {
+            // The semaphore is never closed, so acquiring only ends with a permit.
+            return permit.ok().map(Worker);
+        }
         let before = self.waiting.fetch_add(1, Ordering::AcqRel);
         let _waiting = Waiting(&self.waiting);
         if self.queue_limit.is_some_and(|limit| before >= limit) {
+            // Dropping `acquire` leaves the line (handing on a permit it was just given).
             return None;
         }
-        // The semaphore is never closed, so acquiring only ends with a permit.
-        Arc::clone(&self.permits).acquire_owned().await.ok().map(Worker)
+        acquire.await.ok().map(Worker)
     }
 
     /// held is how many workers connections hold now.
