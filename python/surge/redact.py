@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
@@ -44,6 +45,7 @@ SECRET_STEMS = ("apikey", "authoriz", "authentic", "cookie", "credential", "pass
 ``apikey``, ``accesstoken``, ``sessionid``, ``xauthtoken``."""
 
 
+@lru_cache(maxsize=4096)  # a document asks about the same few keys again and again
 def is_secret_name(name: str) -> bool:
     """is_secret_name tells whether a parameter, header, key or pool called ``name`` holds a
     secret (SECRET_WORDS, SECRET_STEMS; case-insensitive)."""
@@ -206,6 +208,8 @@ def redact_document(doc: Any) -> Any:
     counts whose keys mask alike are added), and the text under every secret-named key masked
     (a pool of captured tokens, ``env: {API_TOKEN: x}``); numbers are kept (``pools: {tokens: 2}``),
     and so are the encoded histograms (BINARY_KEYS). Masking a masked document changes nothing."""
+    if doc is None or type(doc) in _SCALARS:  # most of a record: numbers
+        return doc
     if isinstance(doc, str):
         return redact_text(doc)
     if isinstance(doc, list):
@@ -218,12 +222,20 @@ def redact_document(doc: Any) -> Any:
                 continue
             secret = isinstance(key, str) and is_secret_name(key)
             masked = _masked_value(value) if secret else redact_document(value)
-            key = redact_text(key) if isinstance(key, str) else key
+            key = _redact_key(key) if isinstance(key, str) else key
             if key in out and _is_count(out[key]) and _is_count(masked):
                 masked += out[key]
             out[key] = masked
         return out
     return doc
+
+
+_SCALARS = (int, float, bool)
+
+
+@lru_cache(maxsize=4096)
+def _redact_key(key: str) -> str:
+    return redact_text(key)
 
 
 def _masked_value(value: Any) -> Any:
