@@ -55,6 +55,9 @@ REDACT_TEXT_CASES = [
      "--body '{\"title\":\"x\",\"password\":\"[redacted]\",\"api_key\": \"[redacted]\",\"auth\":{\"secret\":"
      "\"[redacted]\"}}'"),
     ("{'password': 'SECRET', 'x': 1}", "{'password': '[redacted]', 'x': 1}"),
+    ("surge run f.yaml --env=API_TOKEN=SECRET x=token=SECRET", "surge run f.yaml --env=API_TOKEN=[redacted] "
+     "x=token=[redacted]"),
+    ("a=" * 5000 + "token=SECRET", "a=" * 5000 + "token=[redacted]"),  # no recursion over nested pairs
     # left alone: ordinary URLs, paths with '@', error locations, ordinary pairs
     ("http://127.0.0.1:8080/health?limit=20", "http://127.0.0.1:8080/health?limit=20"),
     ("http://host/users/@me", "http://host/users/@me"),

@@ -1,6 +1,8 @@
-"""No secret in any output: URL credentials, secret query parameters, Authorization and Cookie
-headers and captured tokens never appear in what surge prints (summary, --json, phase lines,
-errors), for URL runs and scenario files, runs that work, inputs refused and targets unreachable."""
+"""No secret in any output: URL credentials, secret query and path parameters, Authorization and
+Cookie headers, secret body fields and captured tokens never appear in what surge prints
+(summary, --json, phase lines, errors) or writes (records, reports, JUnit files, the history),
+for URL runs and scenario files, runs that work, inputs refused, targets unreachable, imports
+and experiments."""
 
 from __future__ import annotations
 
@@ -93,9 +95,10 @@ def test_no_secret_in_any_output(target, tmp_path, case):
 
 
 # Every byte surge writes: secrets in every place a user can put them (README "Secrets"), runs
-# that work, fail thresholds, are refused or cannot reach their target; then stdout, stderr and
-# every file under the runs' directory (results directories, --junit files, and the history
-# database: SURGE_DB points there) are searched for each secret's value.
+# that work, fail thresholds, are refused or cannot reach their target, imports (k6, oha) and
+# compares; then stdout, stderr, every file and path name under the runs' directory (results
+# directories, --junit files, and the history database: SURGE_DB points there) and every row of
+# the history's SQL dump are searched for each secret's value.
 
 PLACES = ("url_token", "url_key", "url_secret", "url_password", "url_session", "url_api_key", "url_userinfo",
           "authorization", "proxy_authorization", "cookie", "x_auth_token", "x_api_key", "x_secret", "x_password",

@@ -61,9 +61,12 @@ _USERINFO = re.compile(r"//(?P<info>[^\s'\"<>`@?#]*)@")
 _BARE_USERINFO = re.compile(r"(?<![\w/@.:%~-])(?P<user>[\w.~%!$&*+,;=-]+):[^\s'\"<>`/@]+@(?=[\w\[])")
 """_BARE_USERINFO finds ``user:password@host`` written without a scheme."""
 
-_PAIR = re.compile(r"(?P<lead>^|[?&;#'\"\s(:,])(?P<name>[\w.\-\[\]%]{1,100})=(?P<value>[^&;#\s'\"<>`)]*)")
-"""_PAIR finds ``name=value``: a query, fragment or path (``;name=``) parameter, or a pair in a
-message or a command line (``-e API_TOKEN=x``, ``--variant a:API_TOKEN=x``)."""
+_PAIR = re.compile(r"(?P<lead>^|[?&;#'\"\s(:,=])(?P<name>[\w.\-\[\]%]{1,100})=")
+"""_PAIR finds ``name=`` before a value: a query, fragment or path (``;name=``) parameter, or a
+pair in a message or a command line (``-e API_TOKEN=x``, ``--variant a:API_TOKEN=x``)."""
+
+_PAIR_VALUE = re.compile(r"[^&;#\s'\"<>`)]*")
+"""_PAIR_VALUE is a pair's value, from its ``=``."""
 
 _PATH_PARAMETER_END = re.compile(r"[/?]")
 """_PATH_PARAMETER_END ends a path parameter's value (``;jsessionid=x/next?query``)."""
@@ -92,15 +95,24 @@ def _userinfo(match: re.Match[str]) -> str:
     return f"//{user}:{USERINFO_MASK}@" if sep and user else f"//{USERINFO_MASK}@"
 
 
-def _pair(match: re.Match[str]) -> str:
-    lead, name, value = match["lead"], match["name"], match["value"]
-    if not value:
-        return match[0]
-    if not is_secret_name(name):  # its value may hold pairs: --variant 'a=http://h/?token=x'
-        return f"{lead}{name}={_PAIR.sub(_pair, value)}" if "=" in value else match[0]
-    end = _PATH_PARAMETER_END.search(value) if lead == ";" else None
-    rest = value[end.start():] if end else ""  # a path parameter ends with its segment: /a;jsessionid=x/b?q
-    return f"{lead}{name}={MASK}{_PAIR.sub(_pair, rest) if '=' in rest else rest}"
+def _mask_pairs(text: str) -> str:
+    """_mask_pairs masks the value of each secret-named pair of ``text``. Another pair's value is
+    searched on (``--variant 'a=http://h/?token=x'``), and a path parameter's ends with its
+    segment (``/a;jsessionid=x/b?q``)."""
+    out: list[str] = []
+    kept = at = 0
+    while (match := _PAIR.search(text, at)) is not None:
+        start = match.end()
+        value = _PAIR_VALUE.match(text, start) if is_secret_name(match["name"]) else None
+        end = value.end() if value is not None else start
+        if end == start:
+            at = start - 1  # from its '=', which may lead the next pair: --env=API_TOKEN=x
+            continue
+        stop = _PATH_PARAMETER_END.search(text, start, end) if match["lead"] == ";" else None
+        end = stop.start() if stop is not None else end
+        out += [text[kept:start], MASK]
+        kept = at = end
+    return "".join(out) + text[kept:] if out else text
 
 
 def _json_pair(match: re.Match[str]) -> str:
@@ -124,7 +136,7 @@ def redact_text(text: str) -> str:
         text = _USERINFO.sub(_userinfo, text)
         text = _BARE_USERINFO.sub(lambda m: f"{m['user']}:{USERINFO_MASK}@", text)
     if "=" in text:
-        text = _PAIR.sub(_pair, text)
+        text = _mask_pairs(text)
     if ":" in text and ('"' in text or "'" in text):
         text = _JSON_PAIR.sub(_json_pair, text)
     if ":" in text:
