@@ -149,3 +149,13 @@ def test_masked_lines_masks_secret_keys_of_a_scenario_file(line, expected):
     from surge.redact import masked_lines
 
     assert masked_lines(line + "\n") == expected + "\n"
+
+
+@pytest.mark.parametrize("target, host", [
+    ("http://u:redacted@127.0.0.1:8080/x?token=[redacted]", "127.0.0.1"),
+    ("http://u:[redacted]@127.0.0.1:8080/x", None),  # masked before issue 20: not a URL, and no traceback
+])
+def test_a_reports_limitations_read_a_masked_target(target, host):
+    from surge.report.limitations import co_located
+
+    assert co_located({"meta": {"target": target}}) == host
