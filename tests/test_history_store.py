@@ -125,7 +125,7 @@ def test_a_run_records_its_row_intervals_and_summary(tmp_path):
         writer.begin()
         row = list_runs(history, RunQuery())[0]
         assert (row.name, row.complete, row.requests, row.tags) == ("api", False, None, {"arch": "scale-out"})
-        assert row.target == "http://u:[redacted]@127.0.0.1:1/x?token=[redacted]"
+        assert row.target == "http://u:redacted@127.0.0.1:1/x?token=[redacted]"
         stored = load_run(history, row.id)
         assert stored.summary == {"meta": writer.meta} and stored.inputs == "surge run x\n"
         assert stored.directory == str(directory)

@@ -1,9 +1,14 @@
-"""No secret in any output: URL credentials, secret query parameters, Authorization and Cookie
-headers and captured tokens never appear in what surge prints (summary, --json, phase lines,
-errors), for URL runs and scenario files, runs that work, inputs refused and targets unreachable."""
+"""No secret in any output: URL credentials, secret query and path parameters, Authorization and
+Cookie headers, secret body fields and captured tokens never appear in what surge prints
+(summary, --json, phase lines, errors) or writes (records, reports, JUnit files, the history),
+for URL runs and scenario files, runs that work, inputs refused, targets unreachable, imports
+and experiments."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -90,15 +95,20 @@ def test_no_secret_in_any_output(target, tmp_path, case):
 
 
 # Every byte surge writes: secrets in every place a user can put them (README "Secrets"), runs
-# that work, fail thresholds, are refused or cannot reach their target; then stdout, stderr and
-# every file under the runs' directory (results directories, --junit files, and the history
-# database: SURGE_DB points there) are searched for each secret's value.
+# that work, fail thresholds, are refused or cannot reach their target, imports (k6, oha) and
+# compares; then stdout, stderr, every file and path name under the runs' directory (results
+# directories, --junit files, and the history database: SURGE_DB points there) and every row of
+# the history's SQL dump are searched for each secret's value.
 
 PLACES = ("url_token", "url_key", "url_secret", "url_password", "url_session", "url_api_key", "url_userinfo",
           "authorization", "proxy_authorization", "cookie", "x_auth_token", "x_api_key", "x_secret", "x_password",
           "x_session", "file_authorization", "file_cookie", "file_proxy_authorization", "file_header_token",
           "file_query_token", "file_path_api_key", "file_env_default", "file_env_value", "file_variable",
-          "file_body_password", "file_block_secret", "tag_api_token", "tag_password")
+          "file_body_password", "file_block_secret", "tag_api_token", "tag_password",
+          # issue 20: what the stdout masking missed
+          "k6_url_userinfo", "k6_url_token", "oha_error_userinfo", "oha_error_api_key", "oha_error_bearer",
+          "path_jsessionid", "path_access_token", "body_password", "body_api_key", "body_token", "body_secret",
+          "variant_env_token", "variant_url_token", "file_path_percent_api_key")
 """PLACES names each place a secret goes; each gets its own value, so a leak says where it came from."""
 
 SECRETS = {place: f"S3cr3t-{place.replace('_', '-')}-v4lu3" for place in PLACES}
@@ -116,7 +126,7 @@ scenarios:
     flow:
       - name: read
         request:
-          path: "/health?api_key=@file_path_api_key@"
+          path: "/health?api_key=@file_path_api_key@&api%5Fkey=@file_path_percent_api_key@"
           query: {limit: 2, token: @file_query_token@}
           headers: {Proxy-Authorization: Basic @file_proxy_authorization@, X-Auth-Token: "{{token}}"}
         check: {status: 200}
@@ -139,9 +149,40 @@ thresholds:
   - "p(95) < 0.000001ms"
   - "failure_rate < 1%"
 """
-"""EVERY_PLACE_FILE puts secrets in a scenario file's headers (quoted and plain), query, path,
-env variable default, variable values and body keys; its thresholds fail (exit 99) and one of its
-checks fails, so the --junit file holds failures."""
+"""EVERY_PLACE_FILE puts secrets in a scenario file's headers (quoted and plain), query (a name
+percent-encoded too), path, env variable default, variable values and body keys; its thresholds
+fail (exit 99) and one of its checks fails, so the --junit file holds failures."""
+
+COMPARE_FILE = """\
+target: @URL@
+variables:
+  token: {type: env, name: API_TOKEN, default: plain}
+scenarios:
+  a:
+    executor: {type: per-vu-iterations, vus: 1, iterations: 2}
+    flow:
+      - request: {path: /health, headers: {X-Auth-Token: "{{token}}"}}
+"""
+"""COMPARE_FILE is compared with a variant that sets its env variable API_TOKEN."""
+
+IMPORTS = Path(__file__).parent / "fixtures" / "imports"
+"""IMPORTS holds the import fixtures the planted k6 and oha files are made from."""
+
+
+def _planted_imports(inputs: Path) -> list[str]:
+    """_planted_imports writes a k6 NDJSON file whose requests' ``url`` holds user information and
+    a token, and an oha file whose error texts hold them (as a client library's errors do)."""
+    s = SECRETS
+    url = f"http://admin:{s['k6_url_userinfo']}@127.0.0.1:18503/tasks?limit=1&token={s['k6_url_token']}"
+    k6 = inputs / "k6.ndjson"
+    k6.write_text((IMPORTS / "k6-ndjson.json").read_text().replace("http://127.0.0.1:18503/tasks?limit=1", url))
+    oha_doc = json.loads((IMPORTS / "oha-refused-6k.json").read_text())
+    oha_doc["errorDistribution"] = {
+        f"error sending request for url (http://u:{s['oha_error_userinfo']}@127.0.0.1:1/?api_key="
+        f"{s['oha_error_api_key']})": 5000, f"Authorization: Bearer {s['oha_error_bearer']} was refused": 1000}
+    oha = inputs / "oha.json"
+    oha.write_text(json.dumps(oha_doc))
+    return [str(k6), str(oha)]
 
 
 def _every_place_runs(url: str, inputs: Path, runs_dir: Path) -> list[tuple[list[str], int]]:
@@ -169,7 +210,24 @@ def _every_place_runs(url: str, inputs: Path, runs_dir: Path) -> list[tuple[list
         (["run", f"{UNREACHABLE_URL}/health?{query}", "-d", "1s", *headers, *tags, "--junit",
           str(runs_dir / "unreachable.xml")], 3),
         (["run", url.replace("http://", f"http://user:{s['url_userinfo']}@") + "/health", *tags], 2),
+        # issue 20
+        (["import", *_planted_imports(inputs)], 0),
+        (["run", f"{url}/health;jsessionid={s['path_jsessionid']}", "-n", "3", "-c", "1", "--junit",
+          str(runs_dir / "path.xml")], 0),
+        # one path parameter a run: a run's name (its directory's) keeps 80 characters of its path
+        (["run", f"{url}/tasks;access_token={s['path_access_token']}", "-n", "3", "-c", "1", "-m", "POST", "--body",
+          json.dumps({"title": "plain", "password": s["body_password"], "api_key": s["body_api_key"],
+                      "token": s["body_token"], "secret": s["body_secret"]}), "--junit", str(runs_dir / "body.xml")], 0),
+        (["compare", f"{url}/health", "--requests", "3", "-c", "1", "-n", "1", "--variant", "a",
+          "--variant", f"b={url}/health?token={s['variant_url_token']}"], 0),
+        (["compare", _write(inputs / "compare.yaml", COMPARE_FILE.replace("@URL@", url)), "-n", "1",
+          "--variant", "a", "--variant", f"b:API_TOKEN={s['variant_env_token']}"], 0),
     ]
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
 
 
 def test_no_secret_in_any_byte_written(target, tmp_path):
@@ -189,18 +247,25 @@ def test_no_secret_in_any_byte_written(target, tmp_path):
         assert b"Traceback" not in done.stderr
         written += [(f"stdout of {args[:2]}", done.stdout), (f"stderr of {args[:2]}", done.stderr)]
     for args in (["history", "--json"], ["history"], ["show", "last"], ["show", "last", "--json"],
-                 ["report", "last", "--out", "rebuilt-report"]):
+                 ["report", "last", "--out", "rebuilt-report"], ["experiments"], ["experiments", "--json"]):
         done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
                               stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
         assert done.returncode == 0, done.stderr.decode()
         written += [(f"stdout of {args}", done.stdout), (f"stderr of {args}", done.stderr)]
     files = [path for path in runs_dir.rglob("*") if path.is_file()]
     assert "history.db" in {p.name for p in files}
-    assert len([p for p in files if p.name == "summary.json"]) == 5  # every run but the refused one
-    assert {p.name for p in files} >= {"url.xml", "file.xml", "file-json.xml", "unreachable.xml", "scenario.yaml",
-                                       "command.txt", "timeseries.csv", "latency.hlog", "report.md",
-                                       "throughput.svg", "latency.svg", "spectrum.svg"}
-    assert len([p for p in files if p.name == "report.md"]) == 6  # every run's, and `surge report`'s
+    # every run but the refused one: 5, 2 imports, 2 more runs, 2 compares of 2 runs each
+    assert len([p for p in files if p.name == "summary.json"]) == 5 + 2 + 2 + 4
+    assert len([p for p in files if p.name == "experiment.json"]) == 2
+    assert {p.name for p in files} >= {"url.xml", "file.xml", "file-json.xml", "unreachable.xml", "path.xml",
+                                       "body.xml", "scenario.yaml", "command.txt", "timeseries.csv", "latency.hlog",
+                                       "report.md", "report.html", "throughput.svg", "latency.svg", "spectrum.svg"}
+    # every run's and experiment's, and `surge report`'s
+    assert len([p for p in files if p.name == "report.md"]) == 6 + 2 + 2 + 4 + 2
     written += [(str(path.relative_to(runs_dir)), path.read_bytes()) for path in files]
-    leaks = [(place, where) for where, data in written for place, value in SECRETS.items() if value.encode() in data]
+    written += [("a path's name", str(path.relative_to(runs_dir)).encode()) for path in runs_dir.rglob("*")]
+    with contextlib.closing(sqlite3.connect(runs_dir / "history.db")) as history:
+        written += [(f"history row {line[:60]}", line.encode()) for line in history.iterdump()]
+    leaks = [(place, where, data[:200]) for where, data in written for place, value in SECRETS.items()
+             if value.encode() in data]
     assert leaks == []

@@ -22,7 +22,7 @@ from surge.errors import BadInput
 from surge.experiments.run_findings import run_findings
 from surge.record.directory import RESULTS_DIR, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
-from surge.redact import redact_text
+from surge.redact import redact_document, redact_text
 
 if TYPE_CHECKING:
     from surge.experiments.spec import TestSpec
@@ -161,7 +161,7 @@ class ExperimentRecord:
         try:
             source = experiment_from_directory(self.directory)
         except Exception:  # noqa: BLE001 - experiment.json is written; render from the document in hand
-            source = ExperimentSource(self.document)
+            source = ExperimentSource(redact_document(self.document))
         write_report_quietly(source, self.directory)
 
     @contextmanager

@@ -15,6 +15,7 @@ from surge.errors import BadInput
 from surge.history.connection import write
 from surge.history.queries import LAST
 from surge.history.store import History, normal_time
+from surge.redact import redact_document, redact_text
 
 KINDS = ("repeat", "sweep", "capacity", "compare", "stats")
 """KINDS are the kinds of experiment the history holds."""
@@ -36,7 +37,8 @@ class ExperimentRun:
 
 def begin_experiment(history: History, document: Mapping[str, Any]) -> None:
     """begin_experiment records an experiment as it starts, from its experiment.json document
-    (incomplete, no runs yet)."""
+    (incomplete, no runs yet), secrets masked (``surge.redact``)."""
+    document = redact_document(document)
     write(history.conn, lambda c: c.execute(
         "INSERT INTO experiments (id, kind, name, parameters, started_at, ended_at, complete, directory, document) "
         "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
@@ -48,11 +50,14 @@ def begin_experiment(history: History, document: Mapping[str, Any]) -> None:
 def add_experiment_run(history: History, experiment_id: str, run: ExperimentRun,
                        document: Mapping[str, Any]) -> None:
     """add_experiment_run records that ``run`` belongs to the experiment (the run itself is
-    already in the history) and the experiment.json ``document`` as it now is."""
+    already in the history) and the experiment.json ``document`` as it now is, secrets masked."""
+    document = redact_document(document)
+    role, label = redact_text(run.role), None if run.label is None else redact_text(run.label)
+
     def insert(c: sqlite3.Connection) -> None:
         c.execute("INSERT OR REPLACE INTO experiment_runs (experiment_id, run_id, position, role, label, level, "
                   "variant) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  (experiment_id, run.run_id, run.position, run.role, run.label, run.level, run.variant))
+                  (experiment_id, run.run_id, run.position, role, label, run.level, run.variant))
         c.execute("UPDATE experiments SET document = ? WHERE id = ?", (json.dumps(document), experiment_id))
 
     write(history.conn, insert)
@@ -60,7 +65,8 @@ def add_experiment_run(history: History, experiment_id: str, run: ExperimentRun,
 
 def finish_experiment(history: History, document: Mapping[str, Any]) -> None:
     """finish_experiment records the experiment's end from its final experiment.json document:
-    when it ended, whether it is complete, its analysis and findings."""
+    when it ended, whether it is complete, its analysis and findings, secrets masked."""
+    document = redact_document(document)
     write(history.conn, lambda c: c.execute(
         "UPDATE experiments SET ended_at = ?, complete = ?, analysis = ?, findings = ?, document = ? WHERE id = ?",
         (normal_time(document.get("ended_at")), int(bool(document.get("complete"))),

@@ -16,6 +16,7 @@ from surge.history.connection import connect, write
 from surge.history.figures import FIGURES, figures, has_result, verdict
 from surge.history.location import history_path
 from surge.history.migrations import migrate
+from surge.redact import masked_lines, redact_document, redact_text
 
 DEFAULT_TOOL = "surge"
 """DEFAULT_TOOL is the tool of a record whose ``meta`` names none."""
@@ -88,8 +89,11 @@ class History:
 
     def begin(self, meta: Mapping[str, Any], *, directory: str | None, inputs_name: str | None,
               inputs: str | None) -> None:
-        """begin records a run as it starts, from its record's ``meta`` (masked): its row
-        (incomplete, no figures yet), its tags, its inputs and the summary so far (``meta`` only)."""
+        """begin records a run as it starts, from its record's ``meta``: its row (incomplete, no
+        figures yet), its tags, its inputs and the summary so far (``meta`` only), secrets masked
+        (``surge.redact``) whatever the caller passed."""
+        meta = redact_document(meta)
+        inputs = masked_inputs(inputs_name, inputs)
         run_id = meta["run_id"]
 
         def insert(c: sqlite3.Connection) -> None:
@@ -117,9 +121,11 @@ class History:
         write(self.conn, insert)
 
     def finish(self, summary: Mapping[str, Any], *, hlog_start_unix_s: float | None = None) -> None:
-        """finish records a run's final summary document (result and ``meta``, masked): the
-        figures as columns, the verdict, whether it is complete, and the document itself;
-        ``hlog_start_unix_s`` dates the log when no interval did."""
+        """finish records a run's final summary document (result and ``meta``): the figures as
+        columns, the verdict, whether it is complete, and the document itself, secrets masked
+        (``surge.redact``) whatever the caller passed; ``hlog_start_unix_s`` dates the log when
+        no interval did."""
+        summary = redact_document(summary)
         meta = summary["meta"]
         found = figures(summary) if has_result(summary) else dict.fromkeys(FIGURES)
         start = hlog_start_unix_s
@@ -133,6 +139,14 @@ class History:
                       "WHERE run_id = ?", (json.dumps(summary), start, meta["run_id"]))
 
         write(self.conn, update)
+
+
+def masked_inputs(name: str | None, inputs: str | None) -> str | None:
+    """masked_inputs is a run's inputs file as the history keeps it: a scenario file's lines
+    masked as its copy is (``surge.redact.masked_lines``), a command line as ``redact_text``."""
+    if inputs is None:
+        return None
+    return masked_lines(inputs) if name == "scenario.yaml" else redact_text(inputs)
 
 
 def _why(error: BaseException) -> str:

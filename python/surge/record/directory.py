@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from surge.errors import BadInput
+from surge.redact import redact_text
 
 RESULTS_DIR = "results"
 """RESULTS_DIR is the directory, under the current one, that holds the runs' records by default."""
@@ -19,14 +20,14 @@ MAX_NAME_CHARS = 80
 
 def run_name(target: str, scenario_file: Path | None) -> str:
     """run_name names a run: the scenario file's stem, or a slug of the URL's host and path
-    (never its query, which may hold a secret): ``http://127.0.0.1:8080/api/v1?k=x`` is
-    ``127.0.0.1-8080-api-v1``."""
+    (never its query, which may hold a secret; its path parameters masked):
+    ``http://127.0.0.1:8080/api/v1;jsessionid=x?k=x`` is ``127.0.0.1-8080-api-v1-jsessionid-redacted``."""
     if scenario_file is not None:
         text = scenario_file.stem
     else:
         parts = urlsplit(target)
         host = parts.netloc.rpartition("@")[2]  # never the user information
-        text = f"{host}{parts.path}"
+        text = f"{host}{redact_text(parts.path)}"
     slug = re.sub(r"[^A-Za-z0-9._]+", "-", text).strip("-.")[:MAX_NAME_CHARS].strip("-.")
     return slug or "run"
 

@@ -10,7 +10,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shlex
 import sys
 import time
@@ -24,7 +23,7 @@ from surge import __version__
 from surge.record.environment import environment
 from surge.record.hlog import HlogWriter, interval_line
 from surge.record.timeseries import CpuMeter, TimeseriesWriter, csv_text, interval_rows
-from surge.redact import MASK, is_secret_name, redact_text, redact_url
+from surge.redact import masked_lines, redact_document, redact_text, redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,58 +46,19 @@ def command_line(argv: list[str] | None = None) -> str:
     return redact_text(" ".join(["surge", *(shlex.quote(a) for a in args)]))
 
 
-_QUOTED_VALUE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]*(?P<quote>["'])(?P<value>.*?)(?P=quote)""")
-"""_QUOTED_VALUE finds a YAML ``key: "quoted value"`` (which ``redact_text`` leaves to the quotes)."""
-
-
-_FLOW_VALUE = re.compile(r"""(?P<lead>[{,][ \t]*)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^,{}\[\]\s"'][^,}\]\r\n]*)""")
-"""_FLOW_VALUE finds a plain value in a YAML flow mapping, ``{limit: 20, token: abc}``, up to the
-next ``,`` or ``}`` (which ``redact_text``, made for headers at a line's start, does not see)."""
-
-
-_BLOCK_VALUE = re.compile(r"""^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^#\s].*?)[ \t]*$""")
-"""_BLOCK_VALUE finds a YAML block mapping's ``key: value`` filling the rest of its line (a
-secret-named key's whole value is masked, ``{type: choice, values: ["x"]}`` included)."""
-
-
-def masked_lines(text: str) -> str:
-    """masked_lines is ``text`` (a scenario file) with the secrets of each line masked:
-    ``surge.redact``'s, and the values of secret-named keys: a block key's whole value
-    (``session_key: {type: choice, values: [x]}``), quoted ones (``Authorization: "Bearer x"``)
-    and plain ones in a flow mapping (``query: {token: abc}``)."""
-    def quoted(match: re.Match[str]) -> str:
-        if not is_secret_name(match["name"]) or match["value"] == MASK:
-            return match[0]
-        return f"{match['name']}: {match['quote']}{MASK}{match['quote']}"
-
-    def flow(match: re.Match[str]) -> str:
-        if not is_secret_name(match["name"]) or match["value"].strip() == MASK:
-            return match[0]
-        return f"{match['lead']}{match['name']}: {MASK}"
-
-    def block(line: str) -> str:
-        body = line.rstrip("\r\n")
-        match = _BLOCK_VALUE.match(body)
-        if match is None or not is_secret_name(match["name"]) or match["value"] == MASK:
-            return line
-        return f"{match['indent']}{match['name']}: {MASK}{line[len(body):]}"
-
-    return "".join(redact_text(_FLOW_VALUE.sub(flow, _QUOTED_VALUE.sub(quoted, block(line))))
-                   for line in text.splitlines(keepends=True))
-
-
 def iso_utc(unix_s: float) -> str:
     """iso_utc is a time as UTC ISO 8601 (``2026-11-23T22:15:33.123+00:00``)."""
     return datetime.fromtimestamp(unix_s, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
-    """write_summary writes summary.json at ``path`` in one step (a temporary file, then
-    os.replace), so a reader never sees half of it."""
+    """write_summary writes summary.json (or experiment.json) at ``path`` in one step (a
+    temporary file, then os.replace), so a reader never sees half of it, secrets masked
+    (``surge.redact.redact_document``) whatever the caller passed."""
     temporary = path.with_name(path.name + ".tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(summary, file, indent=2)
+            json.dump(redact_document(summary), file, indent=2)
             file.write("\n")
             file.flush()
             os.fsync(file.fileno())
@@ -129,7 +89,7 @@ class RecordWriter:
         scenario_bytes = scenario_file.read_bytes() if scenario_file is not None else None
         self._scenario_text = scenario_bytes.decode("utf-8", errors="replace") if scenario_bytes is not None else None
         self.meta: dict[str, Any] = {
-            "schema": SCHEMA, "surge_version": __version__, "run_id": uuid.uuid4().hex, "name": name,
+            "schema": SCHEMA, "surge_version": __version__, "run_id": uuid.uuid4().hex, "name": redact_text(name),
             "started_at": iso_utc(self._started), "ended_at": None, "command": command_line(argv),
             "scenario_sha256": hashlib.sha256(scenario_bytes).hexdigest() if scenario_bytes is not None else None,
             "environment": None if self._imported else environment(), "target": redact_url(target_url),

@@ -34,7 +34,10 @@ def co_located(summary: Mapping[str, Any]) -> str | None:
     """co_located is the target's host when the run's target was on the generator's own machine
     (its URL or the address it resolved to is loopback), else None."""
     url = str((summary.get("meta") or {}).get("target") or summary.get("url") or "")
-    host = urlsplit(url).hostname or ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:  # a record masked before issue 20: http://u:[redacted]@host, an invalid IPv6 literal
+        host = ""
     addresses = [str(a) for a in summary.get("addresses") or []]
     if is_loopback(host) or (addresses and is_loopback(addresses[0].rsplit(":", 1)[0])):
         return host or addresses[0]
