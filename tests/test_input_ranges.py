@@ -76,8 +76,6 @@ SCENARIO_ROWS = [
      "4: scenarios.s.executor.vus", "expected a whole number, got true"),
     ("iterations: false", scenario("{type: shared-iterations, iterations: false}"),
      "4: scenarios.s.executor.iterations", "expected a whole number, got false"),
-    ("a rate of true", scenario("{type: constant-arrival-rate, rate: true, duration: 1s, max_vus: 1}"),
-     "4: scenarios.s.executor.rate", "expected a rate"),
     ("a boolean among weights", variable("{type: choice, values: [a, b], weights: [1, true]}"),
      "2: variables.c.weights[1]", "expected a number, got true"),
     ("a boolean uniform bound", variable("{type: uniform, min: 1, max: true}"),
