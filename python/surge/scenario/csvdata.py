@@ -39,12 +39,6 @@ class CsvTable:
     widest: int = 0
     """widest bounds the UTF-8 bytes of the longest row's cells together (what a VU's slots hold)."""
 
-    def row(self, i: int) -> tuple[str, ...]:
-        """row is row ``i`` (0-based) as its cells (a walk over the table: for tests and errors)."""
-        width = len(self.columns)
-        cells = self.cells.split("\0", (i + 1) * width)
-        return tuple(cells[i * width:(i + 1) * width])
-
 
 def read_csv(path: Path) -> CsvTable:
     """read_csv reads a UTF-8 CSV file with a header row (a regular file of at most
