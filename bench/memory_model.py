@@ -35,6 +35,7 @@ print(json.dumps([p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_
 
 
 def csv_case(folder: Path, url: str, variables: int) -> str:
+    """csv_case is a file of ``variables`` csv variables on one 16 MiB file of 1-character rows."""
     data = folder / "ids.csv"
     if not data.exists():
         data.write_text("id\n" + "x\n" * ((16 << 20) // 2 - 2))
@@ -45,6 +46,7 @@ def csv_case(folder: Path, url: str, variables: int) -> str:
 
 
 def values_case(url: str, vus: int) -> str:
+    """values_case is a file of ``vus`` VUs, each using 20 random strings of 1 MiB."""
     defs = "".join(f"      s{i}: {{type: random-string, length: 1048576}}\n" for i in range(20))
     body = "".join(f"{{{{s{i}}}}}" for i in range(20))
     return (f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: {vus}, duration: 3s}}\n"
@@ -52,11 +54,13 @@ def values_case(url: str, vus: int) -> str:
 
 
 def tags_case(url: str, steps: int) -> str:
+    """tags_case is a file of 2 VUs over ``steps`` distinctly named steps."""
     flow = "".join(f"      - {{name: t{i}, request: {{path: /health?i={i}}}}}\n" for i in range(steps))
     return f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: 2, duration: 5s}}\n    flow:\n{flow}"
 
 
 def main(cases: list[str]) -> None:
+    """main runs ``cases`` (all when empty) and prints each one's peak RSS, wall time and exit code."""
     with TargetProcess() as target, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         texts = {
