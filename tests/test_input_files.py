@@ -62,8 +62,13 @@ def test_a_csv_variable_reading_anything_but_a_small_regular_file_is_refused(tmp
     assert str(err.value) == f"{scenario}:3: variables.user.file: {path}: {KINDS[kind]}"
 
 
-def test_csv_columns_must_be_names_a_template_can_use(tmp_path):
-    (tmp_path / "users.csv").write_text("user name,id\nann,1\n")
+@pytest.mark.parametrize(("text", "problem"), [
+    ("user name,id\nann,1\n", "1: column 'user name' is not a name a template can use (letters, digits and _)"),
+    # The table goes to the engine as one string of NUL-separated cells: a NUL is refused.
+    ("name,id\nann,1\n\"b\x00b\",2\n", "3: holds a NUL character (a template cannot send one)"),
+], ids=["column name", "NUL"])
+def test_csv_files_hold_what_a_template_can_send(tmp_path, text, problem):
+    (tmp_path / "users.csv").write_text(text)
     scenario = write(tmp_path, """\
         target: http://127.0.0.1:9/
         variables:
@@ -75,8 +80,7 @@ def test_csv_columns_must_be_names_a_template_can_use(tmp_path):
         """)
     with pytest.raises(ScenarioError) as err:
         load(scenario)
-    assert str(err.value) == (f"{scenario}:3: variables.user.file: {tmp_path / 'users.csv'}:1: column 'user name' "
-                              "is not a name a template can use (letters, digits and _)")
+    assert str(err.value) == f"{scenario}:3: variables.user.file: {tmp_path / 'users.csv'}:{problem}"
 
 
 def test_read_bounded_reads_exactly_a_file_at_the_limit(tmp_path):

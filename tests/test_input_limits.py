@@ -150,6 +150,9 @@ def test_a_file_read_the_quick_way_still_names_the_line_of_each_mistake():
                              "not a variable or an earlier capture in scenario 's'"]
     twice = HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: []\n    flow: []\n"
     assert refused(twice)[0] == "f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"
+    thrice = twice + "    flow: []\n"
+    assert refused(thrice)[:2] == ["f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)",
+                                   "f.yaml:7: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"]
     assert parse_yaml(twice, lines=False).has_lines is True
 
 

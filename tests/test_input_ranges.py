@@ -70,7 +70,32 @@ SCENARIO_ROWS = [
      "5: scenarios.s.flow[0].check.latency_under", "longer than 720h"),
     ("a threshold limit past float", scenario() + "thresholds: ['p(95) < 1e400ms']\n",
      "6: thresholds[0]", "1e400 is not a finite number"),
+    # A boolean is no number (pydantic would read true as 1), and YAML 1.1's base-60 numbers
+    # are not read as numbers (190:20:30 was 685,230 VUs, refused only by the descriptor limit).
+    ("vus: true", scenario("{type: constant-vus, vus: true, duration: 1s}"),
+     "4: scenarios.s.executor.vus", "expected a whole number, got true"),
+    ("iterations: false", scenario("{type: shared-iterations, iterations: false}"),
+     "4: scenarios.s.executor.iterations", "expected a whole number, got false"),
+    ("a boolean among weights", variable("{type: choice, values: [a, b], weights: [1, true]}"),
+     "2: variables.c.weights[1]", "expected a number, got true"),
+    ("a boolean uniform bound", variable("{type: uniform, min: 1, max: true}"),
+     "2: variables.c.max", "expected a whole number, got true"),
+    ("base-60 vus", scenario("{type: constant-vus, vus: 190:20:30, duration: 1s}"),
+     "4: scenarios.s.executor.vus", "expected a whole number, got '190:20:30'"),
+    ("base-60 float vus", scenario("{type: constant-vus, vus: 1:30.5, duration: 1s}"),
+     "4: scenarios.s.executor.vus", "expected a whole number, got '1:30.5'"),
+    ("base-60 with !!int", scenario("{type: constant-vus, vus: !!int 1:30, duration: 1s}"),
+     "4: scenarios.s.executor.vus", "'1:30' is not a number: base-60 numbers"),
+    ("base-60 duration", scenario("{type: constant-vus, duration: 1:30}"),
+     "4: scenarios.s.executor.duration", "'1:30'"),
 ]
+
+
+@pytest.mark.parametrize("text", ["1:30", "190:20:30", "-1:30.5"])
+def test_base_60_numbers_stay_text_where_text_is_due(text):
+    compiled = loads(HEAD + f"variables: {{c: {text}}}\n" + scenario(flow="[{request: {path: '/{{c}}'}}]")[len(HEAD):],
+                     env={}).compile(env={})
+    assert compiled.main["scenarios"][0]["variables"][0]["value"] == text
 
 
 @pytest.mark.parametrize(("text", "prefix", "message"), [r[1:] for r in SCENARIO_ROWS],
@@ -88,7 +113,8 @@ URL_FLAG_ROWS = [
     # (flags, the flag the one line must name, fragment of its message)
     (["-d", "inf"], "-d/--duration", "longer than 720h"),
     (["-d", "1e309"], "-d/--duration", "longer than 720h"),
-    (["-d", "nan"], "-d/--duration", "not a duration"),
+    (["-d", "nan"], "-d/--duration", "'nan' is not a duration: it must be a finite number of seconds"),
+    (["--timeout", "NaN"], "--timeout", "it must be a finite number of seconds"),
     (["-d", "99999999h"], "-d/--duration", "longer than 720h"),
     (["--timeout", "1e309"], "--timeout", "longer than 720h"),
     (["--timeout", "inf"], "--timeout", "longer than 720h"),
@@ -133,3 +159,18 @@ def test_an_out_of_range_target_flag_is_named_in_one_line(flags, flag, message):
     assert run.stderr.startswith(f"surge: error: {flag}: "), run.stderr
     assert message in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
     assert "--config" not in run.stderr
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/a\r\nb", "http://127.0.0.1:9/a\nb\rc"])
+def test_a_url_with_line_breaks_is_named_in_one_escaped_line(url):
+    run = surge("run", url, "-d", "1s")
+    assert run.code == 2, run.stderr
+    assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith("surge: error: URL: "), run.stderr
+    assert repr(url)[1:-1] in run.stderr, run.stderr  # written as escapes, backslash r and n
+
+
+def test_a_rate_too_low_to_send_one_request_in_the_duration_exits_3(fresh_target):
+    run = surge("run", fresh_target.url, "-r", "1e-9", "-d", "1s")
+    assert run.code == 3, (run.code, run.stderr)
+    assert "surge: sent nothing: " in run.stderr and "-r/--rate" in run.stderr, run.stderr
+    assert fresh_target.received() == 0

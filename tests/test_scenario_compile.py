@@ -110,9 +110,9 @@ USERS = "name,password\nalice,a1\nbob,b2\n"
       "alphabet": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"}),
     ("{type: random-string, length: 4, alphabet: '01'}", "v", {"type": "random-string", "length": 4, "alphabet": "01"}),
     ("{type: csv, file: users.csv}", "v.name",
-     {"type": "rows", "columns": ["name", "password"], "rows": [["alice", "a1"], ["bob", "b2"]], "pick": "sequential"}),
+     {"type": "rows", "columns": ["name", "password"], "cells": "alice\0a1\0bob\0b2\0", "pick": "sequential"}),
     ("{type: csv, file: users.csv, pick: random}", "v.password",
-     {"type": "rows", "columns": ["name", "password"], "rows": [["alice", "a1"], ["bob", "b2"]], "pick": "random"}),
+     {"type": "rows", "columns": ["name", "password"], "cells": "alice\0a1\0bob\0b2\0", "pick": "random"}),
     ("{type: env, name: SURGE_TOKEN}", "v", {"type": "constant", "value": "from-env"}),
     ("{type: env, name: SURGE_UNSET, default: 42}", "v", {"type": "constant", "value": "42"}),
     ("{type: constant, value: acme}", "v", {"type": "constant", "value": "acme"}),
@@ -414,7 +414,7 @@ def test_csv_paths_are_relative_to_the_scenario_file(tmp_path):
     shutil.copy(SCENARIOS / "per-vu-iterations.yaml", tmp_path / "s.yaml")
     (tmp_path / "users.csv").write_text("username\nzed\nyan\nxi\nwu\n")
     [spec] = load(tmp_path / "s.yaml").compile().main["scenarios"]
-    assert spec["variables"][0]["rows"] == [["zed"], ["yan"], ["xi"], ["wu"]]
+    assert spec["variables"][0]["cells"] == "zed\0yan\0xi\0wu\0"
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 
@@ -36,7 +37,9 @@ def parse_duration(text: str | float | int) -> float:
                     f"'{text}' is not a duration (examples: 30s, 1m30s, 500ms, 200us, 2h)"
                 ) from None
             seconds = float(total)
-    if seconds != seconds or seconds < 0:  # NaN or negative
+    if math.isnan(seconds):  # (infinity is refused as longer than the longest duration)
+        raise ValueError(f"'{text}' is not a duration: it must be a finite number of seconds")
+    if seconds < 0:
         raise ValueError(f"'{text}' is not a duration: it must not be negative")
     return seconds
 

@@ -27,3 +27,6 @@ class BadInput(SurgeError, ValueError):
         super().__init__(f"{where}: {message}")
         self.where = where
         self.message = message
+        self.lines = [f"{where}: {message}"]
+        """lines are what the CLI prints, one ``surge: error:`` line each (one, but a scenario
+        file's ScenarioError lists a line per mistake)."""

@@ -59,8 +59,9 @@ def run_outcome(stop_reason: str, requests: Mapping[str, Any], *, nothing_sent: 
         return stopped(phase, "results are partial")
     if signals.received() is not None:
         return stopped(phase)
-    if requests["connections_opened"] == 0 and requests["sent"] == 0:
-        failures = requests.get("failure_classes") or {}
+    failures = requests.get("failure_classes") or {}
+    # Connected or not, a run that sent nothing and failed nothing measured nothing.
+    if requests["sent"] == 0 and (requests["connections_opened"] == 0 or not failures):
         if failures:
             classes = ", ".join(f"{name} × {n:,}" for name, n in failures.items())
             return Outcome(UNREACHABLE, f"target never reached: every connection failed ({classes})")

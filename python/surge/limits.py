@@ -69,6 +69,20 @@ MAX_SCENARIO_FILE_BYTES = 8 << 20
 MAX_DATA_FILE_BYTES = 16 << 20
 """MAX_DATA_FILE_BYTES bounds a file read as data: ``--body @FILE`` and CSV files, 16 MiB."""
 
+MAX_CSV_PLAN_BYTES = 64 << 20
+"""MAX_CSV_PLAN_BYTES bounds the cells of every ``csv`` variable of one run together, a
+variable counted once for each scenario using it (docs/scenarios.md, Memory): 64 MiB."""
+
+MAX_VU_VALUE_BYTES = 512 << 20
+"""MAX_VU_VALUE_BYTES bounds what the VUs of one run hold for their variables' values: the
+VUs of each scenario times twice the longest values it uses (the values, and the requests
+rendered from them), summed over the scenarios (docs/scenarios.md, Memory): 512 MiB."""
+
+MAX_TAGS = 2_000
+"""MAX_TAGS bounds the distinct tags of one run, a tag counted once in each scenario that
+has it: each has its own metrics in every thread, interval and record (docs/scenarios.md,
+Memory)."""
+
 MAX_DEPTH = 64
 """MAX_DEPTH bounds how deeply mappings and lists nest in a scenario file."""
 

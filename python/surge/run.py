@@ -28,7 +28,7 @@ from surge.thresholds import exit_code as thresholds_exit_code
 Plan = dict[str, Any]
 """Plan is an engine plan as a dict (see docs/plan.md), as a CompiledRun holds it."""
 
-NOTHING_SENT = "no scenario sent a request before the run ended (check durations, start times and --time-scale)"
+NOTHING_SENT = "no scenario sent a request before the run ended (check durations, rates, start times and --time-scale)"
 """NOTHING_SENT says why a scenario file's run that sent nothing exits 3."""
 
 

@@ -233,6 +233,7 @@ def check_with_engine(plan: Plan, flags: FlagNames) -> None:
         raise BadInput(_flag_for(field, flags), redact_message(names, message))
 
 
-NOTHING_SENT = "the run ended before any request was sent: -d/--duration is too short to open a connection"
+NOTHING_SENT = ("the run ended before any request was sent: -d/--duration is too short to open a connection, "
+                "or to reach the first request -r/--rate schedules")
 """NOTHING_SENT says why a URL run that sent nothing exits 3 (an empty run, not bad input:
 how long opening a connection takes depends on the machine, so no minimum is guessed)."""

@@ -89,9 +89,9 @@ def main(argv: list[str] | None = None) -> None:
         say(stop.reason)
         code = stop.code
     except BadInput as e:
-        # A scenario file reports every mistake, one line each.
-        for line in str(e).splitlines() or [""]:
-            error(line)
+        # A scenario file reports every mistake, one line each; any other bad input is one line.
+        for line in e.lines or [""]:
+            say(f"error: {line}")
         code = exit_codes.BAD_INPUT
     except UnreachableError as e:
         error(str(e.args[0]) if e.args else str(e))

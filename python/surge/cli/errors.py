@@ -24,9 +24,22 @@ def finish(outcome: Outcome) -> None:
     raise click.exceptions.Exit(outcome.code)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+_ESCAPES = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """one_line is ``text`` with every control character (CR, LF, tab, the other C0 codes,
+    DEL and Unicode's line separators) written as an escape (``\\r``, ``\\n``, ``\\x00``), so
+    that a value quoted in a message (a URL with CR/LF in it) cannot split it over lines."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m[0]) or f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
+                        else f"\\u{ord(m[0]):04x}", text)
+
+
 def say(line: str) -> None:
-    """say prints ``surge: LINE`` on stderr, secrets masked."""
-    print(f"surge: {redact_text(line)}", file=sys.stderr, flush=True)
+    """say prints ``surge: LINE`` on stderr as one line, secrets masked and control
+    characters escaped (``one_line``)."""
+    print(f"surge: {one_line(redact_text(line))}", file=sys.stderr, flush=True)
 
 
 def error(message: str) -> None:

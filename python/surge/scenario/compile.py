@@ -14,6 +14,8 @@ from typing import Any
 
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
+from surge.scenario.budget import budget_problems
+from surge.scenario.budget import budget_problems
 from surge.scenario.engine_check import engine_problems
 from surge.scenario.errors import ScenarioError
 from surge.scenario.executors import (
@@ -56,14 +58,15 @@ Plan = dict[str, Any]
 
 def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:
     """compile_file checks ``f`` (ScenarioError lists every mistake), applies the time
-    scale, compiles every phase and has the engine validate every plan (its errors placed at
-    the file's keys), so that a CompiledRun is one the engine runs from setup to teardown."""
+    scale, compiles every phase, holds every plan to the memory model (``budget``) and has the
+    engine validate it (errors placed at the file's keys), so that a CompiledRun is one the
+    engine runs from setup to teardown."""
     with paused_gc():
         problems = [] if f.is_checked(env) else f.problems(env)
         if problems:
             raise ScenarioError(problems, f._source)
         compiled = _compile(scale_time(f, time_scale), env)
-        problems = [f.locate(p) for p in engine_problems(f, compiled)]
+        problems = [f.locate(p) for p in budget_problems(f, compiled) or engine_problems(f, compiled)]
     if problems:
         raise ScenarioError(problems, f._source)
     return compiled
@@ -194,7 +197,7 @@ def variable_spec(name: str, var: AnyVariable, f: ScenarioFile, env: Mapping[str
     if isinstance(var, Csv):
         table = var.table(f.base_dir())
         return {"name": name, "type": "rows", "columns": list(table.columns),
-                "rows": [list(r) for r in table.rows], "pick": var.pick}
+                "cells": table.cells, "pick": var.pick}
     if isinstance(var, Pool):
         return {**head, "pool": var.pool, "pick": var.pick, "s": var.s}
     if isinstance(var, Env):

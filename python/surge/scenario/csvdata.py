@@ -29,19 +29,28 @@ class CsvError(ValueError):
 @dataclass(frozen=True)
 class CsvTable:
     """CsvTable: the columns (from the header) and the rows of a CSV file, every row as long
-    as the header."""
+    as the header, held as one string: ``cells`` is every cell in row order, each followed by
+    a NUL character (the engine's ``rows`` ``cells`` form), so a table costs about its file's
+    size however many rows it has, not an object per cell."""
 
     columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    cells: str
+    rows: int
+    widest: int = 0
+    """widest bounds the UTF-8 bytes of the longest row's cells together (what a VU's slots hold)."""
 
 
 def read_csv(path: Path) -> CsvTable:
     """read_csv reads a UTF-8 CSV file with a header row (a regular file of at most
     ``MAX_DATA_FILE_BYTES``); CsvError names the file and the line of the first problem
     (unreadable, too large, empty, blank, duplicate or unusable column names, a row with a
-    different number of fields than the header)."""
+    different number of fields than the header, a NUL character, which no request can carry
+    in a template). It keeps no object per row: the cells go into one string as they are read."""
     try:
         text = read_bounded(path, MAX_DATA_FILE_BYTES).decode("utf-8-sig")
+        nul = text.find("\0")
+        if nul >= 0:
+            raise CsvError(path, text.count("\n", 0, nul) + 1, "holds a NUL character (a template cannot send one)")
         reader = csv.reader(io.StringIO(text, newline=""))
         header = next(reader, None)
         if header is None:
@@ -54,13 +63,21 @@ def read_csv(path: Path) -> CsvTable:
                 raise CsvError(path, 1, f"column '{name}' is not a name a template can use (letters, digits and _)")
             if name in columns[:i]:
                 raise CsvError(path, 1, f"column name '{name}' appears twice in the header")
-        rows = []
+        cells = io.StringIO()
+        rows = widest = 0
+        width = len(columns)
         for row in reader:
             if not row:  # blank line
                 continue
-            if len(row) != len(columns):
-                raise CsvError(path, reader.line_num, f"row has {len(row)} fields, the header has {len(columns)}")
-            rows.append(tuple(row))
+            if len(row) != width:
+                raise CsvError(path, reader.line_num, f"row has {len(row)} fields, the header has {width}")
+            line = "\0".join(row)
+            cells.write(line)
+            cells.write("\0")
+            rows += 1
+            if len(line) > widest:
+                widest = len(line)
+        del text
     except FileReadError as e:
         raise CsvError(path, 0, e.message) from None
     except UnicodeDecodeError as e:
@@ -69,4 +86,5 @@ def read_csv(path: Path) -> CsvTable:
         raise CsvError(path, 0, f"is not valid CSV ({e})") from None
     if not rows:
         raise CsvError(path, 0, "has a header but no rows")
-    return CsvTable(columns=columns, rows=tuple(rows))
+    text = cells.getvalue()
+    return CsvTable(columns=columns, cells=text, rows=rows, widest=widest * (1 if text.isascii() else 4))

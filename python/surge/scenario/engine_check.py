@@ -37,15 +37,15 @@ def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
     problems: list[Problem] = []
     for name, plan in compiled.plans():
         errors = json.loads(validate_plan(json.dumps(plan)))
-        phases = _phases(f, name)
+        phases = plan_phases(f, name)
         for error in errors:
             field, message = plan_error(error, plan)
             problems.append(Problem(file_path(f, phases, _parts(field)), message))
     return problems
 
 
-def _phases(f: ScenarioFile, plan_name: str) -> list[tuple[Path, str, Phase]]:
-    """_phases are the phases one plan's scenarios come from, in the plan's order."""
+def plan_phases(f: ScenarioFile, plan_name: str) -> list[tuple[Path, str, Phase]]:
+    """plan_phases are the phases one plan's scenarios come from, in the plan's order."""
     if plan_name == "main":
         return [(p, n, s) for p, n, s in f.phases() if p[0] == "scenarios"]
     return [(p, n, s) for p, n, s in f.phases() if p == (plan_name,)]

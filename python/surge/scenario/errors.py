@@ -21,6 +21,7 @@ except ImportError:  # the compiled engine is absent (pure-Python use): same int
             super().__init__(f"{where}: {message}")
             self.where = where
             self.message = message
+            self.lines = [f"{where}: {message}"]
 
 
 def key_path(path: Path) -> str:
@@ -61,7 +62,8 @@ class Problem:
 
 class ScenarioError(BadInput):
     """ScenarioError: a scenario file or model is invalid; ``problems`` lists every mistake
-    and ``str()`` gives one line per mistake (the first ``MAX_PROBLEMS``, then how many more).
+    and ``lines`` (``str()`` joins them) one line per mistake (the first ``MAX_PROBLEMS``, then how
+    many more).
     It is a ``surge.errors.BadInput`` (exit code 2)."""
 
     def __init__(self, problems: Sequence[Problem], file: str | None = None) -> None:
@@ -71,6 +73,7 @@ class ScenarioError(BadInput):
             lines.append(f"{file or 'scenario'}: {len(self.problems) - MAX_PROBLEMS:,} more mistakes not listed "
                          "(fix these first)")
         super().__init__(file or "scenario", "\n".join(lines))
+        self.lines = lines
         self.text = "\n".join(lines)
 
     def __str__(self) -> str:

@@ -254,7 +254,7 @@ class _Composer:
         first = top.first_line.get(key)
         if first is not None:
             self.doc.duplicates.append((path, line, first))
-        top.first_line[key] = line
+        top.first_line.setdefault(key, line)
         self.doc.lines[path] = line
 
     def add(self, top: _Frame, value: Any, size: int, height: int, event: Any) -> None:
@@ -342,6 +342,9 @@ class _Composer:
                 raise YamlSyntaxError(line, f"'{_clip(text)}' is not true or false", path)
             return value
         if tag in (_INT, _FLOAT):
+            if ":" in text:
+                raise YamlSyntaxError(line, f"'{_clip(text)}' is not a number: base-60 numbers (1:30) are not "
+                                            "read as numbers; write the number itself", path)
             if len(text) > MAX_NUMBER_DIGITS:
                 raise YamlSyntaxError(line, f"a number of {len(text):,} characters: numbers may have at most "
                                             f"{MAX_NUMBER_DIGITS} (quote it to make it text)", path)
@@ -363,7 +366,9 @@ def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
         return _STR
     for tag, rx in _RESOLVERS.get(value[0] if value else "", []) + _WILDCARD:
         if rx.match(value):
-            return tag
+            # YAML 1.1's base-60 numbers (190:20:30 is 685,230) stay text, as in YAML 1.2: a
+            # number must be written as one, and a key that wants one says so with FILE:LINE.
+            return _STR if tag in (_INT, _FLOAT) and ":" in value else tag
     return _STR
 
 

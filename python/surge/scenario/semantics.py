@@ -126,10 +126,10 @@ class _Checker:
         for vname, (vpath, seen) in visible.items():
             if isinstance(seen, Csv) and seen.pick == "unique":
                 table = self.tables.get(id(seen))
-                if table is not None and self._uses(phase, name, vname) and phase.executor.peak_vus() > len(table.rows):
+                if table is not None and self._uses(phase, name, vname) and phase.executor.peak_vus() > table.rows:
                     self.add((*vpath, "pick"), f"pick: unique needs a row per VU: {label} runs up to "
                                                f"{phase.executor.peak_vus()} VUs but {seen.file} has "
-                                               f"{len(table.rows)} rows")
+                                               f"{table.rows} rows")
 
     def _uses(self, phase: Phase, name: str, variable: str) -> bool:
         texts = list(self.f.defaults.headers.values())

@@ -15,6 +15,7 @@
 //! {"name": "rid",   "type": "uuid"}
 //! {"name": "tag",   "type": "random-string", "length": 12, "alphabet": "abc123"}
 //! {"name": "user",  "type": "rows", "columns": ["id", "email"], "rows": [["1", "a@x"]], "pick": "unique"}
+//! {"name": "user",  "type": "rows", "columns": ["id", "email"], "cells": "1\u0000a@x\u0000"}
 //! {"name": "task",  "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.2}
 //! {"name": "token", "type": "constant", "value": "abc"}
 //! {"name": "temp",  "type": "decimal", "min": 20, "max": 35, "decimals": 1}
@@ -337,7 +338,7 @@ impl VariableSet {
                         }
                     }
                 }
-                Kind::Rows { cells, columns, rows, pick } => {
+                Kind::Rows { table, columns, rows, pick } => {
                     let row = match (pick, cursor) {
                         (RowPick::Sequential, Cursor::Rows { next, stride }) => {
                             let row = *next;
@@ -363,8 +364,8 @@ impl VariableSet {
                         let Some(slot) = slots.get_mut(var.slot + column) else {
                             break;
                         };
-                        let cell = row.and_then(|_| cells.get(start + column));
-                        set(slot, cell.map_or(&[][..], |c| c));
+                        let cell = row.and_then(|_| table.get(start + column));
+                        set(slot, cell.unwrap_or_default());
                     }
                 }
                 Kind::Pool { id, pick, s } => {
@@ -623,6 +624,26 @@ mod tests {
             let set = rows_set("sequential", *rows);
             let mut state = set.thread_state(ThreadShare { index: *index, count: *count }, 0);
             assert_eq!(draws(&set, &mut state, want.len()), *want, "{rows} rows, thread {index}/{count}");
+        }
+    }
+
+    #[test]
+    fn cells_draw_as_rows_do() {
+        let cells: String =
+            (0..7).map(|i| format!("{i}\\u0000{}\\u0000", if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
+        let rows: Vec<String> =
+            (0..7).map(|i| format!(r#"["{i}", "{}"]"#, if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
+        let head = r#"{"name": "user", "type": "rows", "columns": ["id", "email"], "pick": "sequential""#;
+        let by_cells = compile(&format!(r#"[{head}, "cells": "{cells}"}}]"#));
+        let by_rows = compile(&format!(r#"[{head}, "rows": [{}]}}]"#, rows.join(",")));
+        let (mut a, mut b) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
+        let (mut sa, mut sb) =
+            (by_cells.thread_state(ThreadShare::SINGLE, 0), by_rows.thread_state(ThreadShare::SINGLE, 0));
+        for i in 0..15 {
+            ok(by_cells.draw(&mut sa, 0, &pools(), &mut a), "draw");
+            ok(by_rows.draw(&mut sb, 0, &pools(), &mut b), "draw");
+            assert_eq!(a, b, "draw {i}");
+            assert_eq!(a[0], (i % 7).to_string().into_bytes());
         }
     }
 

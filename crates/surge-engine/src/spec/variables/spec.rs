@@ -86,8 +86,14 @@ pub enum VariableSpec {
         name: String,
         /// columns names each cell of a row.
         columns: Vec<String>,
-        /// rows are the data, each with one cell per column.
+        /// rows are the data, each with one cell per column (empty when `cells` gives them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         rows: Vec<Vec<String>>,
+        /// cells, if given, is the table in one string instead of `rows`: every cell in row
+        /// order, each followed by a NUL character (so no cell may hold one). A large table
+        /// costs one string here instead of a list per row.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cells: Option<String>,
         /// pick says which row an iteration gets (default sequential).
         #[serde(default)]
         pick: RowPick,
@@ -225,12 +231,64 @@ pub(super) enum Kind {
     Choice { values: Box<[Box<[u8]>]>, weights: Option<WeightedIndex<f64>> },
     Uuid,
     RandomString { length: usize, alphabet: Alphabet, index: Uniform<usize> },
-    Rows { cells: Box<[Box<[u8]>]>, columns: usize, rows: usize, pick: RowPick },
+    Rows { table: Table, columns: usize, rows: usize, pick: RowPick },
     Pool { id: usize, pick: PoolPick, s: f64 },
     Constant(Box<[u8]>),
     Decimal { dist: Uniform<f64>, decimals: usize },
     Vu,
     Timestamp(TimeUnit),
+}
+
+/// Table is the cells of a rows variable in one buffer: cell `i` is `data[start..ends[i]]`,
+/// where `start` is one past the previous cell's end (0 for the first); one allocation for
+/// the bytes and four bytes a cell, however many rows, shared by every thread.
+#[derive(Clone, Debug)]
+pub(super) struct Table {
+    data: Box<[u8]>,
+    ends: Box<[u32]>,
+}
+
+impl Table {
+    /// MAX_BYTES is the most a table may hold (its offsets are 32-bit).
+    const MAX_BYTES: usize = u32::MAX as usize;
+
+    /// from_cells copies `cells` into one buffer, each cell followed by a separator byte;
+    /// None when they pass MAX_BYTES.
+    fn from_cells<'a>(cells: impl IntoIterator<Item = &'a str>) -> Option<Table> {
+        let mut data = Vec::new();
+        let mut ends = Vec::new();
+        for cell in cells {
+            data.extend_from_slice(cell.as_bytes());
+            ends.push(u32::try_from(data.len()).ok()?);
+            data.push(0);
+        }
+        (data.len() <= Self::MAX_BYTES).then(|| Table { data: data.into(), ends: ends.into() })
+    }
+
+    /// from_separated takes `text` whose cells each end with a NUL (the `cells` form):
+    /// None when it passes MAX_BYTES or does not end with a NUL.
+    fn from_separated(text: &str) -> Option<Table> {
+        if text.len() > Self::MAX_BYTES || !(text.is_empty() || text.ends_with('\0')) {
+            return None;
+        }
+        let ends = text.bytes().enumerate().filter(|&(_, b)| b == 0).map(|(i, _)| i as u32).collect();
+        Some(Table { data: text.as_bytes().into(), ends })
+    }
+
+    /// len is the number of cells.
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// get is cell `i`, or None past the last.
+    pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends[before] as usize + 1,
+            None => 0,
+        };
+        self.data.get(start..end)
+    }
 }
 
 /// is_word reports whether `s` is non-empty ASCII letters, digits and `_`.
@@ -316,7 +374,9 @@ pub(super) fn compile_kind(spec: &VariableSpec, pools: &Pools, errors: &mut Erro
                 if alphabet.is_ascii() { Alphabet::Ascii(alphabet.as_bytes().into()) } else { Alphabet::Chars(chars) };
             Kind::RandomString { length: *length as usize, alphabet, index }
         }
-        VariableSpec::Rows { columns, rows, pick, .. } => compile_rows(columns, rows, *pick, errors)?,
+        VariableSpec::Rows { columns, rows, cells, pick, .. } => {
+            compile_rows(columns, rows, cells.as_deref(), *pick, errors)?
+        }
         VariableSpec::Pool { pool, pick, s, .. } => {
             let id = pools.id(pool);
             if id.is_none() {
@@ -388,8 +448,15 @@ fn compile_weights(values: usize, weights: &[f64], errors: &mut Errors<'_>) -> O
     }
 }
 
-/// compile_rows validates a rows variable's table and flattens its cells.
-fn compile_rows(columns: &[String], rows: &[Vec<String>], pick: RowPick, errors: &mut Errors<'_>) -> Option<Kind> {
+/// compile_rows validates a rows variable's table (given as `rows`, or as `cells` when that
+/// is set) and flattens its cells into one [`Table`].
+fn compile_rows(
+    columns: &[String],
+    rows: &[Vec<String>],
+    cells: Option<&str>,
+    pick: RowPick,
+    errors: &mut Errors<'_>,
+) -> Option<Kind> {
     let before = errors.list.len();
     if columns.is_empty() {
         errors.add("columns", "must name at least one column");
@@ -404,23 +471,55 @@ fn compile_rows(columns: &[String], rows: &[Vec<String>], pick: RowPick, errors:
             errors.add(&format!("columns[{i}]"), format!("duplicate column '{column}'"));
         }
     }
-    if rows.is_empty() {
+    let table = match cells {
+        Some(text) => {
+            if !rows.is_empty() {
+                errors.add("cells", "cannot be given beside rows (give the table one way)");
+            }
+            let table = Table::from_separated(text);
+            if table.is_none() {
+                errors.add("cells", "must be at most 4 GiB, each cell followed by a NUL character");
+            }
+            table
+        }
+        None => {
+            let bad: Vec<usize> =
+                rows.iter().enumerate().filter(|(_, r)| r.len() != columns.len()).map(|(i, _)| i).collect();
+            for &i in bad.iter().take(ROW_ERRORS_MAX) {
+                errors.add(
+                    &format!("rows[{i}]"),
+                    format!(
+                        "has {} cells, expected {} (one per column: {})",
+                        rows[i].len(),
+                        columns.len(),
+                        columns.join(", ")
+                    ),
+                );
+            }
+            if bad.len() > ROW_ERRORS_MAX {
+                errors.add("rows", format!("{} more rows have the wrong number of cells", bad.len() - ROW_ERRORS_MAX));
+            }
+            let table = Table::from_cells(rows.iter().flatten().map(String::as_str));
+            if table.is_none() {
+                errors.add("rows", "must hold at most 4 GiB");
+            }
+            table
+        }
+    };
+    let table = table?;
+    let count = table.len().checked_div(columns.len()).unwrap_or(0);
+    if count == 0 {
         errors.add("rows", "must have at least one row");
-    }
-    let bad: Vec<usize> = rows.iter().enumerate().filter(|(_, r)| r.len() != columns.len()).map(|(i, _)| i).collect();
-    for &i in bad.iter().take(ROW_ERRORS_MAX) {
+    } else if cells.is_some() && count * columns.len() != table.len() {
         errors.add(
-            &format!("rows[{i}]"),
-            format!("has {} cells, expected {} (one per column: {})", rows[i].len(), columns.len(), columns.join(", ")),
+            "cells",
+            format!("holds {} cells, not a whole number of rows of {} columns", table.len(), columns.len()),
         );
-    }
-    if bad.len() > ROW_ERRORS_MAX {
-        errors.add("rows", format!("{} more rows have the wrong number of cells", bad.len() - ROW_ERRORS_MAX));
     }
     if errors.list.len() != before {
         return None;
     }
-    Some(Kind::Rows { cells: bytes_list(rows.iter().flatten()), columns: columns.len(), rows: rows.len(), pick })
+    Some(Kind::Rows { table, columns: columns.len(), rows: count, pick })
 }
 
 #[cfg(test)]
@@ -451,6 +550,7 @@ mod tests {
                 name: "user".into(),
                 columns: vec!["id".into(), "email".into()],
                 rows: vec![vec!["1".into(), "a@x".into()]],
+                cells: None,
                 pick: RowPick::Unique
             }
         );
@@ -537,6 +637,16 @@ mod tests {
                 ],
             ),
             (
+                r#"{"name": "r", "type": "rows", "columns": ["a", "b"], "cells": "1\u00002\u00003\u0000"}"#,
+                &[("v[0].cells", "holds 3 cells, not a whole number of rows of 2 columns")],
+            ),
+            (r#"{"name": "r", "type": "rows", "columns": ["a"], "cells": "1\u00002"}"#, &[("v[0].cells", "NUL")]),
+            (r#"{"name": "r", "type": "rows", "columns": ["a"], "cells": ""}"#, &[("v[0].rows", "at least one row")]),
+            (
+                r#"{"name": "r", "type": "rows", "columns": ["a"], "rows": [["1"]], "cells": "1\u0000"}"#,
+                &[("v[0].cells", "beside rows")],
+            ),
+            (
                 r#"{"name": "p", "type": "pool", "pool": "nope"}"#,
                 &[("v[0].pool", "unknown pool 'nope' (pools: empty, ids)")],
             ),
@@ -578,8 +688,13 @@ mod tests {
     #[test]
     fn too_many_bad_rows_are_summarized() {
         let rows: Vec<Vec<String>> = (0..25).map(|_| vec!["x".to_string()]).collect();
-        let spec =
-            VariableSpec::Rows { name: "r".into(), columns: vec!["a".into(), "b".into()], rows, pick: RowPick::Random };
+        let spec = VariableSpec::Rows {
+            name: "r".into(),
+            columns: vec!["a".into(), "b".into()],
+            rows,
+            cells: None,
+            pick: RowPick::Random,
+        };
         let errors = VariableSet::compile(&[spec], "v", &pools()).err().unwrap_or_default();
         assert_eq!(errors.len(), ROW_ERRORS_MAX + 1, "{errors:?}");
         assert_eq!(errors[ROW_ERRORS_MAX].message, "15 more rows have the wrong number of cells");
