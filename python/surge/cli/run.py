@@ -81,27 +81,27 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             _write_junit(junit, recorder, doc, outcome, error=doc["error"])
             _finish_record(recorder, outcome, doc, quiet)
         raise
-    # Once the engine has returned, a stop signal waits for the results to be printed.
+    # Once the engine has returned, a stop signal waits for the results to be recorded and printed.
     with signals.deferred():
         from surge.diagnosis.attach import attach_diagnosis
 
         attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
-        if json_output:
-            # A URL run's document is the engine's as it is (less per-interval histograms, secrets
-            # masked): no need to load and validate the result models on this path.
-            doc = _document(outcome, url_plan)
-            sys.stdout.write(json.dumps(doc) + "\n")
-            sys.stdout.flush()
-        else:
-            if not quiet:
-                _print_summary(outcome, compiled, url_plan)
-            doc = _document(outcome, url_plan)  # drops the per-interval histograms: after the summary
-        if after_summary is not None:
-            after_summary(outcome)
+        # The record is complete before anything is printed: a print that fails or blocks (a
+        # closed pipe, a full disk) costs the output, never the record (surge.streams).
+        doc = _document(outcome, url_plan)  # masked, without the per-interval histograms
         if on_document is not None:
             on_document(doc)
         _write_junit(junit, recorder, doc, outcome)
-        _finish_record(recorder, outcome, doc, quiet)
+        _finish_record(recorder, outcome, doc, quiet=True)
+        if json_output:
+            sys.stdout.write(json.dumps(doc) + "\n")
+            sys.stdout.flush()
+        elif not quiet:
+            _print_summary(outcome, compiled, url_plan)
+        if after_summary is not None:
+            after_summary(outcome)
+        if recorder is not None and not quiet:
+            _say_where(recorder)
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
 
 
@@ -179,7 +179,12 @@ def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict
         return
     recorder.finish(doc, interrupted=outcome.interrupted_in is not None or signals.received() is not None)
     if not quiet:
-        print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
+        _say_where(recorder)
+
+
+def _say_where(recorder: RecordWriter) -> None:
+    """_say_where names the run's results directory on stderr (``results: DIR``)."""
+    print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
 
 
 def check_junit(junit: str | None) -> Path | None:
