@@ -80,6 +80,20 @@ def main(argv: list[str] | None = None) -> None:
     streams.install()
     signals.install()
     try:
+        code = _command(argv)
+    except KeyboardInterrupt:  # a stop signal as the command ended: ``ending`` says it
+        code = exit_codes.OK
+    while True:
+        try:
+            sys.exit(ending(code))
+        except KeyboardInterrupt:  # a stop signal before ``ending`` deferred them: once more, saying it
+            continue
+
+
+def _command(argv: list[str] | None) -> int:
+    """_command runs the command ``argv`` names and returns its exit code, having said why on
+    stderr for every code but 0."""
+    try:
         code = app.main(args=argv, prog_name="surge", standalone_mode=False)
     except click.exceptions.Exit as e:
         code = e.exit_code
@@ -104,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     except SurgeError as e:
         error(str(e))
         code = exit_codes.RUN_FAILED
-    sys.exit(ending(code if isinstance(code, int) else 0))
+    return code if isinstance(code, int) else 0
 
 
 def ending(code: int) -> int:
