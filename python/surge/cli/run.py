@@ -78,8 +78,8 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             doc = _document(outcome, url_plan)
             if on_document is not None:
                 on_document(doc)
-            _write_junit(junit, recorder, doc, outcome, error=doc["error"])
             _finish_record(recorder, outcome, doc, quiet)
+            _write_junit(junit, recorder, doc, outcome, error=doc["error"])
         raise
     # Once the engine has returned, a stop signal waits for the results to be recorded and printed.
     with signals.deferred():
@@ -91,8 +91,8 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
         doc = _document(outcome, url_plan)  # masked, without the per-interval histograms
         if on_document is not None:
             on_document(doc)
-        _write_junit(junit, recorder, doc, outcome)
         _finish_record(recorder, outcome, doc, quiet=True)
+        _write_junit(junit, recorder, doc, outcome)  # after the record: a FIFO may keep it waiting
         if json_output:
             sys.stdout.write(json.dumps(doc) + "\n")
             sys.stdout.flush()
