@@ -153,10 +153,30 @@ def test_an_import_to_a_closed_pipe_is_recorded(tmp_path, history_db):
     assert history_row(history_db)["complete"] == 1
 
 
-def test_a_repeat_to_a_closed_pipe_is_recorded(fresh_target, tmp_path, history_db):
-    proc = start_into(closed_pipe, ["repeat", f"{fresh_target.url}/health", "-n", "2", "--requests", "20", "-c", "1",
-                                    "--out", "exp"], tmp_path)
+EXPERIMENTS = [
+    ("repeat", ["-n", "2", "--requests", "20", "-c", "1"]),
+    ("compare", ["--variant", "a", "--variant", "b", "-n", "1", "--requests", "20", "-c", "1"]),
+    ("sweep", ["--vus", "1,2", "-d", "1s", "--warmup", "0s"]),
+]
+"""EXPERIMENTS are experiments of two short runs each."""
+
+
+@pytest.mark.parametrize("kind, args", EXPERIMENTS, ids=[k for k, _ in EXPERIMENTS])
+def test_an_experiment_to_a_closed_pipe_is_recorded(fresh_target, tmp_path, history_db, kind, args):
+    proc = start_into(closed_pipe, [kind, f"{fresh_target.url}/health", *args, "--out", "exp"], tmp_path)
+    assert proc.returncode == exit_codes.OUTPUT_FAILED, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith(OUTPUT_FAILED_LINE + "Broken pipe"), proc.stderr
+    experiment = json.loads((tmp_path / "exp" / "experiment.json").read_text())
+    assert experiment["complete"] is True and len(experiment["runs"]) == 2 and experiment["analysis"]
+    assert (tmp_path / "exp" / "report.md").is_file()
+
+
+def test_stats_to_a_closed_pipe_is_recorded(fresh_target, tmp_path, history_db):
+    for _ in range(2):
+        run = start(["run", f"{fresh_target.url}/health", "-n", "20", "-c", "1", "--tag", "batch=pipe"], tmp_path)
+        assert run.returncode == 0, run.stderr
+    proc = start_into(closed_pipe, ["stats", "--tag", "batch=pipe", "--out", "exp"], tmp_path)
     assert proc.returncode == exit_codes.OUTPUT_FAILED, proc.stderr
     experiment = json.loads((tmp_path / "exp" / "experiment.json").read_text())
-    assert experiment["complete"] is True and len(experiment["runs"]) == 2
+    assert experiment["complete"] is True and len(experiment["runs"]) == 2 and experiment["analysis"]
     assert (tmp_path / "exp" / "report.md").is_file()
