@@ -203,13 +203,14 @@ def check_junit(junit: str | None) -> Path | None:
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
                   target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
                   results: Path | None = None, db: str | None = None,
-                  plan: PlanLike | None = None, keep_meta: bool = False) -> RecordWriter | None:
+                  plan: PlanLike | None = None, keep_meta: bool = False, lock: bool = True) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
     ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
     (with the user's ``tags``), recording into the history ``db`` names too (--db). With
     --no-save: None, or with ``keep_meta`` (an experiment's run, whose entry is made of its
     ``meta``) a RecordWriter that writes nothing, neither directory nor history. ``plan``'s
-    heading is kept (``meta.plan``) for ``surge show``."""
+    heading is kept (``meta.plan``) for ``surge show``. ``lock`` False leaves ``out`` unlocked
+    (an experiment's run, inside the experiment's locked directory)."""
     if no_save and not keep_meta:
         return None
     from datetime import datetime, timezone
@@ -221,7 +222,7 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
     history = None if no_save else open_run_history(db)
     name = name or run_name(target, scenario_file)
     directory = None if no_save else create_directory(out, name, datetime.now(timezone.utc),
-                                                      results or Path(RESULTS_DIR))
+                                                      results or Path(RESULTS_DIR), lock=lock)
     recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags,
                             history=history)
     if plan is not None:

@@ -73,7 +73,8 @@ def lock_directory(path: Path, flag: str) -> None:
     _locked.append(fd)
 
 
-def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR)) -> Path:
+def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR), *,
+                     lock: bool = True) -> Path:
     """create_directory makes the record's directory: ``out`` (created if missing, locked for the
     process's life, refused when it holds another record or another process writes it), or a new
     ``<base>/<yyyymmdd-HHMMSS>-<name>`` (base ``results``; ``-2``, ``-3``... when two runs share
@@ -84,7 +85,8 @@ def create_directory(out: str | None, name: str, started: datetime, base: Path =
             Path(out).mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise BadInput("--out", f"cannot create {out}: {e.strerror or e}") from None
-        lock_directory(Path(out), "--out")
+        if lock:  # (not an experiment's run: its folder is inside the experiment's, locked already)
+            lock_directory(Path(out), "--out")
         check_out(out)  # again under the lock: another run may have finished there since
         return Path(out)
     base = base / f"{started.strftime('%Y%m%d-%H%M%S')}-{name}"
