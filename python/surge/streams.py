@@ -17,6 +17,7 @@ import codecs
 import errno
 import io
 import os
+import select
 import sys
 import unicodedata
 from typing import IO
@@ -60,8 +61,8 @@ _failure: str | None = None
 
 
 def failure() -> str | None:
-    """failure is why printing to stdout failed (``stdout: Broken pipe``), or None while every
-    write succeeded."""
+    """failure is why printing to stdout failed (``cannot write to stdout: Broken pipe``), or
+    None while every write succeeded."""
     return _failure
 
 
@@ -72,9 +73,10 @@ def reset() -> None:
 
 
 class GuardedWriter(io.RawIOBase):
-    """GuardedWriter writes to the file descriptor ``fd`` (None: the caller closed it) and never
-    raises: with ``report`` (stdout) the first failure is remembered (``failure``), and after a
-    failure every write is discarded, as if it had been written."""
+    """GuardedWriter writes to the file descriptor ``fd`` (``closed``: the caller had closed it,
+    and /dev/null holds its number: every write fails) and never raises: with ``report``
+    (stdout) the first failure is remembered (``failure``), and after a failure every write is
+    discarded, as if it had been written. A descriptor left non-blocking is waited on."""
 
     def __init__(self, fd: int, *, closed: bool, report: bool, name: str) -> None:
         super().__init__()
@@ -115,6 +117,9 @@ class GuardedWriter(io.RawIOBase):
             try:
                 done += os.write(self._fd, view[done:])
             except InterruptedError:
+                continue
+            except BlockingIOError:  # a non-blocking descriptor (set so by another process): wait for room
+                select.select([], [self._fd], [])
                 continue
             except OSError as e:
                 self._fail(f"cannot write to {self._name}: {e.strerror or errno.errorcode.get(e.errno or 0, e)}")
