@@ -10,6 +10,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -93,15 +94,27 @@ def test_a_run_waiting_for_a_locked_history_says_so_and_times_only_itself(fresh_
     proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-n", "20", "-c", "1",
                              "--out", "rec"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        time.sleep(2.5)  # the run waits for the lock, and says so after a second
+        # The run waits for the lock, and says so after a second; then the lock is let go.
+        wait_for(proc, lambda: any(line.startswith("surge: waiting for the history") for line in lines))
         released = time.time()
         holder.execute("COMMIT")
-        _, stderr = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        reader.join(timeout=60)
     finally:
         holder.close()
         if proc.poll() is None:
             proc.kill()
+    stderr = "".join(lines)
     assert proc.returncode == 0, stderr
     assert f"surge: waiting for the history {history_db}: another process holds its lock" in stderr.splitlines()
     summary = json.loads((tmp_path / "rec" / "summary.json").read_text())
