@@ -97,3 +97,44 @@ def test_a_junit_path_that_cannot_be_written_is_refused_before_the_run(fresh_tar
     assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith("surge: error: --junit: ")
     assert message in run.stderr
     assert fresh_target.received() == 0
+
+
+def _symlink(tmp_path):
+    (tmp_path / "real.xml").write_text("old")
+    (tmp_path / "link.xml").symlink_to("real.xml")
+    return tmp_path / "link.xml", tmp_path / "real.xml"
+
+
+def _regular(tmp_path):
+    path = tmp_path / "verdicts.xml"
+    path.write_text("old")
+    path.chmod(0o640)
+    return path, path
+
+
+@pytest.mark.parametrize("make", [_symlink, _regular], ids=["symlink", "regular file"])
+def test_junit_replaces_only_a_regular_file_and_follows_a_symlink(fresh_target, tmp_path, make):
+    given, written = make(tmp_path)
+    mode = written.stat().st_mode
+    run = surge("run", f"{fresh_target.url}/health", "-n", "3", "-c", "1", "--no-save", "--junit", str(given))
+    assert run.code == 0, run.stderr
+    assert given.is_symlink() == (given != written)  # a symlink stays a symlink, its target is written
+    assert cases(written)[0].name == "surge run"
+    assert written.stat().st_mode == mode  # a replaced file keeps its permissions
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({given.name, written.name})  # no temporary left
+
+
+def test_junit_into_a_fifo_writes_into_it_never_replaces_it(fresh_target, tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "verdicts.xml"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    run = surge("run", f"{fresh_target.url}/health", "-n", "3", "-c", "1", "--no-save", "--junit", str(fifo))
+    reader.join(timeout=60)
+    assert run.code == 0, run.stderr
+    assert fifo.is_fifo()
+    assert received and b'<testsuite name="surge run"' in received[0]

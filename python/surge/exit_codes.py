@@ -23,6 +23,12 @@ UNREACHABLE = 3
 """UNREACHABLE: the run measured nothing: the target was never reached (DNS failure,
 refused, connect timeout), or the run ended before it sent anything."""
 
+OUTPUT_FAILED = 74
+"""OUTPUT_FAILED: the command completed (a run: its record complete) but its output could not
+be written to stdout (a closed pipe, a full disk, a closed stdout); sysexits' EX_IOERR. A run
+that ended with a code of its own (3, 99, 128 + signal) keeps that code; the line is printed
+either way."""
+
 THRESHOLDS_FAILED = 99
 """THRESHOLDS_FAILED: the run completed but a threshold failed (k6's convention)."""
 

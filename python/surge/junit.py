@@ -6,7 +6,11 @@ adds an ``error`` testcase. Secrets are masked (the names and messages pass thro
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -82,8 +86,38 @@ def junit_xml(name: str, document: dict[str, Any], verdicts: Iterable[Verdict], 
 
 def write_junit(path: Path, name: str, document: dict[str, Any], verdicts: Iterable[Verdict], *,
                 error: str | None = None) -> None:
-    """write_junit writes ``junit_xml`` to ``path`` in one step (a temporary file, then
-    os.replace); OSError is the caller's to report."""
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(junit_xml(name, document, verdicts, error=error), encoding="utf-8")
-    os.replace(temporary, path)
+    """write_junit writes ``junit_xml`` to ``path`` (``write_in_place``); OSError is the
+    caller's to report."""
+    write_in_place(path, junit_xml(name, document, verdicts, error=error))
+
+
+def write_in_place(path: Path, text: str) -> None:
+    """write_in_place writes ``text`` (UTF-8) where ``path`` says, replacing only what is a regular
+    file: a symlink is followed (its target is written, the link stays); a missing file or a
+    regular file is written in one step (a temporary file beside it, then os.replace: a reader
+    never sees half of it; a replaced file keeps its permissions); a FIFO or a device
+    (``/dev/stdout``) is written into, never replaced. Anything else (a socket) is an OSError."""
+    data = text.encode("utf-8")
+    try:
+        info = os.stat(path)  # through symlinks: /dev/stdout is whatever stdout is
+    except FileNotFoundError:
+        info = None
+    if info is not None and (stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)):
+        with open(path, "wb") as stream:
+            stream.write(data)
+        return
+    target = Path(os.path.realpath(path))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file, a FIFO or a device")
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~umask)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

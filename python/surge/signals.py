@@ -54,6 +54,17 @@ def _handle(signum: int, frame: FrameType | None) -> None:
     raise StopRequested(signum)
 
 
+def ignore() -> None:
+    """ignore ignores every stop signal from now on: surge's last step before it exits with its
+    code, so that a signal arriving during Python's own shutdown (which gives the signals their
+    default action back) cannot end the process without the line that says why."""
+    for sig in STOP_SIGNALS:
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except ValueError:
+            return
+
+
 def received() -> int | None:
     """received is the number of the first stop signal received, or None."""
     return _first

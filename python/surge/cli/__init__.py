@@ -18,7 +18,7 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 import click
 
-from surge import __version__, exit_codes, signals
+from surge import __version__, exit_codes, signals, streams
 from surge.cli.errors import error, say, usage_error
 from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 
@@ -75,8 +75,24 @@ def app() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """main is the ``surge`` console entry point: one-line errors (secrets masked), documented
-    exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results."""
+    exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results; stdout and stderr
+    guarded (``surge.streams``): a failed print costs neither the run nor its record."""
+    streams.install()
     signals.install()
+    try:
+        code = _command(argv)
+    except KeyboardInterrupt:  # a stop signal as the command ended: ``ending`` says it
+        code = exit_codes.OK
+    while True:
+        try:
+            sys.exit(ending(code))
+        except KeyboardInterrupt:  # a stop signal before ``ending`` deferred them: once more, saying it
+            continue
+
+
+def _command(argv: list[str] | None) -> int:
+    """_command runs the command ``argv`` names and returns its exit code, having said why on
+    stderr for every code but 0."""
     try:
         code = app.main(args=argv, prog_name="surge", standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -102,4 +118,28 @@ def main(argv: list[str] | None = None) -> None:
     except SurgeError as e:
         error(str(e))
         code = exit_codes.RUN_FAILED
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
+
+
+def ending(code: int) -> int:
+    """ending is the exit code surge ends with, given the command's ``code``, once its output
+    is flushed: a stop signal received and not yet said (one in the run's last milliseconds,
+    after its outcome was decided) is said and gives 128 + its number; else a failed write to
+    stdout is said and gives OUTPUT_FAILED when the command had no code of its own. From here
+    on stop signals are ignored: what is left is the exit."""
+    with signals.deferred():  # a first stop signal is recorded; a second ends a blocked flush
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError, KeyboardInterrupt):  # nothing more can be written
+            pass
+        late = signals.received()
+        if late is not None and code != signals.exit_code(late):
+            stop = exit_codes.stopped()
+            say(stop.reason)
+            code = stop.code
+        elif (failed := streams.failure()) is not None:
+            error(f"{failed}; the output is incomplete (a run's record is complete)")
+            if code == exit_codes.OK:
+                code = exit_codes.OUTPUT_FAILED
+        signals.ignore()
+    return code

@@ -5,7 +5,7 @@ a short open-model run (docs/experiments.md, "surge capacity")."""
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -133,8 +133,11 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
         result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(step_s)))
     if result is None:
         result = search.result("interrupted")
-    analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,
-                                 precision=fraction, step_s=step_s, cooldown_s=cooldown_s)
-    experiment.finish(analysis=analysis, findings=findings(analysis))
+    def analyse() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,
+                                     precision=fraction, step_s=step_s, cooldown_s=cooldown_s)
+        return analysis, findings(analysis)
+
+    experiment.conclude(analyse)
     report_experiment(experiment.document, json_output)
     finish(capacity_outcome(experiment.stopped, result, experiment.kept))

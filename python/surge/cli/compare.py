@@ -198,8 +198,8 @@ def _finish(experiment: ExperimentRecord, names: list[str], reference: str, alph
             loads: dict[str, float] | None, json_output: bool, cells: Cells | None = None) -> None:
     from surge.experiments.comparison import analyse
 
-    analysis, findings = analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads, cells=cells)
-    experiment.finish(analysis=analysis, findings=findings)
+    experiment.conclude(lambda: analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads,
+                                        cells=cells))
     report_experiment(experiment.document, json_output)
 
 

@@ -10,10 +10,9 @@ from typing import Optional
 import click
 
 from surge.cli.options import db_option
-from surge.errors import BadInput
 from surge.history import open_history
 from surge.history.experiments import KINDS, ExperimentRow, list_experiments
-from surge.history.queries import DEFAULT_LIMIT
+from surge.history.queries import DEFAULT_LIMIT, check_limit
 
 COLUMNS = ("id", "time (UTC)", "kind", "name", "runs", "complete", "directory")
 """COLUMNS are the columns of the experiments' table."""
@@ -32,8 +31,7 @@ def _cells(row: ExperimentRow) -> list[str]:
 @db_option
 def experiments_command(kind: Optional[str], limit: int, json_output: bool, db: Optional[str]) -> None:
     """List the experiments of the history, newest first (surge show ID prints one again)."""
-    if limit < 1:
-        raise BadInput("--limit", f"must be at least 1, got {limit}")
+    check_limit(limit)
     with open_history(db) as history:
         rows = list_experiments(history, kind=kind, limit=limit)
         path = history.path

@@ -10,9 +10,8 @@ import click
 
 from surge.cli.options import db_option
 from surge.tags import parse_tags
-from surge.errors import BadInput
 from surge.history import TOOLS, RunQuery, list_runs, open_history
-from surge.history.queries import DEFAULT_LIMIT
+from surge.history.queries import DEFAULT_LIMIT, check_limit
 from surge.history.since import parse_since
 
 
@@ -30,8 +29,7 @@ from surge.history.since import parse_since
 def history_command(name: Optional[str], tags: tuple[str, ...], tool: Optional[str], target: Optional[str],
                     since: Optional[str], limit: int, json_output: bool, db: Optional[str]) -> None:
     """List the runs of the history, newest first."""
-    if limit < 1:
-        raise BadInput("--limit", f"must be at least 1, got {limit}")
+    check_limit(limit)
     query = RunQuery(name=name, tool=tool, target=target, tags=tuple(parse_tags(tags).items()),
                      since=parse_since(since) if since is not None else None, limit=limit)
     with open_history(db) as history:

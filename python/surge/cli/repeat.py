@@ -116,7 +116,6 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
             runner.run_one(experiment, test, prepared, role=f"repeat {i}/{runs}", label=str(i))
     from surge.experiments.over_runs import analyse
 
-    analysis, findings = analyse(experiment.runs, cv_limit=limit)
-    experiment.finish(analysis=analysis, findings=findings)
+    experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
     report_experiment(experiment.document, json_output)
     finish(experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept))

@@ -78,30 +78,30 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
             doc = _document(outcome, url_plan)
             if on_document is not None:
                 on_document(doc)
-            _write_junit(junit, recorder, doc, outcome, error=doc["error"])
             _finish_record(recorder, outcome, doc, quiet)
+            _write_junit(junit, recorder, doc, outcome, error=doc["error"])
         raise
-    # Once the engine has returned, a stop signal waits for the results to be printed.
+    # Once the engine has returned, a stop signal waits for the results to be recorded and printed.
     with signals.deferred():
         from surge.diagnosis.attach import attach_diagnosis
 
         attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
-        if json_output:
-            # A URL run's document is the engine's as it is (less per-interval histograms, secrets
-            # masked): no need to load and validate the result models on this path.
-            doc = _document(outcome, url_plan)
-            sys.stdout.write(json.dumps(doc) + "\n")
-            sys.stdout.flush()
-        else:
-            if not quiet:
-                _print_summary(outcome, compiled, url_plan)
-            doc = _document(outcome, url_plan)  # drops the per-interval histograms: after the summary
-        if after_summary is not None:
-            after_summary(outcome)
+        # The record is complete before anything is printed: a print that fails or blocks (a
+        # closed pipe, a full disk) costs the output, never the record (surge.streams).
+        doc = _document(outcome, url_plan)  # masked, without the per-interval histograms
         if on_document is not None:
             on_document(doc)
-        _write_junit(junit, recorder, doc, outcome)
-        _finish_record(recorder, outcome, doc, quiet)
+        _finish_record(recorder, outcome, doc, quiet=True)
+        _write_junit(junit, recorder, doc, outcome)  # after the record: a FIFO may keep it waiting
+        if json_output:
+            sys.stdout.write(json.dumps(doc) + "\n")
+            sys.stdout.flush()
+        elif not quiet:
+            _print_summary(outcome, compiled, url_plan)
+        if after_summary is not None:
+            after_summary(outcome)
+        if recorder is not None and not quiet:
+            _say_where(recorder)
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
 
 
@@ -179,7 +179,12 @@ def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict
         return
     recorder.finish(doc, interrupted=outcome.interrupted_in is not None or signals.received() is not None)
     if not quiet:
-        print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
+        _say_where(recorder)
+
+
+def _say_where(recorder: RecordWriter) -> None:
+    """_say_where names the run's results directory on stderr (``results: DIR``)."""
+    print(f"results: {recorder.directory}", file=sys.stderr, flush=True)
 
 
 def check_junit(junit: str | None) -> Path | None:
@@ -198,13 +203,14 @@ def check_junit(junit: str | None) -> Path | None:
 def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
                   target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
                   results: Path | None = None, db: str | None = None,
-                  plan: PlanLike | None = None, keep_meta: bool = False) -> RecordWriter | None:
+                  plan: PlanLike | None = None, keep_meta: bool = False, lock: bool = True) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
     ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
     (with the user's ``tags``), recording into the history ``db`` names too (--db). With
     --no-save: None, or with ``keep_meta`` (an experiment's run, whose entry is made of its
     ``meta``) a RecordWriter that writes nothing, neither directory nor history. ``plan``'s
-    heading is kept (``meta.plan``) for ``surge show``."""
+    heading is kept (``meta.plan``) for ``surge show``. ``lock`` False leaves ``out`` unlocked
+    (an experiment's run, inside the experiment's locked directory)."""
     if no_save and not keep_meta:
         return None
     from datetime import datetime, timezone
@@ -216,7 +222,7 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
     history = None if no_save else open_run_history(db)
     name = name or run_name(target, scenario_file)
     directory = None if no_save else create_directory(out, name, datetime.now(timezone.utc),
-                                                      results or Path(RESULTS_DIR))
+                                                      results or Path(RESULTS_DIR), lock=lock)
     recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags,
                             history=history)
     if plan is not None:

@@ -92,7 +92,6 @@ def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, .
                                ExperimentRun(run.run_id, position, role, str(position)))
     from surge.experiments.over_runs import analyse
 
-    analysis, findings = analyse(experiment.runs, cv_limit=limit)
-    experiment.finish(analysis=analysis, findings=findings)
+    experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
     report_experiment(experiment.document, json_output)
     finish(Outcome(0))

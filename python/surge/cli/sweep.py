@@ -5,7 +5,7 @@ levels, a Universal Scalability Law fit (docs/experiments.md, "surge sweep")."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
@@ -105,8 +105,11 @@ def sweep_command(test: TestSpec, vus: Optional[str], rates: Optional[str], warm
     settler = Settler(test, drain_wait_s)
     with experiment.running():
         stopped_early = run_sweep(experiment, test, plan, prepared, done, settler)
-    analysis = analyse(plan, done, stopped_early, settler)
-    experiment.finish(analysis=analysis, findings=findings(analysis))
+    def analysed() -> tuple[Any, list[dict[str, Any]]]:
+        analysis = analyse(plan, done, stopped_early, settler)
+        return analysis, findings(analysis)
+
+    experiment.conclude(analysed)
     report_experiment(experiment.document, json_output)
     finish(sweep_outcome(experiment.stopped, len(done), len(loads),
                          any(d.level.figure("responses_per_s") for d in done), experiment.kept))

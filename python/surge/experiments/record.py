@@ -150,6 +150,20 @@ class ExperimentRecord:
                 self.history.close()
                 self.history = None
 
+    def conclude(self, analyse: Callable[[], tuple[Any, list[dict[str, Any]]]]) -> None:
+        """conclude runs ``analyse`` (the experiment's analysis and findings over its runs) and
+        ``finish``es the record with them: report.md always follows. A first stop signal during
+        the analysis lets it complete (it is recorded: the exit code names it); a second one
+        ends it, and the record is finished without an analysis, with the report of what ran."""
+        try:
+            with signals.deferred():
+                analysis, findings = analyse()
+        except KeyboardInterrupt:
+            self.stopped = self.stopped or signals.received() or signal.SIGINT
+            signals.note(self.stopped)
+            analysis, findings = None, []
+        self.finish(analysis=analysis, findings=findings)
+
     def _write_report(self) -> None:
         """_write_report writes report.md and its charts (docs/reports.md) into the experiment's
         directory from what it holds; a failure is one warning line."""

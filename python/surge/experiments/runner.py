@@ -98,7 +98,7 @@ def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun,
     out = experiment.run_directory(position, role)
     recorder = make_recorder(None if out is None else str(out), not experiment.save, test.target,
                              prepared.scenario_file, prepared.target_url, test.tag_dict, db=test.db,
-                             plan=prepared.heading, name=test.name(), keep_meta=True)
+                             plan=prepared.heading, name=test.name(), keep_meta=True, lock=False)
     assert recorder is not None  # keep_meta: a RecordWriter, writing nothing with --no-save
     recorder.meta["experiment"] = {"id": experiment.id, "kind": experiment.kind, "position": position, "role": role}
     documents: list[dict[str, Any]] = []

@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from surge.errors import BadInput
-from surge.history.connection import write
 from surge.history.figures import figures
 from surge.history.store import History
 
@@ -51,7 +50,7 @@ def set_baseline_runs(history: History, name: str, run_ids: list[str], experimen
         c.executemany("INSERT INTO baseline_runs (name, position, run_id) VALUES (?, ?, ?)",
                       [(name, i, run_id) for i, run_id in enumerate(run_ids, 1)])
 
-    write(history.conn, store)
+    history.write(store)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from surge.errors import BadInput
-from surge.history.connection import write
 from surge.history.queries import LAST
 from surge.history.store import History, normal_time
 from surge.redact import redact_document, redact_text
@@ -39,7 +38,7 @@ def begin_experiment(history: History, document: Mapping[str, Any]) -> None:
     """begin_experiment records an experiment as it starts, from its experiment.json document
     (incomplete, no runs yet), secrets masked (``surge.redact``)."""
     document = redact_document(document)
-    write(history.conn, lambda c: c.execute(
+    history.write(lambda c: c.execute(
         "INSERT INTO experiments (id, kind, name, parameters, started_at, ended_at, complete, directory, document) "
         "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
         (document["experiment_id"], document["kind"], document["name"], json.dumps(document["parameters"]),
@@ -60,14 +59,14 @@ def add_experiment_run(history: History, experiment_id: str, run: ExperimentRun,
                   (experiment_id, run.run_id, run.position, role, label, run.level, run.variant))
         c.execute("UPDATE experiments SET document = ? WHERE id = ?", (json.dumps(document), experiment_id))
 
-    write(history.conn, insert)
+    history.write(insert)
 
 
 def finish_experiment(history: History, document: Mapping[str, Any]) -> None:
     """finish_experiment records the experiment's end from its final experiment.json document:
     when it ended, whether it is complete, its analysis and findings, secrets masked."""
     document = redact_document(document)
-    write(history.conn, lambda c: c.execute(
+    history.write(lambda c: c.execute(
         "UPDATE experiments SET ended_at = ?, complete = ?, analysis = ?, findings = ?, document = ? WHERE id = ?",
         (normal_time(document.get("ended_at")), int(bool(document.get("complete"))),
          json.dumps(document.get("analysis")), json.dumps(document.get("findings")), json.dumps(document),

@@ -4,6 +4,7 @@ a newer surge (a version above ``len(MIGRATIONS)``) is refused, never changed.""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -121,6 +122,9 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
 ]
 """MIGRATIONS are the schema's steps in order: applying the first N gives schema version N."""
 
+_TABLES = re.findall(r"CREATE TABLE (\w+)", _V1 + _V2 + _V3 + _V4)
+"""_TABLES are the tables surge's schema creates."""
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """SCHEMA_VERSION is the history schema this surge writes."""
 
@@ -128,6 +132,31 @@ SCHEMA_VERSION = len(MIGRATIONS)
 class HistoryTooNew(BadInput):
     """HistoryTooNew: the database was written by a newer surge (its schema version is above
     SCHEMA_VERSION); it is left as it is."""
+
+
+class HistoryForeign(BadInput):
+    """HistoryForeign: the database is another program's (schema version 0, with a table of a
+    name surge's schema uses); it is left as it is."""
+
+
+def check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """check_ours reads (never writes) the database at ``path`` before anything is written to
+    it: HistoryTooNew when a newer surge wrote it, HistoryForeign when another program's tables
+    would collide with surge's (a version-0 database with other tables is adopted)."""
+    found = version(conn)
+    _check_version(found, path)
+    if found == 0:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        taken = sorted(names & set(_TABLES))
+        if taken:
+            raise HistoryForeign(str(path), f"not a surge history (it holds a table '{taken[0]}' of another "
+                                            "program): choose another database with --db")
+
+
+def _check_version(found: int, path: Path) -> None:
+    if found > SCHEMA_VERSION:
+        raise HistoryTooNew(str(path), f"history schema version {found} is newer than this surge reads "
+                                       f"({SCHEMA_VERSION}): upgrade surge, or choose another database with --db")
 
 
 def version(conn: sqlite3.Connection) -> int:
@@ -139,19 +168,14 @@ def migrate(conn: sqlite3.Connection, path: Path, *, upto: int = SCHEMA_VERSION)
     """migrate brings the database to schema ``upto`` (the latest by default) and returns its
     version; each process checks again inside the write lock, so processes opening a new
     database together apply each step once. HistoryTooNew when the database is newer."""
-    def check(found: int) -> None:
-        if found > SCHEMA_VERSION:
-            raise HistoryTooNew(str(path), f"history schema version {found} is newer than this surge reads "
-                                           f"({SCHEMA_VERSION}): upgrade surge, or choose another database with --db")
-
     found = version(conn)
-    check(found)
+    _check_version(found, path)
     if found >= upto:
         return found
 
     def apply(c: sqlite3.Connection) -> int:
         current = version(c)
-        check(current)
+        _check_version(current, path)
         for number in range(current, upto):
             MIGRATIONS[number](c)
         c.execute(f"PRAGMA user_version = {max(current, upto)}")

@@ -18,6 +18,18 @@ from surge.record.writer import iso_utc
 DEFAULT_LIMIT = 20
 """DEFAULT_LIMIT is how many runs ``surge history`` lists unless told."""
 
+MAX_LIMIT = 1_000_000_000
+"""MAX_LIMIT bounds ``--limit`` (SQLite's integers end at 2**63 - 1)."""
+
+
+def check_limit(limit: int) -> int:
+    """check_limit is ``--limit`` when it is from 1 to MAX_LIMIT; BadInput naming it otherwise."""
+    if limit < 1:
+        raise BadInput("--limit", f"must be at least 1, got {limit:,}" if limit > -10**30 else "must be at least 1")
+    if limit > MAX_LIMIT:
+        raise BadInput("--limit", f"must be at most {MAX_LIMIT:,}" + (f", got {limit:,}" if limit < 10**30 else ""))
+    return limit
+
 LAST = "last"
 """LAST names the newest run of the history where a RUN is expected."""
 

@@ -31,7 +31,11 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     """parse_since is the UTC time ``--since`` names; BadInput when it is neither a time nor a duration."""
     seconds = _duration_s(text)
     if seconds is not None:
-        return (now or datetime.now(timezone.utc)) - timedelta(seconds=seconds)
+        try:
+            return (now or datetime.now(timezone.utc)) - timedelta(seconds=seconds)
+        except (OverflowError, ValueError):  # further back than year 1, or not a number of seconds
+            raise BadInput("--since", f"'{text}' reaches back before the year 1 (give a shorter duration, or a date)"
+                           ) from None
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from surge.errors import BadInput
-from surge.history.connection import connect, write
+from surge.history.connection import BUSY_TIMEOUT_MS, connect, is_busy, write
 from surge.history.figures import FIGURES, figures, has_result, verdict
 from surge.history.location import history_path
-from surge.history.migrations import migrate
+from surge.history.migrations import check_ours, migrate
 from surge.redact import masked_lines, redact_document, redact_text
 
 DEFAULT_TOOL = "surge"
@@ -64,8 +65,11 @@ class History:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._pending: list[Callable[[sqlite3.Connection], None]] = []
+        self.waited = False
+        """waited: a write had to wait for another process's lock (and said so on stderr)."""
         try:
-            self.conn = connect(path)
+            self.conn = connect(path, check=lambda c: check_ours(c, path))
         except (sqlite3.Error, OSError) as e:
             raise HistoryUnavailable(str(path), f"cannot open the history: {_why(e)}") from None
         try:
@@ -80,6 +84,42 @@ class History:
     def close(self) -> None:
         """close closes the connection."""
         self.conn.close()
+
+    def write(self, work: Callable[[sqlite3.Connection], Any]) -> None:
+        """write runs ``work`` in one transaction after the writes still pending (``add_interval``
+        without waiting), waiting as long as another process holds the lock, and says so on
+        stderr once it has waited a second."""
+        self._pending.append(work)
+        self._flush(wait=True)
+
+    def _flush(self, *, wait: bool) -> None:
+        """_flush writes the pending writes in one transaction; without ``wait``, only if the
+        lock is free now (else they stay pending: a run's interval never waits on the history)."""
+        pending = list(self._pending)
+
+        def work(c: sqlite3.Connection) -> None:
+            for step in pending:
+                step(c)
+
+        if wait:
+            write(self.conn, work, on_wait=self._waiting)
+        else:
+            self.conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                write(self.conn, work, retry_for_s=0)
+            except sqlite3.OperationalError as e:
+                if is_busy(e):
+                    return
+                raise
+            finally:
+                self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        del self._pending[:len(pending)]
+
+    def _waiting(self) -> None:
+        if not self.waited:
+            self.waited = True
+            print(redact_text(f"surge: waiting for the history {self.path}: another process holds its lock"),
+                  file=sys.stderr, flush=True)
 
     def __enter__(self) -> History:
         return self
@@ -106,19 +146,22 @@ class History:
             c.execute("INSERT INTO records (run_id, directory, summary, inputs_name, inputs) VALUES (?, ?, ?, ?, ?)",
                       (run_id, directory, json.dumps({"meta": dict(meta)}), inputs_name, inputs))
 
-        write(self.conn, insert)
+        self.write(insert)
 
     def add_interval(self, run_id: str, index: int, end_s: float, *, timeseries: str, hlog: str,
-                     hlog_start_unix_s: float) -> None:
+                     hlog_start_unix_s: float, wait: bool = True) -> None:
         """add_interval records one interval, committed at once: its timeseries.csv lines and its
-        latency.hlog line; the first one dates the log (``hlog_start_unix_s``)."""
+        latency.hlog line; the first one dates the log (``hlog_start_unix_s``). Without ``wait``
+        (a run's interval, in the engine's time), it is kept pending while another process holds
+        the lock, and written with the next write that gets it."""
         def insert(c: sqlite3.Connection) -> None:
             c.execute("INSERT OR REPLACE INTO intervals (run_id, idx, end_s, timeseries, hlog) VALUES (?, ?, ?, ?, ?)",
                       (run_id, index, end_s, timeseries, hlog))
             c.execute("UPDATE records SET hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) WHERE run_id = ?",
                       (hlog_start_unix_s, run_id))
 
-        write(self.conn, insert)
+        self._pending.append(insert)
+        self._flush(wait=wait)
 
     def finish(self, summary: Mapping[str, Any], *, hlog_start_unix_s: float | None = None) -> None:
         """finish records a run's final summary document (result and ``meta``): the figures as
@@ -131,14 +174,15 @@ class History:
         start = hlog_start_unix_s
 
         def update(c: sqlite3.Connection) -> None:
-            c.execute(f"UPDATE runs SET ended_at = ?, complete = ?, verdict = ?, "
+            c.execute(f"UPDATE runs SET started_at = ?, ended_at = ?, complete = ?, verdict = ?, "
                       f"{', '.join(f'{k} = ?' for k in FIGURES)} WHERE id = ?",
-                      (normal_time(meta.get("ended_at")), int(bool(meta.get("complete"))), verdict(summary),
+                      (normal_time(meta["started_at"]), normal_time(meta.get("ended_at")),
+                       int(bool(meta.get("complete"))), verdict(summary),
                        *found.values(), meta["run_id"]))
             c.execute("UPDATE records SET summary = ?, hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) "
                       "WHERE run_id = ?", (json.dumps(summary), start, meta["run_id"]))
 
-        write(self.conn, update)
+        self.write(update)
 
 
 def masked_inputs(name: str | None, inputs: str | None) -> str | None:

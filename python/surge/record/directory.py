@@ -1,8 +1,11 @@
 """Where a run's record goes: ``results/<UTC yyyymmdd-HHMMSS>-<name>/`` under the current
-directory, or the directory ``--out`` names."""
+directory, or the directory ``--out`` names: a new or empty one, never one that holds another
+record, and never one that another surge process is writing (it is locked while the run lasts)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 from datetime import datetime
 from pathlib import Path
@@ -32,14 +35,49 @@ def run_name(target: str, scenario_file: Path | None) -> str:
     return slug or "run"
 
 
+RECORD_FILES = ("experiment.json", "summary.json", "report.md", "report.html", "timeseries.csv", "latency.hlog",
+                "command.txt", "scenario.yaml", "runs", "charts")
+"""RECORD_FILES are the names a record (a run's or an experiment's) writes in its directory: an
+``--out`` holding any of them holds another record, and is refused."""
+
+_locked: list[int] = []
+"""_locked holds the descriptors of the directories this process locked, for its lifetime."""
+
+
 def check_out(out: str | None) -> None:
-    """check_out refuses an ``--out`` that exists and is not a directory, before the run."""
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
+    """check_out refuses, before the run, an ``--out`` that exists and is not a directory, or
+    that holds another record (a file of RECORD_FILES: the run would mix its files with that
+    record's, and an interrupted run would leave the old report beside its new summary)."""
+    if out is None or not Path(out).exists():
+        return
+    if not Path(out).is_dir():
         raise BadInput("--out", f"{out} exists and is not a directory")
+    held = next((name for name in RECORD_FILES if os.path.lexists(Path(out) / name)), None)
+    if held is not None:
+        what = "an experiment" if held in ("experiment.json", "runs") else "another run's record"
+        raise BadInput("--out", f"{out} holds {what} already ({held}): choose a new directory, or remove that one")
 
 
-def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR)) -> Path:
-    """create_directory makes the record's directory: ``out`` (created if missing), or a new
+def lock_directory(path: Path, flag: str) -> None:
+    """lock_directory takes, for the rest of this process's life, an exclusive lock on the
+    directory ``path`` (flock: the kernel releases it when the process ends, however it ends);
+    BadInput naming ``flag`` when another process holds it (two runs never write one directory)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise BadInput(flag, f"cannot open {path}: {e.strerror or e}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise BadInput(flag, f"{path} is being written by another surge process (choose another directory)") from None
+    _locked.append(fd)
+
+
+def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR), *,
+                     lock: bool = True) -> Path:
+    """create_directory makes the record's directory: ``out`` (created if missing, locked for the
+    process's life, refused when it holds another record or another process writes it), or a new
     ``<base>/<yyyymmdd-HHMMSS>-<name>`` (base ``results``; ``-2``, ``-3``... when two runs share
     a second)."""
     if out is not None:
@@ -48,6 +86,9 @@ def create_directory(out: str | None, name: str, started: datetime, base: Path =
             Path(out).mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise BadInput("--out", f"cannot create {out}: {e.strerror or e}") from None
+        if lock:  # (not an experiment's run: its folder is inside the experiment's, locked already)
+            lock_directory(Path(out), "--out")
+        check_out(out)  # again under the lock: another run may have finished there since
         return Path(out)
     base = base / f"{started.strftime('%Y%m%d-%H%M%S')}-{name}"
     for attempt in range(1, 1000):

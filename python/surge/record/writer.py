@@ -126,6 +126,9 @@ class RecordWriter:
         # directory does not stop the history.
         self._to_history(lambda h: h.begin(self.meta, directory=str(self.directory), inputs_name=inputs_name,
                                            inputs=inputs))
+        if self.history is not None and self.history.waited and not self._imported:
+            self._started = time.time()  # the run starts now: the wait for a locked history is not in its times
+            self.meta["started_at"] = iso_utc(self._started)
 
     def on_phase(self, name: str, result: dict[str, Any]) -> None:
         """on_phase is told when an unmeasured phase (setup) ends, so that the first interval's
@@ -146,7 +149,7 @@ class RecordWriter:
         self._to_history(lambda h: h.add_interval(
             self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
             timeseries=csv_text(interval_rows(interval, cpu_cores, target)), hlog=interval_line(interval),
-            hlog_start_unix_s=hlog_start))
+            hlog_start_unix_s=hlog_start, wait=False))
 
     def _hlog_start(self, now: float, interval: dict[str, Any]) -> float:
         """_hlog_start is latency.hlog's start time: an imported run's own, else the time the
