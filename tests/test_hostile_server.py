@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from conftest import SCRATCH
+from conftest import SCRATCH, surge, write
 
 STREAM_FOR_S = 40.0
 """STREAM_FOR_S bounds how long a hostile server feeds one connection (it stops by itself)."""
@@ -206,3 +206,31 @@ def test_a_second_sigint_stops_at_once():
     # 130, or killed by the second SIGINT itself (which the shell reports as 130 too).
     assert code in (128 + signal.SIGINT, -signal.SIGINT), f"exit {code}: {stderr}"
     assert took <= 3.0, f"two SIGINTs took {took:.1f} s"
+
+
+def big_body(conn: socket.socket, stop: threading.Event) -> None:
+    """big_body answers a 200 with a 2 MiB body: longer than the 1 MiB kept for checks."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2097152\r\n\r\n" + b"x" * (2 << 20))
+
+
+BIG_BODY_SCENARIO = """\
+target: @URL@
+scenarios:
+  big:
+    executor: {type: per-vu-iterations, vus: 1, iterations: 3}
+    flow:
+      - name: big
+        request: {path: /}
+        check: {status: 200, body_contains: "y"}
+"""
+
+
+def test_a_check_on_a_body_longer_than_kept_says_so(tmp_path):
+    with hostile_server(big_body) as (url, _):
+        scenario = write(tmp_path, BIG_BODY_SCENARIO, URL=url)
+        shown = surge("run", str(scenario), "--no-save")
+        as_json = surge("run", str(scenario), "--no-save", "--json")
+    assert shown.code == 0, shown.stderr
+    assert "saw only the first MiB of 3 longer response bodies" in shown.stdout, shown.stdout
+    checks = {c["name"]: (c["passes"], c["fails"], c["truncated"]) for c in as_json.json()["checks"]}
+    assert checks == {"status in [200]": (3, 0, 0), "body contains 'y'": (0, 3, 3)}, checks
