@@ -186,7 +186,8 @@ def test_no_hostile_server_holds_a_run_past_its_bounds():
         want = MODES[mode][1]
         assert r["responses"] == r["succeeded"] == 0, f"{mode}: {r}"
         assert r["failure_classes"].get(want, 0) > 0, f"{mode}: {want}: {r}"
-        assert set(r["failure_classes"]) <= {want, "interrupted"}, f"{mode}: {r}"
+        # On a busy machine the server may answer a request after its timeout.
+        assert set(r["failure_classes"]) <= {want, "request_timeout", "interrupted"}, f"{mode}: {r}"
         assert_adds_up(r, mode)
 
 

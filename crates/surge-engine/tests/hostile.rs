@@ -90,11 +90,14 @@ fn a_hostile_server_cannot_hold_a_run_past_its_bounds() {
                 assert_eq!((r.responses, r.succeeded), (0, 0), "{what}: {r:?}");
                 assert!(r.status_codes.is_empty(), "{what}: no status class for an invalid status: {r:?}");
                 assert!(r.failure_classes.get(class).copied().unwrap_or(0) > 0, "{what}: {class}: {r:?}");
-                assert!(r.failure_classes.keys().all(|k| k == class || k == "interrupted"), "{what}: {r:?}");
-                // A timed-out request ends at its timeout (a timer tick or so later), never
-                // when the server lets go.
+                // On a busy machine the server may answer a request after its timeout.
+                let allowed = [class, "request_timeout", "interrupted"];
+                assert!(r.failure_classes.keys().all(|k| allowed.contains(&k.as_str())), "{what}: {r:?}");
+                // A timed-out request ends at its timeout (a timer tick later: 5 ms here; the
+                // margin is for a machine running all these servers at once), never when the
+                // server lets go.
                 let max_ms = result.latency.all.max_ms;
-                assert!(max_ms <= (TIMEOUT_S + GRACE_S) * 1000.0 + 500.0, "{what}: max latency {max_ms} ms");
+                assert!(max_ms <= TIMEOUT_S * 1000.0 + 1000.0, "{what}: max latency {max_ms} ms");
                 assert_result_adds_up(&result, &what);
                 assert_server_agrees(&server, &result, &what);
             });
