@@ -199,6 +199,11 @@ class RunResult(_Model):
     intervals: list[Interval] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
+    def truncated_probes(self) -> list[dict[str, Any]]:
+        """truncated_probes lists the checks and captures that decided an outcome on a body
+        longer than the 1 MiB the engine keeps for them (``truncated`` > 0), checks first."""
+        return [p for p in [*self.checks, *self.captures] if p.get("truncated", 0) > 0]
+
     @classmethod
     def from_json(cls, text: str) -> RunResult:
         """from_json parses the engine's result document."""

@@ -231,6 +231,10 @@ def render_breakdowns(result: RunResult) -> list[Any]:
             parts.append(Text(f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
                               f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
                               "ended there", style="yellow"))
+    for p in result.truncated_probes():
+        kind = "check" if "passes" in p else "capture"
+        parts.append(Text(f"{kind} '{redact_text(p['name'])}' ({p['scenario']}, {redact_text(p['tag'])}) saw only the "
+                          f"first MiB of {p['truncated']:,} longer response bodies", style="yellow"))
     return parts
 
 

@@ -10,9 +10,8 @@ mod target;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{Behavior, TestServer};
+use common::{assert_result_adds_up, Behavior, TestServer};
 use serde_json::{json, Value};
-use surge_engine::measure::metrics::Counts;
 use surge_engine::{run, NoObserver, Plan, RunResult};
 
 fn plan(url: &str, executor: Value, extra: Value) -> Plan {
@@ -27,36 +26,6 @@ fn plan(url: &str, executor: Value, extra: Value) -> Plan {
 
 fn run_plan(plan: &Plan) -> RunResult {
     run(plan, &mut NoObserver, Arc::new(AtomicBool::new(false))).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// assert_adds_up checks the identities the docs state for one set of counts.
-fn assert_adds_up(r: &Counts, what: &str) {
-    assert_eq!(r.sent, r.responses + r.unanswered + r.interrupted - r.interrupted_unsent, "{what}: sent: {r:?}");
-    assert_eq!(r.responses, r.status_codes.values().sum::<u64>(), "{what}: responses: {r:?}");
-    let classes: u64 = r.failure_classes.iter().filter(|(k, _)| *k != "interrupted").map(|(_, n)| n).sum();
-    assert!(r.unanswered <= classes, "{what}: unanswered are failures without a response: {r:?}");
-    let ended = r.succeeded + r.failed + r.interrupted;
-    if ended > 0 {
-        let want = (r.failed + r.interrupted) as f64 / ended as f64;
-        assert!((r.failure_rate - want).abs() < 1e-12, "{what}: failure_rate {} want {want}", r.failure_rate);
-        assert!((r.success_rate + r.failure_rate - 1.0).abs() < 1e-12, "{what}: rates");
-    }
-}
-
-/// assert_result_adds_up checks the run, every scenario, tag and interval.
-fn assert_result_adds_up(result: &RunResult, what: &str) {
-    assert_adds_up(&result.requests, what);
-    for s in &result.scenarios {
-        assert_adds_up(&s.requests, &format!("{what}: scenario {}", s.name));
-    }
-    for t in &result.tags {
-        assert_adds_up(&t.requests, &format!("{what}: tag {}", t.tag));
-    }
-    let sum = |f: fn(&Counts) -> u64| result.intervals.iter().map(|i| f(&i.requests)).sum::<u64>();
-    assert_eq!(sum(|c| c.sent), result.requests.sent, "{what}: intervals add up to the run");
-    assert_eq!(sum(|c| c.responses), result.requests.responses, "{what}: intervals add up to the run");
-    assert_eq!(sum(|c| c.unanswered), result.requests.unanswered, "{what}: intervals add up to the run");
-    assert_eq!(sum(|c| c.interrupted), result.requests.interrupted, "{what}: intervals add up to the run");
 }
 
 #[test]

@@ -83,6 +83,9 @@ pub struct Conn {
     pub stamped: bool,
     /// arrived_real_ns is the kernel's receive stamp of the latest bytes read (CLOCK_REALTIME).
     pub arrived_real_ns: Option<i128>,
+    /// backlogged tells whether the worker owes this connection a read (its last read
+    /// stopped at the per-wake bound with bytes still to come).
+    pub backlogged: bool,
 }
 
 impl Conn {
@@ -113,6 +116,7 @@ impl Conn {
             out: Vec::new(),
             stamped: false,
             arrived_real_ns: None,
+            backlogged: false,
         }
     }
 

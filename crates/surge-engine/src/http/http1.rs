@@ -19,6 +19,17 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// MAX_HEADERS is the largest number of header fields accepted in one response.
 pub const MAX_HEADERS: usize = 96;
 
+/// MAX_CHUNK_EXTENSION is the longest chunk extension accepted (the bytes after `;` on a
+/// chunk-size line, from the `;` on); beyond it the response is invalid.
+pub const MAX_CHUNK_EXTENSION: usize = 4096;
+
+/// MAX_TRAILER_LINES is the most trailer fields accepted after the last chunk; the trailer
+/// section as a whole is also held to [`MAX_HEADER_BYTES`].
+pub const MAX_TRAILER_LINES: usize = MAX_HEADERS;
+
+/// MAX_INTERIM is the most interim (1xx) responses accepted before the final one.
+pub const MAX_INTERIM: u8 = 8;
+
 /// RESERVE_CAP bounds the body buffer reserved up front from a Content-Length when retaining.
 const RESERVE_CAP: usize = 1024 * 1024;
 
@@ -29,6 +40,11 @@ pub enum ParseError {
     Malformed(&'static str),
     /// The header block exceeds [`MAX_HEADER_BYTES`] or [`MAX_HEADERS`].
     OversizedHeaders,
+    /// Another part of the response exceeds its bound (a chunk extension, the trailer
+    /// section, the number of interim responses).
+    Oversized(&'static str),
+    /// The status code is outside 100-599.
+    BadStatus(u16),
     /// Content-Length is not a number, or two differing values were sent.
     BadContentLength,
     /// A chunk-size line is malformed.
@@ -44,6 +60,8 @@ impl fmt::Display for ParseError {
         match self {
             ParseError::Malformed(what) => write!(f, "malformed response: {what}"),
             ParseError::OversizedHeaders => write!(f, "response headers exceed limits"),
+            ParseError::Oversized(what) => write!(f, "response exceeds limits: {what}"),
+            ParseError::BadStatus(code) => write!(f, "status code {code:03} outside 100-599"),
             ParseError::BadContentLength => write!(f, "invalid Content-Length"),
             ParseError::BadChunk => write!(f, "invalid chunk size line"),
             ParseError::Truncated => write!(f, "connection closed mid-response"),
@@ -66,8 +84,9 @@ pub enum Step {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Chunk {
-    /// Reading hex digits of a chunk size; `ext` once a `;` extension started.
-    Size { size: u64, digits: u8, ext: bool },
+    /// Reading hex digits of a chunk size; `ext` is 0 until an extension starts, then the
+    /// extension's bytes so far (from its `;`).
+    Size { size: u64, digits: u8, ext: u16 },
     /// Saw CR after the size line, expecting LF.
     SizeLf { size: u64 },
     /// Inside chunk data.
@@ -108,6 +127,11 @@ pub struct ResponseParser {
     head_buf: Vec<u8>,
     body_buf: Vec<u8>,
     body_truncated: bool,
+    /// interim counts the interim (1xx) responses skipped before the final one.
+    interim: u8,
+    /// trailer_bytes and trailer_lines measure the trailer section so far.
+    trailer_bytes: usize,
+    trailer_lines: usize,
 }
 
 impl Default for ResponseParser {
@@ -133,6 +157,9 @@ impl ResponseParser {
             head_buf: Vec::new(),
             body_buf: Vec::new(),
             body_truncated: false,
+            interim: 0,
+            trailer_bytes: 0,
+            trailer_lines: 0,
         }
     }
 
@@ -152,6 +179,9 @@ impl ResponseParser {
         self.head_buf.clear();
         self.body_buf.clear();
         self.body_truncated = false;
+        self.interim = 0;
+        self.trailer_bytes = 0;
+        self.trailer_lines = 0;
     }
 
     /// begin_retaining resets the parser like [`ResponseParser::begin`] and also keeps this
@@ -302,7 +332,14 @@ impl ResponseParser {
             parse_head(input, self.head_request)?
         } else {
             self.stash.extend_from_slice(input);
-            parse_head(&self.stash, self.head_request)?
+            // The block can only have ended, or a line gone wrong, where a line ended: a
+            // server dripping a header byte by byte costs one scan of each byte, not one
+            // parse of the whole stash per byte.
+            if memchr::memchr(b'\n', input).is_some() {
+                parse_head(&self.stash, self.head_request)?
+            } else {
+                None
+            }
         };
         let Some(head) = parsed else {
             if stashed == 0 {
@@ -322,6 +359,10 @@ impl ResponseParser {
             // Interim response (100 Continue, 103 Early Hints): the real one follows.
             if head.status == 101 {
                 return Err(ParseError::Malformed("unexpected 101 Switching Protocols"));
+            }
+            self.interim += 1;
+            if self.interim > MAX_INTERIM {
+                return Err(ParseError::Oversized("interim responses"));
             }
             return Ok(Some(used));
         }
@@ -344,7 +385,7 @@ impl ResponseParser {
             Body::None => State::Done,
             Body::Length(0) => State::Done,
             Body::Length(n) => State::Fixed { remaining: n },
-            Body::Chunked => State::Chunked(Chunk::Size { size: 0, digits: 0, ext: false }),
+            Body::Chunked => State::Chunked(Chunk::Size { size: 0, digits: 0, ext: 0 }),
             Body::UntilClose => {
                 self.keep_alive = false;
                 State::UntilClose
@@ -376,8 +417,11 @@ impl ResponseParser {
                 Chunk::Size { size, digits, ext } => match byte {
                     b'\r' if digits > 0 => Chunk::SizeLf { size },
                     b'\n' if digits > 0 => size_done(size),
-                    _ if ext => Chunk::Size { size, digits, ext },
-                    b';' | b' ' | b'\t' if digits > 0 => Chunk::Size { size, digits, ext: true },
+                    _ if usize::from(ext) >= MAX_CHUNK_EXTENSION => {
+                        return Err(ParseError::Oversized("chunk extension"))
+                    }
+                    _ if ext > 0 => Chunk::Size { size, digits, ext: ext + 1 },
+                    b';' | b' ' | b'\t' if digits > 0 => Chunk::Size { size, digits, ext: 1 },
                     _ => {
                         let value = hex_value(byte).ok_or(ParseError::BadChunk)?;
                         if digits >= 15 {
@@ -392,29 +436,44 @@ impl ResponseParser {
                 },
                 Chunk::DataCr => match byte {
                     b'\r' => Chunk::DataLf,
-                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: 0 },
                     _ => return Err(ParseError::BadChunk),
                 },
                 Chunk::DataLf => match byte {
-                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: false },
+                    b'\n' => Chunk::Size { size: 0, digits: 0, ext: 0 },
                     _ => return Err(ParseError::BadChunk),
                 },
-                Chunk::Trailer { line_len } => match byte {
-                    b'\r' => Chunk::TrailerLf { line_len },
-                    b'\n' if line_len == 0 => return Ok((None, pos + 1)),
-                    b'\n' => Chunk::Trailer { line_len: 0 },
-                    _ if line_len >= MAX_HEADER_BYTES => return Err(ParseError::OversizedHeaders),
-                    _ => Chunk::Trailer { line_len: line_len + 1 },
-                },
+                Chunk::Trailer { line_len } => {
+                    self.trailer_bytes += 1;
+                    if self.trailer_bytes > MAX_HEADER_BYTES {
+                        return Err(ParseError::Oversized("trailer section"));
+                    }
+                    match byte {
+                        b'\r' => Chunk::TrailerLf { line_len },
+                        b'\n' if line_len == 0 => return Ok((None, pos + 1)),
+                        b'\n' => self.trailer_line_done()?,
+                        _ => Chunk::Trailer { line_len: line_len + 1 },
+                    }
+                }
                 Chunk::TrailerLf { line_len } => match byte {
                     b'\n' if line_len == 0 => return Ok((None, pos + 1)),
-                    b'\n' => Chunk::Trailer { line_len: 0 },
+                    b'\n' => self.trailer_line_done()?,
                     _ => return Err(ParseError::BadChunk),
                 },
             };
             pos += 1;
         }
         Ok((Some(chunk), pos))
+    }
+
+    /// trailer_line_done counts a complete trailer field and starts the next line; too many
+    /// fields make the response invalid.
+    fn trailer_line_done(&mut self) -> Result<Chunk, ParseError> {
+        self.trailer_lines += 1;
+        if self.trailer_lines > MAX_TRAILER_LINES {
+            return Err(ParseError::Oversized("trailer fields"));
+        }
+        Ok(Chunk::Trailer { line_len: 0 })
     }
 }
 
@@ -486,6 +545,9 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError
         Err(_) => return Err(ParseError::Malformed("bad header line")),
     };
     let status = response.code.ok_or(ParseError::Malformed("missing status code"))?;
+    if !(100..=599).contains(&status) {
+        return Err(ParseError::BadStatus(status));
+    }
     let http10 = response.version == Some(0);
     let mut keep_alive = !http10;
     let mut content_length: Option<u64> = None;
@@ -644,6 +706,12 @@ mod tests {
             ("missing crlf after data", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nabc"),
             ("chunk size overflow", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1234567890abcdef0\r\n"),
             ("101 switching", b"HTTP/1.1 101 Switching Protocols\r\n\r\n"),
+            ("status 000", b"HTTP/1.1 000 Zero\r\nContent-Length: 0\r\n\r\n"),
+            ("status 099", b"HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n"),
+            ("status 600", b"HTTP/1.1 600 High\r\nContent-Length: 0\r\n\r\n"),
+            ("status 999", b"HTTP/1.1 999 High\r\nContent-Length: 0\r\n\r\n"),
+            ("status 2xx", b"HTTP/1.1 2xx Class\r\nContent-Length: 0\r\n\r\n"),
+            ("two-digit status", b"HTTP/1.1 99 Short\r\nContent-Length: 0\r\n\r\n"),
         ];
         for &(name, bytes) in cases {
             for step in [1, 3, bytes.len()] {
@@ -670,6 +738,82 @@ mod tests {
         many.extend_from_slice(b"\r\n");
         let (_, outcome) = feed_in_pieces(&many, many.len(), false);
         assert_eq!(outcome, Err(ParseError::OversizedHeaders));
+    }
+
+    /// chunked_with builds a chunked response: one chunk, its size line's extension `ext`, then
+    /// `trailers` trailer fields.
+    fn chunked_with(ext: usize, trailers: usize, trailer_value: usize) -> Vec<u8> {
+        let mut bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2".to_vec();
+        if ext > 0 {
+            bytes.push(b';');
+            bytes.extend(std::iter::repeat_n(b'e', ext - 1));
+        }
+        bytes.extend_from_slice(b"\r\nok\r\n0\r\n");
+        for i in 0..trailers {
+            bytes.extend_from_slice(format!("X-T{i}: {}\r\n", "v".repeat(trailer_value)).as_bytes());
+        }
+        bytes.extend_from_slice(b"\r\n");
+        bytes
+    }
+
+    #[test]
+    fn every_part_of_a_response_is_bounded() {
+        let interim = |n: usize| {
+            let mut bytes = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(n);
+            bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+            bytes
+        };
+        // (name, response at its bound, response just past it, the error past it)
+        let cases: Vec<(&str, Vec<u8>, Vec<u8>, ParseError)> = vec![
+            (
+                "chunk extension",
+                chunked_with(MAX_CHUNK_EXTENSION, 0, 1),
+                chunked_with(MAX_CHUNK_EXTENSION + 1, 0, 1),
+                ParseError::Oversized("chunk extension"),
+            ),
+            (
+                "trailer fields",
+                chunked_with(0, MAX_TRAILER_LINES, 1),
+                chunked_with(0, MAX_TRAILER_LINES + 1, 1),
+                ParseError::Oversized("trailer fields"),
+            ),
+            (
+                "trailer bytes",
+                chunked_with(0, 2, MAX_HEADER_BYTES / 2 - 20),
+                chunked_with(0, 2, MAX_HEADER_BYTES / 2),
+                ParseError::Oversized("trailer section"),
+            ),
+            (
+                "interim responses",
+                interim(usize::from(MAX_INTERIM)),
+                interim(usize::from(MAX_INTERIM) + 1),
+                ParseError::Oversized("interim responses"),
+            ),
+        ];
+        for (name, within, beyond, error) in cases {
+            for step in [1, 7, 4096, beyond.len()] {
+                let (parser, outcome) = feed_in_pieces(&within, step, false);
+                assert_eq!(outcome, Ok(Some(0)), "{name} at its bound, step {step}");
+                assert_eq!(parser.status(), 200, "{name}");
+                let beyond_outcome = feed_in_pieces(&beyond, step, false).1;
+                assert_eq!(beyond_outcome, Err(error.clone()), "{name} past its bound, step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn statuses_outside_100_to_599_are_invalid() {
+        let cases = [(0, false), (99, false), (100, true), (200, true), (599, true), (600, false), (999, false)];
+        for (status, valid) in cases {
+            let bytes = format!("HTTP/1.1 {status:03} X\r\nContent-Length: 0\r\n\r\n");
+            let (_, outcome) = feed_in_pieces(bytes.as_bytes(), bytes.len(), false);
+            match valid {
+                // 100 is interim: the final response is still to come.
+                true if status == 100 => assert_eq!(outcome, Ok(None), "{status}"),
+                true => assert_eq!(outcome, Ok(Some(0)), "{status}"),
+                false => assert_eq!(outcome, Err(ParseError::BadStatus(status)), "{status}"),
+            }
+        }
     }
 
     #[test]

@@ -103,6 +103,7 @@ pub fn check_results(totals: &ThreadMetrics, scenarios: &[Scenario], checks: &[P
             tag: probe.tag.clone(),
             passes: tally.yes,
             fails: tally.no,
+            truncated: tally.truncated,
         })
         .collect()
 }
@@ -118,6 +119,7 @@ pub fn capture_results(totals: &ThreadMetrics, scenarios: &[Scenario], captures:
             tag: probe.tag.clone(),
             found: tally.yes,
             missing: tally.no,
+            truncated: tally.truncated,
         })
         .collect()
 }

@@ -334,6 +334,10 @@ pub struct Tally {
     pub yes: u64,
     /// no counts fails (checks) or values missing (captures).
     pub no: u64,
+    /// truncated counts the outcomes (of either kind) decided on a body longer than what is
+    /// kept for checks and captures, which saw only its beginning.
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 impl Tally {
@@ -345,6 +349,14 @@ impl Tally {
         } else {
             self.no += 1;
         }
+    }
+
+    /// record_seen counts one outcome decided on a response body, noting whether the body
+    /// seen was cut at the retention limit.
+    #[inline]
+    pub fn record_seen(&mut self, outcome: bool, truncated: bool) {
+        self.record(outcome);
+        self.truncated += u64::from(truncated);
     }
 }
 
@@ -370,6 +382,7 @@ impl ThreadMetrics {
         for (mine, theirs) in self.checks.iter_mut().zip(&other.checks).chain(self.captures.iter_mut().zip(&other.captures)) {
             mine.yes += theirs.yes;
             mine.no += theirs.no;
+            mine.truncated += theirs.truncated;
         }
     }
 

@@ -116,6 +116,10 @@ pub struct CheckResult {
     pub passes: u64,
     /// fails counts responses (or failed requests) that did not.
     pub fails: u64,
+    /// truncated counts the outcomes decided on a body longer than the 1 MiB kept for checks
+    /// and captures (only its beginning was seen); 0 for checks that do not read the body.
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 /// CaptureResult counts one capture's outcomes.
@@ -131,6 +135,10 @@ pub struct CaptureResult {
     pub found: u64,
     /// missing counts responses where the value was not found (the iteration ended there).
     pub missing: u64,
+    /// truncated counts the outcomes decided on a body longer than the 1 MiB kept for checks
+    /// and captures (only its beginning was seen); 0 for header captures.
+    #[serde(default)]
+    pub truncated: u64,
 }
 
 /// TagResult is the totals of one tag within one scenario (a per-endpoint breakdown).

@@ -46,6 +46,11 @@ const TIMER_TOKEN: Token = Token(usize::MAX - 1);
 /// SCRATCH_BYTES is the per-thread read buffer; most responses arrive in one read.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
+/// MAX_READS_PER_WAKE bounds the reads of one connection per turn of the event loop (1 MiB
+/// with the scratch buffer): however fast a server sends, the loop still runs its timers,
+/// timeouts and stop checks. Responses of the normal path take one read.
+const MAX_READS_PER_WAKE: usize = 16;
+
 /// RECONNECT_BACKOFF_NS spaces connection attempts after a connect-level failure, so a
 /// dead target does not turn into a busy loop of failures.
 const RECONNECT_BACKOFF_NS: u64 = 10_000_000;
@@ -299,6 +304,8 @@ struct Worker {
     run_load: LoadCounts,
     /// slot_groups is the group (scenario) of each slot.
     slot_groups: Vec<usize>,
+    /// backlog holds (connection, hangup seen) of reads cut short by MAX_READS_PER_WAKE.
+    backlog: Vec<(usize, bool)>,
 }
 
 impl Worker {
@@ -400,6 +407,7 @@ impl Worker {
             load: vec![LoadCounts::default(); slot_groups.len()],
             run_load: LoadCounts::default(),
             slot_groups,
+            backlog: Vec::new(),
         })
     }
 
@@ -447,6 +455,9 @@ impl Worker {
                 self.realtime_offset_ns = crate::http::transport::realtime_ns() - i128::from(now);
             }
             self.handle_events(now);
+            if !self.backlog.is_empty() {
+                self.read_backlog(now);
+            }
         }
         self.finish(started_cpu, started_delay);
     }
@@ -508,7 +519,8 @@ impl Worker {
     }
 
     fn wait(&mut self, now: u64, (deadline, precise): (u64, bool)) -> io::Result<()> {
-        let delay = deadline.saturating_sub(now);
+        // Reads cut short are resumed at once: no sleep while bytes wait.
+        let delay = if self.backlog.is_empty() { deadline.saturating_sub(now) } else { 0 };
         // A wake-up costs more than the sends it serves when they come every few tens of
         // microseconds: sleep through the network events until the next batch is due, and
         // read then what arrived (timed by the kernel's receive stamps, so late reading

@@ -80,7 +80,19 @@ impl Worker {
         let g = conn.group as usize;
         let Some(transport) = conn.transport.as_mut() else { return };
         let plain = !transport.is_tls();
+        let mut reads = 0;
         loop {
+            if reads == MAX_READS_PER_WAKE {
+                // A server sending faster than we parse gets no more of this wake-up: the
+                // loop goes round (timers, timeouts, a stop) and comes back for the rest,
+                // which raises no new edge.
+                if !conn.backlogged {
+                    conn.backlogged = true;
+                    self.backlog.push((id, hangup));
+                }
+                return;
+            }
+            reads += 1;
             let read = if conn.stamped {
                 transport.read_stamped(&mut self.scratch, &mut conn.arrived_real_ns)
             } else {
@@ -108,6 +120,22 @@ impl Worker {
                 Ok(ParseStep::Complete { consumed }) => return self.on_response(id, now, consumed < n || hangup),
                 Err(_) => return self.fail(id, FailureClass::InvalidResponse, now),
             }
+        }
+    }
+
+    /// read_backlog goes on reading the connections whose last read stopped at
+    /// [`MAX_READS_PER_WAKE`] with bytes still to come.
+    pub(super) fn read_backlog(&mut self, now: u64) {
+        let mut backlog = std::mem::take(&mut self.backlog);
+        for &(id, hangup) in &backlog {
+            self.conns[id].backlogged = false;
+            if self.conns[id].has_request() {
+                self.read_response(id, now, hangup);
+            }
+        }
+        if self.backlog.is_empty() {
+            backlog.clear();
+            self.backlog = backlog; // keep the allocation
         }
     }
 
@@ -161,9 +189,11 @@ impl Worker {
         }
         if !step.checks.is_empty() || !step.captures.is_empty() {
             let view = ResponseView::from_parser(&conn.parser, latency);
+            let truncated = conn.parser.body_truncated();
             self.json.reset();
             for (index, check) in &step.checks {
-                self.metrics.checks[*index].record(check.evaluate(&view, &mut self.json));
+                let passed = check.evaluate(&view, &mut self.json);
+                self.metrics.checks[*index].record_seen(passed, truncated && check.needs_body());
             }
             for (index, capture, target) in &step.captures {
                 let found = match *target {
@@ -178,7 +208,7 @@ impl Worker {
                         found
                     }
                 };
-                self.metrics.captures[*index].record(found);
+                self.metrics.captures[*index].record_seen(found, truncated && capture.needs_body());
                 // Later steps would send what they could not fill in: end the iteration.
                 conn.abort_iteration |= !found;
             }
