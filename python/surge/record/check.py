@@ -47,6 +47,9 @@ MAX_HISTOGRAM_CHARS = 1 << 20
 SURGE_FIGURES = ("requests", "latency", "throughput", "drain")
 """SURGE_FIGURES are the blocks of a surge run's record that hold no null (an import's may)."""
 
+ALWAYS_COUNTED = ("succeeded", "failed", "success_rate", "failure_rate")
+"""ALWAYS_COUNTED are the figures of ``requests`` every record has, an import's too (never null)."""
+
 LATENCY_FIELDS = ("min_ms", "mean_ms", "stdev_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
 """LATENCY_FIELDS are a latency summary's figures in milliseconds."""
 
@@ -137,21 +140,82 @@ def _result_schema() -> dict[str, Any]:
     return schema
 
 
+LONG_LIST = 16
+"""LONG_LIST is the length past which schema_problems validates a list's items by shape (see
+_Shapes): jsonschema takes ~8 ms an interval, 30 s for an hour's record on a busy machine."""
+
+
+def _shape(value: Any) -> frozenset[tuple[Any, ...]]:
+    """_shape is what the schema can tell apart in ``value``: each leaf's path (keys, list
+    positions left out), type, and whether a number is negative. Two values of one shape match
+    the record's schema alike (rate fractions, its only upper bound, are checked by physics)."""
+    leaves = set()
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            leaves.add((*path, "{}"))
+            stack.extend(((*path, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            leaves.add((*path, "[]"))
+            stack.extend(((*path, "*"), v) for v in node)
+        else:
+            negative = isinstance(node, (int, float)) and not isinstance(node, bool) and node < 0
+            leaves.add((*path, type(node).__name__, negative))
+    return frozenset(leaves)
+
+
+class _Shapes:
+    """_Shapes is a document with each long list cut to one item of each shape (its first), and
+    the way back from a path in the cut document to the same item in the whole one."""
+
+    def __init__(self, document: Any) -> None:
+        self.kept: dict[tuple[Any, ...], list[int]] = {}
+        """kept maps a long list's path (in the cut document) to the indexes of the items kept."""
+        self.document = self._cut(document, ())
+
+    def _cut(self, value: Any, path: tuple[Any, ...]) -> Any:
+        if isinstance(value, dict):
+            return {k: self._cut(v, (*path, k)) for k, v in value.items()}
+        if not isinstance(value, list):
+            return value
+        indexes = list(range(len(value)))
+        if len(value) > LONG_LIST:
+            first: dict[frozenset[tuple[Any, ...]], int] = {}
+            for i, item in enumerate(value):
+                first.setdefault(_shape(item), i)
+            indexes = sorted(first.values())
+            self.kept[path] = indexes
+        return [self._cut(value[i], (*path, n)) for n, i in enumerate(indexes)]
+
+    def original(self, path: Any) -> list[Any]:
+        """original is ``path`` (in the cut document) in the whole document."""
+        out: list[Any] = []
+        cut: list[Any] = []
+        for part in path:
+            kept = self.kept.get(tuple(cut))
+            out.append(kept[part] if kept is not None and isinstance(part, int) else part)
+            cut.append(part)
+        return out
+
+
 def schema_problems(document: Any, *, with_meta: bool = True) -> list[str]:
     """schema_problems lists how ``document`` differs from the record's schema (a summary.json;
     without ``with_meta`` an import's result document, which has no ``meta`` yet) as
-    ``field: message``."""
+    ``field: message``. A long list's items are validated one of each shape (_Shapes): the
+    time grows with the record's size, not jsonschema's ~8 ms an item."""
     import jsonschema  # type: ignore[import-untyped]
 
     from surge.record.schema import load_schema
 
     schema = load_schema() if with_meta else _result_schema()
+    shapes = _Shapes(document)
     out = []
-    for error in sorted(jsonschema.Draft202012Validator(schema).iter_errors(document),
+    for error in sorted(jsonschema.Draft202012Validator(schema).iter_errors(shapes.document),
                         key=lambda e: list(map(str, e.absolute_path))):
         best = jsonschema.exceptions.best_match([error])
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in best.absolute_path).lstrip(".")
-        out.append(f"{path or 'the document'}: {best.message[:200]}")
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shapes.original(best.absolute_path))
+        out.append(f"{path.lstrip('.') or 'the document'}: {best.message[:200]}")
     return out
 
 
@@ -230,6 +294,13 @@ class _Physics:
         def known(*keys: str) -> bool:
             return all(isinstance(r.get(k), int) for k in keys)
 
+        for key in ("success_rate", "failure_rate"):  # every interval's (the schema sees one of each shape)
+            self.within(r, key, where, 0.0, 1.0)
+        if top:
+            missing = next((k for k in ALWAYS_COUNTED if k in r and r[k] is None), None)
+            if missing is not None:
+                self.bad(f"{where}{missing}", "null, but every source counts it")
+
         # An interval's responses may answer requests sent in an earlier one: responses <= sent
         # holds for a whole run only.
         pairs = (("succeeded", "responses"), ("shed", "failed"), ("timed_out", "failed"),
@@ -279,13 +350,14 @@ class _Physics:
 
     def no_nulls(self, document: Mapping[str, Any]) -> None:
         """no_nulls finds a null among a surge run's figures (requests, latency, throughput,
-        drain; its scenarios' and intervals' requests and latency): only an import may miss one."""
+        drain; its scenarios', tags' and intervals' requests and latency): only an import may
+        miss one."""
         blocks: list[tuple[str, Any]] = [(key, document.get(key)) for key in SURGE_FIGURES]
-        for parent in ("scenarios", "intervals"):
+        for parent in ("scenarios", "tags", "intervals"):
             items = document.get(parent)
             for i, item in enumerate(items if isinstance(items, list) else []):
                 if isinstance(item, Mapping):
-                    blocks += [(f"{parent}[{i}].{key}", item.get(key)) for key in ("requests", "latency")]
+                    blocks += [(f"{parent}[{i}].{key}", item.get(key)) for key in ("requests", "latency", "throughput")]
         for where, block in blocks:
             for _, path, value in _walk(block):
                 if value is None and path is not None:
