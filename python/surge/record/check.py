@@ -263,6 +263,11 @@ def decode_histogram(encoded: str) -> Any:
     raise RecordError("", problem)
 
 
+def _plain(bound: float) -> str:
+    """_plain is a bound as people read it: 2,678,400,000 or 0.5."""
+    return f"{bound:,.0f}" if bound == int(bound) else f"{bound:g}"
+
+
 class _Physics:
     """_Physics collects the physical problems of one document (typed as the schema says)."""
 
@@ -275,7 +280,7 @@ class _Physics:
     def within(self, table: Mapping[str, Any], key: str, where: str, low: float, high: float) -> None:
         value = table.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not low <= value <= high:
-            self.bad(f"{where}{key}", f"{value!r} is outside {low:g}..{high:g}")
+            self.bad(f"{where}{key}", f"{value!r} is outside {_plain(low)}..{_plain(high)}")
 
     def latency(self, summaries: Any, where: str) -> None:
         for name, summary in (summaries or {}).items():

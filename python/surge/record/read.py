@@ -54,6 +54,20 @@ def parse_summary(text: str, where: str) -> dict[str, Any]:
     return result
 
 
+def read_json_object(file: Path) -> dict[str, Any]:
+    """read_json_object is the JSON object in ``file`` (experiment.json), read as read_text
+    reads and parsed as strict JSON; BadInput naming the file (and line) otherwise."""
+    text = read_text(file)
+    assert text is not None
+    try:
+        document = strict_json(text)
+    except RecordError as e:
+        raise BadInput(str(file) if e.line is None else f"{file}:{e.line}", str(e)) from None
+    if not isinstance(document, dict):
+        raise BadInput(str(file), "not a JSON object")
+    return document
+
+
 def read_summary(path: Path) -> dict[str, Any]:
     """read_summary is the checked summary.json of the results directory ``path``; BadInput
     naming the directory when it has none, or the file and field when it cannot be trusted."""
