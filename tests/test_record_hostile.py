@@ -2,13 +2,15 @@
 (tests/hostile_records.py IMPORTS) and each hand-edit of a results directory (RECORDS, a FIFO,
 /dev/zero, a bad time series or log line) is refused in one line that names the file and the
 field, exit 2; an import's memory and output grow with its rows, not the time they claim; and
-nothing that cannot be (NaN, a negative latency) reaches summary.json or the history."""
+nothing that cannot be (NaN, a negative latency) reaches summary.json or the history, nor is
+read from a hand-edited history."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,18 @@ def test_a_record_is_never_written_with_nan(tmp_path):
     with pytest.raises(ValueError):
         write_summary(path, {"latency": {"p99_ms": float("nan")}})
     assert not path.exists() and not path.with_name("summary.json.tmp").exists()
+
+
+def test_a_hand_edited_history_record_is_refused_naming_the_history_and_run(tmp_path):
+    csv = tmp_path / "ok.csv"
+    csv.write_text(hey(("0.0100", "200", "0"), ("0.0200", "200", "0.5")))
+    db = tmp_path / "h.db"
+    assert surge("import", str(csv), "--db", str(db), "--out", str(tmp_path / "out")).code == 0
+    with sqlite3.connect(db) as conn:
+        run_id, summary = conn.execute("SELECT run_id, summary FROM records").fetchone()
+        doc = json.loads(summary)
+        doc["latency"]["all"]["p99_ms"] = -494.0
+        conn.execute("UPDATE records SET summary = ? WHERE run_id = ?", (json.dumps(doc), run_id))
+    shown = surge("show", run_id, "--db", str(db))
+    assert shown.code == 2 and shown.stderr.count("\n") == 1, shown.stderr
+    assert f"{db}: run {run_id}: latency.all.p99_ms: -494.0 is outside" in shown.stderr, shown.stderr
