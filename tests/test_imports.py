@@ -200,7 +200,7 @@ def _bad(tmp_path: Path, text: str, name: str = "bad.json") -> Path:
     ("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
      "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,200\n", "auto", "{f}:2: expected 8 comma-separated columns, found 7"),
     ("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
-     "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,OK,0.1\n", "auto", "{f}:2: response-time and offset must be numbers"),
+     "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,OK,0.1\n", "auto", "{f}:2: status-code: 'OK' is not an HTTP status"),
 ])
 def test_bad_input_is_one_line_naming_file_and_line(tmp_path, text, tool, message):
     path = _bad(tmp_path, text)

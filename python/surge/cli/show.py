@@ -25,11 +25,9 @@ def _experiment_document(ref: str, db: Optional[str], only_experiments: bool) ->
     if Path(ref).is_dir():
         if not (Path(ref) / EXPERIMENT_FILE).is_file():
             return None
-        try:
-            document: dict[str, Any] = json.loads((Path(ref) / EXPERIMENT_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise BadInput(str(Path(ref) / EXPERIMENT_FILE), f"cannot read the experiment: {e}") from None
-        return document
+        from surge.record.read import read_json_object
+
+        return read_json_object(Path(ref) / EXPERIMENT_FILE)
     with open_history(db) as history:
         if only_experiments:
             return load_experiment(history, resolve_experiment(history, ref, where="RUN"))

@@ -3,7 +3,6 @@ prefix or ``last`` (``surge show``, ``export``, ``baseline``), and a run's whole
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -138,12 +137,15 @@ def resolve_run(history: History, ref: str, *, where: str = "RUN") -> str:
 
 
 def load_run(history: History, run_id: str) -> StoredRun:
-    """load_run is the whole record of the run ``run_id`` (which must exist)."""
+    """load_run is the whole record of the run ``run_id`` (which must exist), its summary
+    checked as a results directory's is (BadInput naming the history and the run otherwise)."""
+    from surge.record.read import parse_summary
+
     directory, summary, inputs_name, inputs, start = history.conn.execute(
         "SELECT directory, summary, inputs_name, inputs, hlog_start_unix_s FROM records WHERE run_id = ?",
         (run_id,)).fetchone()
     intervals = history.conn.execute("SELECT timeseries, hlog FROM intervals WHERE run_id = ? ORDER BY idx",
                                      (run_id,)).fetchall()
-    return StoredRun(summary=json.loads(summary), directory=directory, inputs_name=inputs_name, inputs=inputs,
+    return StoredRun(summary=parse_summary(summary, f"{history.path}: run {run_id}"), directory=directory, inputs_name=inputs_name, inputs=inputs,
                      hlog_start_unix_s=start, timeseries="".join(t for t, _ in intervals),
                      hlog_lines=[h for _, h in intervals])

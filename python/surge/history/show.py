@@ -9,6 +9,7 @@ from typing import Any, Literal
 from rich.console import Console
 from rich.text import Text
 
+from surge.errors import BadInput
 from surge.heading import Heading
 from surge.history.figures import has_result
 from surge.history.stored import StoredRun
@@ -62,11 +63,25 @@ def _intervals_table(run: StoredRun) -> Any:
     return table
 
 
+def _result(run: StoredRun) -> Any:
+    """_result is the record's RunResult; BadInput naming summary.json and the field when the
+    record (checked against the schema already) still does not make one."""
+    from pydantic import ValidationError
+
+    from surge.result import RunResult
+
+    try:
+        return RunResult.model_validate(run.summary)
+    except ValidationError as e:
+        error = e.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        where = f"{run.directory}/summary.json" if run.directory else f"run {run.run_id}"
+        raise BadInput(where, f"{field}: {error['msg']}") from None
+
+
 def print_record(run: StoredRun, console: Console | None = None) -> None:
     """print_record prints ``run``'s summary as printed after it ran (the recorded intervals
     when it has no result), then a line when the record is incomplete."""
-    from surge.result import RunResult
-
     console = console or summary_console()
     doc, plan = run.summary, record_heading(run)
     if run.meta.get("tool", "surge") != "surge" and has_result(doc):  # an import: printed as `surge import` did
@@ -77,7 +92,7 @@ def print_record(run: StoredRun, console: Console | None = None) -> None:
         console.print(render_head(plan))
         console.print(_intervals_table(run))
     else:
-        result = RunResult.model_validate(doc)
+        result = _result(run)
         if "thresholds" in doc:  # a scenario file's document
             verdicts = [stored_verdict(v) for v in doc["thresholds"]]
             aborted = set(doc.get("aborted_by_threshold") or [])

@@ -144,7 +144,7 @@ class History:
             c.executemany("INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?, ?, ?)",
                           [(run_id, k, v) for k, v in tag_pairs(meta.get("tags"))])
             c.execute("INSERT INTO records (run_id, directory, summary, inputs_name, inputs) VALUES (?, ?, ?, ?, ?)",
-                      (run_id, directory, json.dumps({"meta": dict(meta)}), inputs_name, inputs))
+                      (run_id, directory, json.dumps({"meta": dict(meta)}, allow_nan=False), inputs_name, inputs))
 
         self.write(insert)
 
@@ -180,7 +180,7 @@ class History:
                        int(bool(meta.get("complete"))), verdict(summary),
                        *found.values(), meta["run_id"]))
             c.execute("UPDATE records SET summary = ?, hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) "
-                      "WHERE run_id = ?", (json.dumps(summary), start, meta["run_id"]))
+                      "WHERE run_id = ?", (json.dumps(summary, allow_nan=False), start, meta["run_id"]))
 
         self.write(update)
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from surge.errors import BadInput
 from surge.record.timeseries import ALL_SCENARIOS, COLUMNS
 
 INPUT_FILES = ("scenario.yaml", "command.txt")
@@ -50,27 +48,16 @@ class StoredRun:
 
     @classmethod
     def from_directory(cls, path: Path) -> StoredRun:
-        """from_directory reads a results directory (``surge show DIR``): BadInput naming the
-        directory when it holds no readable summary.json."""
-        try:
-            summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        except OSError as e:
-            raise BadInput(str(path), f"not a results directory: cannot read summary.json ({e.strerror or e})") \
-                from None
-        except ValueError as e:
-            raise BadInput(str(path / "summary.json"), f"not valid JSON: {e}") from None
-        if not isinstance(summary, dict):
-            raise BadInput(str(path / "summary.json"), "not a surge summary (expected a JSON object)")
+        """from_directory reads a results directory (``surge show DIR``) with bounded,
+        regular-file-only reads, every file checked (surge.record.read): BadInput naming the
+        directory when it holds no summary.json, or the file and the line or field at fault."""
+        from surge.record.read import check_hlog, check_timeseries, read_summary, read_text
+
+        summary = read_summary(path)
         inputs_name = next((n for n in INPUT_FILES if (path / n).is_file()), None)
-        timeseries = _read(path / "timeseries.csv")
-        hlog = [line for line in _read(path / "latency.hlog").splitlines() if line and not line.startswith(("#", '"'))]
+        timeseries = read_text(path / "timeseries.csv", missing_ok=True) or ""
+        hlog = read_text(path / "latency.hlog", missing_ok=True) or ""
         return cls(summary=summary, directory=str(path), inputs_name=inputs_name,
-                   inputs=_read(path / inputs_name) if inputs_name else None,
-                   timeseries=timeseries.partition("\n")[2], hlog_lines=hlog)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+                   inputs=read_text(path / inputs_name, missing_ok=True) if inputs_name else None,
+                   timeseries=check_timeseries(timeseries, str(path / "timeseries.csv")),
+                   hlog_lines=check_hlog(hlog, str(path / "latency.hlog")))

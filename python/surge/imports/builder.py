@@ -141,21 +141,38 @@ def _interval(index: int, samples: Sequence[Sample], percentile: Percentile, err
             "latency_histogram": encode_histogram([s.latency_ms for s in samples]), "scenarios": []}
 
 
+def kept_intervals(filled: set[int]) -> list[int]:
+    """kept_intervals are the indexes of the intervals an import records, given those a request
+    ended in (``filled``): each of them, and of each run of empty intervals before or between
+    them its first and its last (a chart draws the gap as zero throughout). At most three per
+    filled interval (and interval 0 when none is filled), however long the time the file spans."""
+    kept = set(filled) or {0}
+    previous = -1
+    for index in sorted(filled):
+        if index - previous > 1:
+            kept.update((previous + 1, index - 1))
+        previous = index
+    return sorted(kept)
+
+
 def document_from_samples(samples: Sequence[Sample], *, url: str, started_unix_s: float | None,
                           percentile: Percentile, errors_kept: bool, notes: list[str]) -> dict[str, Any]:
     """document_from_samples builds the document of a per-request source: totals, latency
-    with the tool's percentile method, one-second intervals by the time each request ended,
-    and the histograms (all and successful) for latency.hlog."""
+    with the tool's percentile method, one-second intervals by the time each request ended
+    (those kept_intervals keeps: memory and output grow with the requests, not the time they
+    span), and the histograms (all and successful) for latency.hlog."""
     window = max((s.end_s for s in samples), default=0.0)
-    buckets: list[list[Sample]] = [[] for _ in range(max(1, math.ceil(window / INTERVAL_S)))]
+    last = max(1, math.ceil(window / INTERVAL_S)) - 1
+    buckets: dict[int, list[Sample]] = {}
     for s in samples:
-        buckets[min(int(s.end_s // INTERVAL_S), len(buckets) - 1)].append(s)
+        buckets.setdefault(min(int(s.end_s // INTERVAL_S), last), []).append(s)
     requests = _requests_of(samples, errors_kept=errors_kept)
     doc = base_document(url=url, started_unix_s=started_unix_s, elapsed_s=window, requests=requests,
                         latency=_latencies(samples, percentile), notes=notes)
     doc["histograms"] = {**NO_HISTOGRAMS, "latency": encode_histogram([s.latency_ms for s in samples]),
                          "latency_success": encode_histogram([s.latency_ms for s in samples if s.ok])}
-    doc["intervals"] = [_interval(i, b, percentile, errors_kept) for i, b in enumerate(buckets)]
+    doc["intervals"] = [_interval(i, buckets.get(i, []), percentile, errors_kept)
+                        for i in kept_intervals(set(buckets))]
     return doc
 
 

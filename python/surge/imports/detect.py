@@ -7,6 +7,7 @@ from __future__ import annotations
 from surge.imports import hey_csv, k6_ndjson, k6_summary, oha_json
 from surge.imports.builder import Imported
 from surge.imports.source import Source
+from surge.record.check import RecordError, check_document
 
 TOOLS = ("k6", "hey", "oha")
 """TOOLS are the tools whose output ``surge import`` reads."""
@@ -41,13 +42,26 @@ def detect(source: Source) -> str:
 
 def load(source: Source, tool: str = "auto") -> Imported:
     """load parses ``source``, detected by content; with ``tool`` other than auto, a file
-    another tool made is refused naming both."""
+    another tool made is refused naming both. The document it makes is checked against the
+    record's schema and physical sense (surge.record.check) before anything is written: a
+    figure that cannot be (a negative latency, more failures than requests) names the
+    document's field."""
     fmt = detect(source)
     if tool != "auto" and FORMATS[fmt] != tool:
         raise source.error(f"--tool {tool}, but this is {FORMATS[fmt]}'s output ({fmt})")
     if fmt == "hey-csv":
-        return hey_csv.parse(source)
-    if fmt == "k6-ndjson":
-        return k6_ndjson.parse(source)
-    doc = source.json_document()
-    return oha_json.parse(source, doc) if fmt == "oha-json" else k6_summary.parse(source, doc)
+        imported = hey_csv.parse(source)
+    elif fmt == "k6-ndjson":
+        imported = k6_ndjson.parse(source)
+    else:
+        doc = source.json_document()
+        imported = oha_json.parse(source, doc) if fmt == "oha-json" else k6_summary.parse(source, doc)
+    document = imported.document
+    if document["started_at_unix_s"] is None:  # the file's time gives it (surge import): any time will do here
+        document = {**document, "started_at_unix_s": 0.0}
+    try:
+        check_document(document, with_meta=False)
+    except RecordError as e:
+        raise source.error(f"{e.message} (in the record it makes: {fmt}'s figures cannot be a run's)",
+                           key=e.field or None) from None
+    return imported

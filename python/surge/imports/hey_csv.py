@@ -8,10 +8,12 @@ CSV, so how many requests were sent is unknown. Times are seconds with four deci
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from surge.imports.builder import Imported, Sample, document_from_samples
-from surge.imports.source import Source
+from surge.imports.source import Source, http_status
+from surge.record.check import MAX_SPAN_S
 
 HEADER = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset"
 """HEADER is the first line of hey's CSV (requester/print.go's csvTmpl)."""
@@ -50,12 +52,15 @@ def parse(source: Source) -> Imported:
             raise source.error(f"expected {COLUMNS} comma-separated columns, found {len(cells)}", line=number)
         try:
             response_s, offset_s = float(cells[0]), float(cells[7])
-            status = int(cells[6])
         except ValueError:
-            raise source.error("response-time and offset must be numbers and status-code a whole number",
-                               line=number) from None
-        if response_s < 0 or offset_s < 0:
-            raise source.error("response-time and offset cannot be negative", line=number)
+            raise source.error("response-time and offset must be numbers (seconds)", line=number) from None
+        for name, value, cell in (("response-time", response_s, cells[0]), ("offset", offset_s, cells[7])):
+            if not (math.isfinite(value) and 0 <= value <= MAX_SPAN_S):
+                raise source.error(f"{name}: {cell[:20]} is not a time from 0 to {MAX_SPAN_S:,} s (31 days)",
+                                   line=number)
+        status = http_status(cells[6])
+        if status is None:
+            raise source.error(f"status-code: {cells[6][:20]!r} is not an HTTP status (100-599)", line=number)
         samples.append(Sample(end_s=offset_s + response_s, latency_ms=round(response_s * 1000, 1), status=status,
                               ok=status < 400))
     notes = ["hey's CSV has only requests that got a response: requests that ended in an error are not in it, "

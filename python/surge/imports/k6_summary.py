@@ -17,6 +17,7 @@ from typing import Any
 
 from surge.imports.builder import Imported, base_document, missing_latency, requests_block
 from surge.imports.source import Source, count, mapping, number
+from surge.record.check import MAX_COUNT, MAX_LATENCY_MS, MAX_SPAN_S
 
 TREND_FIELDS = (("min_ms", "min"), ("mean_ms", "avg"), ("p50_ms", "med"), ("p90_ms", "p(90)"), ("p95_ms", "p(95)"),
                 ("p99_ms", "p(99)"), ("p99_9_ms", "p(99.9)"), ("max_ms", "max"))
@@ -55,7 +56,7 @@ def _latency(source: Source, trend: dict[str, Any] | None, key: str) -> dict[str
     if trend is None:
         return latency
     for field, stat in TREND_FIELDS:
-        latency[field] = number(source, trend.get(stat), f"{key}.{stat}", optional=True)
+        latency[field] = number(source, trend.get(stat), f"{key}.{stat}", optional=True, high=MAX_LATENCY_MS)
     if "count" in trend:
         latency["count"] = count(source, trend["count"], f"{key}.count")
     return latency
@@ -76,17 +77,23 @@ def parse(source: Source, doc: dict[str, Any]) -> Imported:
     # The rate's "passes" are its true values: failed requests.
     failed = count(source, failed_rate.get("passes"), f"metrics.http_req_failed.{prefix}passes")
     succeeded = count(source, failed_rate.get("fails"), f"metrics.http_req_failed.{prefix}fails")
+    if failed + succeeded > sent:
+        raise source.error(f"{failed:,} failed + {succeeded:,} not failed is more than the {sent:,} requests of "
+                           f"metrics.http_reqs", key=f"metrics.http_req_failed.{prefix}passes")
     received = _values(source, metrics, "data_received", handle, required=False)
     requests = requests_block(sent=sent, responses=sent, succeeded=succeeded, failed=failed, status_codes=None,
                               bytes_received=None if received is None else
                               count(source, received.get("count"), f"metrics.data_received.{prefix}count"))
-    rate = number(source, reqs.get("rate"), f"metrics.http_reqs.{prefix}rate", optional=True)
+    rate = number(source, reqs.get("rate"), f"metrics.http_reqs.{prefix}rate", optional=True, high=MAX_COUNT)
     if handle:
         state = mapping(source, doc.get("state"), "state")
-        duration_ms = number(source, state.get("testRunDurationMs"), "state.testRunDurationMs")
+        duration_ms = number(source, state.get("testRunDurationMs"), "state.testRunDurationMs", high=MAX_LATENCY_MS)
         window = None if duration_ms is None else duration_ms / 1000
     else:  # k6 computed the rate as count / the test's duration: the duration is count / rate.
         window = sent / rate if rate else None
+        if window is not None and window > MAX_SPAN_S:
+            raise source.error(f"{rate!r}: {sent:,} requests at this rate span more than {MAX_SPAN_S:,} s (31 days)",
+                               key="metrics.http_reqs.rate")
     trend = _values(source, metrics, "http_req_duration", handle, required=False)
     success = _values(source, metrics, SUCCESS_SUBMETRIC, handle, required=False)
     latency = {"all": _latency(source, trend, f"metrics.http_req_duration{'.values' if handle else ''}"),

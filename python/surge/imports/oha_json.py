@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from surge.imports.builder import PERCENTILES, Imported, base_document, missing_latency, requests_block
-from surge.imports.source import Source, count, mapping, number
+from surge.imports.source import Source, count, http_status, mapping, number
+from surge.record.check import MAX_SPAN_S
 
 
 def looks_like(doc: Any) -> bool:
@@ -17,8 +18,16 @@ def looks_like(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("summary"), dict) and "latencyPercentiles" in doc
 
 
+def status(source: Source, code: str) -> str:
+    """status is a key of ``statusCodeDistribution`` once it is an HTTP status (100-599), else
+    BadInput naming it."""
+    if http_status(code) is None:
+        raise source.error(f"{code[:20]!r} is not an HTTP status (100-599)", key="statusCodeDistribution")
+    return code
+
+
 def _ms(source: Source, table: dict[str, Any], key: str, where: str) -> float | None:
-    seconds = number(source, table.get(key), f"{where}.{key}", optional=True)
+    seconds = number(source, table.get(key), f"{where}.{key}", optional=True, high=MAX_SPAN_S)
     return None if seconds is None else round(seconds * 1000, 6)  # oha: nanoseconds
 
 
@@ -40,12 +49,12 @@ def _latency(source: Source, percentiles: dict[str, Any] | None, where: str, res
 def parse(source: Source, doc: dict[str, Any]) -> Imported:
     """parse reads oha's JSON; a missing or mistyped figure names its key."""
     summary = mapping(source, doc.get("summary"), "summary")
-    codes = {str(k): count(source, v, f"statusCodeDistribution.{k}")
+    codes = {status(source, k): count(source, v, f"statusCodeDistribution.{k[:20]}")
              for k, v in mapping(source, doc.get("statusCodeDistribution", {}), "statusCodeDistribution").items()}
     errors = {str(k): count(source, v, f"errorDistribution.{k}")
               for k, v in mapping(source, doc.get("errorDistribution", {}), "errorDistribution").items()}
     responses = sum(codes.values())
-    succeeded = sum(n for code, n in codes.items() if code.isdigit() and int(code) < 400)
+    succeeded = sum(n for code, n in codes.items() if int(code) < 400)
     sent = responses + sum(errors.values())
     requests = requests_block(sent=sent, responses=responses, succeeded=succeeded, failed=sent - succeeded,
                               status_codes=dict(sorted(codes.items())), failure_classes=errors)
@@ -60,7 +69,7 @@ def parse(source: Source, doc: dict[str, Any]) -> Imported:
                "service_time": missing_latency(), "send_lag": missing_latency()}
     if same_success:
         latency["success"]["count"] = succeeded
-    window = number(source, summary.get("total"), "summary.total")
+    window = number(source, summary.get("total"), "summary.total", high=MAX_SPAN_S)
     notes = ["oha's JSON keeps no per-request data: no histogram, no intervals, no start time"]
     out = base_document(url="", started_unix_s=None, elapsed_s=window, requests=requests, latency=latency,
                         notes=notes)

@@ -4,13 +4,17 @@ name it (``FILE``, ``FILE:LINE`` or ``FILE: key``), exit code 2."""
 from __future__ import annotations
 
 import hashlib
-import json
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from surge.errors import BadInput
 from surge.files import FileReadError, read_bounded
+from surge.record.check import MAX_COUNT, RecordError, strict_json
+
+_STATUS = re.compile(r"[1-5][0-9][0-9]")
 
 MAX_IMPORT_BYTES = 2 * 1024 * 1024 * 1024
 """MAX_IMPORT_BYTES bounds an imported file (2 GiB: a k6 NDJSON of a long run is large)."""
@@ -49,11 +53,17 @@ class Source:
         return BadInput(where, f"{key}: {message}" if key else message)
 
     def json_document(self) -> Any:
-        """json_document parses the whole file as JSON; malformed JSON names its line."""
+        """json_document parses the whole file as strict JSON (surge.record.check.strict_json:
+        no NaN or Infinity, bounded numbers and nesting); malformed JSON names its line."""
+        return self.json_line(self.text)
+
+    def json_line(self, text: str, line: int | None = None) -> Any:
+        """json_line parses ``text`` (the whole file, or its ``line``) as strict JSON; BadInput
+        naming the file and line otherwise."""
         try:
-            return json.loads(self.text)
-        except json.JSONDecodeError as e:
-            raise self.error(f"not valid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
+            return strict_json(text)
+        except RecordError as e:
+            raise self.error(e.message, line=line if e.line is None or line is not None else e.line) from None
 
     @property
     def name(self) -> str:
@@ -68,19 +78,27 @@ def mapping(source: Source, value: Any, key: str) -> dict[str, Any]:
     return value
 
 
-def number(source: Source, value: Any, key: str, *, optional: bool = False) -> float | None:
-    """number is ``value`` as a float (None if ``optional`` and absent or null), else BadInput
-    naming ``key``."""
+def number(source: Source, value: Any, key: str, *, optional: bool = False, high: float | None = None) -> float | None:
+    """number is ``value`` as a finite float (None if ``optional`` and absent or null), from 0
+    to ``high`` when given, else BadInput naming ``key``."""
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise source.error("missing or not a number", key=key)
+    if high is not None and not 0 <= value <= high:
+        raise source.error(f"{value!r} is outside 0..{high:,.0f}", key=key)
     return float(value)
 
 
 def count(source: Source, value: Any, key: str) -> int:
     """count is ``value`` as a whole number of at least zero, else BadInput naming ``key``."""
     n = number(source, value, key)
-    if n is None or n < 0 or n != int(n):
-        raise source.error(f"not a count (a whole number): {value!r}", key=key)
+    if n is None or n < 0 or n != int(n) or n > MAX_COUNT:
+        raise source.error(f"not a count (a whole number from 0 to {MAX_COUNT:,}): {value!r}", key=key)
     return int(n)
+
+
+def http_status(text: Any) -> int | None:
+    """http_status is ``text`` as an HTTP status when it is one (three ASCII digits, 100-599),
+    else None."""
+    return int(text) if isinstance(text, str) and _STATUS.fullmatch(text) else None

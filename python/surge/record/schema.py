@@ -1,7 +1,8 @@
 """The record's JSON Schema (``schemas/surge.record-1.schema.json``, draft 2020-12): what a
 results directory's summary.json holds, field by field in docs/record.md. ``validate`` checks a
-document against it, for the tests of every writer (surge's runs, imports). It needs the
-``jsonschema`` package (a test dependency) and the repository's ``schemas/`` directory."""
+document against it, for the tests of every writer (surge's runs, imports); surge.record.check
+checks every record read with it. It needs the ``jsonschema`` package and the ``schemas/``
+directory."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def problems(document: Any, schema_file: Path = SCHEMA_FILE) -> list[str]:
     EXPERIMENT_SCHEMA_FILE an experiment.json) differs from the schema, as
     ``path: message`` (``$`` is the document, ``$.meta.tags``...), deepest mismatches first
     reported by jsonschema's best guess for each; empty when it matches."""
-    import jsonschema  # type: ignore[import-untyped]  # a test dependency without type hints
+    import jsonschema  # type: ignore[import-untyped]  # without type hints
 
     validator = jsonschema.Draft202012Validator(load_schema(schema_file))
     out = []

@@ -58,12 +58,12 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
     temporary = path.with_name(path.name + ".tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(redact_document(summary), file, indent=2)
+            json.dump(redact_document(summary), file, indent=2, allow_nan=False)
             file.write("\n")
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NaN or an infinity, which JSON has not
         temporary.unlink(missing_ok=True)  # never leave half a summary beside the last whole one
         raise
 

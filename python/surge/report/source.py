@@ -4,7 +4,6 @@ Incomplete and imported runs are records like any other."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,10 +40,9 @@ def experiment_from_directory(path: Path) -> ExperimentSource:
     """experiment_from_directory reads an experiment's results directory: experiment.json and
     each run's results directory (its entry's ``directory``, relative to the experiment's or
     absolute); a run whose directory is gone is left out."""
-    try:
-        document: dict[str, Any] = json.loads((path / EXPERIMENT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise BadInput(str(path / EXPERIMENT_FILE), f"cannot read the experiment: {e}") from None
+    from surge.record.read import read_json_object
+
+    document = read_json_object(path / EXPERIMENT_FILE)
     runs = []
     for entry in document.get("runs") or []:
         run_dir = path / str(entry.get("directory") or "")
