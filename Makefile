@@ -31,7 +31,8 @@ demo: build
 
 ## test: Rust unit/integration tests, then the pytest end-to-end suite (3 workers: its tests mostly wait on
 ## loopback targets that sleep; the seed suite,
-## tests/seeds, among it), then the tests that keep every core busy, alone (marked busy_machine)
+## tests/seeds, among it), then those that keep a core busy two at a time, apart from the answer tests whose
+## targets they would slow (marked cpu_heavy), then the tests that keep every core busy, alone (marked busy_machine)
 test: build test-rust test-python
 
 test-rust:
@@ -44,7 +45,8 @@ browser:
 test-python: build browser
 	$(BIN)/python -m mypy.stubtest surge._engine
 	$(BIN)/python -m mypy python/surge
-	$(BIN)/python -m pytest -n 3 -m "not busy_machine" --durations=25 tests
+	$(BIN)/python -m pytest -n 3 -m "not busy_machine and not cpu_heavy" --durations=25 tests
+	$(BIN)/python -m pytest -n 2 -m cpu_heavy --durations=5 tests
 	$(BIN)/python -m pytest -m busy_machine tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against

@@ -217,8 +217,10 @@ def test_an_idle_target_with_variable_service_time_has_no_queue(tmp_path, machin
     assert "queueing" not in kinds, summary["findings"]
     if machine == "busy":
         assert "machine_saturated" in kinds, summary["findings"]  # known without --watch-pid
-    if "generator_saturated" in kinds:  # a starved generator is late only on a saturated machine
-        assert "machine_saturated" in kinds, summary["findings"]
+    if "generator_saturated" in kinds:  # a starved generator is late only when other processes hold the cores:
+        evidence = _finding(summary, "generator_saturated")["evidence"]  # the whole machine, or in bursts
+        assert "machine_saturated" in kinds or any(w >= max(b, 0.02) for b, w in zip(
+            evidence["thread_busy"], evidence["thread_waiting"])), summary["findings"]
 
 
 def test_a_closed_model_below_capacity_states_no_capacity(tmp_path, machine):

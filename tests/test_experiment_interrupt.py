@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import intervals_logged, run_and_signal, surge
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 EXPERIMENTS = [
     ("repeat", ["-n", "3", "-d", "2s", "-c", "1"]),
     ("compare", ["--variant", "a", "--variant", "b", "-n", "2", "-d", "2s", "-c", "1"]),

@@ -27,6 +27,9 @@ from typing import Any
 
 from hostile_records import FIXTURES, IMPORTS, RECORDS, edit_summary, record_directory
 from test_fuzz_input import run_child
+import pytest
+
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
 RUN_RECORD = Path(__file__).parent / "fixtures" / "report_html" / "run-scenario"
 """RUN_RECORD is a surge run's results directory (scenarios, checks, thresholds, a watched target)."""

@@ -18,7 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
+
 from conftest import SCRATCH, surge, write
+
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
 STREAM_FOR_S = 40.0
 """STREAM_FOR_S bounds how long a hostile server feeds one connection (it stops by itself)."""

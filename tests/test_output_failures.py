@@ -21,6 +21,8 @@ from conftest import tiny_scenario
 
 from surge import exit_codes
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 OUTPUT_FAILED_LINE = "surge: error: cannot write to stdout: "
 
 

@@ -23,6 +23,8 @@ from surge.history.stored import StoredRun
 from surge.imports import Source, load
 from surge.record.writer import write_summary
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 
 def _one_line(error: BadInput, path: Path, names: str) -> None:
     text = str(error)

@@ -16,6 +16,9 @@ from pathlib import Path
 from conftest import intervals_logged, surge_in, wait_for
 
 from surge import exit_codes
+import pytest
+
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
 
 def start_long_run(url: str, out: Path, cwd: Path) -> subprocess.Popen[bytes]:

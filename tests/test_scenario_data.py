@@ -414,7 +414,8 @@ def test_regex_capture_feeds_the_next_request_and_the_target_reads_each_created_
                 check: {status: 200, json: {$.title: captured, $.run: "@RUN@"}}
         """, N=str(iterations), RUN=run)
     doc = run_ok(path, fresh_target)
-    assert doc["captures"] == [{"name": "id", "scenario": "s", "tag": "create", "found": iterations, "missing": 0}]
+    assert doc["captures"] == [{"name": "id", "scenario": "s", "tag": "create", "found": iterations, "missing": 0,
+                                "truncated": 0}]
     checks = check_counts(doc)
     assert checks == {"status in [201]": (iterations, 0), "status in [200]": (iterations, 0),
                       '$.title == "captured"': (iterations, 0), f'$.run == "{run}"': (iterations, 0)}

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import surge, write
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 SECRET = "s3cr3t-Pa55-value"
 """SECRET is the secret each case passes; it must appear nowhere in the output."""
 

@@ -48,9 +48,10 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
     before = [i for i in summary["intervals"] if i["end_s"] <= ramp_down_s + 1e-6]
     assert len(before) >= 15 and sum(i["requests"]["succeeded"] for i in before) > 200, len(before)
     # Each second's success p95 (16 successes a second: its p95 is nearly its slowest, so a busy
-    # machine's scheduling may lift one second past 10 ms; none waited for a worker).
+    # machine's scheduling may lift one second past 10 ms, and a stall of the machine one to
+    # ~100 ms; none waited for a worker, which would take seconds: the 10 s timeout's scale).
     p95s = sorted(i["latency"]["success"]["p95_ms"] for i in before if i["requests"]["succeeded"])
-    assert p95s[len(p95s) // 2] < 10.0 and p95s[-1] < 100.0, p95s
+    assert p95s[len(p95s) // 2] < 10.0 and p95s[-1] < 500.0, p95s
 
     share, sent = predicted_failures(stages, workers=8, timeout_s=10.0, think_s=0.5)
     requests = summary["requests"]

@@ -38,8 +38,8 @@ DEFAULT_MAX_STEPS = 30
 
 CONFIRMATIONS = 3
 """CONFIRMATIONS is how many confirmation runs a search makes at most, each a precision's
-width below the last that failed on the target's account (one the generator limited is run
-again at the same rate)."""
+width below the last that failed on the target's account, or below the rate that one served
+when less (one the generator limited is run again at the same rate)."""
 
 LOWEST_FRACTION = 1 / 1024
 """LOWEST_FRACTION of the start rate is the lowest rate tried (ten halvings) by default."""
@@ -265,8 +265,13 @@ class CapacitySearch:
                                   f"({step.verdict.limit}): running it again")
                 continue
             counted = True
-            lower = rate * (1 - self.precision)
-            self.notes.append(f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s")
+            # A confirmation the target fell behind in served what it can: step down below that
+            # (a bisection pass well above the capacity, lucky on a noisy machine, is then left in
+            # one step rather than a precision's width at a time).
+            served = self._served_estimate(step)
+            lower = min(rate, served if served is not None else rate) * (1 - self.precision)
+            self.notes.append(f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s"
+                              + (f" (below the {served:,.1f}/s it served)" if served is not None else ""))
             self.low, self.high, self.high_step, rate = None, rate, step, lower
         self.notes.append(f"no rate confirmed in {CONFIRMATIONS} confirmations")
         if not counted:
