@@ -256,8 +256,9 @@ TWO_CORES = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >=
 
 
 BUSY = pytest.mark.busy_machine
-"""BUSY marks a test that keeps a busy loop on every core (or starves a core on purpose): ``make
-test`` runs these apart, after the parallel suite, so that no other test shares their machine."""
+"""BUSY marks a test that keeps a busy loop on every core, starves a core on purpose, or needs a
+core to itself beside a target that keeps one busy: ``make test`` runs these apart, after the
+parallel suite, so that no other test shares their machine."""
 
 
 @contextmanager

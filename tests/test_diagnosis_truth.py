@@ -156,6 +156,7 @@ def _finding(summary: dict[str, Any], kind: str) -> dict[str, Any]:
     return next(f for f in summary["findings"] if f["kind"] == kind)
 
 
+@BUSY  # the one-loop target keeps a core busy: its truth needs the other core to itself
 def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path, one_loop_target, machine):
     """16 VUs against the one-loop target, watched: it is CPU-bound on its one thread (its four
     threads notwithstanding), or on a busy machine the machine is named; never the generator."""
@@ -175,6 +176,7 @@ def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path
         assert bound["evidence"]["responses_per_s"] == pytest.approx(truth, rel=0.25)
 
 
+@BUSY  # the one-loop target keeps a core busy: its truth needs the other core to itself
 def test_an_overloaded_one_loop_target_is_named_with_its_capacity(tmp_path, one_loop_target):
     """Open model at twice what one core serves: the queue's stated capacity is the target's own
     (requests per CPU-second of its loop), the late sends are the target's doing, not the
@@ -195,6 +197,7 @@ def test_an_overloaded_one_loop_target_is_named_with_its_capacity(tmp_path, one_
     assert "server_cpu_bound" in kinds
 
 
+@BUSY  # the one-loop target keeps a core busy: its truth needs the other core to itself
 def test_sends_that_wait_for_connections_a_target_cannot_accept_are_not_the_generators(tmp_path, one_loop_target):
     """Open model at twice what the loop serves, no cap: in flight grows, the generator opens
     hundreds of connections the loop accepts slowly, and sends wait seconds for them while the
