@@ -3,7 +3,7 @@
 //! shard's lock). Bounds are one-sided where a busy machine can only make things slower.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! End-to-end tests of the routes over loopback: health, delay, the Task API, stats, framing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

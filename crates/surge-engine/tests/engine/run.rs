@@ -1,7 +1,7 @@
 //! End-to-end engine tests against a loopback test server: counts must match exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

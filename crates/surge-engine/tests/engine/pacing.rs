@@ -3,9 +3,8 @@
 //! behind its schedule does not open a connection per late request.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-#[path = "../../surge-target/tests/common/mod.rs"]
-mod target;
+use crate::common;
+use crate::target;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! bound from below what sleeps guarantee (a response is never early) and give wide room above.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

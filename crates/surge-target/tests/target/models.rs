@@ -4,7 +4,7 @@
 //! only waits bound from below ("no answer yet"), where the model guarantees there is none.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::time::{Duration, Instant};
