@@ -289,3 +289,25 @@ def test_processes_writing_at_once_lose_nothing(tmp_path):
     raw = sqlite3.connect(db)
     assert raw.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
     assert raw.execute("SELECT count(*) FROM intervals GROUP BY run_id").fetchall() == [(150,)] * 4
+
+
+def test_a_migration_committing_while_another_process_checks_the_database_is_not_foreign(tmp_path):
+    """CI once saw a new history called "another program's": one process read version 0, another
+    committed the schema, then the first read surge's tables. The check reads both in one snapshot:
+    here the other process's migration commits exactly between the two reads."""
+    from surge.history.migrations import check_ours, migrate
+
+    db = tmp_path / "h.db"
+    sqlite3.connect(db).execute("PRAGMA journal_mode = WAL").fetchone()  # version 0, no tables
+    checking = sqlite3.connect(db, isolation_level=None)
+    other = connect(db)
+    migrated = []
+
+    def between_the_reads(statement: str) -> None:
+        if "sqlite_master" in statement and not migrated:
+            migrated.append(migrate(other, db))
+
+    checking.set_trace_callback(between_the_reads)
+    check_ours(checking, db)
+    assert migrated == [SCHEMA_VERSION]
+    assert check_ours(sqlite3.connect(db), db) is None

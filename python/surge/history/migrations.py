@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from surge.errors import BadInput
-from surge.history.connection import write
+from surge.history.connection import retrying, write
 
 _V1 = """
 CREATE TABLE runs (
@@ -143,14 +143,26 @@ def check_ours(conn: sqlite3.Connection, path: Path) -> None:
     """check_ours reads (never writes) the database at ``path`` before anything is written to
     it: HistoryTooNew when a newer surge wrote it, HistoryForeign when another program's tables
     would collide with surge's (a version-0 database with other tables is adopted)."""
-    found = version(conn)
+    found, names = retrying(lambda: _version_and_tables(conn))
     _check_version(found, path)
     if found == 0:
-        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         taken = sorted(names & set(_TABLES))
         if taken:
             raise HistoryForeign(str(path), f"not a surge history (it holds a table '{taken[0]}' of another "
                                             "program): choose another database with --db")
+
+
+def _version_and_tables(conn: sqlite3.Connection) -> tuple[int, set[str]]:
+    """_version_and_tables reads the schema version and the table names in one read transaction:
+    read apart, another process's migration committing between them shows version 0 beside
+    surge's tables, which looks like another program's database."""
+    conn.execute("BEGIN")
+    try:
+        found = version(conn)
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    finally:
+        conn.execute("COMMIT")
+    return found, names
 
 
 def _check_version(found: int, path: Path) -> None:
