@@ -24,18 +24,26 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from surgebench import proc  # noqa: E402
-from surgebench.generators import find_wrk  # noqa: E402
-from surgebench.nginx import Nginx, find_nginx  # noqa: E402
+from surgebench import proc
+from surgebench.generators import find_wrk
+from surgebench.nginx import Nginx, find_nginx
 
 
 def closed_plan(url: str, seconds: float) -> bytes:
     """closed_plan is 64 VUs on one thread sending GET /health for `seconds`."""
-    return json.dumps({
-        "target": {"url": url}, "threads": 1,
-        "scenarios": [{"name": "ab", "executor": {"type": "constant-vus", "vus": 64, "duration_s": seconds},
-                       "flow": {"sequences": [{"steps": [{"request": {"method": "GET", "path": "/health"}}]}]}}],
-    }).encode()
+    return json.dumps(
+        {
+            "target": {"url": url},
+            "threads": 1,
+            "scenarios": [
+                {
+                    "name": "ab",
+                    "executor": {"type": "constant-vus", "vus": 64, "duration_s": seconds},
+                    "flow": {"sequences": [{"steps": [{"request": {"method": "GET", "path": "/health"}}]}]},
+                }
+            ],
+        }
+    ).encode()
 
 
 def measure(nginx: Nginx, argv: list[str], stdin: bytes | None, core: int, seconds: float) -> float:
@@ -79,9 +87,11 @@ def main(argv: list[str]) -> None:
     for name in names[:-1]:
         to_wrk = [a / w for a, w in zip(us[name], us["wrk"])]
         to_ref = [a / b for a, b in zip(us[name], us[names[0]])]
-        print(f"{name:24s} {statistics.median(us[name]):6.3f} µs/request   "
-              f"/wrk {statistics.median(to_wrk):.3f} [{min(to_wrk):.3f}–{max(to_wrk):.3f}]   "
-              f"/first {statistics.median(to_ref):.3f} [{min(to_ref):.3f}–{max(to_ref):.3f}]")
+        print(
+            f"{name:24s} {statistics.median(us[name]):6.3f} µs/request   "
+            f"/wrk {statistics.median(to_wrk):.3f} [{min(to_wrk):.3f}–{max(to_wrk):.3f}]   "
+            f"/first {statistics.median(to_ref):.3f} [{min(to_ref):.3f}–{max(to_ref):.3f}]"
+        )
     print(f"{'wrk':24s} {statistics.median(us['wrk']):6.3f} µs/request")
 
 

@@ -21,18 +21,37 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from surgebench import proc  # noqa: E402
-from surgebench.generators import (  # noqa: E402
-    Generator, find_oha, find_run_plan, find_surge, find_target, find_wrk)
-from surgebench.nginx import Nginx, find_nginx  # noqa: E402
-from surgebench.open_model import OHA_CONNS, section_open  # noqa: E402
-from surgebench.sections import (  # noqa: E402
-    Context, say, section_conns, section_cpu, section_rate, section_target, section_template,
-    surge_startup)
+from surgebench import proc
+from surgebench.generators import (
+    Generator,
+    find_oha,
+    find_run_plan,
+    find_surge,
+    find_target,
+    find_wrk,
+)
+from surgebench.nginx import Nginx, find_nginx
+from surgebench.open_model import OHA_CONNS, section_open
+from surgebench.sections import (
+    Context,
+    say,
+    section_conns,
+    section_cpu,
+    section_rate,
+    section_target,
+    section_template,
+    surge_startup,
+)
 
 # SECTIONS: every section --only can name, in the order the default run takes them.
-SECTIONS = {"cpu": section_cpu, "conns": section_conns, "rate": section_rate,
-            "target": section_target, "template": section_template, "open": section_open}
+SECTIONS = {
+    "cpu": section_cpu,
+    "conns": section_conns,
+    "rate": section_rate,
+    "target": section_target,
+    "template": section_template,
+    "open": section_open,
+}
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -59,28 +78,47 @@ Method (docs/benchmarks.md, shared performance.md):
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """parse_args reads the command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", default="cpu,conns,rate,target,template,open",
-                   help="comma-separated sections: cpu, conns, rate, target, template, open "
-                        "(default: all)")
+    p.add_argument(
+        "--only",
+        default="cpu,conns,rate,target,template,open",
+        help="comma-separated sections: cpu, conns, rate, target, template, open (default: all)",
+    )
     p.add_argument("--quick", action="store_true", help="short runs (a smoke test, not a result)")
-    p.add_argument("--rounds", type=int, default=None,
-                   help="rounds per generator in cpu/target/template/open (default 5, quick 2)")
-    p.add_argument("--rate", type=int, default=20_000,
-                   help="the rate section's open-model rate (default 20000)")
-    p.add_argument("--open-rates", default="20000,50000,80000", metavar="R1,R2,…",
-                   help="the open section's rates in req/s (default 20000,50000,80000)")
+    p.add_argument(
+        "--rounds", type=int, default=None, help="rounds per generator in cpu/target/template/open (default 5, quick 2)"
+    )
+    p.add_argument("--rate", type=int, default=20_000, help="the rate section's open-model rate (default 20000)")
+    p.add_argument(
+        "--open-rates",
+        default="20000,50000,80000",
+        metavar="R1,R2,…",
+        help="the open section's rates in req/s (default 20000,50000,80000)",
+    )
     p.add_argument("--surge", default=None, help="surge executable (default .venv/bin/surge)")
-    p.add_argument("--target-cmd", default=None,
-                   help="command that starts the reference target and prints 127.0.0.1:PORT")
-    p.add_argument("--run-plan", default=None, metavar="PATH",
-                   help="the engine's run_plan example for the template section (default: "
-                        "build it with cargo into target/release/examples/run_plan)")
-    p.add_argument("--aa", action="store_true",
-                   help="A/A check: when surge is missing, run wrk again in surge's slot "
-                        "(the ratio shows the noise floor; it is labelled wrk-AA, never surge)")
-    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
-                   help="before each run, wait up to SECONDS for both cores to be < 10%% busy "
-                        "(for a machine shared with builds; default 0: do not wait)")
+    p.add_argument(
+        "--target-cmd", default=None, help="command that starts the reference target and prints 127.0.0.1:PORT"
+    )
+    p.add_argument(
+        "--run-plan",
+        default=None,
+        metavar="PATH",
+        help="the engine's run_plan example for the template section (default: "
+        "build it with cargo into target/release/examples/run_plan)",
+    )
+    p.add_argument(
+        "--aa",
+        action="store_true",
+        help="A/A check: when surge is missing, run wrk again in surge's slot "
+        "(the ratio shows the noise floor; it is labelled wrk-AA, never surge)",
+    )
+    p.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each run, wait up to SECONDS for both cores to be < 10%% busy "
+        "(for a machine shared with builds; default 0: do not wait)",
+    )
     p.add_argument("--gen-core", type=int, default=0)
     p.add_argument("--server-core", type=int, default=1)
     p.add_argument("--out", default=os.path.join(REPO, "bench", "out"))
@@ -117,10 +155,14 @@ def environment(args, ctx: Context) -> dict:
             cpu_model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
-    git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True).stdout.strip())
+    git = subprocess.run(
+        ["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = bool(
+        subprocess.run(
+            ["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout.strip()
+    )
     return {
         "kernel": platform.release(),
         "cpu_model": cpu_model,
@@ -182,11 +224,20 @@ def main(argv: list[str]) -> int:
     else:
         target_argv, target_why = find_target(REPO, surge_bin)
     ctx = Context(
-        quick=args.quick, rounds=args.rounds, gen_core=args.gen_core,
-        server_core=args.server_core, wrk=Generator("wrk", "wrk", wrk_bin) if wrk_bin else None,
-        surge=surge, surge_why=surge_why if not surge_bin else "", nginx=None,
-        nginx_why="", target_argv=target_argv, target_why=target_why, rate=args.rate,
-        wait_quiet_s=args.wait_quiet, open_rates=args.open_rates,
+        quick=args.quick,
+        rounds=args.rounds,
+        gen_core=args.gen_core,
+        server_core=args.server_core,
+        wrk=Generator("wrk", "wrk", wrk_bin) if wrk_bin else None,
+        surge=surge,
+        surge_why=surge_why if not surge_bin else "",
+        nginx=None,
+        nginx_why="",
+        target_argv=target_argv,
+        target_why=target_why,
+        rate=args.rate,
+        wait_quiet_s=args.wait_quiet,
+        open_rates=args.open_rates,
     )
     oha_bin = find_oha()
     if oha_bin:
@@ -210,13 +261,16 @@ def main(argv: list[str]) -> int:
     try:
         env = environment(args, ctx)
         say(f"# surge bench — {stamp}{'  (QUICK: smoke test only)' if args.quick else ''}")
-        say(METHOD.format(gen_core=args.gen_core, server_core=args.server_core,
-                          oha_conns=OHA_CONNS))
-        say(f"  tools    wrk: {env['wrk'] or 'MISSING'}; oha: {env['oha'] or ctx.oha_why}; "
+        say(METHOD.format(gen_core=args.gen_core, server_core=args.server_core, oha_conns=OHA_CONNS))
+        say(
+            f"  tools    wrk: {env['wrk'] or 'MISSING'}; oha: {env['oha'] or ctx.oha_why}; "
             f"nginx: {env['nginx'] or ctx.nginx_why}; "
-            f"surge: {ctx.surge.binary + ' (' + ctx.surge.name + ')' if ctx.surge else 'MISSING — ' + surge_why}")
-        say(f"  machine  {env['cpus']} × {env['cpu_model']}, kernel {env['kernel']}, "
-            f"load {env['loadavg_at_start']}, nofile soft/hard {soft}/{hard}, git {env['git']}")
+            f"surge: {ctx.surge.binary + ' (' + ctx.surge.name + ')' if ctx.surge else 'MISSING — ' + surge_why}"
+        )
+        say(
+            f"  machine  {env['cpus']} × {env['cpu_model']}, kernel {env['kernel']}, "
+            f"load {env['loadavg_at_start']}, nofile soft/hard {soft}/{hard}, git {env['git']}"
+        )
         if ctx.nginx:
             say(f"  target   {ctx.nginx.url} (nginx worker pid {ctx.nginx.worker_pid})")
         if "template" in args.only:
@@ -233,8 +287,7 @@ def main(argv: list[str]) -> int:
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"bench-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
     with open(path, "w") as f:
-        json.dump({"environment": env, "sections": results, "markdown": table}, f, indent=1,
-                  default=str)
+        json.dump({"environment": env, "sections": results, "markdown": table}, f, indent=1, default=str)
     say(f"\nraw record: {os.path.relpath(path, os.getcwd())}")
     return 0
 

@@ -23,8 +23,10 @@ from surge import _engine
 from surge.scenario import load
 
 HEAD = "target: http://127.0.0.1:9/\n"
-SCENARIO = ("scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:\n"
-            "      - request:\n          path: '/x/{{c}}'\n          method: POST\n")
+SCENARIO = (
+    "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:\n"
+    "      - request:\n          path: '/x/{{c}}'\n          method: POST\n"
+)
 
 
 def variables(n: int) -> str:
@@ -41,24 +43,31 @@ def choice(n: int) -> str:
 
 def body(n: int) -> str:
     """body is a file whose one request sends a JSON body of ``n`` items."""
-    items = "\n".join(f"              - {{id: {i}, name: item {i}, tags: [a, b], price: {i * 1.5}}}"
-                      for i in range(n))
-    return HEAD + "variables:\n  c: {type: counter}\n" + SCENARIO + "          json:\n            items:\n" + items + "\n"
+    items = "\n".join(f"              - {{id: {i}, name: item {i}, tags: [a, b], price: {i * 1.5}}}" for i in range(n))
+    return (
+        HEAD + "variables:\n  c: {type: counter}\n" + SCENARIO + "          json:\n            items:\n" + items + "\n"
+    )
 
 
 def steps(n: int) -> str:
     """steps is a file of one flow of ``n`` steps, each with a JSON body, a header and a check."""
     out = [HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:"]
     for i in range(n):
-        out += [f"      - name: step {i}",
-                f"        request: {{method: POST, path: /tasks/{i}, headers: {{X-A: b}}, "
-                f"json: {{a: {i}, b: [1, 2, 3], c: text}}}}",
-                "        check: {status: [200, 201]}"]
+        out += [
+            f"      - name: step {i}",
+            f"        request: {{method: POST, path: /tasks/{i}, headers: {{X-A: b}}, "
+            f"json: {{a: {i}, b: [1, 2, 3], c: text}}}}",
+            "        check: {status: [200, 201]}",
+        ]
     return "\n".join(out) + "\n"
 
 
-SHAPES = [("100,000 variables", variables, 100_000), ("a choice of 560,000 values", choice, 560_000),
-          ("a JSON body of 75,000 items", body, 75_000), ("27,000 steps", steps, 27_000)]
+SHAPES = [
+    ("100,000 variables", variables, 100_000),
+    ("a choice of 560,000 values", choice, 560_000),
+    ("a JSON body of 75,000 items", body, 75_000),
+    ("27,000 steps", steps, 27_000),
+]
 
 
 def main() -> None:
@@ -90,8 +99,10 @@ def main() -> None:
                 took = time.process_time() - start
                 if took < best:
                     best, engine = took, validate_s
-            print(f"{name:<30} {path.stat().st_size / 1e6:5.1f} MB   {best:5.2f} s   "
-                  f"(engine's validate_plan {engine:.2f} s)")
+            print(
+                f"{name:<30} {path.stat().st_size / 1e6:5.1f} MB   {best:5.2f} s   "
+                f"(engine's validate_plan {engine:.2f} s)"
+            )
 
 
 if __name__ == "__main__":

@@ -41,16 +41,20 @@ def csv_case(folder: Path, url: str, variables: int) -> str:
         data.write_text("id\n" + "x\n" * ((16 << 20) // 2 - 2))
     defs = "".join(f"      v{i}: {{type: csv, file: ids.csv, pick: random}}\n" for i in range(variables))
     query = "&".join(f"v{i}={{{{v{i}.id}}}}" for i in range(variables))
-    return (f"target: {url}\nscenarios:\n  s:\n    executor: {{type: per-vu-iterations, vus: 1, iterations: 3}}\n"
-            f"    variables:\n{defs}    flow: [{{request: {{path: '/health?{query}'}}}}]\n")
+    return (
+        f"target: {url}\nscenarios:\n  s:\n    executor: {{type: per-vu-iterations, vus: 1, iterations: 3}}\n"
+        f"    variables:\n{defs}    flow: [{{request: {{path: '/health?{query}'}}}}]\n"
+    )
 
 
 def values_case(url: str, vus: int) -> str:
     """values_case is a file of ``vus`` VUs, each using 20 random strings of 1 MiB."""
     defs = "".join(f"      s{i}: {{type: random-string, length: 1048576}}\n" for i in range(20))
     body = "".join(f"{{{{s{i}}}}}" for i in range(20))
-    return (f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: {vus}, duration: 3s}}\n"
-            f"    variables:\n{defs}    flow: [{{request: {{method: POST, path: /health, body: '{body}'}}}}]\n")
+    return (
+        f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: {vus}, duration: 3s}}\n"
+        f"    variables:\n{defs}    flow: [{{request: {{method: POST, path: /health, body: '{body}'}}}}]\n"
+    )
 
 
 def tags_case(url: str, steps: int) -> str:
@@ -74,8 +78,13 @@ def main(cases: list[str]) -> None:
         for case in cases or list(texts):
             path = folder / f"{case}.yaml"
             path.write_text(texts[case]())
-            out = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE), str(path), "--out",
-                                  str(folder / f"out-{case}")], capture_output=True, text=True, check=True, cwd=tmp)
+            out = subprocess.run(
+                [sys.executable, "-c", textwrap.dedent(PROBE), str(path), "--out", str(folder / f"out-{case}")],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=tmp,
+            )
             code, peak, wall = json.loads(out.stdout)
             print(f"{case:<10} peak RSS {peak:7.0f} MiB   {wall:5.1f} s   exit {code}")
 

@@ -33,7 +33,6 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from browser import CHROMIUM_FLAGS, chromium  # noqa: E402
-
 from surge.history.stored import StoredRun  # noqa: E402
 from surge.record.timeseries import COLUMNS  # noqa: E402
 from surge.report.html import render_run_html  # noqa: E402
@@ -42,8 +41,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "report_html" / "run-scenario"
 FLAGS = tuple(f for f in CHROMIUM_FLAGS if not f.startswith("--virtual-time-budget"))
 """FLAGS: the tests' flags without virtual time, so that performance.now() is wall time (the
 charts are drawn by synchronous scripts, before the load event --dump-dom waits for)."""
-STAMP = ("<script>document.documentElement.setAttribute('data-ready-ms', String(performance.now()));</script>"
-         "</body>")
+STAMP = "<script>document.documentElement.setAttribute('data-ready-ms', String(performance.now()));</script></body>"
 
 
 def synthetic_run(intervals: int, seed: int = 1) -> StoredRun:
@@ -57,15 +55,40 @@ def synthetic_run(intervals: int, seed: int = 1) -> StoredRun:
         failed = rng.choice([0, 0, 0, rng.randint(1, 40)])
         p50 = 10 + 5 * math.sin(i / 200) + rng.random()
         row = {c: "" for c in COLUMNS}
-        row.update(time_s=f"{i:.1f}", scenario="all", active_vus=f"{vus:.0f}", sent_per_s=f"{rate + 30:.1f}",
-                   responses_per_s=f"{rate:.1f}", successes=f"{rate - failed:.0f}", failures=str(failed),
-                   failed_status=str(failed // 2), failed_request_timeout=str(failed - failed // 2), interrupted="0",
-                   shed=str(rng.choice([0, 0, 5])), p50_ms=f"{p50:.3f}", p90_ms=f"{p50 * 1.8:.3f}",
-                   p95_ms=f"{p50 * 2.1:.3f}", p99_ms=f"{p50 * 3.0:.3f}", max_ms=f"{p50 * 5.5:.3f}",
-                   in_flight=f"{vus:.0f}", open_connections=f"{vus:.0f}", cpu_cores="0.9")
+        row.update(
+            time_s=f"{i:.1f}",
+            scenario="all",
+            active_vus=f"{vus:.0f}",
+            sent_per_s=f"{rate + 30:.1f}",
+            responses_per_s=f"{rate:.1f}",
+            successes=f"{rate - failed:.0f}",
+            failures=str(failed),
+            failed_status=str(failed // 2),
+            failed_request_timeout=str(failed - failed // 2),
+            interrupted="0",
+            shed=str(rng.choice([0, 0, 5])),
+            p50_ms=f"{p50:.3f}",
+            p90_ms=f"{p50 * 1.8:.3f}",
+            p95_ms=f"{p50 * 2.1:.3f}",
+            p99_ms=f"{p50 * 3.0:.3f}",
+            max_ms=f"{p50 * 5.5:.3f}",
+            in_flight=f"{vus:.0f}",
+            open_connections=f"{vus:.0f}",
+            cpu_cores="0.9",
+        )
         lines.append(",".join(row[c] for c in COLUMNS))
-        lines.append(",".join(f"{i:.1f}" if c == "time_s" else "read_heavy" if c == "scenario" else
-                              row[c] if c in ("active_vus", "responses_per_s") else "" for c in COLUMNS))
+        lines.append(
+            ",".join(
+                f"{i:.1f}"
+                if c == "time_s"
+                else "read_heavy"
+                if c == "scenario"
+                else row[c]
+                if c in ("active_vus", "responses_per_s")
+                else ""
+                for c in COLUMNS
+            )
+        )
     run.timeseries = "\n".join(lines) + "\n"
     return run
 
@@ -89,9 +112,13 @@ def measure(intervals: int, repeat: int, workdir: Path) -> None:
     ready, walls = [], []
     for k in range(repeat):
         start = time.perf_counter()
-        dom = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={workdir / f'profile-{k}'}",
-                              "--dump-dom", timed.as_uri()], capture_output=True, text=True, timeout=120,
-                             check=True).stdout
+        dom = subprocess.run(
+            [chromium(), *FLAGS, f"--user-data-dir={workdir / f'profile-{k}'}", "--dump-dom", timed.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
         walls.append((time.perf_counter() - start) * 1000)
         found = re.search(r'data-ready-ms="([0-9.]+)"', dom)
         drawn = len(re.findall(r'data-drawn="1"', dom))
@@ -99,9 +126,11 @@ def measure(intervals: int, repeat: int, workdir: Path) -> None:
             raise SystemExit(f"{intervals} intervals: the page did not draw its 5 charts ({drawn} drawn)")
         ready.append(float(found.group(1)))
     size = page.stat().st_size
-    print(f"{intervals:>5} intervals: {size / 1e6:,.3f} MB ({size:,} bytes) · render {_median(renders)} ms · "
-          f"charts drawn {_median(ready)} ms after navigation · chromium --dump-dom wall {_median(walls)} ms",
-          flush=True)
+    print(
+        f"{intervals:>5} intervals: {size / 1e6:,.3f} MB ({size:,} bytes) · render {_median(renders)} ms · "
+        f"charts drawn {_median(ready)} ms after navigation · chromium --dump-dom wall {_median(walls)} ms",
+        flush=True,
+    )
 
 
 def main() -> None:

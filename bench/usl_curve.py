@@ -40,20 +40,44 @@ def main() -> int:
     service_s = parse_duration(args.service_time)
     n_star = math.sqrt((1 - args.contention) / args.coherency) if args.coherency > 0 else math.inf
     rows = []
-    with tempfile.TemporaryDirectory(prefix="usl-curve-") as scratch, TargetProcess(
-        workers=max(levels) * 4, service_time=args.service_time, contention=args.contention,
-        coherency=args.coherency,
-    ) as target:
+    with (
+        tempfile.TemporaryDirectory(prefix="usl-curve-") as scratch,
+        TargetProcess(
+            workers=max(levels) * 4,
+            service_time=args.service_time,
+            contention=args.contention,
+            coherency=args.coherency,
+        ) as target,
+    ):
         for n in levels:
             run = subprocess.run(
-                [sys.executable, "-m", "surge", "run", f"{target.url}/tasks", "-c", str(n), "-d", args.duration,
-                 "--json"],
-                capture_output=True, text=True, timeout=600, cwd=scratch,
+                [
+                    sys.executable,
+                    "-m",
+                    "surge",
+                    "run",
+                    f"{target.url}/tasks",
+                    "-c",
+                    str(n),
+                    "-d",
+                    args.duration,
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                cwd=scratch,
             )
             doc = json.loads(run.stdout)
             measured = doc["requests"]["succeeded"] / doc["duration_s"]
-            rows.append((n, measured, predicted(n, args.contention, args.coherency, service_s),
-                         doc["latency"]["success"]["p50_ms"]))
+            rows.append(
+                (
+                    n,
+                    measured,
+                    predicted(n, args.contention, args.coherency, service_s),
+                    doc["latency"]["success"]["p50_ms"],
+                )
+            )
     print(f"σ = {args.contention}, κ = {args.coherency}, D = {args.service_time}: N* = {n_star:.2f}")
     print("| N | measured req/s | X(N) req/s | measured / X(N) | p50 ms |")
     print("|---|---|---|---|---|")

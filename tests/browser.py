@@ -15,10 +15,22 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-                  "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--disable-default-apps", "--proxy-server=127.0.0.1:9",
-                  "--proxy-bypass-list=<-loopback>", "--window-size=1280,2000", "--virtual-time-budget=5000")
+CHROMIUM_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--window-size=1280,2000",
+    "--virtual-time-budget=5000",
+)
 """CHROMIUM_FLAGS: headless, every request sent to a closed loopback port (the network is off)."""
 
 HOOK = """<script>(function () {
@@ -47,7 +59,8 @@ that --dump-dom shows."""
 NETWORK_REFERENCE = re.compile(
     r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:|//)|url\(\s*["']?\s*(?:https?:|//)|"""
     r"""@import|\bfetch\s*\(|XMLHttpRequest|WebSocket|EventSource|sendBeacon|navigator\.serviceWorker""",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 """NETWORK_REFERENCE matches what would make a page load anything: an attribute or CSS url()
 naming an http(s) or protocol-relative resource, @import, fetch, XHR, websockets, beacons."""
 
@@ -119,8 +132,9 @@ def open_report(html: str, workdir: Path) -> Opened:
     page.write_text(html.replace("<head>", "<head>" + HOOK, 1), encoding="utf-8")
     profile = workdir / "profile"
     base = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}"]
-    dom = subprocess.run([*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=90,
-                         check=True).stdout
+    dom = subprocess.run(
+        [*base, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=90, check=True
+    ).stdout
     shot = workdir / "screenshot.png"
     subprocess.run([*base, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=90, check=True)
     parser = _Charts()
@@ -135,9 +149,9 @@ def png_distinct_bytes(png: bytes) -> tuple[int, float]:
     assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     data, pos = b"", 8
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
         if kind == b"IDAT":
-            data += png[pos + 8:pos + 8 + length]
+            data += png[pos + 8 : pos + 8 + length]
         pos += 12 + length
     raw = zlib.decompress(data)
     counts = Counter(raw)

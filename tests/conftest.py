@@ -49,7 +49,7 @@ class CliRun:
         lines = self.stderr.splitlines(keepends=True)
         saved = [i for i, line in enumerate(lines) if line.startswith("results: ")]
         assert len(saved) == 1 and saved[0] == len(lines) - 2, self.stderr
-        return "".join(lines[:saved[0]] + lines[saved[0] + 1:])
+        return "".join(lines[: saved[0]] + lines[saved[0] + 1 :])
 
     def json(self) -> dict[str, Any]:
         """json parses stdout as the one JSON document ``--json`` prints."""
@@ -60,21 +60,37 @@ def surge(*args: str, timeout: float = 120) -> CliRun:
     """surge runs the CLI in a child process (loopback targets only), in SCRATCH, and waits for it."""
     proc = subprocess.run(
         [sys.executable, "-m", "surge", *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=SCRATCH,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=SCRATCH,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
 
 def surge_in(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """surge_in runs ``surge ARGS`` in ``cwd`` (where its results directories go) and waits for it."""
-    return subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "surge", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
 
 
 def start_surge(cwd: Path, *args: str) -> subprocess.Popen[str]:
     """start_surge starts ``surge ARGS`` in ``cwd`` without waiting (stdout discarded, stderr piped)."""
-    return subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.Popen(
+        [sys.executable, "-m", "surge", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -159,8 +175,9 @@ def wait_for(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
-def run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *, ignored: tuple[int, ...] = (),
-                   cwd: Path | str = SCRATCH) -> subprocess.CompletedProcess:
+def run_and_signal(
+    args: list[str], sig: int, ready: Callable[[], bool], *, ignored: tuple[int, ...] = (), cwd: Path | str = SCRATCH
+) -> subprocess.CompletedProcess:
     """run_and_signal starts ``surge ARGS`` in ``cwd`` (with the ``ignored`` signals ignored, as
     nohup does), waits until ``ready()`` says the phase to interrupt is under way, sends ``sig``
     (SIGKILL too) and returns the finished process. An ignored signal is sent first: the run
@@ -170,8 +187,15 @@ def run_and_signal(args: list[str], sig: int, ready: Callable[[], bool], *, igno
         for other in ignored:
             signal.signal(other, signal.SIG_IGN)
 
-    proc = subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, preexec_fn=ignore, cwd=cwd)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "surge", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=ignore,
+        cwd=cwd,
+    )
     try:
         wait_for(proc, ready)
         for other in ignored:
@@ -211,8 +235,7 @@ def ctrl_c_experiment(args: list[str], out: Path, run: str) -> tuple[subprocess.
     returns the process and experiment.json."""
     from surge.record.schema import validate_experiment
 
-    proc = run_and_signal([*args, "--out", str(out)], signal.SIGINT,
-                          lambda: intervals_logged(out / "runs" / run) >= 1)
+    proc = run_and_signal([*args, "--out", str(out)], signal.SIGINT, lambda: intervals_logged(out / "runs" / run) >= 1)
     assert proc.returncode == 130, proc.stderr
     assert "experiment incomplete: stopped by SIGINT" in proc.stdout, proc.stdout
     doc = read_experiment(out)
@@ -238,14 +261,33 @@ def starved_generator_run(target: TargetProcess, cwd: Path) -> subprocess.Comple
     assert target.pid is not None
     for tid in os.listdir(f"/proc/{target.pid}/task"):
         os.sched_setaffinity(int(tid), {other_core})
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                               preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {busy_core})
+    )
     try:
         return subprocess.run(
-            [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", "100000", "-d", "2s",
-             "--threads", "1", "--out", str(cwd / "out")],
-            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=cwd,
-            preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}))
+            [
+                sys.executable,
+                "-m",
+                "surge",
+                "run",
+                f"{target.url}/health",
+                "-r",
+                "100000",
+                "-d",
+                "2s",
+                "--threads",
+                "1",
+                "--out",
+                str(cwd / "out"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            preexec_fn=lambda: os.sched_setaffinity(0, {busy_core}),
+        )
     finally:
         spinner.kill()
         spinner.wait()
@@ -265,8 +307,9 @@ parallel suite, so that no other test shares their machine."""
 def busy_loops() -> Iterator[int]:
     """busy_loops keeps a busy-loop process on each core while it lasts (yields how many)."""
     count = os.cpu_count() or 1
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
-                for _ in range(count)]
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL) for _ in range(count)
+    ]
     try:
         yield count
     finally:

@@ -20,20 +20,39 @@ def hey(*rows: tuple[str, str, str]) -> str:
     return HEY_HEADER + "\n" + "".join(f"{t},0.0001,0,0,0.0005,0,{status},{offset}\n" for t, status, offset in rows)
 
 
-def k6_point(value: Any = 1.5, *, time: str = "2026-11-23T22:00:00.5Z", status: str = "200",
-             expected: str = "true", raw_value: str | None = None) -> str:
+def k6_point(
+    value: Any = 1.5,
+    *,
+    time: str = "2026-11-23T22:00:00.5Z",
+    status: str = "200",
+    expected: str = "true",
+    raw_value: str | None = None,
+) -> str:
     """k6_point is one NDJSON ``http_req_duration`` point (``raw_value`` replaces the JSON of
     its value: NaN, Infinity...)."""
-    line = json.dumps({"type": "Point", "metric": "http_req_duration",
-                       "data": {"time": time, "value": value,
-                                "tags": {"status": status, "expected_response": expected, "url": "http://127.0.0.1/"}}})
+    line = json.dumps(
+        {
+            "type": "Point",
+            "metric": "http_req_duration",
+            "data": {
+                "time": time,
+                "value": value,
+                "tags": {"status": status, "expected_response": expected, "url": "http://127.0.0.1/"},
+            },
+        }
+    )
     return line.replace(json.dumps(value), raw_value, 1) if raw_value is not None else line
 
 
 def k6_ndjson(*points: str) -> str:
     """k6_ndjson is k6's NDJSON output: its metric declaration, then ``points``."""
-    head = json.dumps({"type": "Metric", "metric": "http_req_duration",
-                       "data": {"name": "http_req_duration", "type": "trend", "contains": "time"}})
+    head = json.dumps(
+        {
+            "type": "Metric",
+            "metric": "http_req_duration",
+            "data": {"name": "http_req_duration", "type": "trend", "contains": "time"},
+        }
+    )
     return "\n".join([head, *points]) + "\n"
 
 
@@ -87,29 +106,55 @@ IMPORTS: list[tuple[str, str, str, str]] = [
     ("k6 status of 5,000 digits", "k6.json", k6_ndjson(k6_point(status="9" * 5000)), "data.tags.status"),
     ("k6 status -200 a success", "k6.json", k6_ndjson(k6_point(status="-200")), "data.tags.status"),
     ("k6 status 0 a success", "k6.json", k6_ndjson(k6_point(status="0")), "status 0"),
-    ("k6 points a century apart", "k6.json",
-     k6_ndjson(k6_point(), k6_point(time="2126-11-23T22:00:00Z")), "data.time"),
-    ("k6 NDJSON nested 100,000 deep", "k6.json",
-     k6_ndjson(k6_point()).replace('"value": 1.5', '"value": ' + "[" * DEEP + "]" * DEEP), "nested"),
+    ("k6 points a century apart", "k6.json", k6_ndjson(k6_point(), k6_point(time="2126-11-23T22:00:00Z")), "data.time"),
+    (
+        "k6 NDJSON nested 100,000 deep",
+        "k6.json",
+        k6_ndjson(k6_point()).replace('"value": 1.5', '"value": ' + "[" * DEEP + "]" * DEEP),
+        "nested",
+    ),
     ("k6 summary count NaN", "k6.json", raw(k6_summary(http_reqs={"count": "@x@", "rate": 10}), x="NaN"), "NaN"),
-    ("k6 summary count of 5,000 digits", "k6.json",
-     raw(k6_summary(http_reqs={"count": "@x@", "rate": 10}), x="9" * 5000), "too large"),
-    ("k6 summary passes 5,000 of 1,000", "k6.json",
-     json.dumps(k6_summary(http_req_failed={"passes": 5000, "fails": 0, "value": 1})), "http_req_failed.passes"),
-    ("k6 summary negative latency", "k6.json",
-     json.dumps(k6_summary(http_req_duration={"avg": -494.0, "min": 1, "med": 2, "max": 3, "p(90)": 2,
-                                              "p(95)": 2})), "http_req_duration.avg"),
-    ("k6 summary negative rate", "k6.json", json.dumps(k6_summary(http_reqs={"count": 1000, "rate": -5})),
-     "http_reqs.rate"),
+    (
+        "k6 summary count of 5,000 digits",
+        "k6.json",
+        raw(k6_summary(http_reqs={"count": "@x@", "rate": 10}), x="9" * 5000),
+        "too large",
+    ),
+    (
+        "k6 summary passes 5,000 of 1,000",
+        "k6.json",
+        json.dumps(k6_summary(http_req_failed={"passes": 5000, "fails": 0, "value": 1})),
+        "http_req_failed.passes",
+    ),
+    (
+        "k6 summary negative latency",
+        "k6.json",
+        json.dumps(k6_summary(http_req_duration={"avg": -494.0, "min": 1, "med": 2, "max": 3, "p(90)": 2, "p(95)": 2})),
+        "http_req_duration.avg",
+    ),
+    (
+        "k6 summary negative rate",
+        "k6.json",
+        json.dumps(k6_summary(http_reqs={"count": 1000, "rate": -5})),
+        "http_reqs.rate",
+    ),
     ("k6 summary nested 100,000 deep", "k6.json", deep('{"metrics": {"http_reqs": '), "nested"),
     ("oha total NaN", "oha.json", raw(oha(summary={"total": "@x@"}), x="NaN"), "NaN"),
     ("oha total Infinity", "oha.json", raw(oha(summary={"total": "@x@"}), x="Infinity"), "Infinity"),
     ("oha total negative", "oha.json", json.dumps(oha(summary={"total": -3.0})), "summary.total"),
-    ("oha status superscript two", "oha.json", json.dumps(oha(statusCodeDistribution={"²": 6000})),
-     "statusCodeDistribution"),
+    (
+        "oha status superscript two",
+        "oha.json",
+        json.dumps(oha(statusCodeDistribution={"²": 6000})),
+        "statusCodeDistribution",
+    ),
     ("oha status -200", "oha.json", json.dumps(oha(statusCodeDistribution={"-200": 6000})), "statusCodeDistribution"),
-    ("oha negative percentile", "oha.json",
-     json.dumps(oha(latencyPercentiles={**oha()["latencyPercentiles"], "p99": -0.494})), "latencyPercentiles.p99"),
+    (
+        "oha negative percentile",
+        "oha.json",
+        json.dumps(oha(latencyPercentiles={**oha()["latencyPercentiles"], "p99": -0.494})),
+        "latencyPercentiles.p99",
+    ),
     ("oha nested 100,000 deep", "oha.json", deep('{"summary": {}, "latencyPercentiles": '), "nested"),
 ]
 """IMPORTS are the malformed imports of issue 20, each refused in one line naming the field."""
@@ -127,15 +172,26 @@ def record_directory(tmp: Path) -> Path:
     run = load(Source.read(str(csv)))
     directory = tmp / "record"
     directory.mkdir()
-    writer = RecordWriter(directory, name="small", target_url="", scenario_file=None, tool=run.tool,
-                          started_unix_s=1_795_000_000.0,
-                          source={"file": csv.name, "sha256": "0" * 64, "format": run.format, "start_from": "source"})
+    writer = RecordWriter(
+        directory,
+        name="small",
+        target_url="",
+        scenario_file=None,
+        tool=run.tool,
+        started_unix_s=1_795_000_000.0,
+        source={"file": csv.name, "sha256": "0" * 64, "format": run.format, "start_from": "source"},
+    )
     writer.begin()
     for interval in run.document["intervals"]:
         writer.on_interval(interval)
-    writer.finish({**run.document, "started_at_unix_s": 1_795_000_000.0,
-                   "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"}
-                                 for i in run.document["intervals"]]}, interrupted=False)
+    writer.finish(
+        {
+            **run.document,
+            "started_at_unix_s": 1_795_000_000.0,
+            "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"} for i in run.document["intervals"]],
+        },
+        interrupted=False,
+    )
     for report in ("report.md", "charts"):  # the report is not part of the record
         path = directory / report
         if path.is_dir():
@@ -147,12 +203,14 @@ def record_directory(tmp: Path) -> Path:
 
 def _set(path: str, value: Any) -> Any:
     """_set is an edit of summary.json setting the dotted ``path`` (``intervals.1.end_s``)."""
+
     def edit(doc: dict[str, Any]) -> None:
         *parents, last = path.split(".")
         node: Any = doc
         for key in parents:
             node = node[int(key)] if isinstance(node, list) else node[key]
         node[int(last) if isinstance(node, list) else last] = value
+
     return edit
 
 
@@ -174,7 +232,7 @@ RECORDS: list[tuple[str, Any, str]] = [
     ("p99 NaN", lambda d: json.dumps(d).replace('"p99_ms": ', '"p99_ms": NaN, "x": ', 1), "NaN"),
     ("p99 Infinity", lambda d: json.dumps(d).replace('"p99_ms": ', '"p99_ms": Infinity, "x": ', 1), "Infinity"),
     ("nested 100,000 deep", lambda d: deep('{"meta": '), "nested"),
-    ("not JSON", lambda d: "{\"meta\": ", "not valid JSON"),
+    ("not JSON", lambda d: '{"meta": ', "not valid JSON"),
 ]
 """RECORDS are hand-edits of a results directory's summary.json, each refused in one line."""
 

@@ -40,16 +40,21 @@ def queue(workers: int, service_ms: float, seed: int = 0):
             backlog_ms_per_s = (rate - capacity) / capacity * 1000
             p95 = [service_ms * 20 + backlog_ms_per_s * (t + 1) * (1 + rng.normal(0, 0.03)) for t in range(WINDOW)]
             achieved = capacity
-        figures = {"responses_per_s": achieved, "p95_ms": float(np.median(p95)), "p99_ms": max(p95) * 1.5,
-                   "failure_rate": 0.0}
+        figures = {
+            "responses_per_s": achieved,
+            "p95_ms": float(np.median(p95)),
+            "p99_ms": max(p95) * 1.5,
+            "failure_rate": 0.0,
+        }
         sent = int(rate * WINDOW)
         return Step(rate, figures, p95, sent=sent, late=sent // 1000)
 
     return measure
 
 
-@pytest.mark.parametrize("workers, service_ms, start", [(1, 10.0, 7.0), (4, 5.0, 45.0), (8, 2.0, 130.0),
-                                                        (32, 10.0, 900.0)])
+@pytest.mark.parametrize(
+    "workers, service_ms, start", [(1, 10.0, 7.0), (4, 5.0, 45.0), (8, 2.0, 130.0), (32, 10.0, 900.0)]
+)
 def test_search_lands_within_five_percent_of_capacity(workers, service_ms, start):
     capacity = workers * 1000 / service_ms
     seen: list[SearchStep] = []
@@ -72,14 +77,20 @@ def test_a_start_above_capacity_goes_down_to_the_rate_it_served():
     result = CapacitySearch(parse_slo(["p(99) < 1s"]), 5000.0).run(queue(4, 5.0))
     assert result.confirmed and abs(result.rate / 800 - 1) <= 0.05
     assert [s.rate for s in result.steps[:2]] == [5000.0, 800 * 0.98]
-    unmeasured = CapacitySearch(parse_slo(["p(99) < 1s"]), 5000.0).run(lambda r: _steady(r) if r < 700 else _steady(
-        r, achieved_per_s=None, figures={"p99_ms": 20.0, "failure_rate": 0.0}))
+    unmeasured = CapacitySearch(parse_slo(["p(99) < 1s"]), 5000.0).run(
+        lambda r: (
+            _steady(r) if r < 700 else _steady(r, achieved_per_s=None, figures={"p99_ms": 20.0, "failure_rate": 0.0})
+        )
+    )
     assert [s.rate for s in unmeasured.steps[:4]] == [5000.0, 2500.0, 1250.0, 625.0]
 
 
 def _steady(rate: float, **changes) -> Step:
-    values = dict(figures={"responses_per_s": rate, "p95_ms": 10.0, "p99_ms": 20.0, "failure_rate": 0.0},
-                  interval_p95_ms=[10.0, 10.3, 9.8, 10.1, 9.9, 10.2, 10.0, 9.7, 10.1, 10.0], sent=int(rate * 10))
+    values = dict(
+        figures={"responses_per_s": rate, "p95_ms": 10.0, "p99_ms": 20.0, "failure_rate": 0.0},
+        interval_p95_ms=[10.0, 10.3, 9.8, 10.1, 9.9, 10.2, 10.0, 9.7, 10.1, 10.0],
+        sent=int(rate * 10),
+    )
     return Step(rate, **{**values, **changes})
 
 
@@ -109,20 +120,38 @@ def test_noise_and_a_small_drift_are_not_a_trend():
     assert few.slope_ms is None and not few.rising and few.intervals == 3
 
 
-@pytest.mark.parametrize("changes, outcome, says", [
-    ({"dropped": 100}, "generator", "100 dropped of 10,100 due (0.99%) (> 0.1%: the load was not all offered)"),
-    ({"achieved_per_s": 950.0}, "target",
-     "served 950.0/s = 95.0% of offered 1,000.0/s (< 99%: the target fell behind)"),
-    ({"figures": {"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0}}, "target",
-     "SLO missed: p(99) < 100ms (observed 150.00ms)"),
-    ({"figures": {"responses_per_s": 1000.0, "failure_rate": 0.0}}, "target",
-     "SLO missed: p(99) < 100ms (observed n/a)"),
-    ({"duration_s": 10.0, "sent": 9000}, "generator",
-     "sent 9,000 of 10,000 scheduled in the 10.0 s load window (the generator did not keep its schedule)"),
-    ({"dropped": 100, "in_flight_cap": 20, "cap_name": "--max-in-flight 20", "peak_in_flight": 20}, "client",
-     "100 dropped of 10,100 due (0.99%) (> 0.1%: the client cap --max-in-flight 20 was reached (20 in flight): "
-     "it limited the step, not the target)"),
-])
+@pytest.mark.parametrize(
+    "changes, outcome, says",
+    [
+        ({"dropped": 100}, "generator", "100 dropped of 10,100 due (0.99%) (> 0.1%: the load was not all offered)"),
+        (
+            {"achieved_per_s": 950.0},
+            "target",
+            "served 950.0/s = 95.0% of offered 1,000.0/s (< 99%: the target fell behind)",
+        ),
+        (
+            {"figures": {"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0}},
+            "target",
+            "SLO missed: p(99) < 100ms (observed 150.00ms)",
+        ),
+        (
+            {"figures": {"responses_per_s": 1000.0, "failure_rate": 0.0}},
+            "target",
+            "SLO missed: p(99) < 100ms (observed n/a)",
+        ),
+        (
+            {"duration_s": 10.0, "sent": 9000},
+            "generator",
+            "sent 9,000 of 10,000 scheduled in the 10.0 s load window (the generator did not keep its schedule)",
+        ),
+        (
+            {"dropped": 100, "in_flight_cap": 20, "cap_name": "--max-in-flight 20", "peak_in_flight": 20},
+            "client",
+            "100 dropped of 10,100 due (0.99%) (> 0.1%: the client cap --max-in-flight 20 was reached (20 in flight): "
+            "it limited the step, not the target)",
+        ),
+    ],
+)
 def test_dropping_slow_queued_or_unmeasured_steps_are_rejected_naming_whose_limit(changes, outcome, says):
     verdict = judge_step(_steady(1000.0, **changes), SLO)
     assert not verdict.passed and verdict.failures == (says,) and verdict.outcome == outcome
@@ -178,8 +207,9 @@ def test_bounds_end_the_search_and_say_why():
     assert unlimited.stop_reason == "max_rate" and unlimited.rate == 1000.0 and unlimited.confirmed
     assert [s.rate for s in unlimited.steps] == [100.0, 200.0, 400.0, 800.0, 1000.0, 1000.0]
     assert "at least that" in unlimited.notes[0]
-    nothing = CapacitySearch(SLO, 100.0, min_rate=10.0).run(lambda r: _steady(r, figures={
-        "responses_per_s": r, "p99_ms": 150.0, "failure_rate": 0.0}))
+    nothing = CapacitySearch(SLO, 100.0, min_rate=10.0).run(
+        lambda r: _steady(r, figures={"responses_per_s": r, "p99_ms": 150.0, "failure_rate": 0.0})
+    )
     assert nothing.stop_reason == "nothing_passed" and nothing.rate is None
     assert [s.rate for s in nothing.steps] == [100.0, 50.0, 25.0, 12.5]
     short = CapacitySearch(SLO, 100.0, max_steps=5).run(queue(4, 5.0))
@@ -200,15 +230,23 @@ def test_an_interrupted_search_keeps_its_steps():
     assert [s.rate for s in result.steps] == [100.0, 200.0] and result.rate == 200.0 and not result.confirmed
 
 
-@pytest.mark.parametrize("args, kwargs", [((SLO, 0.0), {}), ((SLO, 10.0), {"max_rate": 5.0}),
-                                          ((SLO, 10.0), {"precision": 0.0}), ((SLO, 10.0), {"max_steps": 0})])
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((SLO, 0.0), {}),
+        ((SLO, 10.0), {"max_rate": 5.0}),
+        ((SLO, 10.0), {"precision": 0.0}),
+        ((SLO, 10.0), {"max_steps": 0}),
+    ],
+)
 def test_impossible_searches_are_refused(args, kwargs):
     with pytest.raises(ValueError):
         CapacitySearch(*args, **kwargs)
 
 
-def _record(rate: float, served_per_s: float, *, seconds: int = 10, service_ms: float = 201.0,
-            load_window_rates: bool = False) -> dict:
+def _record(
+    rate: float, served_per_s: float, *, seconds: int = 10, service_ms: float = 201.0, load_window_rates: bool = False
+) -> dict:
     """_record is the summary document of a step at ``rate`` against a target that serves at
     most ``served_per_s`` with a fixed ``service_ms``: every request sent on schedule and
     answered, the backlog (if any) in flight at each interval's end and answered in the drain;
@@ -219,19 +257,47 @@ def _record(rate: float, served_per_s: float, *, seconds: int = 10, service_ms: 
     drain_s = service_ms / 1000 + backlog_s
     in_load = sent - int(min(rate, served_per_s) * drain_s)
     latency = {"count": sent, "p50_ms": service_ms, "p95_ms": service_ms + 2, "p99_ms": service_ms + 3}
-    first = {"count": int(rate) - int(rate * service_ms / 1000), "p50_ms": service_ms, "p95_ms": service_ms + 2,
-             "p99_ms": service_ms + 3}
-    summary = {"duration_s": float(seconds), "elapsed_s": seconds + drain_s, "peak_concurrency": 60,
-               "requests": {"sent": sent, "responses": sent, "late": 0, "dropped": 0, "interrupted": 0,
-                            "succeeded": sent, "failed": 0, "failure_rate": 0.0},
-               "latency": {"all": latency, "success": latency, "service_time": latency},
-               "throughput": {"window_s": seconds + drain_s, "responses_per_s": sent / (seconds + drain_s)},
-               "intervals": [{"index": i, "start_s": float(i), "end_s": float(i + 1),
-                              "in_flight": int(rate * service_ms / 1000 + max(0.0, rate - served_per_s) * (i + 1)),
-                              "latency": {"all": first, "service_time": first}} for i in range(seconds)]}
+    first = {
+        "count": int(rate) - int(rate * service_ms / 1000),
+        "p50_ms": service_ms,
+        "p95_ms": service_ms + 2,
+        "p99_ms": service_ms + 3,
+    }
+    summary = {
+        "duration_s": float(seconds),
+        "elapsed_s": seconds + drain_s,
+        "peak_concurrency": 60,
+        "requests": {
+            "sent": sent,
+            "responses": sent,
+            "late": 0,
+            "dropped": 0,
+            "interrupted": 0,
+            "succeeded": sent,
+            "failed": 0,
+            "failure_rate": 0.0,
+        },
+        "latency": {"all": latency, "success": latency, "service_time": latency},
+        "throughput": {"window_s": seconds + drain_s, "responses_per_s": sent / (seconds + drain_s)},
+        "intervals": [
+            {
+                "index": i,
+                "start_s": float(i),
+                "end_s": float(i + 1),
+                "in_flight": int(rate * service_ms / 1000 + max(0.0, rate - served_per_s) * (i + 1)),
+                "latency": {"all": first, "service_time": first},
+            }
+            for i in range(seconds)
+        ],
+    }
     if load_window_rates:
-        summary["drain"] = {"seconds": drain_s, "responses": sent - in_load, "succeeded": sent - in_load,
-                            "failed": 0, "interrupted": 0}
+        summary["drain"] = {
+            "seconds": drain_s,
+            "responses": sent - in_load,
+            "succeeded": sent - in_load,
+            "failed": 0,
+            "interrupted": 0,
+        }
         summary["throughput"] = {"window_s": float(seconds), "responses_per_s": in_load / seconds}
     return summary
 
@@ -259,7 +325,9 @@ def test_a_step_is_judged_over_the_load_window_not_diluted_by_its_drain(load_win
     over = _record(300.0, 250.0, load_window_rates=load_window_rates)
     verdict = judge_step(step_of(300.0, over, key_figures(over), slo), slo.conditions)
     assert not verdict.passed and verdict.outcome == "target"
-    assert any(f.startswith("served 250.") and "the target fell behind" in f for f in verdict.failures), verdict.failures
+    assert any(f.startswith("served 250.") and "the target fell behind" in f for f in verdict.failures), (
+        verdict.failures
+    )
 
 
 @pytest.mark.parametrize("served, marginal", [(985.0, True), (951.0, True), (949.0, False)])
@@ -274,8 +342,10 @@ def test_late_sends_alone_fail_nothing():
     # A busy machine: 8 % of sends late, the SLO met on latency from the intended send time.
     verdict = judge_step(_steady(850.0, late=680, duration_s=10.0), SLO)
     assert verdict.passed, verdict.failures
-    assert "generator late on 8.0% of 8,500 sends (> 5%: judged by its effect on the load sent and on latency from " \
-           "the intended send time)" in verdict.evidence
+    assert (
+        "generator late on 8.0% of 8,500 sends (> 5%: judged by its effect on the load sent and on latency from "
+        "the intended send time)" in verdict.evidence
+    )
 
 
 def _from_send(p99_ms: float) -> list:
@@ -283,18 +353,26 @@ def _from_send(p99_ms: float) -> list:
 
 
 def test_an_slo_missed_only_through_late_sends_is_the_generators_not_the_targets():
-    late = _steady(1000.0, figures={"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0},
-                   sent_verdicts=_from_send(12.0))
+    late = _steady(
+        1000.0,
+        figures={"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0},
+        sent_verdicts=_from_send(12.0),
+    )
     verdict = judge_step(late, SLO)
     assert not verdict.passed and verdict.outcome == "generator" and not verdict.counted
-    assert verdict.failures == ("SLO missed: p(99) < 100ms (observed 150.00ms) (met from the actual send: p(99) < "
-                                "100ms (observed 12.00ms), failure_rate < 0.1% (observed 0%): the generator's late "
-                                "sends made the miss)",)
+    assert verdict.failures == (
+        "SLO missed: p(99) < 100ms (observed 150.00ms) (met from the actual send: p(99) < "
+        "100ms (observed 12.00ms), failure_rate < 0.1% (observed 0%): the generator's late "
+        "sends made the miss)",
+    )
     assert verdict.limit == "the generator could not keep the schedule at 1,000.0/s"
     # Slow from the actual send too: the target's; marginal when that is its only miss (a pause
     # of a shared machine looks the same: it is measured again), not with the target behind.
-    slow = _steady(1000.0, figures={"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0},
-                   sent_verdicts=_from_send(140.0))
+    slow = _steady(
+        1000.0,
+        figures={"responses_per_s": 1000.0, "p99_ms": 150.0, "failure_rate": 0.0},
+        sent_verdicts=_from_send(140.0),
+    )
     assert judge_step(slow, SLO).outcome == "target" and judge_step(slow, SLO).marginal
     behind = judge_step(replace(slow, achieved_per_s=900.0), SLO)
     assert behind.outcome == "target" and not behind.marginal
@@ -316,10 +394,13 @@ def test_steps_the_generator_limited_are_not_counted_against_the_target():
     assert result.rate is not None and 490 <= result.rate <= 500 and result.high is not None and result.high > 500
     assert result.limit == f"the generator could not keep the schedule at {result.high:,.1f}/s"
     assert all(s.verdict.outcome in ("pass", "generator") for s in result.steps)
-    text = answer_text(analysis_document(result, Slo(SLO, "--slo"), [], start_rate=100.0, max_rate=None,
-                                         precision=0.02, step_s=10.0))
-    assert text.startswith(f"capacity ≥ {result.rate:,.1f}/s (confirmed): the generator could not keep the schedule "
-                           f"at {result.high:,.1f}/s; the target's own limit was not reached")
+    text = answer_text(
+        analysis_document(result, Slo(SLO, "--slo"), [], start_rate=100.0, max_rate=None, precision=0.02, step_s=10.0)
+    )
+    assert text.startswith(
+        f"capacity ≥ {result.rate:,.1f}/s (confirmed): the generator could not keep the schedule "
+        f"at {result.high:,.1f}/s; the target's own limit was not reached"
+    )
 
 
 def test_a_generator_that_keeps_no_schedule_stops_the_search_and_says_so():
@@ -345,19 +426,28 @@ def test_the_best_passing_rate_is_reported_when_none_is_confirmed():
     result = CapacitySearch(SLO, 833.0).run(measure)
     assert result.rate is None and not result.confirmed and result.stop_reason == "unconfirmed"
     assert result.best is not None and result.best.rate == 833.0 and result.best.number == 1
-    analysis = analysis_document(result, Slo(SLO, "--slo"), [], start_rate=833.0, max_rate=None, precision=0.02,
-                                 step_s=10.0)
+    analysis = analysis_document(
+        result, Slo(SLO, "--slo"), [], start_rate=833.0, max_rate=None, precision=0.02, step_s=10.0
+    )
     assert analysis["best"]["rate"] == result.best.rate and analysis["best"]["step"] == result.best.number
-    assert f"best passing {result.best.rate:,.1f}/s (step {result.best.number}: SLO met: p(99) < 100ms" \
-        in answer_text(analysis)
+    assert f"best passing {result.best.rate:,.1f}/s (step {result.best.number}: SLO met: p(99) < 100ms" in answer_text(
+        analysis
+    )
 
 
-@pytest.mark.parametrize("interrupted, served_per_s, load_window_rates, wait_s", [
-    (0, 250.0, False, 0.0), (500, 250.0, False, 2.0), (500, 250.0, True, 2.0), (100_000, 250.0, False, 30.0),
-    (10, None, False, 30.0),
-])
-def test_the_wait_before_the_next_step_covers_requests_cut_off_at_the_target(interrupted, served_per_s,
-                                                                             load_window_rates, wait_s):
+@pytest.mark.parametrize(
+    "interrupted, served_per_s, load_window_rates, wait_s",
+    [
+        (0, 250.0, False, 0.0),
+        (500, 250.0, False, 2.0),
+        (500, 250.0, True, 2.0),
+        (100_000, 250.0, False, 30.0),
+        (10, None, False, 30.0),
+    ],
+)
+def test_the_wait_before_the_next_step_covers_requests_cut_off_at_the_target(
+    interrupted, served_per_s, load_window_rates, wait_s
+):
     # Requests cut off at a step's end may still be at the target: the next step waits for it
     # to get through them at the rate it served (at most 30 s).
     summary = _record(200.0, 250.0, load_window_rates=load_window_rates)
@@ -394,8 +484,9 @@ def test_a_failure_that_later_passes_contradict_is_measured_again():
     def measure(rate: float) -> Step:
         if rate == 400.0 and not paused["done"]:
             paused["done"] = True
-            return _steady(rate, achieved_per_s=185.0,
-                           figures={"responses_per_s": 185.0, "p99_ms": 896.0, "failure_rate": 0.0})
+            return _steady(
+                rate, achieved_per_s=185.0, figures={"responses_per_s": 185.0, "p99_ms": 896.0, "failure_rate": 0.0}
+            )
         return sim(rate)
 
     result = CapacitySearch(SLO, 400.0).run(measure)

@@ -41,8 +41,13 @@ def test_every_figure_equals_scipy_recomputed():
     assert c.ratio == pytest.approx(np.mean(var) / np.mean(ref))
     assert c.welch_p == pytest.approx(stats.ttest_ind(var, ref, equal_var=False).pvalue)
     assert c.mann_whitney_p == pytest.approx(stats.mannwhitneyu(var, ref, alternative="two-sided").pvalue)
-    boot = stats.bootstrap((np.array(var), np.array(ref)), lambda a, b, axis=-1: a.mean(axis) / b.mean(axis),
-                           n_resamples=2000, rng=np.random.default_rng(3), vectorized=True)
+    boot = stats.bootstrap(
+        (np.array(var), np.array(ref)),
+        lambda a, b, axis=-1: a.mean(axis) / b.mean(axis),
+        n_resamples=2000,
+        rng=np.random.default_rng(3),
+        vectorized=True,
+    )
     assert c.ratio_ci == pytest.approx((boot.confidence_interval.low, boot.confidence_interval.high))
     assert c.ratio_ci[0] < c.ratio < c.ratio_ci[1]
     assert c.verdict == "better"  # 10 % lower p95, n = 8 and 10 at CV 5–8 %
@@ -50,27 +55,34 @@ def test_every_figure_equals_scipy_recomputed():
 
 def test_a_real_twenty_percent_difference_is_significant_in_the_right_direction():
     rng = np.random.default_rng(20)
-    base = [{"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1000, 0.05, 10, rng),
-                                                                 _normal(50, 0.05, 10, rng))]
-    faster = [{"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1200, 0.05, 10, rng),
-                                                                   _normal(40, 0.05, 10, rng))]
-    [result] = compare_variants({"monolith": base, "scale-out": faster}, figures=("responses_per_s", "p95_ms"),
-                                seed=1, resamples=1000)
+    base = [
+        {"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1000, 0.05, 10, rng), _normal(50, 0.05, 10, rng))
+    ]
+    faster = [
+        {"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1200, 0.05, 10, rng), _normal(40, 0.05, 10, rng))
+    ]
+    [result] = compare_variants(
+        {"monolith": base, "scale-out": faster}, figures=("responses_per_s", "p95_ms"), seed=1, resamples=1000
+    )
     assert (result.reference, result.variant) == ("monolith", "scale-out")
     throughput, p95 = result.figures
     assert throughput.verdict == "better" and p95.verdict == "better"
     assert throughput.welch_p < 0.001 and throughput.mann_whitney_p < 0.001
     assert throughput.ratio_ci is not None and 1.1 < throughput.ratio_ci[0] < 1.2 < throughput.ratio_ci[1] < 1.3
-    [reverse] = compare_variants({"scale-out": faster, "monolith": base}, figures=("responses_per_s", "p95_ms"),
-                                 seed=1, resamples=1000)
+    [reverse] = compare_variants(
+        {"scale-out": faster, "monolith": base}, figures=("responses_per_s", "p95_ms"), seed=1, resamples=1000
+    )
     assert [f.verdict for f in reverse.figures] == ["worse", "worse"]
 
 
 def test_identical_distributions_are_called_different_no_more_often_than_alpha():
     rng = np.random.default_rng(2024)
     trials = 400
-    significant = sum(compare_figure("p95_ms", _normal(50, 0.05, 10, rng), _normal(50, 0.05, 10, rng),
-                                     resamples=0).verdict != "no significant difference" for _ in range(trials))
+    significant = sum(
+        compare_figure("p95_ms", _normal(50, 0.05, 10, rng), _normal(50, 0.05, 10, rng), resamples=0).verdict
+        != "no significant difference"
+        for _ in range(trials)
+    )
     # α = 0.05; the binomial SD over 400 trials is 1.1 %: allow 3 SD
     assert significant / trials <= 0.05 + 0.033, significant
 
@@ -94,9 +106,18 @@ def test_constant_values_and_zero_means():
 
 
 def test_directions():
-    assert [better(f) for f in ("responses_per_s", "successes_per_s", "p99_ms", "failure_rate", "p(99) < 100ms",
-                                "rate > 100/s", "mystery")] == ["higher", "higher", "lower", "lower", "lower",
-                                                                "higher", None]
+    assert [
+        better(f)
+        for f in (
+            "responses_per_s",
+            "successes_per_s",
+            "p99_ms",
+            "failure_rate",
+            "p(99) < 100ms",
+            "rate > 100/s",
+            "mystery",
+        )
+    ] == ["higher", "higher", "lower", "lower", "lower", "higher", None]
     assert compare_figure("mystery", [1.0, 1.1, 0.9], [5.0, 5.1, 4.9], resamples=0).verdict == "different"
 
 
@@ -114,8 +135,10 @@ def test_scaling_gives_seed_001s_line():
     assert s.text() == "2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency"
     assert s.degradation["p99_ms"] == pytest.approx(1268.38 / 830.69) and s.degradation["failure_rate"] is None
     assert s.efficiency_ci is None
-    assert s.warnings == ("efficiency 112% above 100 % from 1 run(s) a level: without repeats it cannot be told "
-                          "from 100 % (run each level several times)",)
+    assert s.warnings == (
+        "efficiency 112% above 100 % from 1 run(s) a level: without repeats it cannot be told "
+        "from 100 % (run each level several times)",
+    )
 
 
 def test_super_linear_efficiency_inside_the_noise_is_warned_about():
@@ -126,8 +149,14 @@ def test_super_linear_efficiency_inside_the_noise_is_warned_about():
     assert s.efficiency is not None and s.efficiency > 1 and s.efficiency_ci is not None
     assert s.efficiency_ci[0] < 1 < s.efficiency_ci[1]
     assert "cannot be told from 100 %" in s.warnings[0]
-    linear = scaling(10, [{"responses_per_s": x} for x in _normal(100, 0.02, 10, rng)], 20,
-                     [{"responses_per_s": x} for x in _normal(160, 0.02, 10, rng)], seed=1, resamples=2000)
+    linear = scaling(
+        10,
+        [{"responses_per_s": x} for x in _normal(100, 0.02, 10, rng)],
+        20,
+        [{"responses_per_s": x} for x in _normal(160, 0.02, 10, rng)],
+        seed=1,
+        resamples=2000,
+    )
     assert linear.efficiency == pytest.approx(0.8, abs=0.03) and linear.warnings == ()
     with pytest.raises(ValueError):
         scaling(75, light, 35, heavy)
@@ -135,8 +164,12 @@ def test_super_linear_efficiency_inside_the_noise_is_warned_about():
 
 def test_baseline_with_repeats_needs_significance_and_the_tolerance():
     rng = np.random.default_rng(5)
-    base = [{"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(50, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))]
-    slower = [{"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(60, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))]
+    base = [
+        {"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(50, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))
+    ]
+    slower = [
+        {"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(60, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))
+    ]
     p95, throughput = baseline_significance(base, slower, ["p95_ms", "responses_per_s"], 0.05, seed=1, resamples=500)
     assert p95.verdict == "regressed" and p95.reason.startswith("significant (Welch p = ")
     assert throughput.verdict == "ok" and throughput.reason.startswith("within noise")
@@ -160,25 +193,34 @@ def test_estimate_of_one_value_has_no_interval():
 
 # Every pair, drift with run order, the run order itself, and the precision rule.
 
+
 def test_every_pair_of_variants_is_compared_not_only_each_with_the_first():
     rng = np.random.default_rng(5)
-    runs = {name: [{"responses_per_s": x} for x in _normal(mean, 0.02, 6, rng)]
-            for name, mean in (("a", 100), ("b", 120), ("c", 140))}
+    runs = {
+        name: [{"responses_per_s": x} for x in _normal(mean, 0.02, 6, rng)]
+        for name, mean in (("a", 100), ("b", 120), ("c", 140))
+    }
     found = compare_variants(runs, figures=("responses_per_s",), seed=1, resamples=0)
     assert [(c.reference, c.variant) for c in found] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert [c.figures[0].verdict for c in found] == ["better", "better", "better"]
-    entries = [{"label": f"{name} {i}", "variant": name, "complete": True, "verdict": "none", "figures": r}
-               for name, rs in runs.items() for i, r in enumerate(rs, 1)]
+    entries = [
+        {"label": f"{name} {i}", "variant": name, "complete": True, "verdict": "none", "figures": r}
+        for name, rs in runs.items()
+        for i, r in enumerate(rs, 1)
+    ]
     analysis, _ = analyse(entries, ["a", "b", "c"], reference="b", resamples=0)
     assert [(p["reference"], p["variant"]) for p in analysis["comparisons"]] == [("b", "a"), ("b", "c"), ("a", "c")]
 
 
-@pytest.mark.parametrize("values, flagged", [
-    ([100 - 3 * i + (-1) ** i for i in range(10)], True),        # falls 27 % over ten runs, with noise
-    ([100 + 0.2 * i for i in range(10)], False),                  # a perfect trend, but under 10 % of the median
-    ([100, 130, 96, 125, 99, 131, 101, 128, 97, 127], False),     # noise, no trend
-    ([100, 90, 80, 70], False),                                   # four runs: never judged
-])
+@pytest.mark.parametrize(
+    "values, flagged",
+    [
+        ([100 - 3 * i + (-1) ** i for i in range(10)], True),  # falls 27 % over ten runs, with noise
+        ([100 + 0.2 * i for i in range(10)], False),  # a perfect trend, but under 10 % of the median
+        ([100, 130, 96, 125, 99, 131, 101, 128, 97, 127], False),  # noise, no trend
+        ([100, 90, 80, 70], False),  # four runs: never judged
+    ],
+)
 def test_drift_is_kendall_tau_and_theil_sen_over_run_order(values, flagged):
     t = trend(list(range(1, len(values) + 1)), values)
     assert t.flagged is flagged
@@ -198,20 +240,31 @@ def _falling(order: list[str], per_round: int = 2) -> list[dict]:
     for place, name in enumerate(order):
         rounds[name] += 1
         x = 12_300 - 1_000 * (place // per_round) - 3_000 * (place % per_round)
-        entries.append({"label": f"{name} {rounds[name]}", "variant": name, "complete": True, "verdict": "none",
-                        "figures": {"responses_per_s": x, "p99_ms": 1_000_000 / x}})
+        entries.append(
+            {
+                "label": f"{name} {rounds[name]}",
+                "variant": name,
+                "complete": True,
+                "verdict": "none",
+                "figures": {"responses_per_s": x, "p99_ms": 1_000_000 / x},
+            }
+        )
     return entries
 
 
 def test_throughput_falling_with_run_order_is_flagged_and_the_verdict_says_drift():
-    analysis, findings = analyse(_falling(["memory", "shard"] * 6), ["memory", "shard"], reference="memory",
-                                 resamples=0)
+    analysis, findings = analyse(
+        _falling(["memory", "shard"] * 6), ["memory", "shard"], reference="memory", resamples=0
+    )
     trending = {(d["variant"], d["figure"]) for d in analysis["drift"]}
     assert ("memory", "responses_per_s") in trending and ("shard", "responses_per_s") in trending
     p99 = next(c for c in analysis["comparisons"][0]["figures"] if c["figure"] == "p99_ms")
     assert p99["verdict"] == "worse" and p99["may_be_drift"] is True  # the reference always ran first
     line = verdicts_line(analysis["comparisons"][0])
-    assert "worse in req/s, p99 ms" in line and "the difference may be drift: req/s trends with run order in memory" in line
+    assert (
+        "worse in req/s, p99 ms" in line
+        and "the difference may be drift: req/s trends with run order in memory" in line
+    )
     assert any(f["kind"] == "drift" for f in findings)
     assert any(f["kind"] == "difference" and "worse (may be drift)" in f["text"] for f in findings)
     # The same drift in a balanced order (A B B A ...) leaves no difference to misread.
@@ -230,15 +283,18 @@ def test_the_balanced_order_is_abba_and_a_shuffle_is_reproducible_from_its_seed(
     assert shuffled != run_plan(["A", "B", "C"], 8, "shuffle", seed=42)
 
 
-@pytest.mark.parametrize("value, name, spread, shown", [
-    (21.882, "responses_per_s", 0.3797, "21.88"),     # seed 001: 21.88 ± 0.38, not 21.9 ± 0.4
-    (0.3797, "responses_per_s", 0.3797, "0.38"),
-    (52.597, "responses_per_s", 1.06, "52.6"),        # SD 1.06 → two digits: 1.1
-    (52.597, "responses_per_s", 0.0123, "52.597"),
-    (606.926, "p95_ms", 50.253, "606.926"),           # never fewer decimals than the unit's
-    (606.926, "p95_ms", 0.00042, "606.92600"),
-    (21.882, "responses_per_s", None, "21.9"),        # no spread: the unit's rule
-    (None, "p95_ms", 1.0, "-"),
-])
+@pytest.mark.parametrize(
+    "value, name, spread, shown",
+    [
+        (21.882, "responses_per_s", 0.3797, "21.88"),  # seed 001: 21.88 ± 0.38, not 21.9 ± 0.4
+        (0.3797, "responses_per_s", 0.3797, "0.38"),
+        (52.597, "responses_per_s", 1.06, "52.6"),  # SD 1.06 → two digits: 1.1
+        (52.597, "responses_per_s", 0.0123, "52.597"),
+        (606.926, "p95_ms", 50.253, "606.926"),  # never fewer decimals than the unit's
+        (606.926, "p95_ms", 0.00042, "606.92600"),
+        (21.882, "responses_per_s", None, "21.9"),  # no spread: the unit's rule
+        (None, "p95_ms", 1.0, "-"),
+    ],
+)
 def test_figures_keep_the_decimals_their_spread_supports(value, name, spread, shown):
     assert figure_with_spread(value, name, spread) == shown

@@ -8,18 +8,27 @@ import pytest
 from surge.analysis.slo import broken, judge, parse_slo
 from surge.thresholds import ThresholdError, parse_threshold
 
-FIGURES = {"responses_per_s": 950.0, "p50_ms": 5.0, "p95_ms": 40.0, "p99_ms": 120.0, "failure_rate": 0.002,
-           "p(99.9) < 1s": 1500.0}
+FIGURES = {
+    "responses_per_s": 950.0,
+    "p50_ms": 5.0,
+    "p95_ms": 40.0,
+    "p99_ms": 120.0,
+    "failure_rate": 0.002,
+    "p(99.9) < 1s": 1500.0,
+}
 
 
-@pytest.mark.parametrize("expr, status, observed", [
-    ("p(99) < 100ms", "fail", 120.0),
-    ("p(95) < 100ms", "pass", 40.0),
-    ("med < 10ms", "pass", 5.0),
-    ("failure_rate < 0.1%", "fail", 0.002),
-    ("rate > 900/s", "pass", 950.0),
-    ("p(99.9) < 1s", "fail", 1500.0),  # read from the figure stored under its expression
-])
+@pytest.mark.parametrize(
+    "expr, status, observed",
+    [
+        ("p(99) < 100ms", "fail", 120.0),
+        ("p(95) < 100ms", "pass", 40.0),
+        ("med < 10ms", "pass", 5.0),
+        ("failure_rate < 0.1%", "fail", 0.002),
+        ("rate > 900/s", "pass", 950.0),
+        ("p(99.9) < 1s", "fail", 1500.0),  # read from the figure stored under its expression
+    ],
+)
 def test_conditions_read_their_figures(expr, status, observed):
     [verdict] = judge(parse_slo([expr]), FIGURES)
     assert (verdict.status, verdict.observed) == (status, observed)

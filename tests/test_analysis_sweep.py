@@ -15,9 +15,18 @@ from surge.thresholds import Verdict
 
 
 def _level(load: float, x: float | None, p95: float | None, failures: float = 0.0, **classes: int) -> Level:
-    return Level(load, {"responses_per_s": x, "successes_per_s": None if x is None else x * (1 - failures),
-                        "p50_ms": None if p95 is None else p95 / 2, "p95_ms": p95,
-                        "p99_ms": None if p95 is None else p95 * 2, "failure_rate": failures}, classes)
+    return Level(
+        load,
+        {
+            "responses_per_s": x,
+            "successes_per_s": None if x is None else x * (1 - failures),
+            "p50_ms": None if p95 is None else p95 / 2,
+            "p95_ms": p95,
+            "p99_ms": None if p95 is None else p95 * 2,
+            "failure_rate": failures,
+        },
+        classes,
+    )
 
 
 # Seed 003's shape: throughput peaks at 1,000 connections, then falls with timeouts.
@@ -34,7 +43,13 @@ PROXY = [
 def test_default_zones_follow_the_rules_with_their_numbers():
     zones = classify(list(reversed(PROXY)))  # any order: sorted by load
     assert [(z.load, z.zone) for z in zones] == [
-        (100, "optimal"), (200, "optimal"), (500, "optimal"), (1000, "stress"), (2000, "degraded"), (5000, "broken")]
+        (100, "optimal"),
+        (200, "optimal"),
+        (500, "optimal"),
+        (1000, "stress"),
+        (2000, "degraded"),
+        (5000, "broken"),
+    ]
     assert "marginal efficiency 19% < 50%" in zones[3].reason
     assert "p95 200.0ms > 5× the lightest level's 10.0ms (default SLO)" in zones[4].reason
     assert zones[5].reason == "failure rate 38.0% ≥ 10%, mostly request_timeout"
@@ -50,8 +65,9 @@ def test_slo_zones_use_the_slo_instead_of_the_defaults():
 
 def test_verdicts_judged_on_the_run_itself_take_precedence_over_the_figures():
     slo = parse_slo(["p(99.9) < 50ms"])  # not among the figures: judged by the run
-    level = Level(100, {"responses_per_s": 100.0, "p95_ms": 5.0, "failure_rate": 0.0},
-                  verdicts=[Verdict(slo[0], "fail", 80.0)])
+    level = Level(
+        100, {"responses_per_s": 100.0, "p95_ms": 5.0, "failure_rate": 0.0}, verdicts=[Verdict(slo[0], "fail", 80.0)]
+    )
     assert classify([level], ZoneRules(slo=slo))[0].zone == "degraded"
     without = Level(100, {"responses_per_s": 100.0, "p95_ms": 5.0, "failure_rate": 0.0})
     # a figure the level lacks is no evidence of a miss
@@ -78,7 +94,8 @@ def test_latency_rise_alone_is_stress_and_zones_do_not_go_back():
 
 def test_marginal_efficiency_is_relative_gain_over_relative_load():
     assert marginal_efficiency(_level(35, 21.88, 1.0), _level(75, 52.60, 1.0)) == pytest.approx(
-        (52.60 / 21.88 - 1) / (75 / 35 - 1))
+        (52.60 / 21.88 - 1) / (75 / 35 - 1)
+    )
     assert marginal_efficiency(_level(10, 100, 1.0), _level(20, 100, 1.0)) == 0.0
     assert marginal_efficiency(_level(10, None, 1.0), _level(20, 100, 1.0)) is None
 
@@ -100,11 +117,14 @@ def test_peak_and_knee_of_the_proxy_curve():
     assert [lv.load for lv in analysis.levels] == [z.load for z in analysis.zones]
 
 
-@pytest.mark.parametrize("loads, throughput, reason", [
-    ([1, 2, 3, 4, 5], [10, 20, 30, 40, 50], "rises about in proportion"),
-    ([1, 2, 3, 4], [40, 30, 20, 10], "the peak is at level 1"),
-    ([], [], "no levels measured"),
-])
+@pytest.mark.parametrize(
+    "loads, throughput, reason",
+    [
+        ([1, 2, 3, 4, 5], [10, 20, 30, 40, 50], "rises about in proportion"),
+        ([1, 2, 3, 4], [40, 30, 20, 10], "the peak is at level 1"),
+        ([], [], "no levels measured"),
+    ],
+)
 def test_no_knee_comes_with_a_reason(loads, throughput, reason):
     knee = find_knee(loads, throughput)
     assert knee.load is None and reason in knee.reason

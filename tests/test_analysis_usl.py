@@ -18,12 +18,15 @@ def _sweep(sigma: float, kappa: float, lambda_: float, noise: float, seed: int) 
     return [usl_throughput(n, sigma, kappa, lambda_) * (1 + rng.normal(0, noise)) for n in LEVELS]
 
 
-@pytest.mark.parametrize("sigma, kappa, lambda_", [
-    (0.05, 5e-4, 100.0),   # N* = 43.6
-    (0.20, 1e-3, 50.0),    # N* = 28.3
-    (0.02, 1e-4, 1000.0),  # N* = 99.0
-    (0.10, 2e-5, 20.0),    # N* = 212
-])
+@pytest.mark.parametrize(
+    "sigma, kappa, lambda_",
+    [
+        (0.05, 5e-4, 100.0),  # N* = 43.6
+        (0.20, 1e-3, 50.0),  # N* = 28.3
+        (0.02, 1e-4, 1000.0),  # N* = 99.0
+        (0.10, 2e-5, 20.0),  # N* = 212
+    ],
+)
 def test_fit_recovers_known_parameters_from_noisy_levels(sigma, kappa, lambda_):
     fit = fit_usl(LEVELS, _sweep(sigma, kappa, lambda_, noise=0.02, seed=7))
     assert isinstance(fit, UslFit), fit
@@ -55,12 +58,15 @@ def test_too_few_levels_are_refused_with_the_rule():
     assert isinstance(fit_usl([1, 2, 4, 4, 4], [10.0, 19.0, 30.0, 31.0, 29.0]), UslRefusal)
 
 
-@pytest.mark.parametrize("levels, throughput, says", [
-    ([1, 2, 4, 8], [50.0, 50.0, 50.0, 50.0], "same at every level"),
-    ([1, 2, 4, 8], [10.0, 0.0, 30.0, 40.0], "positive throughput"),
-    ([0, 2, 4, 8], [10.0, 20.0, 30.0, 40.0], "1 VU or more"),
-    ([1, 2, 4, 8], [10.0, float("nan"), 30.0, 40.0], "positive throughput"),
-])
+@pytest.mark.parametrize(
+    "levels, throughput, says",
+    [
+        ([1, 2, 4, 8], [50.0, 50.0, 50.0, 50.0], "same at every level"),
+        ([1, 2, 4, 8], [10.0, 0.0, 30.0, 40.0], "positive throughput"),
+        ([0, 2, 4, 8], [10.0, 20.0, 30.0, 40.0], "1 VU or more"),
+        ([1, 2, 4, 8], [10.0, float("nan"), 30.0, 40.0], "positive throughput"),
+    ],
+)
 def test_unusable_data_is_refused(levels, throughput, says):
     refused = fit_usl(levels, throughput)
     assert isinstance(refused, UslRefusal) and says in refused.reason

@@ -90,7 +90,11 @@ def test_connections_beyond_the_open_file_limit_are_refused_with_numbers():
 
     proc = subprocess.run(
         [sys.executable, "-m", "surge", "run", "http://127.0.0.1:9/", "-c", "400", "-d", "1s"],
-        capture_output=True, text=True, preexec_fn=low_limit, timeout=60, cwd=SCRATCH,
+        capture_output=True,
+        text=True,
+        preexec_fn=low_limit,
+        timeout=60,
+        cwd=SCRATCH,
     )
     assert proc.returncode == 2, proc.stderr
     assert "400 connections" in proc.stderr and "limit is 256" in proc.stderr

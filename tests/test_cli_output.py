@@ -4,9 +4,9 @@ line on stderr saying why for every non-zero exit."""
 from __future__ import annotations
 
 import pytest
-from conftest import surge, write
 
 import surge as surge_package
+from conftest import surge, write
 from surge import exit_codes, signals
 
 
@@ -37,14 +37,19 @@ def test_summary_is_not_cut_when_piped(fresh_target):
 
 def test_scenario_summary_is_not_cut_when_piped(fresh_target, tmp_path):
     tag = "a request name far longer than any terminal is wide " * 4
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: @URL@
         scenarios:
           a:
             executor: {type: per-vu-iterations, vus: 1, iterations: 3}
             flow:
               - {name: "@TAG@", request: {path: /health}}
-        """, URL=fresh_target.url, TAG=tag.strip())
+        """,
+        URL=fresh_target.url,
+        TAG=tag.strip(),
+    )
     run = surge("run", str(path))
     assert run.code == 0, run.stderr
     assert "…" not in run.stdout
@@ -60,14 +65,18 @@ def test_run_too_short_to_send_says_so(fresh_target):
 
 
 def test_file_that_sends_nothing_says_so(fresh_target, tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: @URL@
         scenarios:
           a:
             executor: {type: constant-vus, vus: 2, duration: 1us}
             flow:
               - request: {path: /health}
-        """, URL=fresh_target.url)
+        """,
+        URL=fresh_target.url,
+    )
     for json_flag in ([], ["--json"]):
         run = surge("run", str(path), *json_flag)
         assert run.code == exit_codes.UNREACHABLE
@@ -76,7 +85,9 @@ def test_file_that_sends_nothing_says_so(fresh_target, tmp_path):
 
 
 def test_failed_threshold_says_which(fresh_target, tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: @URL@
         scenarios:
           a:
@@ -86,17 +97,24 @@ def test_failed_threshold_says_which(fresh_target, tmp_path):
         thresholds:
           - "failure_rate < 1%"
           - "p(99) < 0.000001ms"
-        """, URL=fresh_target.url)
+        """,
+        URL=fresh_target.url,
+    )
     run = surge("run", str(path), "--json")
     assert run.code == exit_codes.THRESHOLDS_FAILED
     assert run.said() == "surge: 1 of 2 thresholds failed: p(99) < 0.000001ms [all]\n"
 
 
-@pytest.mark.parametrize("requests, reason", [
-    ({"sent": 0, "connections_opened": 0, "failure_classes": {"connection_refused": 64}},
-     "target never reached: every connection failed (connection_refused × 64)"),
-    ({"sent": 0, "connections_opened": 0, "failure_classes": {}}, "sent nothing: why"),
-])
+@pytest.mark.parametrize(
+    "requests, reason",
+    [
+        (
+            {"sent": 0, "connections_opened": 0, "failure_classes": {"connection_refused": 64}},
+            "target never reached: every connection failed (connection_refused × 64)",
+        ),
+        ({"sent": 0, "connections_opened": 0, "failure_classes": {}}, "sent nothing: why"),
+    ],
+)
 def test_run_outcome_measured_nothing(requests, reason):
     signals.reset()
     outcome = exit_codes.run_outcome("duration", requests, nothing_sent="why")

@@ -10,13 +10,29 @@ import sys
 
 import click
 import pytest
-from conftest import SCRATCH
 
+from conftest import SCRATCH
 from surge.cli import COMMANDS, app
 
-HEAVY = {"numpy", "scipy", "matplotlib", "rich", "psutil", "jinja2", "pydantic", "yaml", "statistics", "hashlib",
-         "surge.history", "surge.analysis", "surge.report", "surge.summary", "surge.result", "surge.record.writer",
-         "surge.diagnosis.watch"}
+HEAVY = {
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "rich",
+    "psutil",
+    "jinja2",
+    "pydantic",
+    "yaml",
+    "statistics",
+    "hashlib",
+    "surge.history",
+    "surge.analysis",
+    "surge.report",
+    "surge.summary",
+    "surge.result",
+    "surge.record.writer",
+    "surge.diagnosis.watch",
+}
 """HEAVY are the modules (packages with everything under them) a plain ``surge run URL --json
 --no-save`` must not import: each costs milliseconds of CPU, and only other commands or options
 (a terminal summary, saving, --watch-pid) need them."""
@@ -36,8 +52,14 @@ line of stderr."""
 
 def loaded_modules(*args: str) -> set[str]:
     """loaded_modules runs ``surge ARGS`` in a fresh interpreter and returns every module it loaded."""
-    proc = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, cwd=SCRATCH)
+    proc = subprocess.run(
+        [sys.executable, "-c", LOADED, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=SCRATCH,
+    )
     return set(json.loads(proc.stderr.splitlines()[-1]))
 
 
@@ -52,8 +74,7 @@ def commands_loaded(modules: set[str]) -> set[str]:
 
 
 def test_a_plain_url_run_loads_none_of_the_heavy_modules(fresh_target):
-    modules = loaded_modules("run", f"{fresh_target.url}/health", "-n", "1", "--threads", "1", "--json",
-                             "--no-save")
+    modules = loaded_modules("run", f"{fresh_target.url}/health", "-n", "1", "--threads", "1", "--json", "--no-save")
     assert "surge._engine" in modules  # it did run
     assert heavy(modules) == []
     assert commands_loaded(modules) == {"run"}
@@ -82,8 +103,14 @@ def test_every_command_is_where_the_table_says():
 
 
 def test_surge_help_lists_every_command_with_its_short_help():
-    out = subprocess.run([sys.executable, "-m", "surge", "--help"], capture_output=True, text=True, timeout=60,
-                         stdin=subprocess.DEVNULL, cwd=SCRATCH).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "surge", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=SCRATCH,
+    ).stdout
     listed = out.split("Commands:\n", 1)[1].splitlines()
     assert [line.split()[0] for line in listed] == sorted(COMMANDS)
     ctx = click.Context(app)

@@ -43,8 +43,19 @@ def _comparison(doc: dict, variant: str, figure: str) -> dict:
 def test_a_real_twenty_percent_difference_is_significant(fast_and_slow, history_db, tmp_path):
     fast, slow = fast_and_slow
     out = tmp_path / "cmp"
-    run = surge("compare", f"{fast.url}/tasks?limit=1", *BEYOND_CAPACITY, "-n", "4", "--variant", f"fast={fast.url}",
-                "--variant", f"slow={slow.url}", "--out", str(out))
+    run = surge(
+        "compare",
+        f"{fast.url}/tasks?limit=1",
+        *BEYOND_CAPACITY,
+        "-n",
+        "4",
+        "--variant",
+        f"fast={fast.url}",
+        "--variant",
+        f"slow={slow.url}",
+        "--out",
+        str(out),
+    )
     assert run.code == 0, run.stderr
     doc = json.loads((out / "experiment.json").read_text())
     validate_experiment(doc)
@@ -79,8 +90,20 @@ def test_identical_configurations_show_no_significant_difference(fast_and_slow, 
     fast, _ = fast_and_slow
     # One real trial at α = 1 %; the rate over many trials is the seeded simulation below and
     # tests/test_analysis_compare.py::test_identical_distributions_are_called_different_no_more_often_than_alpha.
-    run = surge("compare", f"{fast.url}/tasks?limit=1", *BEYOND_CAPACITY, "-n", "4", "--variant", f"a={fast.url}",
-                "--variant", f"b={fast.url}", "--alpha", "0.01", "--json")
+    run = surge(
+        "compare",
+        f"{fast.url}/tasks?limit=1",
+        *BEYOND_CAPACITY,
+        "-n",
+        "4",
+        "--variant",
+        f"a={fast.url}",
+        "--variant",
+        f"b={fast.url}",
+        "--alpha",
+        "0.01",
+        "--json",
+    )
     assert run.code == 0, run.stderr
     verdicts = _verdicts(run.json(), "b")
     assert verdicts["responses_per_s"] == verdicts["successes_per_s"] == "no significant difference", verdicts
@@ -101,8 +124,7 @@ scenarios:
 def test_variants_by_env_pairs_of_a_scenario_file(fast_and_slow, tmp_path):
     fast, _ = fast_and_slow
     scenario = write(tmp_path, ENV_SCENARIO, URL=fast.url)
-    run = surge("compare", str(scenario), "-n", "2", "--variant", "quick:WAIT=1", "--variant", "slow:WAIT=25",
-                "--json")
+    run = surge("compare", str(scenario), "-n", "2", "--variant", "quick:WAIT=1", "--variant", "slow:WAIT=25", "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
     assert [v["env"] for v in doc["parameters"]["variants"]] == [{"WAIT": "1"}, {"WAIT": "25"}]
@@ -115,10 +137,22 @@ def _fake_entries(rng: np.random.Generator, n: int) -> list[dict]:
     for i in range(n):
         for variant in ("A", "B"):
             x = float(rng.normal(400, 8))
-            entries.append({"label": f"{variant} {i + 1}", "variant": variant, "complete": True,
-                            "verdict": "none", "figures": {"responses_per_s": x, "successes_per_s": x,
-                                                          "p50_ms": float(rng.normal(40, 0.5)), "p95_ms": None,
-                                                          "p99_ms": None, "failure_rate": 0.0}})
+            entries.append(
+                {
+                    "label": f"{variant} {i + 1}",
+                    "variant": variant,
+                    "complete": True,
+                    "verdict": "none",
+                    "figures": {
+                        "responses_per_s": x,
+                        "successes_per_s": x,
+                        "p50_ms": float(rng.normal(40, 0.5)),
+                        "p95_ms": None,
+                        "p99_ms": None,
+                        "failure_rate": 0.0,
+                    },
+                }
+            )
     return entries
 
 
@@ -135,9 +169,12 @@ def test_identical_variants_are_called_different_no_more_often_than_alpha():
 
 def _oha(tmp_path: Path, name: str, responses: int, p95_ms: float) -> Path:
     """_oha writes an oha JSON document: ``responses`` 200s over 100 s, the given p95."""
-    doc = {"summary": {"successRate": 1.0, "total": 100.0, "slowest": 2.0, "fastest": 0.01, "average": 0.5},
-           "latencyPercentiles": {"p50": 0.4, "p95": p95_ms / 1000, "p99": 1.5},
-           "statusCodeDistribution": {"200": responses}, "errorDistribution": {}}
+    doc = {
+        "summary": {"successRate": 1.0, "total": 100.0, "slowest": 2.0, "fastest": 0.01, "average": 0.5},
+        "latencyPercentiles": {"p50": 0.4, "p95": p95_ms / 1000, "p99": 1.5},
+        "statusCodeDistribution": {"200": responses},
+        "errorDistribution": {},
+    }
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(doc))
     return path
@@ -151,8 +188,14 @@ def _import_seed_001(tmp_path: Path) -> dict[str, list[str]]:
     ids: dict[str, list[str]] = {}
     for vus, runs in SEED_001.items():
         for i, (responses, p95) in enumerate(runs):
-            imported = surge("import", str(_oha(tmp_path, f"vus{vus}-{i}", responses, p95)), "--tag", f"vus={vus}",
-                             "--tag", "arch=monolith")
+            imported = surge(
+                "import",
+                str(_oha(tmp_path, f"vus{vus}-{i}", responses, p95)),
+                "--tag",
+                f"vus={vus}",
+                "--tag",
+                "arch=monolith",
+            )
             assert imported.code == 0, imported.stderr
         ids[vus] = [r["id"] for r in reversed(surge("history", "--tag", f"vus={vus}", "--json").json())]
     return ids
@@ -166,8 +209,9 @@ def test_history_groups_by_tags_give_the_scaling_line(tmp_path):
     assert "heavy against light: better in req/s, goodput/s; worse in p95 ms" in run.stdout
     doc = surge("show", "--experiment", "last", "--json").json()
     validate_experiment(doc)
-    assert [(e["variant"], e["run_id"], e["level"], e["exit_code"]) for e in doc["runs"]] == \
-        [("light", i, 35, None) for i in ids["35"]] + [("heavy", i, 75, None) for i in ids["75"]]
+    assert [(e["variant"], e["run_id"], e["level"], e["exit_code"]) for e in doc["runs"]] == [
+        ("light", i, 35, None) for i in ids["35"]
+    ] + [("heavy", i, 75, None) for i in ids["75"]]
     scaling = doc["analysis"]["scaling"][0]
     assert scaling["efficiency"] == pytest.approx((52.60 / 21.88) / (75 / 35), rel=1e-9)
     assert scaling["degradation_factor"] == pytest.approx(839.94 / 606.93, rel=1e-6)
@@ -198,56 +242,92 @@ def test_ctrl_c_keeps_the_completed_runs_and_says_incomplete(fast_and_slow, tmp_
     fast, slow = fast_and_slow
     out = tmp_path / "stopped"
     second = out / "runs" / "02-variant-slow-1-3"
-    proc = run_and_signal(["compare", f"{fast.url}/tasks", "-c", "4", "-d", "3s", "-n", "3", "--variant",
-                           f"fast={fast.url}", "--variant", f"slow={slow.url}", "--out", str(out)],
-                          signal.SIGINT, lambda: intervals_logged(second) >= 1)
+    proc = run_and_signal(
+        [
+            "compare",
+            f"{fast.url}/tasks",
+            "-c",
+            "4",
+            "-d",
+            "3s",
+            "-n",
+            "3",
+            "--variant",
+            f"fast={fast.url}",
+            "--variant",
+            f"slow={slow.url}",
+            "--out",
+            str(out),
+        ],
+        signal.SIGINT,
+        lambda: intervals_logged(second) >= 1,
+    )
     assert proc.returncode == 130, proc.stderr
-    assert proc.stderr.rstrip().splitlines()[-1] == \
-        "surge: stopped by SIGINT: experiment incomplete: 1 of 6 runs completed (kept in the history)"
+    assert (
+        proc.stderr.rstrip().splitlines()[-1]
+        == "surge: stopped by SIGINT: experiment incomplete: 1 of 6 runs completed (kept in the history)"
+    )
     assert "experiment incomplete: stopped by SIGINT; 1 completed run(s) kept in the history" in proc.stdout
     doc = json.loads((out / "experiment.json").read_text())
     validate_experiment(doc)
-    assert doc["complete"] is False and [(e["variant"], e["complete"]) for e in doc["runs"]] == \
-        [("fast", True), ("slow", False)]
+    assert doc["complete"] is False and [(e["variant"], e["complete"]) for e in doc["runs"]] == [
+        ("fast", True),
+        ("slow", False),
+    ]
     assert doc["analysis"]["used"] == {"fast": ["fast 1"], "slow": []}
 
 
-@pytest.mark.parametrize("args, error", [
-    (["http://127.0.0.1:1/", "--variant", "a"], "--variant: a comparison needs two variants or more, got 1"),
-    (["http://127.0.0.1:1/", "--variant", "a", "--variant", "a"], "--variant: two variants are named 'a'"),
-    (["http://127.0.0.1:1/", "--variant", "a=ftp://x", "--variant", "b"], "--variant: 'ftp://x' in variant 'a' is "
-                                                                          "not an http(s) URL"),
-    (["http://127.0.0.1:1/", "--variant", "a:1X=2", "--variant", "b"], "--variant: variant 'a': expected NAME=VALUE"),
-    (["http://127.0.0.1:1/", "--variant", "a b", "--variant", "b"], "--variant: 'a b' in 'a b' is not a name"),
-    (["http://127.0.0.1:1/", "--variant", "a:X=1", "--variant", "b"], "-e/--env: only applies to a scenario file"),
-    (["http://127.0.0.1:1/", "--vus", "5,2"], "--vus: the levels must increase"),
-    (["http://127.0.0.1:1/", "--vus", "5"], "--vus: give two load levels or more"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--rates", "1,2"], "--rates: give one of --vus, --rates"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--variant", "a"], "--variant: a comparison needs two variants or more"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--order-seed", "3"], "--order-seed: only with --order shuffle"),
-    (["--group", "a=1", "--group", "b=1", "--order", "shuffle"], "--order: compares new runs"),
-    (["--group", "a=1", "--group", "b=1", "--loads", "vus="], "--loads: expected a tag and its levels such as vus=35,75"),
-    (["--group", "a=1", "--group", "b=1", "--loads", "1,2,3"], "--loads: give one load level per group"),
-    (["http://127.0.0.1:1/"], "--variant: give the variants"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "-n", "0"], "-n/--repeats: must be from 1 to 1,000, got 0"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--reference", "x"], "--reference: 'x' is not one of the variants"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--alpha", "1"], "--alpha: expected a significance level"),
-    (["http://127.0.0.1:1/", "--vus", "1,2", "--loads", "1,2"], "--loads: only with --group/--runs"),
-    ([], "FILE|URL: give the test to run"),
-    (["http://127.0.0.1:1/", "--group", "a=1", "--group", "a=2"], "FILE|URL: --group/--runs compare runs from the "
-                                                                  "history"),
-    (["--group", "a=1", "--group", "a=2", "-c", "3"], "-c/--connections: describes a test to run"),
-    (["--group", "a=1", "--group", "a=2", "--variant", "x"], "--variant: compares new runs"),
-    (["--group", "a=1", "--runs", "abc"], "--runs: give the groups either by tags"),
-    (["--group", "a", "--group", "b=1"], "--group: expected a key, '=' and a value"),
-    (["--group", "a=1", "--group", "a=2"], "--group: no run in the history"),
-    (["--runs", "0123abcd", "--runs", "abc"], "RUN: no run '0123abcd' in the history"),
-    (["--group", "a=1", "--group", "b=1", "--loads", "1"], "--loads: give two load levels or more"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (["http://127.0.0.1:1/", "--variant", "a"], "--variant: a comparison needs two variants or more, got 1"),
+        (["http://127.0.0.1:1/", "--variant", "a", "--variant", "a"], "--variant: two variants are named 'a'"),
+        (
+            ["http://127.0.0.1:1/", "--variant", "a=ftp://x", "--variant", "b"],
+            "--variant: 'ftp://x' in variant 'a' is not an http(s) URL",
+        ),
+        (
+            ["http://127.0.0.1:1/", "--variant", "a:1X=2", "--variant", "b"],
+            "--variant: variant 'a': expected NAME=VALUE",
+        ),
+        (["http://127.0.0.1:1/", "--variant", "a b", "--variant", "b"], "--variant: 'a b' in 'a b' is not a name"),
+        (["http://127.0.0.1:1/", "--variant", "a:X=1", "--variant", "b"], "-e/--env: only applies to a scenario file"),
+        (["http://127.0.0.1:1/", "--vus", "5,2"], "--vus: the levels must increase"),
+        (["http://127.0.0.1:1/", "--vus", "5"], "--vus: give two load levels or more"),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "--rates", "1,2"], "--rates: give one of --vus, --rates"),
+        (
+            ["http://127.0.0.1:1/", "--vus", "1,2", "--variant", "a"],
+            "--variant: a comparison needs two variants or more",
+        ),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "--order-seed", "3"], "--order-seed: only with --order shuffle"),
+        (["--group", "a=1", "--group", "b=1", "--order", "shuffle"], "--order: compares new runs"),
+        (
+            ["--group", "a=1", "--group", "b=1", "--loads", "vus="],
+            "--loads: expected a tag and its levels such as vus=35,75",
+        ),
+        (["--group", "a=1", "--group", "b=1", "--loads", "1,2,3"], "--loads: give one load level per group"),
+        (["http://127.0.0.1:1/"], "--variant: give the variants"),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "-n", "0"], "-n/--repeats: must be from 1 to 1,000, got 0"),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "--reference", "x"], "--reference: 'x' is not one of the variants"),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "--alpha", "1"], "--alpha: expected a significance level"),
+        (["http://127.0.0.1:1/", "--vus", "1,2", "--loads", "1,2"], "--loads: only with --group/--runs"),
+        ([], "FILE|URL: give the test to run"),
+        (
+            ["http://127.0.0.1:1/", "--group", "a=1", "--group", "a=2"],
+            "FILE|URL: --group/--runs compare runs from the history",
+        ),
+        (["--group", "a=1", "--group", "a=2", "-c", "3"], "-c/--connections: describes a test to run"),
+        (["--group", "a=1", "--group", "a=2", "--variant", "x"], "--variant: compares new runs"),
+        (["--group", "a=1", "--runs", "abc"], "--runs: give the groups either by tags"),
+        (["--group", "a", "--group", "b=1"], "--group: expected a key, '=' and a value"),
+        (["--group", "a=1", "--group", "a=2"], "--group: no run in the history"),
+        (["--runs", "0123abcd", "--runs", "abc"], "RUN: no run '0123abcd' in the history"),
+        (["--group", "a=1", "--group", "b=1", "--loads", "1"], "--loads: give two load levels or more"),
+    ],
+)
 def test_bad_flags_are_one_line_exit_2(args, error):
     run = surge("compare", *args)
-    assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, \
-        run.stderr
+    assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, run.stderr
 
 
 def test_variant_syntax():
@@ -261,8 +341,7 @@ def test_variant_syntax():
     assert mann_whitney_floor(3, 3) == pytest.approx(0.1) and mann_whitney_floor(4, 4) == pytest.approx(2 / 70)
 
 
-P95_SETS = {"base": [100, 102, 98, 101], "worse": [110, 112, 108, 111], "noisy": [90, 130, 95, 125],
-            "one": [110]}
+P95_SETS = {"base": [100, 102, 98, 101], "worse": [110, 112, 108, 111], "noisy": [90, 130, 95, 125], "one": [110]}
 """P95_SETS are the p95s (ms) of imported runs: a baseline; 10 % worse, steady (significant); 10 %
 worse on average but noisy (not significant); one run 10 % worse."""
 
@@ -311,28 +390,34 @@ def test_a_baseline_from_an_experiments_variant(tmp_path):
     assert made.code == 0, made.stderr
     experiment = made.json()["experiment_id"]
     refused = surge("baseline", "set", "--experiment", experiment[:10], "--name", "main")
-    assert refused.code == 2 and refused.stderr == \
-        f"surge: error: --variant: experiment {experiment[:8]} compares base, worse: choose one\n"
+    assert (
+        refused.code == 2
+        and refused.stderr == f"surge: error: --variant: experiment {experiment[:8]} compares base, worse: choose one\n"
+    )
     made = surge("baseline", "set", "--experiment", experiment[:10], "--variant", "base", "--name", "main")
     assert made.code == 0 and f"4 run(s) (experiment {experiment[:8]}, variant base)" in made.stdout, made.stderr
     check = surge("baseline", "check", "--experiment", "last", "--variant", "worse", "--against", "main")
     assert check.code == 99 and _verdict_of(check.stdout, "p95") == "regressed", check.stdout
-    assert f"experiment {experiment[:8]} (4 runs) against baseline 'main' (experiment {experiment[:8]} (4 runs))" \
+    assert (
+        f"experiment {experiment[:8]} (4 runs) against baseline 'main' (experiment {experiment[:8]} (4 runs))"
         in check.stdout
+    )
     same = surge("baseline", "check", "--experiment", "last", "--variant", "base", "--against", "main")
     assert same.code == 0 and same.stdout.rstrip().endswith("no regression beyond 5.0% against baseline 'main'")
 
 
-@pytest.mark.parametrize("args, error", [
-    (["set", "--name", "x"], "RUN: give the runs (RUN...) or --experiment ID"),
-    (["set", "last", "--experiment", "last", "--name", "x"], "--experiment: give either RUN... or --experiment"),
-    (["set", "last", "--variant", "a", "--name", "x"], "--variant: only with --experiment"),
-    (["set", "--experiment", "0123abcd", "--name", "x"], "--experiment: no experiment '0123abcd' in the history"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (["set", "--name", "x"], "RUN: give the runs (RUN...) or --experiment ID"),
+        (["set", "last", "--experiment", "last", "--name", "x"], "--experiment: give either RUN... or --experiment"),
+        (["set", "last", "--variant", "a", "--name", "x"], "--variant: only with --experiment"),
+        (["set", "--experiment", "0123abcd", "--name", "x"], "--experiment: no experiment '0123abcd' in the history"),
+    ],
+)
 def test_baseline_bad_flags_are_one_line_exit_2(args, error):
     run = surge("baseline", *args)
-    assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, \
-        run.stderr
+    assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, run.stderr
 
 
 SEED_001_DIR = Path(__file__).parent / "fixtures" / "imports" / "seed001"
@@ -377,8 +462,17 @@ def import_seed_001_exports(tmp_path: Path) -> None:
 def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architecture_table(tmp_path):
     import_seed_001_exports(tmp_path)
     out = tmp_path / "levels"
-    run = surge("compare", "--group", "baseline:arch=scaleout,vus=35", "--group", "stress:arch=scaleout,vus=75",
-                "--loads", "35,75", "--out", str(out))
+    run = surge(
+        "compare",
+        "--group",
+        "baseline:arch=scaleout,vus=35",
+        "--group",
+        "stress:arch=scaleout,vus=75",
+        "--loads",
+        "35,75",
+        "--out",
+        str(out),
+    )
     assert run.code == 0 and "cannot write the report" not in run.stderr, run.stderr
     assert "scaling baseline → stress: 2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency" in run.stdout
     assert "drift" not in run.stdout  # the seed's runs do not trend with run order
@@ -386,8 +480,16 @@ def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architec
     again = surge("report", str(out))
     assert again.code == 0 and not again.stderr, again.stderr
 
-    grid = surge("compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith",
-                 "--loads", "vus=35,75", "--json")
+    grid = surge(
+        "compare",
+        "--group",
+        "scaleout:arch=scaleout",
+        "--group",
+        "monolith:arch=monolith",
+        "--loads",
+        "vus=35,75",
+        "--json",
+    )
     assert grid.code == 0, grid.stderr
     doc = grid.json()
     validate_experiment(doc)
@@ -396,23 +498,48 @@ def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architec
     assert rows["scaleout"]["cells"][0]["responses_per_s"]["n"] == 10
     assert rows["scaleout"]["cells"][0]["responses_per_s"]["mean"] == pytest.approx(21.88, abs=0.005)
     assert rows["scaleout"]["cells"][1]["responses_per_s"]["mean"] == pytest.approx(52.60, abs=0.005)
-    assert [(p["reference"], p["variant"]) for p in doc["analysis"]["comparisons"]] == \
-        [("scaleout vus=35", "monolith vus=35"), ("scaleout vus=75", "monolith vus=75")]
+    assert [(p["reference"], p["variant"]) for p in doc["analysis"]["comparisons"]] == [
+        ("scaleout vus=35", "monolith vus=35"),
+        ("scaleout vus=75", "monolith vus=75"),
+    ]
     shown = surge("show", doc["experiment_id"]).stdout
-    table = {line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]] for line in shown.splitlines()
-             if line.startswith(("scaleout │", "monolith │"))}
+    table = {
+        line.split("│")[0].strip(): [c.strip() for c in line.split("│")[1:]]
+        for line in shown.splitlines()
+        if line.startswith(("scaleout │", "monolith │"))
+    }
     assert table["scaleout"][0] == "21.88 ± 0.38" and table["scaleout"][-2:] == ["2.40×", "112 %"], table
     assert table["monolith"][-2:] == ["1.80×", "84 %"], table
-    missing = surge("compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith",
-                    "--loads", "vus=35,100")
-    assert missing.code == 2 and missing.stderr == \
-        "surge: error: --loads: no run of group 'scaleout' has the tag vus=100\n", missing.stderr
+    missing = surge(
+        "compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith", "--loads", "vus=35,100"
+    )
+    assert (
+        missing.code == 2
+        and missing.stderr == "surge: error: --loads: no run of group 'scaleout' has the tag vus=100\n"
+    ), missing.stderr
 
 
 def test_variants_by_loads_of_new_runs_in_a_seeded_shuffled_order(fast_and_slow):
     fast, slow = fast_and_slow
-    run = surge("compare", f"{fast.url}/tasks?limit=1", "-d", "0.5s", "-n", "2", "--variant", f"fast={fast.url}",
-                "--variant", f"slow={slow.url}", "--vus", "1,2", "--order", "shuffle", "--order-seed", "7", "--json")
+    run = surge(
+        "compare",
+        f"{fast.url}/tasks?limit=1",
+        "-d",
+        "0.5s",
+        "-n",
+        "2",
+        "--variant",
+        f"fast={fast.url}",
+        "--variant",
+        f"slow={slow.url}",
+        "--vus",
+        "1,2",
+        "--order",
+        "shuffle",
+        "--order-seed",
+        "7",
+        "--json",
+    )
     assert run.code == 0, run.stderr
     doc = run.json()
     names = ["fast vus=1", "fast vus=2", "slow vus=1", "slow vus=2"]

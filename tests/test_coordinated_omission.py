@@ -18,9 +18,8 @@ import time
 
 import pytest
 
-from surge.target import TargetProcess
-
 from conftest import SCRATCH
+from surge.target import TargetProcess
 
 RATE = 500
 DURATION_S = 6.0
@@ -36,9 +35,24 @@ def test_server_freeze_appears_in_percentiles():
     with TargetProcess() as target:
         target.reset_stats()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "surge", "run", f"{target.url}/health", "-r", str(RATE),
-             "-d", f"{DURATION_S}s", "--max-in-flight", "2000", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH,
+            [
+                sys.executable,
+                "-m",
+                "surge",
+                "run",
+                f"{target.url}/health",
+                "-r",
+                str(RATE),
+                "-d",
+                f"{DURATION_S}s",
+                "--max-in-flight",
+                "2000",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=SCRATCH,
         )
         time.sleep(FREEZE_AT_S + 0.5)  # the CLI needs a moment to start
         os.kill(target.pid, signal.SIGSTOP)

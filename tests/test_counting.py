@@ -91,7 +91,9 @@ def test_a_timed_run_has_one_interval_per_second_and_none_after_its_end(fresh_ta
 def test_requests_cut_off_at_the_end_count_in_the_failure_rate(tmp_path, fresh_target):
     # Every request takes 600 ms and the graceful stop is 100 ms: each VU's second request,
     # due at 0.6 s, is still out at 1.1 s and is cut off. The failure rate (and its threshold) counts them.
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: @URL@
         graceful_stop: 100ms
         scenarios:
@@ -100,7 +102,9 @@ def test_requests_cut_off_at_the_end_count_in_the_failure_rate(tmp_path, fresh_t
             flow: [{name: slow, request: {path: /delay/600}}]
         thresholds:
           - "failure_rate < 10%"
-        """, URL=fresh_target.url)
+        """,
+        URL=fresh_target.url,
+    )
     run = surge("run", str(path), "--json")
     doc = run.json()
     r = doc["requests"]
@@ -118,7 +122,9 @@ def test_requests_hanging_past_the_load_are_counted_in_the_drain_not_in_the_rate
     # sent at 1.8 s, ends at ~3.6 s. The rates are over the 2 s of load and count what ended in
     # it (the intervals up to 2 s say how much); the slow request finishes in the drain,
     # counted but never diluting the rate (it used to stretch the window to ~3.6 s).
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         graceful_stop: 10s
         scenarios:
@@ -128,7 +134,8 @@ def test_requests_hanging_past_the_load_are_counted_in_the_drain_not_in_the_rate
           slow:
             executor: {type: constant-vus, vus: 1, duration: 2s}
             flow: [{name: slow, request: {path: /delay/1800}}]
-        """)
+        """,
+    )
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     assert run.code == 0, run.stderr
     doc = run.json()

@@ -21,8 +21,14 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
     directory, outcome = demo.run_demo(tmp_path / "results", Console(file=out, width=60))
     assert outcome.code == 0
     assert directory.parent == tmp_path / "results" and directory.name.endswith("-demo")
-    assert {p.name for p in directory.iterdir()} == {"experiment.json", "runs", "target-stats.json", "report.md", "report.html",
-                                                      "charts"}
+    assert {p.name for p in directory.iterdir()} == {
+        "experiment.json",
+        "runs",
+        "target-stats.json",
+        "report.md",
+        "report.html",
+        "charts",
+    }
     doc = json.loads((directory / "experiment.json").read_text())
     validate_experiment(doc)
     assert doc["kind"] == "sweep" and doc["complete"] is True and len(doc["runs"]) == 2
@@ -33,11 +39,14 @@ def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
         assert summary["target_process"]["sample_count"] >= 1  # the target was watched in every run
     analysis = doc["analysis"]
     probes = analysis["idle_probe"]["probe_requests"] + sum(
-        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"])
+        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"]
+    )
     assert analysis["idle_probe"]["probe_requests"] >= 1 and analysis["levels"][1]["settled"]["drained"]
     stats = json.loads((directory / "target-stats.json").read_text())
     assert stats["received_by_route"]["GET /tasks"] == sent + probes, "the levels' requests and the drain probes"
     *_, written, last = out.getvalue().rstrip("\n").splitlines()
     assert written.startswith(f"Results written to {directory}/ (") and "experiment.json" in written
     assert last == f"Report: {directory / 'report.html'}"
-    assert "sweep" in (directory / "report.html").read_text() and "report: sweep" in (directory / "report.md").read_text()
+    assert (
+        "sweep" in (directory / "report.html").read_text() and "report: sweep" in (directory / "report.md").read_text()
+    )

@@ -9,8 +9,10 @@ from diagnosis_documents import EXAMPLES, document, interval, kinds, requests
 from surge.diagnosis import Finding, findings
 from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD
 
-OPEN_PLAN = {"scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
-             "limits": {"timeout_s": 10.0}}
+OPEN_PLAN = {
+    "scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
+    "limits": {"timeout_s": 10.0},
+}
 CLOSED_PLAN = {"scenarios": [{"executor": {"type": "constant-vus", "vus": 50}}], "limits": {"timeout_s": 10.0}}
 
 
@@ -24,10 +26,13 @@ def test_a_healthy_run_has_no_findings():
     assert findings(document(), plan=CLOSED_PLAN) == []
 
 
-@pytest.mark.parametrize("failure_class, kind, words", [
-    ("address_exhausted", "port_exhaustion", ("7,279 requests", "EADDRNOTAVAIL", "local ports", "not the target")),
-    ("too_many_open_files", "open_file_exhaustion", ("7,279 requests", "EMFILE", "1,024", "ulimit -n")),
-])
+@pytest.mark.parametrize(
+    "failure_class, kind, words",
+    [
+        ("address_exhausted", "port_exhaustion", ("7,279 requests", "EADDRNOTAVAIL", "local ports", "not the target")),
+        ("too_many_open_files", "open_file_exhaustion", ("7,279 requests", "EMFILE", "1,024", "ulimit -n")),
+    ],
+)
 def test_client_exhaustion_is_the_clients_limit(failure_class, kind, words):
     doc = document(req=requests(20169, failures={failure_class: 7279}))
     found = findings(doc, plan=CLOSED_PLAN)
@@ -50,12 +55,15 @@ def test_a_busy_generator_thread_makes_throughput_a_lower_bound():
     assert findings(document(thread_busy=(0.89, 0.89)), plan=CLOSED_PLAN) == []
 
 
-@pytest.mark.parametrize("late, lag_p99_ms, plan, saturated", [
-    (int(1000 * LATE_SHARE_THRESHOLD), LATE_LAG_P99_MS, OPEN_PLAN, True),
-    (int(1000 * LATE_SHARE_THRESHOLD) - 1, 500.0, OPEN_PLAN, False),
-    (500, LATE_LAG_P99_MS - 0.1, OPEN_PLAN, False),  # late, but by too little to shape the results
-    (500, 500.0, CLOSED_PLAN, False),  # the closed model has no schedule to fall behind
-])
+@pytest.mark.parametrize(
+    "late, lag_p99_ms, plan, saturated",
+    [
+        (int(1000 * LATE_SHARE_THRESHOLD), LATE_LAG_P99_MS, OPEN_PLAN, True),
+        (int(1000 * LATE_SHARE_THRESHOLD) - 1, 500.0, OPEN_PLAN, False),
+        (500, LATE_LAG_P99_MS - 0.1, OPEN_PLAN, False),  # late, but by too little to shape the results
+        (500, 500.0, CLOSED_PLAN, False),  # the closed model has no schedule to fall behind
+    ],
+)
 def test_late_sends_in_the_open_model_mean_the_generator_fell_behind(late, lag_p99_ms, plan, saturated):
     doc = document(req=requests(1000, late=late), lag_p99_ms=lag_p99_ms)
     assert ("generator_saturated" in kinds(findings(doc, plan=plan))) is saturated
@@ -73,12 +81,15 @@ def test_late_sends_say_why_when_no_thread_was_busy():
     assert "no worker thread was busy" not in only(findings(busy, plan=OPEN_PLAN), "generator_saturated").message
 
 
-@pytest.mark.parametrize("busy, waiting, kind", [
-    ((0.28, 0.3), (0.004, 0.002), "connection_wait"),     # idle threads that never waited for a core
-    ((0.28, 0.3), (0.15, 0.13), "connection_wait"),       # runnable under half the run: blocked, on connections
-    ((0.45, 0.3), (0.5, 0.01), "generator_saturated"),    # runnable 95 %: short of a core (a busy loop on it)
-    ((0.05, 0.04), (0.1, 0.01), "generator_saturated"),   # waited twice as long as it ran: others on its core
-])
+@pytest.mark.parametrize(
+    "busy, waiting, kind",
+    [
+        ((0.28, 0.3), (0.004, 0.002), "connection_wait"),  # idle threads that never waited for a core
+        ((0.28, 0.3), (0.15, 0.13), "connection_wait"),  # runnable under half the run: blocked, on connections
+        ((0.45, 0.3), (0.5, 0.01), "generator_saturated"),  # runnable 95 %: short of a core (a busy loop on it)
+        ((0.05, 0.04), (0.1, 0.01), "generator_saturated"),  # waited twice as long as it ran: others on its core
+    ],
+)
 def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_of_a_core(busy, waiting, kind):
     doc = document(req=requests(1000, late=300, connections_opened=700), lag_p99_ms=80.0, thread_busy=busy)
     doc["generator"]["thread_waiting"] = list(waiting)
@@ -87,35 +98,58 @@ def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_
     finding = only(found, kind)
     if kind == "connection_wait":
         assert "Sends waited for connections: 300 of 1,000 requests" in finding.message
-        assert "at most 30.0 % busy and waited for a core at most " + f"{max(waiting):.1%}".replace("%", " %") \
+        assert (
+            "at most 30.0 % busy and waited for a core at most " + f"{max(waiting):.1%}".replace("%", " %")
             in finding.message
+        )
         assert "target's doing" in finding.message and "lower bound" not in finding.message
     else:
         assert "a worker thread waited for a core " + f"{max(waiting):.1%}".replace("%", " %") in finding.message
 
 
-def _late_intervals(n: int, *, sent: int = 200, late: int = 0, lag_p99_ms: float = 1.0, rate: float | None = None,
-                    late_from: int = 0, late_until: int | None = None) -> list[dict]:
+def _late_intervals(
+    n: int,
+    *,
+    sent: int = 200,
+    late: int = 0,
+    lag_p99_ms: float = 1.0,
+    rate: float | None = None,
+    late_from: int = 0,
+    late_until: int | None = None,
+) -> list[dict]:
     """_late_intervals are ``n`` one-second intervals of ``sent`` requests each, ``late`` of them
     late (with a send-lag p99 of ``lag_p99_ms``) in intervals ``late_from`` to ``late_until``."""
     until = n if late_until is None else late_until
-    return [interval(i, completions=sent, rate=rate,
-                     late=late if late_from <= i < until else 0,
-                     lag_p99_ms=lag_p99_ms if late_from <= i < until else 1.0) for i in range(n)]
+    return [
+        interval(
+            i,
+            completions=sent,
+            rate=rate,
+            late=late if late_from <= i < until else 0,
+            lag_p99_ms=lag_p99_ms if late_from <= i < until else 1.0,
+        )
+        for i in range(n)
+    ]
 
 
 def test_the_open_model_is_told_from_the_document_without_a_plan():
-    doc = document(req=requests(2000, late=600), intervals=_late_intervals(10, late=60, lag_p99_ms=300.0,
-                                                                         rate=2000.0), lag_p99_ms=300.0)
+    doc = document(
+        req=requests(2000, late=600),
+        intervals=_late_intervals(10, late=60, lag_p99_ms=300.0, rate=2000.0),
+        lag_p99_ms=300.0,
+    )
     finding = only(findings(doc), "generator_saturated")
     assert finding.evidence["offered_rate_per_s"] == 2000.0
     assert "of the 2,000.0/s scheduled" in finding.message
 
 
-@pytest.mark.parametrize("late_until, saturated", [
-    (2, False),     # late only while the VUs and connections were being set up (the first 2 s of 10)
-    (None, True),   # late all along: the steady part too
-])
+@pytest.mark.parametrize(
+    "late_until, saturated",
+    [
+        (2, False),  # late only while the VUs and connections were being set up (the first 2 s of 10)
+        (None, True),  # late all along: the steady part too
+    ],
+)
 def test_only_late_sends_in_the_steady_part_count_against_the_generator(late_until, saturated):
     rows = _late_intervals(10, late=100, lag_p99_ms=80.0, late_until=late_until)
     late = sum(r["requests"]["late"] for r in rows)
@@ -130,8 +164,10 @@ def test_only_late_sends_in_the_steady_part_count_against_the_generator(late_unt
 
 def test_a_few_late_sends_are_not_a_bottleneck():
     """A 3.9/s step: one send of 16 late (6 %) is under LATE_MIN, whatever its share."""
-    rows = [interval(i, completions=4, sent=4, late=1 if i == 3 else 0, lag_p99_ms=40.0 if i == 3 else 0.5)
-            for i in range(4)]
+    rows = [
+        interval(i, completions=4, sent=4, late=1 if i == 3 else 0, lag_p99_ms=40.0 if i == 3 else 0.5)
+        for i in range(4)
+    ]
     doc = document(req=requests(16, late=1), intervals=rows, lag_p99_ms=40.0, duration_s=4.0)
     assert "generator_saturated" not in kinds(findings(doc, plan=OPEN_PLAN))
     assert LATE_MIN > 1
@@ -143,11 +179,20 @@ def _backlog_intervals(n: int = 6, served: int = 100, offered: int = 300, shed: 
     rows = []
     for i in range(n):
         waited = (i + 0.5) * (offered - served) / served  # seconds the middle request of the second waited
-        req = requests(served, late=0, status_failed=shed, shed=shed,
-                       codes={"200": served, **({"503": shed} if shed else {})})
+        req = requests(
+            served, late=0, status_failed=shed, shed=shed, codes={"200": served, **({"503": shed} if shed else {})}
+        )
         req["sent"] = offered
-        rows.append(interval(i, completions=served + shed, mean_ms=20.0 + 1000 * waited, req=req,
-                             in_flight=(i + 1) * (offered - served), rate=float(offered)))
+        rows.append(
+            interval(
+                i,
+                completions=served + shed,
+                mean_ms=20.0 + 1000 * waited,
+                req=req,
+                in_flight=(i + 1) * (offered - served),
+                rate=float(offered),
+            )
+        )
     return rows
 
 
@@ -162,11 +207,14 @@ def _plateau_intervals() -> list[dict]:
     return rows
 
 
-@pytest.mark.parametrize("busy, rows, why", [
-    ((0.2,), None, "too low for this rate"),
-    ((0.97,), None, "generator fell behind"),
-    ((0.2,), "backlog", "target answered too slowly"),
-])
+@pytest.mark.parametrize(
+    "busy, rows, why",
+    [
+        ((0.2,), None, "too low for this rate"),
+        ((0.97,), None, "generator fell behind"),
+        ((0.2,), "backlog", "target answered too slowly"),
+    ],
+)
 def test_dropped_requests_say_why_the_in_flight_limit_was_reached(busy, rows, why):
     intervals = _backlog_intervals() if rows else []
     doc = document(req=requests(950, dropped=50), thread_busy=busy, intervals=intervals, duration_s=6.0)
@@ -188,15 +236,22 @@ def test_requests_never_sent_with_free_slots_waited_for_a_connection():
 
 
 def _cascade_intervals(timeouts_per_interval: list[int], served: int = 100) -> list[dict]:
-    return [interval(i, completions=served + n, in_flight=50 + n,
-                     req=requests(served, failures={"request_timeout": n} if n else None))
-            for i, n in enumerate(timeouts_per_interval)]
+    return [
+        interval(
+            i,
+            completions=served + n,
+            in_flight=50 + n,
+            req=requests(served, failures={"request_timeout": n} if n else None),
+        )
+        for i, n in enumerate(timeouts_per_interval)
+    ]
 
 
 def test_a_burst_of_timeouts_is_a_timeout_cascade():
     steps = [0] * 10 + [300, 250]
-    doc = document(req=requests(1200, failures={"request_timeout": 550}),
-                   intervals=_cascade_intervals(steps), duration_s=12.0)
+    doc = document(
+        req=requests(1200, failures={"request_timeout": 550}), intervals=_cascade_intervals(steps), duration_s=12.0
+    )
     finding = only(findings(doc, plan=CLOSED_PLAN), "timeout_cascade")
     assert finding.severity == "error"
     assert finding.evidence["timed_out"] == 550
@@ -209,18 +264,28 @@ def test_a_burst_of_timeouts_is_a_timeout_cascade():
 
 def test_a_trickle_of_timeouts_is_not_a_cascade():
     steps = [6] * 20  # 3 % of each interval's requests, all along the run
-    doc = document(req=requests(3880, failures={"request_timeout": 120}),
-                   intervals=_cascade_intervals(steps, served=194), duration_s=20.0)
+    doc = document(
+        req=requests(3880, failures={"request_timeout": 120}),
+        intervals=_cascade_intervals(steps, served=194),
+        duration_s=20.0,
+    )
     assert "timeout_cascade" not in kinds(findings(doc, plan=CLOSED_PLAN))
 
 
-@pytest.mark.parametrize("other_failures, words", [
-    (0, "back-pressure, not a breakdown"),
-    (150, "150 other requests (12.5 %) failed too"),
-])
+@pytest.mark.parametrize(
+    "other_failures, words",
+    [
+        (0, "back-pressure, not a breakdown"),
+        (150, "150 other requests (12.5 %) failed too"),
+    ],
+)
 def test_429_and_503_are_load_shed_rather_than_broken(other_failures, words):
-    req = requests(850, status_failed=200 + other_failures, shed=200,
-                   codes={"200": 850, "503": 180, "429": 20, **({"500": other_failures} if other_failures else {})})
+    req = requests(
+        850,
+        status_failed=200 + other_failures,
+        shed=200,
+        codes={"200": 850, "503": 180, "429": 20, **({"500": other_failures} if other_failures else {})},
+    )
     finding = only(findings(document(req=req), plan=CLOSED_PLAN), "load_shed")
     assert finding.evidence["status_codes"] == {"429": 20, "503": 180}
     assert "were 429/503 (429 × 20, 503 × 180)" in finding.message
@@ -228,18 +293,26 @@ def test_429_and_503_are_load_shed_rather_than_broken(other_failures, words):
 
 
 def _samples(cpu: list[float], threads: int = 8) -> list[dict]:
-    return [{"t_s": i + 1.0, "cpu_cores": c, "rss_bytes": 10**8, "threads": threads, "open_files": 70}
-            for i, c in enumerate(cpu)]
+    return [
+        {"t_s": i + 1.0, "cpu_cores": c, "rss_bytes": 10**8, "threads": threads, "open_files": 70}
+        for i, c in enumerate(cpu)
+    ]
 
 
-@pytest.mark.parametrize("cpu, rates, bound", [
-    ([1.95] * 8, [500.0] * 8, True),
-    ([1.95] * 8, [100.0 * (i + 1) for i in range(8)], False),  # throughput still climbing
-    ([0.6] * 8, [500.0] * 8, False),  # CPU to spare
-])
+@pytest.mark.parametrize(
+    "cpu, rates, bound",
+    [
+        ([1.95] * 8, [500.0] * 8, True),
+        ([1.95] * 8, [100.0 * (i + 1) for i in range(8)], False),  # throughput still climbing
+        ([0.6] * 8, [500.0] * 8, False),  # CPU to spare
+    ],
+)
 def test_a_target_at_full_cpu_with_flat_throughput_is_cpu_bound(cpu, rates, bound):
-    doc = document(intervals=[interval(i, completions=int(r), responses_per_s=r) for i, r in enumerate(rates)],
-                   duration_s=8.0, target_process={"cores": 2})
+    doc = document(
+        intervals=[interval(i, completions=int(r), responses_per_s=r) for i, r in enumerate(rates)],
+        duration_s=8.0,
+        target_process={"cores": 2},
+    )
     found = findings(doc, target_samples=_samples(cpu), plan=CLOSED_PLAN)
     assert ("server_cpu_bound" in kinds(found)) is bound
     if bound:
@@ -249,8 +322,11 @@ def test_a_target_at_full_cpu_with_flat_throughput_is_cpu_bound(cpu, rates, boun
 
 
 def test_cpu_bound_counts_no_more_cores_than_the_target_has_threads():
-    doc = document(intervals=[interval(i, completions=300) for i in range(6)], duration_s=6.0,
-                   target_process={"cores": 8, "samples": _samples([0.98] * 6, threads=1)})
+    doc = document(
+        intervals=[interval(i, completions=300) for i in range(6)],
+        duration_s=6.0,
+        target_process={"cores": 8, "samples": _samples([0.98] * 6, threads=1)},
+    )
     finding = only(findings(doc, plan=CLOSED_PLAN), "server_cpu_bound")  # samples read from the document
     assert finding.evidence["cpu_cores_cap"] == 1.0
 
@@ -280,17 +356,22 @@ def test_a_plateau_states_the_capacity_and_the_service_time_of_the_least_loaded_
     assert "peak second: 100.0/s, ending 4 s into the run" in finding.message  # first at 2 VUs
 
 
-@pytest.mark.parametrize("name, mean_ms, min_ms, per_s, in_flight", [
-    # 100/s against 50 workers × exp(200 ms) (250/s): the fastest response took 0.4 ms.
-    ("idle exponential", 200.0, 0.43, 100, 20),
-    # 35 VUs with 500 ms think on 16 workers × lognormal 280 ms (51/s): 40 % busy, no queue.
-    ("35 VUs at 40 % busy", 310.0, 70.85, 39, 12),
-])
+@pytest.mark.parametrize(
+    "name, mean_ms, min_ms, per_s, in_flight",
+    [
+        # 100/s against 50 workers × exp(200 ms) (250/s): the fastest response took 0.4 ms.
+        ("idle exponential", 200.0, 0.43, 100, 20),
+        # 35 VUs with 500 ms think on 16 workers × lognormal 280 ms (51/s): 40 % busy, no queue.
+        ("35 VUs at 40 % busy", 310.0, 70.85, 39, 12),
+    ],
+)
 def test_variable_service_time_without_a_queue_is_not_queueing(name, mean_ms, min_ms, per_s, in_flight):
     """The old rule took the fastest response for the service time: any spread of service
     times was a "queue", with the offered rate stated as the capacity (99.5/s, 26.5/s)."""
-    rows = [interval(i, completions=per_s, mean_ms=mean_ms * (1 + 0.03 * (-1) ** i), in_flight=in_flight + i % 2)
-            for i in range(8)]
+    rows = [
+        interval(i, completions=per_s, mean_ms=mean_ms * (1 + 0.03 * (-1) ** i), in_flight=in_flight + i % 2)
+        for i in range(8)
+    ]
     doc = document(req=requests(per_s * 8), intervals=rows, mean_ms=mean_ms, min_ms=min_ms, duration_s=8.0)
     assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN)), name
 
@@ -299,8 +380,7 @@ def test_seconds_slowed_by_a_busy_machine_are_no_plateau():
     """35 VUs all along; in some seconds the busy machine held the generator and the latency it
     measured doubled (so did the in-flight count X × W), at the same throughput: the load offered
     did not rise, so that is no queue and no capacity."""
-    rows = [interval(i, completions=26, mean_ms=620.0 if i in (3, 6) else 310.0, vus=35, in_flight=9)
-            for i in range(9)]
+    rows = [interval(i, completions=26, mean_ms=620.0 if i in (3, 6) else 310.0, vus=35, in_flight=9) for i in range(9)]
     doc = document(req=requests(234), intervals=rows, mean_ms=380.0, min_ms=70.0, duration_s=9.0)
     assert "queueing" not in kinds(findings(doc, plan=CLOSED_PLAN))
 
@@ -328,30 +408,50 @@ def test_a_finding_goes_to_and_from_summary_json():
 
 def test_fast_rejections_do_not_count_as_service():
     """Shed 503s answered in microseconds are not the target's service, nor its capacity."""
-    doc = document(req=requests(600, status_failed=1200, shed=1200, codes={"200": 600, "503": 1200}),
-                   intervals=_backlog_intervals(served=100, offered=400, shed=200), mean_ms=200.0, min_ms=0.02,
-                   duration_s=6.0)
+    doc = document(
+        req=requests(600, status_failed=1200, shed=1200, codes={"200": 600, "503": 1200}),
+        intervals=_backlog_intervals(served=100, offered=400, shed=200),
+        mean_ms=200.0,
+        min_ms=0.02,
+        duration_s=6.0,
+    )
     found = findings(doc, plan=OPEN_PLAN)
     assert only(found, "queueing").evidence["service_capacity_per_s"] == 100.0
     assert "load_shed" in kinds(found)
 
 
-STEP_TIMEOUT_PLAN = {"scenarios": [{"name": "spike", "executor": {"type": "ramping-vus", "stages": []},
-                                    "flow": {"sequences": [{"steps": [
-                                        {"tag": "telemetry", "timeout_s": 10.0},
-                                        {"tag": "health", "timeout_s": None}]}]}}],
-                     "limits": {"timeout_s": 30.0}}
+STEP_TIMEOUT_PLAN = {
+    "scenarios": [
+        {
+            "name": "spike",
+            "executor": {"type": "ramping-vus", "stages": []},
+            "flow": {
+                "sequences": [
+                    {"steps": [{"tag": "telemetry", "timeout_s": 10.0}, {"tag": "health", "timeout_s": None}]}
+                ]
+            },
+        }
+    ],
+    "limits": {"timeout_s": 30.0},
+}
 """STEP_TIMEOUT_PLAN: seed 004's shape: the request's own 10 s timeout beside the 30 s default."""
 
 
-@pytest.mark.parametrize("tags, timeout", [
-    ([{"scenario": "spike", "tag": "telemetry", "requests": {"timed_out": 550}}], 10.0),
-    ([{"scenario": "spike", "tag": "health", "requests": {"timed_out": 550}}], 30.0),
-    ([], 30.0),  # no tags: the longest timeout a step had
-])
+@pytest.mark.parametrize(
+    "tags, timeout",
+    [
+        ([{"scenario": "spike", "tag": "telemetry", "requests": {"timed_out": 550}}], 10.0),
+        ([{"scenario": "spike", "tag": "health", "requests": {"timed_out": 550}}], 30.0),
+        ([], 30.0),  # no tags: the longest timeout a step had
+    ],
+)
 def test_the_cascade_names_the_timeout_the_requests_had(tags, timeout):
-    doc = document(req=requests(1200, failures={"request_timeout": 550}),
-                   intervals=_cascade_intervals([0] * 10 + [300, 250]), duration_s=12.0, tags=tags)
+    doc = document(
+        req=requests(1200, failures={"request_timeout": 550}),
+        intervals=_cascade_intervals([0] * 10 + [300, 250]),
+        duration_s=12.0,
+        tags=tags,
+    )
     finding = only(findings(doc, plan=STEP_TIMEOUT_PLAN), "timeout_cascade")
     assert finding.evidence["timeout_s"] == timeout
     assert f"timed out at the {timeout:.0f} s timeout" in finding.message
@@ -361,9 +461,12 @@ def test_gateway_spikes_cascade_is_at_its_requests_10_s_timeout():
     from surge.scenario import load
 
     plan = load(EXAMPLES / "gateway-spike.yaml").compile().main
-    doc = document(req=requests(1200, failures={"request_timeout": 550}),
-                   intervals=_cascade_intervals([0] * 10 + [300, 250]), duration_s=12.0,
-                   tags=[{"scenario": "high_concurrency", "tag": "telemetry", "requests": {"timed_out": 550}}])
+    doc = document(
+        req=requests(1200, failures={"request_timeout": 550}),
+        intervals=_cascade_intervals([0] * 10 + [300, 250]),
+        duration_s=12.0,
+        tags=[{"scenario": "high_concurrency", "tag": "telemetry", "requests": {"timed_out": 550}}],
+    )
     finding = only(findings(doc, plan=plan), "timeout_cascade")
     assert finding.evidence["timeout_s"] == 10.0
     assert "timed out at the 10 s timeout" in finding.message and "30 s" not in finding.message
@@ -372,11 +475,19 @@ def test_gateway_spikes_cascade_is_at_its_requests_10_s_timeout():
 def test_one_event_loop_at_one_core_is_cpu_bound_whatever_its_thread_count():
     """Seed 000's controller: one thread at ~1 core among 3, on 2 cores: the process's ceiling
     is not min(2, 3) cores, its loop's is one."""
-    rows = [interval(i, completions=240, responses_per_s=240.0, rate=400.0, sent=400, late=60, lag_p99_ms=40.0)
-            for i in range(8)]
+    rows = [
+        interval(i, completions=240, responses_per_s=240.0, rate=400.0, sent=400, late=60, lag_p99_ms=40.0)
+        for i in range(8)
+    ]
     samples = [{**s, "thread_cores_max": 0.97 + 0.01 * (i % 3)} for i, s in enumerate(_samples([1.02] * 8, threads=3))]
-    doc = document(req=requests(1920, late=480), intervals=rows, duration_s=8.0, lag_p99_ms=40.0,
-                   target_process={"cores": 2}, thread_busy=(0.06, 0.06))
+    doc = document(
+        req=requests(1920, late=480),
+        intervals=rows,
+        duration_s=8.0,
+        lag_p99_ms=40.0,
+        target_process={"cores": 2},
+        thread_busy=(0.06, 0.06),
+    )
     found = findings(doc, target_samples=samples, plan=OPEN_PLAN)
     finding = only(found, "server_cpu_bound")
     assert finding.evidence["per_thread"] is True and finding.evidence["cpu_cores_cap"] == 1.0
@@ -385,23 +496,40 @@ def test_one_event_loop_at_one_core_is_cpu_bound_whatever_its_thread_count():
 
 
 def _machine(cores: int, busy: list[float]) -> dict:
-    return {"cores": cores, "cpu_cores_mean": sum(busy) / len(busy),
-            "samples": [{"t_s": i + 1.0, "cpu_cores": c} for i, c in enumerate(busy)]}
+    return {
+        "cores": cores,
+        "cpu_cores_mean": sum(busy) / len(busy),
+        "samples": [{"t_s": i + 1.0, "cpu_cores": c} for i, c in enumerate(busy)],
+    }
 
 
-@pytest.mark.parametrize("busy, watched, saturated", [
-    ([1.98] * 8, True, True),     # generator 0.9 + target 1.03 + others on 2 cores
-    ([1.98] * 8, False, True),    # the same without --watch-pid: machine and generator CPU are known
-    ([1.2] * 8, False, False),
-    ([0.5, 0.6] + [1.3] * 6, False, False),
-    ([1.99, 1.99] + [1.3] * 6, False, False),  # busy only during the start-up
-])
+@pytest.mark.parametrize(
+    "busy, watched, saturated",
+    [
+        ([1.98] * 8, True, True),  # generator 0.9 + target 1.03 + others on 2 cores
+        ([1.98] * 8, False, True),  # the same without --watch-pid: machine and generator CPU are known
+        ([1.2] * 8, False, False),
+        ([0.5, 0.6] + [1.3] * 6, False, False),
+        ([1.99, 1.99] + [1.3] * 6, False, False),  # busy only during the start-up
+    ],
+)
 def test_a_machine_with_no_core_to_spare_is_said_to_measure_the_machine(busy, watched, saturated):
     rows = [interval(i, completions=250, responses_per_s=250.0) for i in range(8)]
     extra = {"target_process": {"cores": 2}} if watched else {}
-    doc = document(intervals=rows, duration_s=8.0, url="http://127.0.0.1:8080/", machine=_machine(2, busy),
-                   generator={"cpu": {"user_s": 5.0, "system_s": 2.2}, "cpu_us_per_request": 30.0,
-                              "thread_busy": [0.45, 0.45], "max_rss_kib": 30000, "open_file_limit": 1024}, **extra)
+    doc = document(
+        intervals=rows,
+        duration_s=8.0,
+        url="http://127.0.0.1:8080/",
+        machine=_machine(2, busy),
+        generator={
+            "cpu": {"user_s": 5.0, "system_s": 2.2},
+            "cpu_us_per_request": 30.0,
+            "thread_busy": [0.45, 0.45],
+            "max_rss_kib": 30000,
+            "open_file_limit": 1024,
+        },
+        **extra,
+    )
     samples = _samples([1.03] * 8, threads=3) if watched else None
     found = findings(doc, target_samples=samples, plan=CLOSED_PLAN)
     assert ("machine_saturated" in kinds(found)) is saturated

@@ -63,8 +63,9 @@ def starved_server(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], 
     with pytest.MonkeyPatch.context() as env, TargetProcess(workers=2, service_time="20ms") as target:
         env.setenv("SURGE_DB", str(cwd / "history.db"))
         assert target.pid is not None
-        run = surge_in(cwd, "run", f"{target.url}/delay/0", "-r", "300", "-d", "3s", "--watch-pid", str(target.pid),
-                       "--out", "out")
+        run = surge_in(
+            cwd, "run", f"{target.url}/delay/0", "-r", "300", "-d", "3s", "--watch-pid", str(target.pid), "--out", "out"
+        )
         return run, cwd / "out", target.pid
 
 
@@ -126,8 +127,9 @@ def test_requests_queued_beyond_the_timeout_are_a_timeout_cascade(tmp_path):
     """50 VUs on one 50 ms worker wait up to 2.5 s in its queue: with a 500 ms timeout most
     time out together."""
     with TargetProcess(workers=1, service_time="50ms") as target:
-        run = surge_in(tmp_path, "run", f"{target.url}/delay/0", "-c", "50", "-d", "3s", "--timeout", "500ms",
-                       "--out", "out")
+        run = surge_in(
+            tmp_path, "run", f"{target.url}/delay/0", "-c", "50", "-d", "3s", "--timeout", "500ms", "--out", "out"
+        )
     assert run.returncode == 0, run.stderr
     summary = _summary(tmp_path / "out")
     cascade = _finding(summary, "timeout_cascade")
@@ -165,8 +167,19 @@ def test_a_watched_process_that_ends_mid_run_is_a_warning_and_keeps_its_samples(
     # sleep, which a slow start-up on a busy machine could outlast).
     short = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        run = start_surge(tmp_path, "run", f"{target.url}/health", "-c", "2", "-d", "3s", "--watch-pid",
-                          str(short.pid), "--out", "out")
+        run = start_surge(
+            tmp_path,
+            "run",
+            f"{target.url}/health",
+            "-c",
+            "2",
+            "-d",
+            "3s",
+            "--watch-pid",
+            str(short.pid),
+            "--out",
+            "out",
+        )
         wait_for(run, lambda: intervals_logged(tmp_path / "out") >= 1)
         short.kill()
         _, stderr = run.communicate(timeout=60)

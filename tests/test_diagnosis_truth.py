@@ -22,7 +22,7 @@ from conftest import BUSY, busy_loops, surge_in
 from surge.record.schema import validate
 from surge.target import TargetProcess
 
-ONE_LOOP_SERVER = r'''
+ONE_LOOP_SERVER = r"""
 import json, selectors, socket, sys, threading, time
 
 BURN_S = float(sys.argv[1])
@@ -88,7 +88,7 @@ while time.monotonic() < deadline:
                 answer(sock, head.split(b" ", 2)[1].decode())
             except OSError:
                 break
-'''
+"""
 """ONE_LOOP_SERVER is a target whose truth is one core: one thread (an event loop) answers every
 request, burning ``argv[1]`` seconds of its own CPU on each, beside three idle threads; it stops
 by itself after ``argv[2]`` seconds. ``GET /cost`` tells the requests served and the loop's CPU
@@ -103,8 +103,12 @@ class OneLoopTarget:
     measured requests per CPU-second of its one loop (the truth: one core's worth)."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", ONE_LOOP_SERVER, str(BURN_S), "120"],
-                                        stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", ONE_LOOP_SERVER, str(BURN_S), "120"],
+            stdout=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         assert self.process.stdout is not None
         self.url = f"http://127.0.0.1:{int(self.process.stdout.readline())}"
         self.pid = self.process.pid
@@ -160,8 +164,9 @@ def _finding(summary: dict[str, Any], kind: str) -> dict[str, Any]:
 def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path, one_loop_target, machine):
     """16 VUs against the one-loop target, watched: it is CPU-bound on its one thread (its four
     threads notwithstanding), or on a busy machine the machine is named; never the generator."""
-    summary = _run(tmp_path, f"{one_loop_target.url}/work", "-c", "16", "-d", "5s",
-                   "--watch-pid", str(one_loop_target.pid))
+    summary = _run(
+        tmp_path, f"{one_loop_target.url}/work", "-c", "16", "-d", "5s", "--watch-pid", str(one_loop_target.pid)
+    )
     kinds = _kinds(summary)
     assert "generator_saturated" not in kinds, summary["findings"]
     if machine == "busy":
@@ -183,8 +188,18 @@ def test_an_overloaded_one_loop_target_is_named_with_its_capacity(tmp_path, one_
     generator's."""
     # --max-in-flight 64: without a cap the backlog opens hundreds of connections, and the loop
     # spends seconds of its core accepting them (a truth of its own, and one that varies).
-    summary = _run(tmp_path, f"{one_loop_target.url}/work", "-r", "900", "-d", "5s", "--max-in-flight", "64",
-                   "--watch-pid", str(one_loop_target.pid))
+    summary = _run(
+        tmp_path,
+        f"{one_loop_target.url}/work",
+        "-r",
+        "900",
+        "-d",
+        "5s",
+        "--max-in-flight",
+        "64",
+        "--watch-pid",
+        str(one_loop_target.pid),
+    )
     kinds = _kinds(summary)
     if "machine_saturated" in kinds:
         # The honest answer: where the sends waited cannot be told on a machine with no core to spare.
@@ -202,8 +217,9 @@ def test_sends_that_wait_for_connections_a_target_cannot_accept_are_not_the_gene
     """Open model at twice what the loop serves, no cap: in flight grows, the generator opens
     hundreds of connections the loop accepts slowly, and sends wait seconds for them while the
     generator's threads sit mostly idle: connection_wait, the target's doing, never the generator."""
-    summary = _run(tmp_path, f"{one_loop_target.url}/work", "-r", "900", "-d", "5s",
-                   "--watch-pid", str(one_loop_target.pid))
+    summary = _run(
+        tmp_path, f"{one_loop_target.url}/work", "-r", "900", "-d", "5s", "--watch-pid", str(one_loop_target.pid)
+    )
     kinds = _kinds(summary)
     if "machine_saturated" in kinds:
         return  # the honest answer on a machine with no core to spare
@@ -222,8 +238,9 @@ def test_an_idle_target_with_variable_service_time_has_no_queue(tmp_path, machin
         assert "machine_saturated" in kinds, summary["findings"]  # known without --watch-pid
     if "generator_saturated" in kinds:  # a starved generator is late only when other processes hold the cores:
         evidence = _finding(summary, "generator_saturated")["evidence"]  # the whole machine, or in bursts
-        assert "machine_saturated" in kinds or any(w >= max(b, 0.02) for b, w in zip(
-            evidence["thread_busy"], evidence["thread_waiting"])), summary["findings"]
+        assert "machine_saturated" in kinds or any(
+            w >= max(b, 0.02) for b, w in zip(evidence["thread_busy"], evidence["thread_waiting"])
+        ), summary["findings"]
 
 
 def test_a_closed_model_below_capacity_states_no_capacity(tmp_path, machine):
@@ -231,7 +248,8 @@ def test_a_closed_model_below_capacity_states_no_capacity(tmp_path, machine):
     with TargetProcess(workers=16, service_time="lognormal:280ms,0.5") as target:
         (tmp_path / "vus.yaml").write_text(
             f"target: {target.url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: 35, duration: 6s}}\n"
-            "    think_time: 1s\n    flow:\n      - request: {path: /delay/0}\n")
+            "    think_time: 1s\n    flow:\n      - request: {path: /delay/0}\n"
+        )
         summary = _run(tmp_path, "vus.yaml")
     assert "queueing" not in _kinds(summary), summary["findings"]
     assert not any("capacity" in f["message"] for f in summary["findings"]), summary["findings"]
@@ -243,7 +261,8 @@ def test_the_cascade_names_the_requests_own_timeout(tmp_path):
     with TargetProcess(workers=1, service_time="50ms") as target:
         (tmp_path / "spike.yaml").write_text(
             f"target: {target.url}\nscenarios:\n  spike:\n    executor: {{type: constant-vus, vus: 50, duration: 3s}}\n"
-            "    flow:\n      - request: {path: /delay/0, timeout: 500ms}\n")
+            "    flow:\n      - request: {path: /delay/0, timeout: 500ms}\n"
+        )
         summary = _run(tmp_path, "spike.yaml")
     cascade = _finding(summary, "timeout_cascade")
     assert cascade["evidence"]["timeout_s"] == 0.5
@@ -257,7 +276,8 @@ def test_a_ramp_into_a_known_capacity_states_that_capacity(tmp_path):
         (tmp_path / "ramp.yaml").write_text(
             f"target: {target.url}\nscenarios:\n  ramp:\n    executor:\n      type: ramping-vus\n      start_vus: 1\n"
             "      stages: [{duration: 3s, target: 1}, {duration: 5s, target: 40}]\n"
-            "    flow:\n      - request: {path: /delay/0}\n")
+            "    flow:\n      - request: {path: /delay/0}\n"
+        )
         summary = _run(tmp_path, "ramp.yaml")
     queue = _finding(summary, "queueing")["evidence"]
     assert queue["evidence"] == "plateau"

@@ -97,10 +97,12 @@ def header(path: Path) -> str:
 
 def steps(plan: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]], list[dict[str, Any]]]]:
     """steps lists (scenario, tag, checks, captures) for every step of a compiled plan."""
-    return [(scenario["name"], step["tag"], step["checks"], step["captures"])
-            for scenario in plan["scenarios"]
-            for sequence in scenario["flow"]["sequences"]
-            for step in sequence["steps"]]
+    return [
+        (scenario["name"], step["tag"], step["checks"], step["captures"])
+        for scenario in plan["scenarios"]
+        for sequence in scenario["flow"]["sequences"]
+        for step in sequence["steps"]
+    ]
 
 
 def test_every_example_is_run_here():
@@ -125,8 +127,10 @@ def check_executor(plan: dict[str, Any], result: dict[str, Any]) -> None:
     executor, name = plan["executor"], plan["name"]
     its = result["iterations"]
     started, opened = its["iterations_started"], its["connections_opened"]
-    assert started == its["iterations_completed"] + its["iterations_interrupted"] + its["iterations_aborted"], \
-        (name, its)
+    assert started == its["iterations_completed"] + its["iterations_interrupted"] + its["iterations_aborted"], (
+        name,
+        its,
+    )
     kind = executor["type"]
     if kind == "constant-vus":
         assert opened == executor["vus"], (name, its)
@@ -221,8 +225,9 @@ def test_example_runs_briefly_with_the_expected_shape(case):
         assert setup["requests"]["failed"] == 0
         pools = {c["name"] for _, _, _, captures in setup_steps for c in captures if c["to_pool"]}
         assert setup["pools"] == {pool: iterations for pool in pools}
-        assert {(c["tag"], c["name"]): (c["passes"], c["fails"]) for c in setup["checks"]} == \
-            {(tag, check["name"]): (iterations, 0) for _, tag, step_checks, _ in setup_steps for check in step_checks}
+        assert {(c["tag"], c["name"]): (c["passes"], c["fails"]) for c in setup["checks"]} == {
+            (tag, check["name"]): (iterations, 0) for _, tag, step_checks, _ in setup_steps for check in step_checks
+        }
         phases.append(setup["requests"]["sent"])
     else:
         assert "setup" not in doc

@@ -39,21 +39,23 @@ OVERRIDDEN = {
 @pytest.mark.parametrize("command", sorted(LEVELS))
 def test_a_bad_load_flag_is_named_as_the_experiment_spells_it(command, flag):
     args, message = LOAD_FLAGS[flag]
-    bad_experiment_input(command, [*LEVELS[command], *args],
-                         f"surge: error: {flag}: {OVERRIDDEN.get((command, flag), message)}")
+    bad_experiment_input(
+        command, [*LEVELS[command], *args], f"surge: error: {flag}: {OVERRIDDEN.get((command, flag), message)}"
+    )
 
 
 @pytest.mark.parametrize("command", sorted(LEVELS))
 def test_every_experiment_spells_its_test_flags_as_declared(command):
-    from surge.cli import app
-
     import click
+
+    from surge.cli import app
 
     names = flag_names(app.get_command(click.Context(app), command))
     assert names["requests"] == "--requests" and names["connections"] == "-c/--connections"
     assert names["duration"] == "-d/--duration" and names["rate"] == "-r/--rate"
-    assert {k: v for k, v in names.items() if k != "requests"} == \
-        {k: v for k, v in run_flag_names().items() if k != "requests"}
+    assert {k: v for k, v in names.items() if k != "requests"} == {
+        k: v for k, v in run_flag_names().items() if k != "requests"
+    }
 
 
 def test_surge_run_still_names_its_own_request_count_flag():

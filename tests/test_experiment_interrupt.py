@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import intervals_logged, run_and_signal, surge
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
@@ -34,8 +35,9 @@ def second_run_going(out: Path) -> bool:
 @pytest.mark.parametrize("kind, args", EXPERIMENTS, ids=[k for k, _ in EXPERIMENTS])
 def test_an_interrupted_experiment_writes_the_report_of_what_ran(target, tmp_path, kind, args):
     out = tmp_path / "exp"
-    proc = run_and_signal([kind, f"{target.url}/health", *args, "--out", str(out)], signal.SIGINT,
-                          lambda: second_run_going(out))
+    proc = run_and_signal(
+        [kind, f"{target.url}/health", *args, "--out", str(out)], signal.SIGINT, lambda: second_run_going(out)
+    )
     assert proc.returncode == 130, proc.stderr
     doc = json.loads((out / "experiment.json").read_text())
     assert doc["complete"] is False and doc["stop_signal"] == "SIGINT"
@@ -54,10 +56,30 @@ def test_ctrl_c_during_the_analysis_still_writes_the_analysed_report(target, tmp
     """Ctrl-C once every run is done, while the comparison is analysed (bootstrap resampling takes
     a while): the analysis completes, the record and report hold it; the exit code says SIGINT."""
     out = tmp_path / "exp"
-    args = [sys.executable, "-m", "surge", "compare", f"{target.url}/health", "--variant", "a", "--variant", "b",
-            "--variant", "c", "-n", "2", "--requests", "20", "-c", "1", "--out", str(out)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=tmp_path)
+    args = [
+        sys.executable,
+        "-m",
+        "surge",
+        "compare",
+        f"{target.url}/health",
+        "--variant",
+        "a",
+        "--variant",
+        "b",
+        "--variant",
+        "c",
+        "-n",
+        "2",
+        "--requests",
+        "20",
+        "-c",
+        "1",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, cwd=tmp_path
+    )
     assert proc.stderr is not None
     lines = []
     for line in proc.stderr:

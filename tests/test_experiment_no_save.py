@@ -16,8 +16,20 @@ from surge.experiments.record import NOT_KEPT
 NEW_RUNS = {
     "repeat": ["-d", "1s", "-c", "1", "-n", "2"],
     "sweep": ["--vus", "1,2", "-d", "1s", "--warmup", "0s"],
-    "capacity": ["--slo", "p(99) < 1s", "--start-rate", "100", "--max-rate", "200", "--step-duration", "1s",
-                 "--max-steps", "3", "--max-late", "50%"],
+    "capacity": [
+        "--slo",
+        "p(99) < 1s",
+        "--start-rate",
+        "100",
+        "--max-rate",
+        "200",
+        "--step-duration",
+        "1s",
+        "--max-steps",
+        "3",
+        "--max-late",
+        "50%",
+    ],
     "compare": ["-d", "1s", "-c", "1", "-n", "1", "--vus", "1,2"],
 }
 """NEW_RUNS are each experiment command's smallest settings that run new tests (a few 1 s runs)."""
@@ -28,8 +40,10 @@ def history_rows(db: Path) -> dict[str, int]:
     if not db.exists():
         return {"runs": 0, "experiments": 0, "experiment_runs": 0}
     with sqlite3.connect(db) as conn:
-        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("runs", "experiments", "experiment_runs")}
+        return {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("runs", "experiments", "experiment_runs")
+        }
 
 
 def check_figures(doc: dict, runs: int) -> None:
@@ -64,8 +78,9 @@ def test_no_save_over_runs_of_the_history_adds_no_experiment(target, history_db,
         assert made.returncode == 0, made.stderr
     before = history_rows(history_db)
     stats = surge_in(cwd, "stats", "--tag", "arch=a", "--no-save", "--json")
-    compare = surge_in(cwd, "compare", "--group", "arch=a", "--group", "arch=b", "--no-save", "--json",
-                       "--db", str(history_db))  # --db names the history read: allowed
+    compare = surge_in(
+        cwd, "compare", "--group", "arch=a", "--group", "arch=b", "--no-save", "--json", "--db", str(history_db)
+    )  # --db names the history read: allowed
     assert stats.returncode == 0 and compare.returncode == 0, stats.stderr + compare.stderr
     assert list(cwd.iterdir()) == [] and history_rows(history_db) == before == {**before, "experiments": 0}
     stats_doc, compare_doc = json.loads(stats.stdout), json.loads(compare.stdout)
@@ -73,18 +88,21 @@ def test_no_save_over_runs_of_the_history_adds_no_experiment(target, history_db,
     assert compare_doc["directory"] is None and len(compare_doc["runs"]) == 4
 
 
-@pytest.mark.parametrize("args, flag", [
-    (["repeat", "URL", "--out", "x"], "--out"),
-    (["repeat", "URL", "--db", "x.db"], "--db"),
-    (["sweep", "URL", "--vus", "1,2", "--out", "x"], "--out"),
-    (["sweep", "URL", "--vus", "1,2", "--db", "x.db"], "--db"),
-    (["capacity", "URL", "--slo", "p(99) < 1s", "--out", "x"], "--out"),
-    (["capacity", "URL", "--slo", "p(99) < 1s", "--db", "x.db"], "--db"),
-    (["compare", "URL", "--vus", "1,2", "--out", "x"], "--out"),
-    (["compare", "URL", "--vus", "1,2", "--db", "x.db"], "--db"),
-    (["compare", "--group", "a=1", "--group", "a=2", "--out", "x"], "--out"),
-    (["stats", "last", "--out", "x"], "--out"),
-])
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["repeat", "URL", "--out", "x"], "--out"),
+        (["repeat", "URL", "--db", "x.db"], "--db"),
+        (["sweep", "URL", "--vus", "1,2", "--out", "x"], "--out"),
+        (["sweep", "URL", "--vus", "1,2", "--db", "x.db"], "--db"),
+        (["capacity", "URL", "--slo", "p(99) < 1s", "--out", "x"], "--out"),
+        (["capacity", "URL", "--slo", "p(99) < 1s", "--db", "x.db"], "--db"),
+        (["compare", "URL", "--vus", "1,2", "--out", "x"], "--out"),
+        (["compare", "URL", "--vus", "1,2", "--db", "x.db"], "--db"),
+        (["compare", "--group", "a=1", "--group", "a=2", "--out", "x"], "--out"),
+        (["stats", "last", "--out", "x"], "--out"),
+    ],
+)
 def test_no_save_with_a_flag_that_records_is_refused(args, flag, tmp_path):
     args = [a.replace("URL", "http://127.0.0.1:9/") for a in args]
     run = surge_in(tmp_path, *args, "--no-save")
@@ -98,7 +116,17 @@ def test_an_unsaved_experiment_stopped_early_says_its_runs_are_not_kept():
 
     console = summary_console()
     with console.capture() as captured:
-        print_experiment({"kind": "other", "complete": False, "stop_signal": "SIGINT", "directory": None,
-                          "runs": [{"complete": True, "label": "1"}], "name": "x", "parameters": {},
-                          "experiment_id": "0" * 32}, console)
+        print_experiment(
+            {
+                "kind": "other",
+                "complete": False,
+                "stop_signal": "SIGINT",
+                "directory": None,
+                "runs": [{"complete": True, "label": "1"}],
+                "name": "x",
+                "parameters": {},
+                "experiment_id": "0" * 32,
+            },
+            console,
+        )
     assert f"experiment incomplete: stopped by SIGINT; 1 completed run(s) {NOT_KEPT}" in captured.get()

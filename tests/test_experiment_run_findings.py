@@ -7,8 +7,10 @@ from surge.experiments.run_findings import ADVICE, DEFAULT_ADVICE, compact, run_
 
 
 def _entry(label: str, *kinds: str) -> dict:
-    return {"label": label, "findings": [{"kind": k, "severity": "warning", "message": f"{k} in {label}"}
-                                         for k in kinds]}
+    return {
+        "label": label,
+        "findings": [{"kind": k, "severity": "warning", "message": f"{k} in {label}"} for k in kinds],
+    }
 
 
 def test_each_kind_is_stated_once_with_its_runs_and_advice():
@@ -31,7 +33,9 @@ def test_compact_keeps_kind_severity_and_message_only():
 
 
 def test_a_sweeps_warm_ups_are_left_out():
-    entries = [{**_entry("warmup vus=8", "queueing"), "role": "warmup vus=8"},
-               {**_entry("vus=8", "load_shed"), "role": "level vus=8"}]
+    entries = [
+        {**_entry("warmup vus=8", "queueing"), "role": "warmup vus=8"},
+        {**_entry("vus=8", "load_shed"), "role": "level vus=8"},
+    ]
     lifted = run_findings(entries)
     assert [f["kind"] for f in lifted] == ["run.load_shed"] and "in 1 of 1 runs (vus=8)" in lifted[0]["text"]

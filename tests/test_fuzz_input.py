@@ -36,11 +36,43 @@ CLI_CASES = 36
 MAX_RSS_BYTES = 200 << 20
 ENGINE_WORDS = ("Traceback", "invalid plan JSON", "line 1 column", "expected u32", "expected u64", "panicked")
 
-EXTREME_NUMBERS = ["0", "-1", "1000000000000", "4294967296", "9223372036854775808", "18446744073709551616",
-                   "-9223372036854775809", "1.0e+308", "1.0e+400", ".nan", ".inf", "-.inf", "9" * 5000, "0x7fffffff",
-                   "1e3", "0.0000001", "1_000_000", "190:20:30"]
-EXTREME_DURATIONS = ["0s", "-1s", "1e400s", "99999999h", "inf", "nan", "1", "25h", "2h", "1us", "720h", "721h",
-                     "0.0000001ms", "1m1m", ""]
+EXTREME_NUMBERS = [
+    "0",
+    "-1",
+    "1000000000000",
+    "4294967296",
+    "9223372036854775808",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "1.0e+308",
+    "1.0e+400",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "9" * 5000,
+    "0x7fffffff",
+    "1e3",
+    "0.0000001",
+    "1_000_000",
+    "190:20:30",
+]
+EXTREME_DURATIONS = [
+    "0s",
+    "-1s",
+    "1e400s",
+    "99999999h",
+    "inf",
+    "nan",
+    "1",
+    "25h",
+    "2h",
+    "1us",
+    "720h",
+    "721h",
+    "0.0000001ms",
+    "1m1m",
+    "",
+]
 TAGS = ["!foo ", "!!python/object:os.system ", "!!binary ", "!!set ", "!!omap ", "!!str ", "!!int ", "!!timestamp "]
 WORD = re.compile(r"(?<=: )[^\s,{}\[\]]+")
 
@@ -57,12 +89,16 @@ def hostile(tmp: Path) -> list[tuple[str, str]]:
     head = "target: http://127.0.0.1:9/\n"
     tail = "scenarios: {s: {executor: {type: constant-vus, duration: 1s}, flow: [{request: {path: /}}]}}\n"
     fifo, folder, sparse = tmp / "fifo", tmp / "folder", tmp / "sparse.csv"
-    csv = ("variables: {u: {type: csv, file: %s}}\nscenarios: {s: {executor: {type: constant-vus, duration: 1s}, "
-           "flow: [{request: {path: '/{{u.a}}'}}]}}\n")
+    csv = (
+        "variables: {u: {type: csv, file: %s}}\nscenarios: {s: {executor: {type: constant-vus, duration: 1s}, "
+        "flow: [{request: {path: '/{{u.a}}'}}]}}\n"
+    )
     return [
         ("alias bomb", head + alias_bomb(9) + tail),
-        ("alias bomb in variables", head + "variables:\n" + "".join("  " + line + "\n"
-                                                                     for line in alias_bomb(6).splitlines()) + tail),
+        (
+            "alias bomb in variables",
+            head + "variables:\n" + "".join("  " + line + "\n" for line in alias_bomb(6).splitlines()) + tail,
+        ),
         ("wide alias bomb", head + alias_bomb(3, 400) + tail),
         ("self alias", head + "x: &x [*x]\n" + tail),
         ("self alias in a mapping", head + "x: &x {a: *x}\n" + tail),
@@ -95,12 +131,12 @@ def mutate(rng: random.Random, text: str) -> str:
             numbers = list(re.finditer(r"(?<![\w.{])\d+(?![\w.])", text))
             if numbers:
                 m = rng.choice(numbers)
-                text = text[:m.start()] + rng.choice(EXTREME_NUMBERS) + text[m.end():]
+                text = text[: m.start()] + rng.choice(EXTREME_NUMBERS) + text[m.end() :]
         elif op == 1:  # a duration made extreme
             durations = list(re.finditer(r"\b\d+(?:\.\d+)?(?:ms|us|s|m|h)\b", text))
             if durations:
                 m = rng.choice(durations)
-                text = text[:m.start()] + rng.choice(EXTREME_DURATIONS) + text[m.end():]
+                text = text[: m.start()] + rng.choice(EXTREME_DURATIONS) + text[m.end() :]
         elif op == 2:  # a line dropped
             del lines[i]
             text = "".join(lines)
@@ -111,26 +147,26 @@ def mutate(rng: random.Random, text: str) -> str:
             values = list(WORD.finditer(text))
             if values:
                 m = rng.choice(values)
-                text = text[:m.start()] + rng.choice(TAGS) + text[m.start():]
+                text = text[: m.start()] + rng.choice(TAGS) + text[m.start() :]
         elif op == 5:  # a value replaced by deep nesting
             values = list(WORD.finditer(text))
             if values:
                 m, depth = rng.choice(values), rng.choice([10, 63, 64, 65, 200, 3000])
-                text = text[:m.start()] + "[" * depth + "]" * depth + text[m.end():]
+                text = text[: m.start()] + "[" * depth + "]" * depth + text[m.end() :]
         elif op == 6:  # indentation shifted
             lines[i] = ("  " + lines[i]) if rng.random() < 0.5 else lines[i][2:]
             text = "".join(lines)
         elif op == 7:  # cut short
-            text = text[:rng.randrange(len(text) + 1)]
+            text = text[: rng.randrange(len(text) + 1)]
         elif op == 8:  # odd characters
-            chars = rng.choice(["{{", "}}", "\t", "\x00", "\x01", "&a ", "*a ", "<<: ", "\"", "'", ": ", "- ", "%"])
+            chars = rng.choice(["{{", "}}", "\t", "\x00", "\x01", "&a ", "*a ", "<<: ", '"', "'", ": ", "- ", "%"])
             at = rng.randrange(len(text) + 1)
             text = text[:at] + chars + text[at:]
         else:  # a word replaced by another key's word, or a type by another type
             values = list(WORD.finditer(text))
             if values:
                 m, other = rng.choice(values), rng.choice(values)
-                text = text[:m.start()] + other.group(0) + text[m.end():]
+                text = text[: m.start()] + other.group(0) + text[m.end() :]
     return text
 
 
@@ -171,7 +207,8 @@ def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
         started = time.monotonic()
         try:
             loads(text, source=source, base_dir=base, env={}).compile(
-                time_scale=rng.choice([1.0, 0.001, 1e-9, 1000.0, 1e12]), env={})
+                time_scale=rng.choice([1.0, 0.001, 1e-9, 1000.0, 1e12]), env={}
+            )
             outcomes["compiled"] += 1
         except BadInput as e:
             outcomes["refused"] += 1
@@ -196,8 +233,15 @@ def run_child(args: list[str], timeout: float) -> tuple[int, str, str, int]:
     """run_child runs ``python args`` with 1 GB at most; returns its exit code, stdout,
     stderr and peak RSS in bytes."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, *args], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                preexec_fn=limited, cwd=SCRATCH, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        proc = subprocess.Popen(
+            [sys.executable, *args],
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=limited,
+            cwd=SCRATCH,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
         deadline = time.monotonic() + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -247,8 +291,10 @@ TARGET_VALUES = {
     "--threads": ["0", "99999999999999999999"],
     "--duration": ["inf", "nan", "-1s"],
 }
-ERROR_LINE = re.compile(r"^surge: error: (?:(?:-{1,2}[A-Za-z][\w/-]*|URL|[^:]*\.yaml(?::\d+)?): \S"
-                        r"|target 127\.0\.0\.1:9 is not reachable)")
+ERROR_LINE = re.compile(
+    r"^surge: error: (?:(?:-{1,2}[A-Za-z][\w/-]*|URL|[^:]*\.yaml(?::\d+)?): \S"
+    r"|target 127\.0\.0\.1:9 is not reachable)"
+)
 
 
 def cli_cases(rng: random.Random, tmp: Path) -> list[list[str]]:

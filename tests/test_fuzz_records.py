@@ -25,9 +25,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hostile_records import FIXTURES, IMPORTS, RECORDS, edit_summary, record_directory
 from test_fuzz_input import run_child
-import pytest
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
@@ -38,11 +39,40 @@ IN_PROCESS_CASES = 360
 MAX_RSS_BYTES = 200 << 20
 MAX_CASE_S = 10.0
 
-EXTREMES = ["NaN", "Infinity", "-Infinity", "-1", "-0.0", "0", "1e400", "1e15", "1e-320", "9" * 5000, "4294967296",
-            "18446744073709551616", '"x"', "null", "true", "[]", "{}", "[" * 40 + "]" * 40, "[" * 100_000 + "]" * 100_000,
-            "inf", "nan", "²", "-200", "999"]
-DATES = ["2026-13-01T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1969-12-31T23:59:59Z",
-         "2026-02-30T00:00:00Z", "2026-11-23T25:00:00+99:99"]
+EXTREMES = [
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "-1",
+    "-0.0",
+    "0",
+    "1e400",
+    "1e15",
+    "1e-320",
+    "9" * 5000,
+    "4294967296",
+    "18446744073709551616",
+    '"x"',
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "[" * 40 + "]" * 40,
+    "[" * 100_000 + "]" * 100_000,
+    "inf",
+    "nan",
+    "²",
+    "-200",
+    "999",
+]
+DATES = [
+    "2026-13-01T00:00:00Z",
+    "0000-01-01T00:00:00Z",
+    "9999-12-31T23:59:59Z",
+    "1969-12-31T23:59:59Z",
+    "2026-02-30T00:00:00Z",
+    "2026-11-23T25:00:00+99:99",
+]
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 DATE = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d)")
 STATUS = re.compile(r'(?<=[",])[1-5]\d\d(?=[",])')
@@ -52,10 +82,13 @@ def seeds() -> list[tuple[str, str]]:
     """seeds are a small file of each import format, as (name, text)."""
     hey = (FIXTURES / "hey-6k.csv").read_text().splitlines(keepends=True)
     k6 = (FIXTURES / "k6-ndjson.json").read_text().splitlines(keepends=True)
-    return [("hey.csv", "".join(hey[:40])), ("k6.ndjson", "".join(k6[:90])),
-            ("k6-export.json", (FIXTURES / "k6-summary-export.json").read_text()),
-            ("k6-handle.json", (FIXTURES / "k6-handle-summary.json").read_text()),
-            ("oha.json", (FIXTURES / "oha-6k.json").read_text())]
+    return [
+        ("hey.csv", "".join(hey[:40])),
+        ("k6.ndjson", "".join(k6[:90])),
+        ("k6-export.json", (FIXTURES / "k6-summary-export.json").read_text()),
+        ("k6-handle.json", (FIXTURES / "k6-handle-summary.json").read_text()),
+        ("oha.json", (FIXTURES / "oha-6k.json").read_text()),
+    ]
 
 
 def mutate(rng: random.Random, text: str) -> str:
@@ -71,7 +104,7 @@ def mutate(rng: random.Random, text: str) -> str:
             if found:
                 m = rng.choice(found)
                 new = rng.choice(DATES if pattern is DATE else EXTREMES)
-                text = text[:m.start()] + new + text[m.end():]
+                text = text[: m.start()] + new + text[m.end() :]
         elif op == 3:
             del lines[i]
             text = "".join(lines)
@@ -79,7 +112,7 @@ def mutate(rng: random.Random, text: str) -> str:
             lines.insert(i, lines[i] * rng.choice([1, 2]))
             text = "".join(lines)
         elif op == 5:
-            text = text[:rng.randrange(len(text) + 1)]
+            text = text[: rng.randrange(len(text) + 1)]
         elif op == 6:
             at = rng.randrange(len(text) + 1)
             text = text[:at] + rng.choice(["\x00", "\ufeff", ",", "\n", '"', "{", "]", "\\", "é", "\r"]) + text[at:]
@@ -87,7 +120,7 @@ def mutate(rng: random.Random, text: str) -> str:
             found = list(NUMBER.finditer(text))
             if len(found) > 1:
                 m, other = rng.sample(found, 2)
-                text = text[:m.start()] + other.group(0) + text[m.end():]
+                text = text[: m.start()] + other.group(0) + text[m.end() :]
     return text
 
 
@@ -117,7 +150,7 @@ def mutate_json(rng: random.Random, text: str) -> str:
     if rng.random() < 0.3 and isinstance(node[path[-1]], str) and len(node[path[-1]]) > 8:  # bytes flipped
         value = node[path[-1]]
         at = rng.randrange(len(value))
-        node[path[-1]] = value[:at] + rng.choice("A/+=!") + value[at + 1:]
+        node[path[-1]] = value[:at] + rng.choice("A/+=!") + value[at + 1 :]
         return json.dumps(doc)
     node[path[-1]] = "@EXTREME@"
     return json.dumps(doc).replace('"@EXTREME@"', rng.choice(EXTREMES))
@@ -157,15 +190,26 @@ def record_import(source: Any, run: Any, directory: Path) -> None:
 
     directory.mkdir()
     started = run.started_unix_s if run.started_unix_s is not None else 1_795_000_000.0
-    writer = RecordWriter(directory, name="fuzz", target_url=run.target, scenario_file=None, tool=run.tool,
-                          started_unix_s=started, source={"file": source.name, "sha256": source.sha256,
-                                                          "format": run.format, "start_from": "source"})
+    writer = RecordWriter(
+        directory,
+        name="fuzz",
+        target_url=run.target,
+        scenario_file=None,
+        tool=run.tool,
+        started_unix_s=started,
+        source={"file": source.name, "sha256": source.sha256, "format": run.format, "start_from": "source"},
+    )
     writer.begin()
     for interval in run.document["intervals"]:
         writer.on_interval(interval)
-    writer.finish({**run.document, "started_at_unix_s": started,
-                   "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"}
-                                 for i in run.document["intervals"]]}, interrupted=False)
+    writer.finish(
+        {
+            **run.document,
+            "started_at_unix_s": started,
+            "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"} for i in run.document["intervals"]],
+        },
+        interrupted=False,
+    )
 
 
 def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
@@ -186,7 +230,10 @@ def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
             edited = mutate_json(rng, text) if file.endswith(".json") else mutate(rng, text)
             work.append(("import", f"{file} #{n}", file, edited))
         else:
-            file, origin = rng.choice(["summary.json", "summary.json", "timeseries.csv", "latency.hlog"]), rng.choice(bases)
+            file, origin = (
+                rng.choice(["summary.json", "summary.json", "timeseries.csv", "latency.hlog"]),
+                rng.choice(bases),
+            )
             text = (origin / file).read_text()
             edited = mutate_json(rng, text) if file == "summary.json" else mutate(rng, text)
             work.append(("record", f"{origin.name}/{file} #{n}", file, (origin, edited)))
@@ -224,9 +271,14 @@ def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
                 failures.append({"case": name, "why": why})
         except BaseException as e:  # anything else is a bug: a traceback would reach the user
             outcomes["crashed"] += 1
-            failures.append({"case": name, "why": f"{type(e).__name__}: {str(e)[:300]}",
-                             "where": traceback.format_exc()[-1500:],
-                             "text": str(content if kind == "import" else content[1])[:1500]})
+            failures.append(
+                {
+                    "case": name,
+                    "why": f"{type(e).__name__}: {str(e)[:300]}",
+                    "where": traceback.format_exc()[-1500:],
+                    "text": str(content if kind == "import" else content[1])[:1500],
+                }
+            )
         elapsed = time.monotonic() - started
         slowest = max(slowest, (elapsed, name))
         shutil.rmtree(case, ignore_errors=True)
@@ -254,12 +306,16 @@ def cli_cases(tmp: Path) -> list[tuple[list[str], str]]:
             path.write_text(text)
             cases.append((["import", str(path), "--out", str(tmp / f"out-{len(cases)}")], str(path)))
     base = record_directory(tmp / "base")
-    for n, (name, edit, _) in enumerate(r for r in RECORDS if r[0] in ("latency.all null", "nested 100,000 deep",
-                                                                         "histogram bytes corrupt", "p99 NaN")):
+    for n, (name, edit, _) in enumerate(
+        r for r in RECORDS if r[0] in ("latency.all null", "nested 100,000 deep", "histogram bytes corrupt", "p99 NaN")
+    ):
         directory = shutil.copytree(base, tmp / f"record-{n}")
         edit_summary(directory, edit)
-        command = (["show", str(directory)], ["report", str(directory)],
-                   ["baseline", "set", str(directory), "--name", "b"])[n % 3]
+        command = (
+            ["show", str(directory)],
+            ["report", str(directory)],
+            ["baseline", "set", str(directory), "--name", "b"],
+        )[n % 3]
         cases.append((command, str(directory / "summary.json")))
     return cases
 

@@ -16,23 +16,33 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import intervals_logged, surge_in, wait_for
 
+from conftest import intervals_logged, surge_in, wait_for
 from surge import exit_codes
 
 OUT_OF_RANGE = [
-    (["--since", "99999999999d"], "surge: error: --since: '99999999999d' reaches back before the year 1 (give a "
-                                  "shorter duration, or a date)"),
-    (["--since", "9999999w"], "surge: error: --since: '9999999w' reaches back before the year 1 (give a shorter "
-                              "duration, or a date)"),
-    (["--limit", "100000000000000000000000"], "surge: error: --limit: must be at most 1,000,000,000, got "
-                                              "100,000,000,000,000,000,000,000"),
+    (
+        ["--since", "99999999999d"],
+        "surge: error: --since: '99999999999d' reaches back before the year 1 (give a shorter duration, or a date)",
+    ),
+    (
+        ["--since", "9999999w"],
+        "surge: error: --since: '9999999w' reaches back before the year 1 (give a shorter duration, or a date)",
+    ),
+    (
+        ["--limit", "100000000000000000000000"],
+        "surge: error: --limit: must be at most 1,000,000,000, got 100,000,000,000,000,000,000,000",
+    ),
     (["--limit", "9" * 40], "surge: error: --limit: must be at most 1,000,000,000"),
 ]
 
 
-FLAG_CASES = [(command, args, line) for command in ("history", "experiments") for args, line in OUT_OF_RANGE
-              if command == "history" or args[0] == "--limit"]
+FLAG_CASES = [
+    (command, args, line)
+    for command in ("history", "experiments")
+    for args, line in OUT_OF_RANGE
+    if command == "history" or args[0] == "--limit"
+]
 """FLAG_CASES: every out-of-range flag of each command that has it (surge experiments: --limit)."""
 
 
@@ -91,9 +101,14 @@ def started_unix_s(summary: dict) -> float:
 def test_a_run_waiting_for_a_locked_history_says_so_and_times_only_itself(fresh_target, tmp_path, history_db):
     assert surge_in(tmp_path, "history").returncode == 0  # the history exists
     holder = locked(history_db)
-    proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-n", "20", "-c", "1",
-                             "--out", "rec"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-n", "20", "-c", "1", "--out", "rec"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
     assert proc.stderr is not None
     lines: list[str] = []
 
@@ -126,9 +141,14 @@ def test_a_run_waiting_for_a_locked_history_says_so_and_times_only_itself(fresh_
 def test_a_history_locked_mid_run_never_holds_the_run_up(fresh_target, tmp_path, history_db):
     assert surge_in(tmp_path, "history").returncode == 0
     out = tmp_path / "rec"
-    proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-d", "4s", "-c", "1",
-                             "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-d", "4s", "-c", "1", "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
     try:
         wait_for(proc, lambda: intervals_logged(out) >= 1)
         holder = locked(history_db)

@@ -54,8 +54,13 @@ def recorded(tmp_path_factory, target):
     scenario = write(cwd, SCENARIO, "reads.yaml", URL=target.url, SECRET=SECRET)
     file_run = surge_in(cwd, "run", str(scenario), "--db", str(db))
     assert file_run.returncode == 0, file_run.stderr
-    return {"cwd": cwd, "db": str(db), "target": target.url, "url": (url_run.stdout, _record_of(url_run, cwd)),
-            "file": (file_run.stdout, _record_of(file_run, cwd))}
+    return {
+        "cwd": cwd,
+        "db": str(db),
+        "target": target.url,
+        "url": (url_run.stdout, _record_of(url_run, cwd)),
+        "file": (file_run.stdout, _record_of(file_run, cwd)),
+    }
 
 
 @pytest.mark.parametrize("kind", ["url", "file"])
@@ -82,16 +87,21 @@ def test_nothing_surge_wrote_holds_the_secret(recorded):
     with open(recorded["db"], "rb") as db:
         assert SECRET.encode() not in db.read()
     for path in Path(recorded["cwd"]).rglob("*"):
-        if path.is_file() and path.suffix != ".yaml" or path.name == "scenario.yaml":
+        if (path.is_file() and path.suffix != ".yaml") or path.name == "scenario.yaml":
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    (["show", "ffffffff"], "surge: error: RUN: no run 'ffffffff' in the history"),
-    (["show", "no-such-run!"], "surge: error: RUN: 'no-such-run!' is neither a run id, a prefix of one, 'last', "
-                               "nor a results directory"),
-    (["export", "ffffffff"], "surge: error: RUN: no run 'ffffffff' in the history"),
-])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["show", "ffffffff"], "surge: error: RUN: no run 'ffffffff' in the history"),
+        (
+            ["show", "no-such-run!"],
+            "surge: error: RUN: 'no-such-run!' is neither a run id, a prefix of one, 'last', nor a results directory",
+        ),
+        (["export", "ffffffff"], "surge: error: RUN: no run 'ffffffff' in the history"),
+    ],
+)
 def test_an_unknown_run_is_one_line_and_exit_2(recorded, args, error):
     run = surge_in(recorded["cwd"], *args, "--db", recorded["db"])
     assert run.returncode == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
@@ -134,22 +144,46 @@ def test_baseline_check_passes_against_itself_and_fails_on_a_real_regression(rec
     # The same load against the target's /delay/20, which answers 20 ms later: slower, and less throughput.
     run = surge_in(cwd, "run", f"{recorded['target']}/delay/20", "-c", "2", "-d", "2s", "--db", db)
     assert run.returncode == 0, run.stderr
-    check = surge_in(cwd, "baseline", "check", "last", "--against", "fast", "--metric", "p95", "--metric",
-                     "responses_per_s", "--metric", "success_rate", "--tolerance", "10%", "--db", db)
+    check = surge_in(
+        cwd,
+        "baseline",
+        "check",
+        "last",
+        "--against",
+        "fast",
+        "--metric",
+        "p95",
+        "--metric",
+        "responses_per_s",
+        "--metric",
+        "success_rate",
+        "--tolerance",
+        "10%",
+        "--db",
+        db,
+    )
     assert check.returncode == 99, check.stderr
-    verdicts = {line.split()[0]: line.split()[-1] for line in check.stdout.splitlines()
-                if line.split()[:1] in (["p95"], ["responses_per_s"], ["success_rate"])}
+    verdicts = {
+        line.split()[0]: line.split()[-1]
+        for line in check.stdout.splitlines()
+        if line.split()[:1] in (["p95"], ["responses_per_s"], ["success_rate"])
+    }
     assert verdicts == {"p95": "regressed", "responses_per_s": "regressed", "success_rate": "ok"}
     assert check.stderr.startswith("surge: regression against baseline 'fast': p95 +")
     assert ", responses_per_s -" in check.stderr and check.stderr.endswith("(tolerance 10.0%)\n")
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    (["--against", "nope"], "surge: error: --against: no baseline 'nope' in the history"),
-    (["--against", "x", "--metric", "p42"], "surge: error: --metric: 'p42' is not one of"),
-    (["--against", "x", "--tolerance", "lots"], "surge: error: --tolerance: expected a percentage such as 5%, "
-                                                "got 'lots'"),
-])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--against", "nope"], "surge: error: --against: no baseline 'nope' in the history"),
+        (["--against", "x", "--metric", "p42"], "surge: error: --metric: 'p42' is not one of"),
+        (
+            ["--against", "x", "--tolerance", "lots"],
+            "surge: error: --tolerance: expected a percentage such as 5%, got 'lots'",
+        ),
+    ],
+)
 def test_baseline_check_refuses_an_unknown_baseline_or_metric(recorded, args, error):
     run = surge_in(recorded["cwd"], "baseline", "check", "last", *args, "--db", recorded["db"])
     assert run.returncode == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr

@@ -33,8 +33,11 @@ def test_sigkill_leaves_every_completed_interval_in_the_directory_and_the_histor
     proc = start_surge(tmp_path, "run", f"{target.url}/health", "-c", "1", "-d", "60s", "--out", str(out))
     try:
         deadline = time.monotonic() + 45
-        while len(_db_intervals(history_db)) < 2 or not (out / "timeseries.csv").exists() \
-                or len(_all_rows((out / "timeseries.csv").read_text())) < 2:
+        while (
+            len(_db_intervals(history_db)) < 2
+            or not (out / "timeseries.csv").exists()
+            or len(_all_rows((out / "timeseries.csv").read_text())) < 2
+        ):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "two intervals never arrived"
             time.sleep(0.05)
@@ -50,7 +53,7 @@ def test_sigkill_leaves_every_completed_interval_in_the_directory_and_the_histor
     stored = _db_intervals(history_db)
     # The history commits each interval just after the files are flushed: the kill may fall between.
     assert len(stored) >= 2 and len(files) - 1 <= len(stored) <= len(files)
-    assert [_all_rows(",".join(COLUMNS) + "\n" + t)[0] for t in stored] == files[:len(stored)]
+    assert [_all_rows(",".join(COLUMNS) + "\n" + t)[0] for t in stored] == files[: len(stored)]
     hlog = [line for line in (out / "latency.hlog").read_text().splitlines() if not line.startswith(("#", '"'))]
     assert len(hlog) == len(files)
     assert json.loads((out / "summary.json").read_text())["meta"]["complete"] is False
@@ -69,8 +72,10 @@ def test_sigkill_leaves_every_completed_interval_in_the_directory_and_the_histor
 
 
 def test_four_runs_recording_at_once_all_complete_without_error(tmp_path, target, history_db):
-    procs = [start_surge(tmp_path, "run", f"{target.url}/health", "-c", "1", "-d", "3s", "--out", str(tmp_path / f"run{n}"))
-             for n in range(4)]
+    procs = [
+        start_surge(tmp_path, "run", f"{target.url}/health", "-c", "1", "-d", "3s", "--out", str(tmp_path / f"run{n}"))
+        for n in range(4)
+    ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errors
     assert errors == [f"results: {tmp_path / f'run{n}'}\n" for n in range(4)]

@@ -8,7 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -58,8 +58,10 @@ def test_an_older_database_is_migrated_keeping_its_runs(tmp_path):
     conn = connect(path)
     assert migrate(conn, path, upto=1) == 1  # as a surge of schema 1 left it, with a run
     m = meta("old")
-    conn.execute("INSERT INTO runs (id, name, tool, started_at, complete) VALUES (?, 'old', 'surge', ?, 1)",
-                 (m["run_id"], m["started_at"]))
+    conn.execute(
+        "INSERT INTO runs (id, name, tool, started_at, complete) VALUES (?, 'old', 'surge', ?, 1)",
+        (m["run_id"], m["started_at"]),
+    )
     conn.execute("INSERT INTO records (run_id, summary) VALUES (?, ?)", (m["run_id"], json.dumps({"meta": m})))
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'baselines'").fetchone()[0] == 0
     conn.close()
@@ -99,8 +101,10 @@ def test_a_database_from_a_newer_surge_is_refused_and_left_alone(tmp_path):
         open_history(str(path))
     run = surge("history", "--db", str(path))
     assert run.code == 2 and run.stdout == ""
-    assert run.stderr == (f"surge: error: {path}: history schema version {SCHEMA_VERSION + 5} is newer than this "
-                          f"surge reads ({SCHEMA_VERSION}): upgrade surge, or choose another database with --db\n")
+    assert run.stderr == (
+        f"surge: error: {path}: history schema version {SCHEMA_VERSION + 5} is newer than this "
+        f"surge reads ({SCHEMA_VERSION}): upgrade surge, or choose another database with --db\n"
+    )
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 5
     assert raw.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
@@ -108,8 +112,13 @@ def test_a_database_from_a_newer_surge_is_refused_and_left_alone(tmp_path):
 
 def test_a_run_refuses_to_start_with_a_database_from_a_newer_surge(tmp_path, monkeypatch):
     path = _too_new(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "surge", "run", "http://127.0.0.1:9/", "-d", "1s", "--db", str(path)],
-                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "surge", "run", "http://127.0.0.1:9/", "-d", "1s", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"surge: error: {path}: history schema version") and proc.stderr.count("\n") == 1
     assert not (tmp_path / "results").exists()
@@ -119,8 +128,14 @@ def test_a_run_records_its_row_intervals_and_summary(tmp_path):
     with open_history(str(tmp_path / "h.db")) as history:
         directory = tmp_path / "record"
         directory.mkdir()
-        writer = RecordWriter(directory, name="api", target_url="http://u:pw@127.0.0.1:1/x?token=abc",
-                              scenario_file=None, argv=["run", "x"], history=history)
+        writer = RecordWriter(
+            directory,
+            name="api",
+            target_url="http://u:pw@127.0.0.1:1/x?token=abc",
+            scenario_file=None,
+            argv=["run", "x"],
+            history=history,
+        )
         writer.meta["tags"] = {"arch": "scale-out"}
         writer.begin()
         row = list_runs(history, RunQuery())[0]
@@ -143,19 +158,30 @@ def test_history_errors_cost_one_warning_line_never_the_run_or_its_directory(tmp
     history = Broken(tmp_path / "h.db")
     directory = tmp_path / "record"
     directory.mkdir()
-    writer = RecordWriter(directory, name="api", target_url="http://127.0.0.1:1/", scenario_file=None,
-                          argv=["run", "x"], history=history)
+    writer = RecordWriter(
+        directory, name="api", target_url="http://127.0.0.1:1/", scenario_file=None, argv=["run", "x"], history=history
+    )
     writer.begin()
-    interval = {"index": 0, "start_s": 0.0, "end_s": 1.0, "requests": {"succeeded": 1, "failed": 0, "shed": 0},
-                "latency": {"all": {k: 1.0 for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")}},
-                "sent_per_s": 1.0, "responses_per_s": 1.0, "in_flight": 0, "peak_concurrency": 1, "open_connections": 1,
-                "latency_histogram": "HISTFAAAAA"}
+    interval = {
+        "index": 0,
+        "start_s": 0.0,
+        "end_s": 1.0,
+        "requests": {"succeeded": 1, "failed": 0, "shed": 0},
+        "latency": {"all": {k: 1.0 for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")}},
+        "sent_per_s": 1.0,
+        "responses_per_s": 1.0,
+        "in_flight": 0,
+        "peak_concurrency": 1,
+        "open_connections": 1,
+        "latency_histogram": "HISTFAAAAA",
+    }
     writer.on_interval(interval)
     writer.on_interval({**interval, "index": 1, "start_s": 1.0, "end_s": 2.0})
     writer.finish({"requests": {"sent": 2}, "stop_reason": "duration", "started_at_unix_s": 1.0}, interrupted=False)
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"surge: warning: history {tmp_path / 'h.db'}: database or disk "
-                                                   "is full; this run is recorded only in")
+    assert err.count("\n") == 1 and err.startswith(
+        f"surge: warning: history {tmp_path / 'h.db'}: database or disk is full; this run is recorded only in"
+    )
     assert len((directory / "timeseries.csv").read_text().splitlines()) == 3  # header + 2 intervals
     assert json.loads((directory / "summary.json").read_text())["meta"]["complete"] is True
     assert list_runs(history, RunQuery())[0].complete is False  # recorded up to the failure, then left alone
@@ -164,8 +190,25 @@ def test_history_errors_cost_one_warning_line_never_the_run_or_its_directory(tmp
 def test_an_unwritable_history_costs_a_run_one_warning_line(tmp_path, target):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    proc = subprocess.run([sys.executable, "-m", "surge", "run", f"{target.url}/health", "-c", "1", "-d", "1s",
-                           "--db", str(blocker / "h.db")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "surge",
+            "run",
+            f"{target.url}/health",
+            "-c",
+            "1",
+            "-d",
+            "1s",
+            "--db",
+            str(blocker / "h.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"surge: warning: {blocker / 'h.db'}: cannot open the history")
@@ -176,30 +219,35 @@ def test_an_unwritable_history_costs_a_run_one_warning_line(tmp_path, target):
 def _listing(tmp_path: Path) -> tuple[History, dict[str, str]]:
     history = open_history(str(tmp_path / "h.db"))
     ids = {}
-    for n, (name, tool, day, tags, target) in enumerate([
-        ("api", "surge", 20, {"arch": "scale-out", "build": "a1"}, "http://127.0.0.1:8080/api"),
-        ("api", "k6", 21, {"arch": "scale-out", "build": "b2"}, "http://127.0.0.1:8080/api"),
-        ("api", "surge", 22, {"arch": "single"}, "http://127.0.0.1:9090/api"),
-        ("tasks", "hey", 23, {"arch": "scale-out", "build": "b2"}, "http://127.0.0.1:8080/tasks"),
-    ]):
+    for n, (name, tool, day, tags, target) in enumerate(
+        [
+            ("api", "surge", 20, {"arch": "scale-out", "build": "a1"}, "http://127.0.0.1:8080/api"),
+            ("api", "k6", 21, {"arch": "scale-out", "build": "b2"}, "http://127.0.0.1:8080/api"),
+            ("api", "surge", 22, {"arch": "single"}, "http://127.0.0.1:9090/api"),
+            ("tasks", "hey", 23, {"arch": "scale-out", "build": "b2"}, "http://127.0.0.1:8080/tasks"),
+        ]
+    ):
         m = meta(name, tool=tool, started_at=f"2026-11-{day}T10:00:00.000+00:00", tags=tags, target=target)
         record(history, m, p95_ms=float(n + 1))
         ids[f"{name}-{day}"] = m["run_id"]
     return history, ids
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    (RunQuery(), ["tasks-23", "api-22", "api-21", "api-20"]),
-    (RunQuery(limit=2), ["tasks-23", "api-22"]),
-    (RunQuery(name="api"), ["api-22", "api-21", "api-20"]),
-    (RunQuery(tool="surge"), ["api-22", "api-20"]),
-    (RunQuery(target=":8080/"), ["tasks-23", "api-21", "api-20"]),
-    (RunQuery(tags=(("arch", "scale-out"),)), ["tasks-23", "api-21", "api-20"]),
-    (RunQuery(tags=(("arch", "scale-out"), ("build", "b2"))), ["tasks-23", "api-21"]),
-    (RunQuery(tags=(("arch", "scale-out"), ("build", "zz"))), []),
-    (RunQuery(since=datetime(2026, 11, 21, 10, tzinfo=timezone.utc)), ["tasks-23", "api-22", "api-21"]),
-    (RunQuery(name="api", tags=(("arch", "scale-out"),), tool="k6"), ["api-21"]),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (RunQuery(), ["tasks-23", "api-22", "api-21", "api-20"]),
+        (RunQuery(limit=2), ["tasks-23", "api-22"]),
+        (RunQuery(name="api"), ["api-22", "api-21", "api-20"]),
+        (RunQuery(tool="surge"), ["api-22", "api-20"]),
+        (RunQuery(target=":8080/"), ["tasks-23", "api-21", "api-20"]),
+        (RunQuery(tags=(("arch", "scale-out"),)), ["tasks-23", "api-21", "api-20"]),
+        (RunQuery(tags=(("arch", "scale-out"), ("build", "b2"))), ["tasks-23", "api-21"]),
+        (RunQuery(tags=(("arch", "scale-out"), ("build", "zz"))), []),
+        (RunQuery(since=datetime(2026, 11, 21, 10, tzinfo=UTC)), ["tasks-23", "api-22", "api-21"]),
+        (RunQuery(name="api", tags=(("arch", "scale-out"),), tool="k6"), ["api-21"]),
+    ],
+)
 def test_history_filters(tmp_path, query, expected):
     history, ids = _listing(tmp_path)
     with history:
@@ -215,8 +263,22 @@ def test_history_command_filters_and_json(tmp_path):
     rows = run.json()
     assert [r["id"] for r in rows] == [ids["tasks-23"], ids["api-21"]]
     assert rows[0]["tags"] == {"arch": "scale-out", "build": "b2"} and rows[0]["p95_ms"] == 4.0
-    assert set(rows[0]) >= {"id", "name", "tool", "target", "started_at", "ended_at", "complete", "requests",
-                            "responses_per_s", "success_rate", "p50_ms", "p95_ms", "p99_ms", "verdict"}
+    assert set(rows[0]) >= {
+        "id",
+        "name",
+        "tool",
+        "target",
+        "started_at",
+        "ended_at",
+        "complete",
+        "requests",
+        "responses_per_s",
+        "success_rate",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "verdict",
+    }
     table = surge("history", "--db", db, "--name", "api", "--since", "2026-11-21")
     assert table.code == 0, table.stderr
     lines = [line for line in table.stdout.splitlines() if line[:8] in {i[:8] for i in ids.values()}]
@@ -232,24 +294,33 @@ def test_empty_history_says_so(tmp_path):
     assert surge("history", "--db", str(db), "--json").stdout == "[]\n"
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    (["--tag", "arch"], "surge: error: --tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='\n"),
-    (["--since", "yesterday"], "surge: error: --since: 'yesterday' is neither a date or time (2026-11-23, "
-                               "2026-11-23T14:00) nor a duration (30m, 2h, 7d)\n"),
-    (["--limit", "0"], "surge: error: --limit: must be at least 1, got 0\n"),
-])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (
+            ["--tag", "arch"],
+            "surge: error: --tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='\n",
+        ),
+        (
+            ["--since", "yesterday"],
+            "surge: error: --since: 'yesterday' is neither a date or time (2026-11-23, "
+            "2026-11-23T14:00) nor a duration (30m, 2h, 7d)\n",
+        ),
+        (["--limit", "0"], "surge: error: --limit: must be at least 1, got 0\n"),
+    ],
+)
 def test_history_command_refuses_bad_filters_naming_the_flag(args, error):
     run = surge("history", *args)
     assert (run.code, run.stderr) == (2, error)
 
 
 def test_since_reads_times_and_durations():
-    now = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
-    assert parse_since("2h", now) == datetime(2026, 11, 23, 10, tzinfo=timezone.utc)
-    assert parse_since("7d", now) == datetime(2026, 11, 16, 12, tzinfo=timezone.utc)
-    assert parse_since("1d12h", now) == datetime(2026, 11, 22, 0, tzinfo=timezone.utc)
-    assert parse_since("2026-11-20", now) == datetime(2026, 11, 20, tzinfo=timezone.utc)
-    assert parse_since("2026-11-20T08:00+02:00", now) == datetime(2026, 11, 20, 6, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 23, 12, tzinfo=UTC)
+    assert parse_since("2h", now) == datetime(2026, 11, 23, 10, tzinfo=UTC)
+    assert parse_since("7d", now) == datetime(2026, 11, 16, 12, tzinfo=UTC)
+    assert parse_since("1d12h", now) == datetime(2026, 11, 22, 0, tzinfo=UTC)
+    assert parse_since("2026-11-20", now) == datetime(2026, 11, 20, tzinfo=UTC)
+    assert parse_since("2026-11-20T08:00+02:00", now) == datetime(2026, 11, 20, 6, tzinfo=UTC)
 
 
 def test_a_run_is_found_by_id_prefix_or_last_and_an_ambiguous_prefix_lists_the_candidates(tmp_path):
@@ -261,8 +332,11 @@ def test_a_run_is_found_by_id_prefix_or_last_and_an_ambiguous_prefix_lists_the_c
         assert resolve_run(history, first["run_id"]) == first["run_id"]
         assert resolve_run(history, "abc1") == first["run_id"]
         assert resolve_run(history, "last") == second["run_id"]
-        with pytest.raises(BadInput, match=r"^RUN: 'abc' matches several runs: abc200000000 \(two, 2026-11-21 "
-                                           r"10:00:00\), abc100000000 \(one, 2026-11-20 10:00:00\); give more"):
+        with pytest.raises(
+            BadInput,
+            match=r"^RUN: 'abc' matches several runs: abc200000000 \(two, 2026-11-21 "
+            r"10:00:00\), abc100000000 \(one, 2026-11-20 10:00:00\); give more",
+        ):
             resolve_run(history, "abc")
         with pytest.raises(BadInput, match="^RUN: no run 'abd' in the history"):
             resolve_run(history, "abd")
@@ -281,8 +355,12 @@ def test_processes_writing_at_once_lose_nothing(tmp_path):
         "[h.add_interval(m['run_id'], i, float(i), timeseries='x\\n', hlog='y', hlog_start_unix_s=1.0) "
         "for i in range(150)]"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(db), str(Path(__file__).parent)],
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(db), str(Path(__file__).parent)], stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 4, errors
     assert errors == [""] * 4

@@ -47,6 +47,7 @@ def endless(head: bytes, unit: bytes) -> Callable[[socket.socket, threading.Even
         deadline = time.monotonic() + STREAM_FOR_S
         while not stop.is_set() and time.monotonic() < deadline:
             conn.sendall(block)
+
     return answer
 
 
@@ -123,9 +124,14 @@ def hostile_server(answer: Callable[[socket.socket, threading.Event], None]) -> 
 
 def start(url: str, *args: str) -> subprocess.Popen[str]:
     """start starts ``surge run URL ARGS`` (2 VUs, one thread, nothing saved, JSON out)."""
-    return subprocess.Popen([sys.executable, "-m", "surge", "run", url, "-c", "2", "--threads", "1", "--no-save",
-                             "--json", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, cwd=SCRATCH)
+    return subprocess.Popen(
+        [sys.executable, "-m", "surge", "run", url, "-c", "2", "--threads", "1", "--no-save", "--json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=SCRATCH,
+    )
 
 
 def run_against(mode: str) -> tuple[float, int, dict[str, Any], str]:

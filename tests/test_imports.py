@@ -89,8 +89,13 @@ def test_oha_json_equals_what_oha_printed_and_the_targets_counts(tmp_path):
     _, doc, out = _import(tmp_path, "oha-6k.json")
     printed = json.loads((FIXTURES / "oha-6k.json").read_text())
     lat = doc["latency"]["all"]
-    for key, field in (("p50", "p50_ms"), ("p90", "p90_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"),
-                       ("p99.9", "p99_9_ms")):
+    for key, field in (
+        ("p50", "p50_ms"),
+        ("p90", "p90_ms"),
+        ("p95", "p95_ms"),
+        ("p99", "p99_ms"),
+        ("p99.9", "p99_9_ms"),
+    ):
         assert lat[field] == pytest.approx(printed["latencyPercentiles"][key] * 1000, abs=1e-9)
     assert lat["max_ms"] == pytest.approx(printed["summary"]["slowest"] * 1000, abs=1e-9)
     assert doc["requests"]["status_codes"] == printed["statusCodeDistribution"] == _stats("oha-6k.stats.json")
@@ -125,8 +130,9 @@ def test_k6_summary_export_keeps_what_k6_kept_and_nothing_more(tmp_path):
     assert table_row.count("—") == 3  # p99, p99.9, count
 
 
-@pytest.mark.parametrize("name, values", [("k6-summary-export.json", lambda m: m),
-                                          ("k6-handle-summary.json", lambda m: m["values"])])
+@pytest.mark.parametrize(
+    "name, values", [("k6-summary-export.json", lambda m: m), ("k6-handle-summary.json", lambda m: m["values"])]
+)
 def test_k6_http_reqs_are_the_responses_and_its_rate_the_responses_per_second(tmp_path, name, values):
     _, doc, _ = _import(tmp_path, name)
     reqs = values(json.loads((FIXTURES / name).read_text())["metrics"]["http_reqs"])
@@ -141,18 +147,29 @@ def test_k6_handle_summary_reads_values_and_the_asked_p99(tmp_path):
     values = json.loads((FIXTURES / "k6-handle-summary.json").read_text())["metrics"]["http_req_duration"]["values"]
     assert doc["latency"]["all"]["p99_ms"] == values["p(99)"] and doc["latency"]["all"]["count"] == 1000
     assert doc["throughput"]["window_s"] == pytest.approx(
-        json.loads((FIXTURES / "k6-handle-summary.json").read_text())["state"]["testRunDurationMs"] / 1000)
+        json.loads((FIXTURES / "k6-handle-summary.json").read_text())["state"]["testRunDurationMs"] / 1000
+    )
 
 
 def test_k6_ndjson_rebuilds_what_the_summaries_say(tmp_path):
     _, doc, out = _import(tmp_path, "k6-ndjson.json")
     values = json.loads((FIXTURES / "k6-handle-summary.json").read_text())["metrics"]
-    for field, stat in (("p50_ms", "med"), ("p90_ms", "p(90)"), ("p95_ms", "p(95)"), ("p99_ms", "p(99)"),
-                        ("min_ms", "min"), ("max_ms", "max"), ("mean_ms", "avg")):
+    for field, stat in (
+        ("p50_ms", "med"),
+        ("p90_ms", "p(90)"),
+        ("p95_ms", "p(95)"),
+        ("p99_ms", "p(99)"),
+        ("min_ms", "min"),
+        ("max_ms", "max"),
+        ("mean_ms", "avg"),
+    ):
         assert doc["latency"]["all"][field] == pytest.approx(values["http_req_duration"]["values"][stat], rel=1e-12)
         assert doc["latency"]["success"][field] == pytest.approx(
-            values["http_req_duration{expected_response:true}"]["values"][stat], rel=1e-12)
-    failed_points = sum(p["data"]["value"] for p in _k6_points() if p["type"] == "Point" and p["metric"] == "http_req_failed")
+            values["http_req_duration{expected_response:true}"]["values"][stat], rel=1e-12
+        )
+    failed_points = sum(
+        p["data"]["value"] for p in _k6_points() if p["type"] == "Point" and p["metric"] == "http_req_failed"
+    )
     assert doc["requests"]["failed"] == failed_points == values["http_req_failed"]["values"]["passes"]
     assert doc["requests"]["status_codes"] == _stats("k6.stats.json")
     assert doc["started_at_unix_s"] is not None and doc["meta"]["source"]["start_from"] == "source"
@@ -160,9 +177,16 @@ def test_k6_ndjson_rebuilds_what_the_summaries_say(tmp_path):
     assert (out / "latency.hlog").read_text().count("HISTFAAA") == len(doc["intervals"]) >= 1
 
 
-@pytest.mark.parametrize("name, fmt", [("hey-6k.csv", "hey-csv"), ("oha-6k.json", "oha-json"),
-                                       ("k6-ndjson.json", "k6-ndjson"), ("k6-summary-export.json", "k6-summary-export"),
-                                       ("k6-handle-summary.json", "k6-handle-summary")])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [
+        ("hey-6k.csv", "hey-csv"),
+        ("oha-6k.json", "oha-json"),
+        ("k6-ndjson.json", "k6-ndjson"),
+        ("k6-summary-export.json", "k6-summary-export"),
+        ("k6-handle-summary.json", "k6-handle-summary"),
+    ],
+)
 def test_auto_detection_by_content(tmp_path, name, fmt):
     renamed = tmp_path / "run.data"  # no telling extension
     shutil.copy(FIXTURES / name, renamed)
@@ -188,20 +212,37 @@ def _bad(tmp_path: Path, text: str, name: str = "bad.json") -> Path:
     return path
 
 
-@pytest.mark.parametrize("text, tool, message", [
-    ("", "auto", "{f}: empty file: nothing to import"),
-    ("hello\n", "auto", "{f}: not a format surge imports"),
-    ('{"metrics": {"http_reqs": \n{"count": 1,}}}', "auto", "{f}:2: not valid JSON"),
-    ('{"metrics": {"http_reqs": {"count": 3, "rate": 1}}}', "auto", "{f}: metrics.http_req_failed: missing"),
-    ('{"metrics": {"http_reqs": {"rate": 1}, "http_req_failed": {"passes": 0, "fails": 1}}}', "auto",
-     "{f}: metrics.http_reqs.count: missing or not a number"),
-    ('{"type":"Point","metric":"vus","data":{"time":"2026-01-01T00:00:00Z","value":1}}\n{"type":"Point"\n', "auto",
-     "{f}:2: not valid JSON"),
-    ("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
-     "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,200\n", "auto", "{f}:2: expected 8 comma-separated columns, found 7"),
-    ("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
-     "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,OK,0.1\n", "auto", "{f}:2: status-code: 'OK' is not an HTTP status"),
-])
+@pytest.mark.parametrize(
+    "text, tool, message",
+    [
+        ("", "auto", "{f}: empty file: nothing to import"),
+        ("hello\n", "auto", "{f}: not a format surge imports"),
+        ('{"metrics": {"http_reqs": \n{"count": 1,}}}', "auto", "{f}:2: not valid JSON"),
+        ('{"metrics": {"http_reqs": {"count": 3, "rate": 1}}}', "auto", "{f}: metrics.http_req_failed: missing"),
+        (
+            '{"metrics": {"http_reqs": {"rate": 1}, "http_req_failed": {"passes": 0, "fails": 1}}}',
+            "auto",
+            "{f}: metrics.http_reqs.count: missing or not a number",
+        ),
+        (
+            '{"type":"Point","metric":"vus","data":{"time":"2026-01-01T00:00:00Z","value":1}}\n{"type":"Point"\n',
+            "auto",
+            "{f}:2: not valid JSON",
+        ),
+        (
+            "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+            "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,200\n",
+            "auto",
+            "{f}:2: expected 8 comma-separated columns, found 7",
+        ),
+        (
+            "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+            "0.0010,0.0000,0.0000,0.0000,0.0010,0.0000,OK,0.1\n",
+            "auto",
+            "{f}:2: status-code: 'OK' is not an HTTP status",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_naming_file_and_line(tmp_path, text, tool, message):
     path = _bad(tmp_path, text)
     run = surge("import", str(path), "--tool", tool)
@@ -244,8 +285,17 @@ def test_an_import_is_recorded_in_the_history_and_shown_as_imported(tmp_path):
     assert surge("history", "--tool", "hey", "--json").json() == []
 
 
-@pytest.mark.parametrize("name", ["k6-summary-export.json", "k6-handle-summary.json", "k6-ndjson.json", "hey-6k.csv",
-                                  "oha-6k.json", "oha-refused-6k.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "k6-summary-export.json",
+        "k6-handle-summary.json",
+        "k6-ndjson.json",
+        "hey-6k.csv",
+        "oha-6k.json",
+        "oha-refused-6k.json",
+    ],
+)
 def test_every_imported_record_validates_against_the_schema(tmp_path, name):
     from surge.record.schema import validate_file
 

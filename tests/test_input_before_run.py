@@ -38,14 +38,18 @@ def test_a_file_the_engine_refuses_runs_nothing_not_even_setup(tmp_path, fresh_t
     before = traffic(fresh_target)
     run = surge("run", str(path))
     assert run.code == 2, run.stderr
-    assert run.stderr == (f"surge: error: {path}:11: scenarios.s.flow[0].request.headers.Content-Length: "
-                          "'Content-Length' is set by surge from the body\n")
+    assert run.stderr == (
+        f"surge: error: {path}:11: scenarios.s.flow[0].request.headers.Content-Length: "
+        "'Content-Length' is set by surge from the body\n"
+    )
     assert traffic(fresh_target) == before
 
 
 def test_a_stage_target_out_of_range_runs_nothing(tmp_path, fresh_target):
-    text = SETUP.replace("executor: {type: constant-vus, duration: 1s}",
-                         "executor: {type: ramping-vus, stages: [{duration: 1s, target: 5000000000}]}")
+    text = SETUP.replace(
+        "executor: {type: constant-vus, duration: 1s}",
+        "executor: {type: ramping-vus, stages: [{duration: 1s, target: 5000000000}]}",
+    )
     path = write(tmp_path, text.replace('headers: {Content-Length: "5"}', "headers: {}"), URL=fresh_target.url)
     before = traffic(fresh_target)
     run = surge("run", str(path))
@@ -57,18 +61,27 @@ HEAD = "target: http://127.0.0.1:9/\n"
 
 ENGINE_ROWS = [
     # (id, text, the one "f.yaml:LINE: key: message" the engine's refusal becomes)
-    ("a header surge sets", HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n"
-     "    flow: [{request: {headers: {Transfer-Encoding: chunked}}}]\n",
-     "f.yaml:5: scenarios.s.flow[0].request.headers.Transfer-Encoding: 'Transfer-Encoding' is set by surge "
-     "from the body"),
-    ("a default header with a line break", HEAD + "defaults: {headers: {X-A: \"a\\nb\"}}\n"
-     "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: [{request: {}}]\n",
-     "f.yaml:2: defaults.headers.X-A: value of 'X-A' contains a line break"),
-    ("a control character in a mix entry's path", HEAD + "scenarios:\n  s:\n"
-     "    executor: {type: constant-vus, duration: 1s}\n    mix:\n      - {weight: 1, request: {path: /a}}\n"
-     "      - {weight: 1, flow: [{request: {path: \"/b\\x01\"}}]}\n",
-     "f.yaml:7: scenarios.s.mix[1].flow[0].request.path: '/b\x01' must start with '/' (or a template) and hold no "
-     "spaces or control characters (percent-encode them)"),
+    (
+        "a header surge sets",
+        HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n"
+        "    flow: [{request: {headers: {Transfer-Encoding: chunked}}}]\n",
+        "f.yaml:5: scenarios.s.flow[0].request.headers.Transfer-Encoding: 'Transfer-Encoding' is set by surge "
+        "from the body",
+    ),
+    (
+        "a default header with a line break",
+        HEAD + 'defaults: {headers: {X-A: "a\\nb"}}\n'
+        "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: [{request: {}}]\n",
+        "f.yaml:2: defaults.headers.X-A: value of 'X-A' contains a line break",
+    ),
+    (
+        "a control character in a mix entry's path",
+        HEAD + "scenarios:\n  s:\n"
+        "    executor: {type: constant-vus, duration: 1s}\n    mix:\n      - {weight: 1, request: {path: /a}}\n"
+        '      - {weight: 1, flow: [{request: {path: "/b\\x01"}}]}\n',
+        "f.yaml:7: scenarios.s.mix[1].flow[0].request.path: '/b\x01' must start with '/' (or a template) and hold no "
+        "spaces or control characters (percent-encode them)",
+    ),
 ]
 
 
@@ -84,13 +97,19 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
     from surge._engine import validate_plan
     from surge.plan_errors import plan_error
 
-    plan = loads(HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n"
-                 "    flow: [{request: {}}]\n").compile().main
+    plan = (
+        loads(HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: [{request: {}}]\n")
+        .compile()
+        .main
+    )
     plan["scenarios"][0]["executor"]["vus"] = 10**12  # past what Python lets through: the last line of defence
     plan["scenarios"][0]["flow"]["sequences"][0]["steps"][0]["timeout_s"] = float("inf")
     for broken, field, message in [
-        ("vus", "scenarios[0].executor.vus", "invalid value: integer '1000000000000', expected a whole number from 0 "
-                                         "to 4,294,967,295"),
+        (
+            "vus",
+            "scenarios[0].executor.vus",
+            "invalid value: integer '1000000000000', expected a whole number from 0 to 4,294,967,295",
+        ),
         ("timeout_s", "scenarios[0].flow.sequences[0].steps[0].timeout_s", "expected a finite number"),
     ]:
         if broken == "timeout_s":
@@ -101,9 +120,9 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
 
 def test_the_cli_names_the_flag_of_an_error_in_the_plans_json():
     from surge.cli.test_options import run_flag_names
-    from surge.url_plan import check_with_engine as _check_with_engine
     from surge.errors import BadInput
     from surge.plan import ConstantVus, Plan, RequestSpec, TargetSpec
+    from surge.url_plan import check_with_engine as _check_with_engine
 
     plan = Plan.single(TargetSpec("http://127.0.0.1:9/"), RequestSpec(), ConstantVus(vus=10**12, duration_s=1.0))
     with pytest.raises(BadInput) as err:

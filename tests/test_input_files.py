@@ -31,10 +31,12 @@ def odd_file(tmp_path, kind: str):
     return path
 
 
-KINDS = {"character device": "is a character device, not a regular file",
-         "FIFO": "is a pipe (FIFO), not a regular file",
-         "directory": "is a directory, not a regular file",
-         "too large": "is larger than 16 MiB, the most surge reads from one file"}
+KINDS = {
+    "character device": "is a character device, not a regular file",
+    "FIFO": "is a pipe (FIFO), not a regular file",
+    "directory": "is a directory, not a regular file",
+    "too large": "is larger than 16 MiB, the most surge reads from one file",
+}
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -48,7 +50,9 @@ def test_body_from_anything_but_a_small_regular_file_is_refused(tmp_path, kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_csv_variable_reading_anything_but_a_small_regular_file_is_refused(tmp_path, kind):
     path = odd_file(tmp_path, kind)
-    scenario = write(tmp_path, """\
+    scenario = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9/
         variables:
           user: {type: csv, file: @CSV@}
@@ -56,20 +60,28 @@ def test_a_csv_variable_reading_anything_but_a_small_regular_file_is_refused(tmp
           s:
             executor: {type: constant-vus, duration: 1s}
             flow: [{request: {path: "/{{user.name}}"}}]
-        """, CSV=str(path))
+        """,
+        CSV=str(path),
+    )
     with pytest.raises(ScenarioError) as err:
         load(scenario)
     assert str(err.value) == f"{scenario}:3: variables.user.file: {path}: {KINDS[kind]}"
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("user name,id\nann,1\n", "1: column 'user name' is not a name a template can use (letters, digits and _)"),
-    # The table goes to the engine as one string of NUL-separated cells: a NUL is refused.
-    ("name,id\nann,1\n\"b\x00b\",2\n", "3: holds a NUL character (a template cannot send one)"),
-], ids=["column name", "NUL"])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("user name,id\nann,1\n", "1: column 'user name' is not a name a template can use (letters, digits and _)"),
+        # The table goes to the engine as one string of NUL-separated cells: a NUL is refused.
+        ('name,id\nann,1\n"b\x00b",2\n', "3: holds a NUL character (a template cannot send one)"),
+    ],
+    ids=["column name", "NUL"],
+)
 def test_csv_files_hold_what_a_template_can_send(tmp_path, text, problem):
     (tmp_path / "users.csv").write_text(text)
-    scenario = write(tmp_path, """\
+    scenario = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9/
         variables:
           user: {type: csv, file: users.csv}
@@ -77,7 +89,8 @@ def test_csv_files_hold_what_a_template_can_send(tmp_path, text, problem):
           s:
             executor: {type: constant-vus, duration: 1s}
             flow: [{request: {path: "/{{user.id}}"}}]
-        """)
+        """,
+    )
     with pytest.raises(ScenarioError) as err:
         load(scenario)
     assert str(err.value) == f"{scenario}:3: variables.user.file: {tmp_path / 'users.csv'}:{problem}"

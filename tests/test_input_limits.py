@@ -11,11 +11,10 @@ import sys
 
 import pytest
 
+from conftest import SCRATCH
 from surge.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_PROBLEMS, MAX_SCENARIO_FILE_BYTES
 from surge.scenario import ScenarioError, load, loads
 from surge.scenario.lines import parse_yaml
-
-from conftest import SCRATCH
 
 HEAD = "target: http://127.0.0.1:9/\n"
 TAIL = "scenarios: {s: {executor: {type: constant-vus, duration: 1s}, flow: [{request: {path: /}}]}}\n"
@@ -31,11 +30,19 @@ def alias_bomb(levels: int, indent: str = "") -> str:
 def surge_limited(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """surge_limited runs the CLI with 1 GB of address space at most: a file that tried to
     take more fails the test instead of the machine."""
+
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    return subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, text=True,
-                          timeout=timeout, preexec_fn=limit, stdin=subprocess.DEVNULL, cwd=SCRATCH)
+    return subprocess.run(
+        [sys.executable, "-m", "surge", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=limit,
+        stdin=subprocess.DEVNULL,
+        cwd=SCRATCH,
+    )
 
 
 def refused(text: str) -> list[str]:
@@ -47,23 +54,49 @@ def refused(text: str) -> list[str]:
 
 LIMIT_ROWS = [
     # (id, text, "f.yaml:LINE: ..." prefix of the one line, fragment of its message)
-    ("alias bomb", HEAD + alias_bomb(9) + TAIL, "f.yaml:7: a5[0]",
-     f"aliases repeat more than {MAX_ALIAS_VALUES:,} values, the most a scenario file may (*a4 passes it)"),
-    ("alias bomb in variables", HEAD + "variables:\n" + alias_bomb(6, "  ") + TAIL, "f.yaml:8: variables.a5[0]",
-     "aliases repeat more than"),
-    ("alias inside its own value", HEAD + "x: &x [*x]\n" + TAIL, "f.yaml:2: x[0]",
-     "alias *x is inside the value &x names"),
+    (
+        "alias bomb",
+        HEAD + alias_bomb(9) + TAIL,
+        "f.yaml:7: a5[0]",
+        f"aliases repeat more than {MAX_ALIAS_VALUES:,} values, the most a scenario file may (*a4 passes it)",
+    ),
+    (
+        "alias bomb in variables",
+        HEAD + "variables:\n" + alias_bomb(6, "  ") + TAIL,
+        "f.yaml:8: variables.a5[0]",
+        "aliases repeat more than",
+    ),
+    (
+        "alias inside its own value",
+        HEAD + "x: &x [*x]\n" + TAIL,
+        "f.yaml:2: x[0]",
+        "alias *x is inside the value &x names",
+    ),
     ("alias of nothing", HEAD + "x: *nothing\n" + TAIL, "f.yaml:2", "*nothing"),
-    ("nesting past the limit", HEAD + "x: " + "[" * 1000 + "]" * 1000 + "\n" + TAIL, "f.yaml:2: x",
-     f"lists and mappings nest more than {MAX_DEPTH} levels deep"),
-    ("nesting through aliases", HEAD + "a: &a " + "[" * 40 + "]" * 40 + "\nb: &b " + "[" * 30 + "*a" + "]" * 30 +
-     "\n" + TAIL, "f.yaml:3: b", "through alias *a"),
+    (
+        "nesting past the limit",
+        HEAD + "x: " + "[" * 1000 + "]" * 1000 + "\n" + TAIL,
+        "f.yaml:2: x",
+        f"lists and mappings nest more than {MAX_DEPTH} levels deep",
+    ),
+    (
+        "nesting through aliases",
+        HEAD + "a: &a " + "[" * 40 + "]" * 40 + "\nb: &b " + "[" * 30 + "*a" + "]" * 30 + "\n" + TAIL,
+        "f.yaml:3: b",
+        "through alias *a",
+    ),
     ("unknown tag", "target: !foo http://127.0.0.1:9/\n" + TAIL, "f.yaml:1: target", "unknown tag '!foo'"),
     ("python tag", HEAD + "x: !!python/object:os.system {}\n" + TAIL, "f.yaml:2: x", "unknown tag '!!python/"),
     ("set tag", HEAD + "x: !!set {a, b}\n" + TAIL, "f.yaml:2: x", "unknown tag '!!set'"),
-    ("huge integer", HEAD + "scenarios: {s: {executor: {type: constant-vus, vus: " + "9" * 5000 +
-     ", duration: 1s}, flow: [{request: {}}]}}\n", "f.yaml:2: scenarios.s.executor.vus",
-     "a number of 5,000 characters: numbers may have at most 100"),
+    (
+        "huge integer",
+        HEAD
+        + "scenarios: {s: {executor: {type: constant-vus, vus: "
+        + "9" * 5000
+        + ", duration: 1s}, flow: [{request: {}}]}}\n",
+        "f.yaml:2: scenarios.s.executor.vus",
+        "a number of 5,000 characters: numbers may have at most 100",
+    ),
     ("infinite float", HEAD + "x: 1.0e+400\n" + TAIL, "f.yaml:2: x", "'1.0e+400' is not a finite number"),
     ("not a number", HEAD + "x: .nan\n" + TAIL, "f.yaml:2: x", "'.nan' is not a finite number"),
     ("explicit int that is not one", HEAD + "x: !!int abc\n" + TAIL, "f.yaml:2: x", "'abc' is not a number"),
@@ -104,8 +137,14 @@ def test_aliases_and_merges_within_the_limits_still_work():
 
 
 def test_explicit_plain_tags_are_accepted():
-    assert parse_yaml("a: !!str 5\nb: !!int '7'\nc: !!float '1.5'\nd: !!null ''\ne: !!map {}\nf: !!seq []\n"
-                      ).data == {"a": "5", "b": 7, "c": 1.5, "d": None, "e": {}, "f": []}
+    assert parse_yaml("a: !!str 5\nb: !!int '7'\nc: !!float '1.5'\nd: !!null ''\ne: !!map {}\nf: !!seq []\n").data == {
+        "a": "5",
+        "b": 7,
+        "c": 1.5,
+        "d": None,
+        "e": {},
+        "f": [],
+    }
 
 
 def test_a_file_larger_than_the_limit_is_refused_before_it_is_parsed(tmp_path):
@@ -143,20 +182,29 @@ def test_a_file_read_the_quick_way_still_names_the_line_of_each_mistake():
     # A valid-looking file is read without the lines of its keys; they are read again for
     # the mistakes found later (meaning checks), and duplicates are always exact.
     steps = "".join(f"      - request: {{path: /{i}}}\n" for i in range(200))
-    text = (HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:\n" + steps
-            + "      - request: {path: '/{{nope}}'}\n")
+    text = (
+        HEAD
+        + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow:\n"
+        + steps
+        + "      - request: {path: '/{{nope}}'}\n"
+    )
     assert parse_yaml(text, lines=False).has_lines is False
-    assert refused(text) == ["f.yaml:206: scenarios.s.flow[200].request.path: '{{nope}}' uses 'nope', which is "
-                             "not a variable or an earlier capture in scenario 's'"]
+    assert refused(text) == [
+        "f.yaml:206: scenarios.s.flow[200].request.path: '{{nope}}' uses 'nope', which is "
+        "not a variable or an earlier capture in scenario 's'"
+    ]
     twice = HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: []\n    flow: []\n"
     assert refused(twice)[0] == "f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"
     thrice = twice + "    flow: []\n"
-    assert refused(thrice)[:2] == ["f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)",
-                                   "f.yaml:7: scenarios.s.flow: duplicate key 'flow' (first given on line 5)"]
+    assert refused(thrice)[:2] == [
+        "f.yaml:6: scenarios.s.flow: duplicate key 'flow' (first given on line 5)",
+        "f.yaml:7: scenarios.s.flow: duplicate key 'flow' (first given on line 5)",
+    ]
     assert parse_yaml(twice, lines=False).has_lines is True
 
 
 def test_a_control_character_is_refused_at_its_line():
     assert refused(HEAD + "x: a\x01b\n" + TAIL) == [
-        'f.yaml:2: not valid YAML: the character U+0001 is not allowed (write it escaped in a double-quoted string, '
-        'e.g. "\\x01")']
+        "f.yaml:2: not valid YAML: the character U+0001 is not allowed (write it escaped in a double-quoted string, "
+        'e.g. "\\x01")'
+    ]

@@ -30,8 +30,9 @@ def _stop_line(stderr: str, sig: int) -> str:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_url_run_stopped_by_signal_prints_partial_summary(fresh_target, sig):
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4"], sig,
-                           lambda: fresh_target.received() > 0)
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4"], sig, lambda: fresh_target.received() > 0
+    )
     assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     assert "interrupted" in done.stdout
     assert "Latency (ms" in done.stdout
@@ -50,16 +51,23 @@ def test_signal_ignored_at_start_stays_ignored(fresh_target):
             return True
         return False
 
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--json"], signal.SIGINT,
-                           more_requests, ignored=(signal.SIGHUP,))
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--json"],
+        signal.SIGINT,
+        more_requests,
+        ignored=(signal.SIGHUP,),
+    )
     assert done.returncode == 130, done.stderr
     assert json.loads(done.stdout)["stop_signal"] == "SIGINT"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
 def test_url_run_stopped_by_signal_json_counts_match_server(fresh_target, sig):
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4", "--json"], sig,
-                           lambda: fresh_target.received() > 0)
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "4", "--json"],
+        sig,
+        lambda: fresh_target.received() > 0,
+    )
     assert done.returncode == SIGNAL_EXIT[sig], done.stderr
     doc = json.loads(done.stdout)
     assert doc["stop_reason"] == "interrupted"
@@ -90,19 +98,27 @@ teardown:
 /health, teardown DELETE /tasks/{id}, so /stats tells which phases ran."""
 
 
-def _signal_phased(target, tmp_path: Path, *, setup_iterations: int, json_output: bool, sig: int,
-                   once: str) -> subprocess.CompletedProcess:
+def _signal_phased(
+    target, tmp_path: Path, *, setup_iterations: int, json_output: bool, sig: int, once: str
+) -> subprocess.CompletedProcess:
     """_signal_phased runs PHASED and sends ``sig`` once the target has received a request on
     route ``once`` (the phase to interrupt is under way)."""
     path = write(tmp_path, PHASED, URL=target.url, SETUP=str(setup_iterations))
-    return run_and_signal(["run", str(path), *(["--json"] if json_output else [])], sig,
-                           lambda: _route(target, once) > 0)
+    return run_and_signal(
+        ["run", str(path), *(["--json"] if json_output else [])], sig, lambda: _route(target, once) > 0
+    )
 
 
 @pytest.mark.parametrize("json_output", [False, True])
 def test_signal_during_setup_stops_the_whole_run(fresh_target, tmp_path, json_output):
-    done = _signal_phased(fresh_target, tmp_path, setup_iterations=10_000_000, json_output=json_output,
-                          sig=signal.SIGINT, once="POST /tasks")
+    done = _signal_phased(
+        fresh_target,
+        tmp_path,
+        setup_iterations=10_000_000,
+        json_output=json_output,
+        sig=signal.SIGINT,
+        once="POST /tasks",
+    )
     assert done.returncode == 130, done.stderr
     assert _route(fresh_target, "POST /tasks") > 0
     assert _route(fresh_target, "GET /health") == 0, "the main phase ran after Ctrl-C in setup"
@@ -121,8 +137,9 @@ def test_signal_during_setup_stops_the_whole_run(fresh_target, tmp_path, json_ou
 
 @pytest.mark.parametrize("json_output", [False, True])
 def test_sigterm_during_main_phase_summarises_and_skips_teardown(fresh_target, tmp_path, json_output):
-    done = _signal_phased(fresh_target, tmp_path, setup_iterations=3, json_output=json_output,
-                          sig=signal.SIGTERM, once="GET /health")
+    done = _signal_phased(
+        fresh_target, tmp_path, setup_iterations=3, json_output=json_output, sig=signal.SIGTERM, once="GET /health"
+    )
     assert done.returncode == 143, done.stderr
     assert _route(fresh_target, "POST /tasks") == 3
     assert _route(fresh_target, "DELETE /tasks/{id}") == 0, "teardown ran after SIGTERM"

@@ -9,9 +9,9 @@ import json
 import signal
 
 import pytest
-from conftest import MIXED, intervals_logged, run_and_signal, surge, tiny_scenario, write
 from junitparser import Error, Failure, JUnitXml
 
+from conftest import MIXED, intervals_logged, run_and_signal, surge, tiny_scenario, write
 
 
 def cases(path):
@@ -33,16 +33,20 @@ def test_thresholds_and_checks_are_testcases_with_failures_carrying_the_observed
     assert suite.tests == len(doc["thresholds"]) + len(doc["checks"]) == 6
     thresholds = [c for c in testcases if c.classname == "surge.thresholds"]
     checks = [c for c in testcases if c.classname.startswith("surge.checks.")]
-    assert [c.name for c in thresholds] == ["p(95) < 10s [all]", "failure_rate < 1% [all]",
-                                            "p(99) < 10s [scenario 'ok', tag 'health']",
-                                            "checks > 0.4 [all]"]
+    assert [c.name for c in thresholds] == [
+        "p(95) < 10s [all]",
+        "failure_rate < 1% [all]",
+        "p(99) < 10s [scenario 'ok', tag 'health']",
+        "checks > 0.4 [all]",
+    ]
     for case, verdict in zip(thresholds, doc["thresholds"]):
         failures = [r for r in case.result if isinstance(r, Failure)]
         assert bool(failures) == (not verdict["passed"])
         if failures:
             assert failures[0].message == f"observed {verdict['observed_text']}: {verdict['status']}"
-    assert [(c.classname, c.name) for c in checks] == [(f"surge.checks.{k['scenario']}.{k['tag']}", k["name"])
-                                                       for k in doc["checks"]]
+    assert [(c.classname, c.name) for c in checks] == [
+        (f"surge.checks.{k['scenario']}.{k['tag']}", k["name"]) for k in doc["checks"]
+    ]
     for case, check in zip(checks, doc["checks"]):
         failures = [r for r in case.result if isinstance(r, Failure)]
         assert bool(failures) == (check["fails"] > 0)
@@ -63,13 +67,22 @@ def test_url_run_junit_has_no_testcases_and_names_the_run(fresh_target, tmp_path
 
 
 def test_interrupted_run_still_writes_its_junit(fresh_target, tmp_path):
-    path = tiny_scenario(tmp_path, fresh_target.url, iterations=10_000_000, extra="""\
+    path = tiny_scenario(
+        tmp_path,
+        fresh_target.url,
+        iterations=10_000_000,
+        extra="""\
         thresholds:
           - "p(95) < 10s"
-        """)
+        """,
+    )
     junit, out = tmp_path / "v.xml", tmp_path / "rec"
-    done = run_and_signal(["run", str(path), "--junit", str(junit), "--out", str(out)], signal.SIGINT,
-                          lambda: intervals_logged(out) >= 1, cwd=tmp_path)
+    done = run_and_signal(
+        ["run", str(path), "--junit", str(junit), "--out", str(out)],
+        signal.SIGINT,
+        lambda: intervals_logged(out) >= 1,
+        cwd=tmp_path,
+    )
     assert done.returncode == 130, done.stderr
     suite, testcases = cases(junit)
     assert [c.name for c in testcases] == ["p(95) < 10s [all]"] and suite.failures == 0
@@ -86,10 +99,13 @@ def test_unreachable_target_junit_is_an_error(tmp_path):
     assert errors[0].message == run.stderr.splitlines()[-1].removeprefix("surge: error: ")
 
 
-@pytest.mark.parametrize("where, message", [
-    ("dir", "is a directory"),
-    ("missing/v.xml", "does not exist (create it, or choose another file)"),
-])
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        ("dir", "is a directory"),
+        ("missing/v.xml", "does not exist (create it, or choose another file)"),
+    ],
+)
 def test_a_junit_path_that_cannot_be_written_is_refused_before_the_run(fresh_target, tmp_path, where, message):
     (tmp_path / "dir").mkdir()
     run = surge("run", f"{fresh_target.url}/health", "-n", "1", "--junit", str(tmp_path / where), "--no-save")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import tiny_scenario
 
+from conftest import tiny_scenario
 from surge import exit_codes
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
@@ -39,21 +39,38 @@ def dev_full() -> tuple[int, Callable[[], None]]:
     return fd, lambda: os.close(fd)
 
 
-def start(args: list[str], cwd: Path, *, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE,
-          close: tuple[int, ...] = (), env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def start(
+    args: list[str],
+    cwd: Path,
+    *,
+    stdout: Any = subprocess.PIPE,
+    stderr: Any = subprocess.PIPE,
+    close: tuple[int, ...] = (),
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """start runs ``surge ARGS`` in ``cwd`` with the given stdout and stderr, the descriptors
     ``close`` closed in the child (``2>&-``), and waits for it."""
+
     def closing() -> None:
         for fd in close:
             os.close(fd)
 
-    return subprocess.run([sys.executable, "-m", "surge", *args], stdout=stdout, stderr=stderr, text=True,
-                          stdin=subprocess.DEVNULL, cwd=cwd, timeout=120, preexec_fn=closing,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "surge", *args],
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        timeout=120,
+        preexec_fn=closing,
+        env={**os.environ, **(env or {})},
+    )
 
 
-def start_into(make_stdout: Callable[[], tuple[int, Callable[[], None]]], args: list[str],
-               cwd: Path) -> subprocess.CompletedProcess[str]:
+def start_into(
+    make_stdout: Callable[[], tuple[int, Callable[[], None]]], args: list[str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
     """start_into runs ``surge ARGS`` with stdout on what ``make_stdout`` opens (and closes after)."""
     fd, done = make_stdout()
     try:
@@ -92,10 +109,24 @@ STDOUT_FAILURES = [
 
 @pytest.mark.parametrize("json_output", [False, True], ids=["summary", "json"])
 @pytest.mark.parametrize("case, make_stdout, why", STDOUT_FAILURES, ids=[c[0] for c in STDOUT_FAILURES])
-def test_a_failed_stdout_costs_the_output_not_the_record(fresh_target, tmp_path, history_db, case, make_stdout,
-                                                         why, json_output):
-    proc = start_into(make_stdout, ["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec",
-                      *(["--json"] if json_output else [])], tmp_path)
+def test_a_failed_stdout_costs_the_output_not_the_record(
+    fresh_target, tmp_path, history_db, case, make_stdout, why, json_output
+):
+    proc = start_into(
+        make_stdout,
+        [
+            "run",
+            f"{fresh_target.url}/health",
+            "-n",
+            "50",
+            "-c",
+            "2",
+            "--out",
+            "rec",
+            *(["--json"] if json_output else []),
+        ],
+        tmp_path,
+    )
     assert proc.returncode == exit_codes.OUTPUT_FAILED, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[-1].startswith(OUTPUT_FAILED_LINE + why), proc.stderr
@@ -104,18 +135,24 @@ def test_a_failed_stdout_costs_the_output_not_the_record(fresh_target, tmp_path,
 
 
 def test_a_closed_stdout_costs_the_output_not_the_record(fresh_target, tmp_path, history_db):
-    proc = start(["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"], tmp_path, close=(1,),
-                 stdout=None)
+    proc = start(
+        ["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"], tmp_path, close=(1,), stdout=None
+    )
     assert proc.returncode == exit_codes.OUTPUT_FAILED, proc.stderr
     assert proc.stderr.splitlines()[-1].startswith(OUTPUT_FAILED_LINE + "it is closed"), proc.stderr
     assert_record_complete(tmp_path / "rec", history_db)
 
 
 def test_a_failed_stdout_keeps_the_runs_own_exit_code(fresh_target, tmp_path, history_db):
-    path = tiny_scenario(tmp_path, fresh_target.url, iterations=5, extra="""\
+    path = tiny_scenario(
+        tmp_path,
+        fresh_target.url,
+        iterations=5,
+        extra="""\
         thresholds:
           - "p(95) < 0.000001ms"
-        """)
+        """,
+    )
     proc = start_into(closed_pipe, ["run", str(path), "--out", "rec"], tmp_path)
     assert proc.returncode == exit_codes.THRESHOLDS_FAILED, proc.stderr
     assert any(line.startswith(OUTPUT_FAILED_LINE) for line in proc.stderr.splitlines()), proc.stderr
@@ -123,8 +160,15 @@ def test_a_failed_stdout_keeps_the_runs_own_exit_code(fresh_target, tmp_path, hi
     assert summary["meta"]["complete"] is True and summary["thresholds"][0]["passed"] is False
 
 
-LOOKALIKES = [("·", "ascii", "-"), ("200 × 5", "ascii", "200 x 5"), ("4.2 µs", "ascii", "4.2 us"),
-              ("café", "ascii", "cafe"), ("━╇│", "ascii", "-?|"), ("中", "latin-1", "?"), ("±·", "latin-1", "±·")]
+LOOKALIKES = [
+    ("·", "ascii", "-"),
+    ("200 × 5", "ascii", "200 x 5"),
+    ("4.2 µs", "ascii", "4.2 us"),
+    ("café", "ascii", "cafe"),
+    ("━╇│", "ascii", "-?|"),
+    ("中", "latin-1", "?"),
+    ("±·", "latin-1", "±·"),
+]
 """LOOKALIKES: text, an encoding that cannot hold all of it, and what it degrades to."""
 
 
@@ -136,8 +180,11 @@ def test_what_an_encoding_cannot_hold_degrades_to_ascii_lookalikes(text, encodin
 
 
 def test_an_ascii_terminal_gets_ascii_lookalikes(fresh_target, tmp_path, history_db):
-    proc = start(["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"], tmp_path,
-                 env={"PYTHONIOENCODING": "ascii"})
+    proc = start(
+        ["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"],
+        tmp_path,
+        env={"PYTHONIOENCODING": "ascii"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "responses/s - " in proc.stdout  # "·" became "-"
@@ -146,8 +193,9 @@ def test_an_ascii_terminal_gets_ascii_lookalikes(fresh_target, tmp_path, history
 
 
 def test_a_closed_stderr_costs_nothing(fresh_target, tmp_path, history_db):
-    proc = start(["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"], tmp_path, close=(2,),
-                 stderr=None)
+    proc = start(
+        ["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"], tmp_path, close=(2,), stderr=None
+    )
     assert proc.returncode == 0
     assert "Latency" in proc.stdout
     assert_record_complete(tmp_path / "rec", history_db)

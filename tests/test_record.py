@@ -19,8 +19,24 @@ from hdrh.log import HistogramLogReader
 
 from conftest import intervals_logged, run_and_signal, tiny_scenario, write
 
-FILES_OF_URL_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "command.txt", "report.md", "report.html", "charts"}
-FILES_OF_FILE_RUN = {"summary.json", "timeseries.csv", "latency.hlog", "scenario.yaml", "report.md", "report.html", "charts"}
+FILES_OF_URL_RUN = {
+    "summary.json",
+    "timeseries.csv",
+    "latency.hlog",
+    "command.txt",
+    "report.md",
+    "report.html",
+    "charts",
+}
+FILES_OF_FILE_RUN = {
+    "summary.json",
+    "timeseries.csv",
+    "latency.hlog",
+    "scenario.yaml",
+    "report.md",
+    "report.html",
+    "charts",
+}
 SECRET = "SECRET-d41d8cd98f00"
 
 SCENARIO = """\
@@ -41,8 +57,14 @@ scenarios:
 
 def run_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """run_in runs ``surge ARGS`` in ``cwd`` (where its results directory goes)."""
-    return subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "surge", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
 
 
 def only_record(cwd: Path) -> Path:
@@ -81,7 +103,10 @@ def assert_consistent(record: Path) -> dict[str, Any]:
     assert len(lines) == len(intervals)
     for line, interval in zip(lines, intervals):
         assert len(line) == 4 and line[3].startswith("HIST")
-        assert abs(float(line[2]) - interval["latency"]["all"]["max_ms"]) <= 0.001 * interval["latency"]["all"]["max_ms"] + 0.0005
+        assert (
+            abs(float(line[2]) - interval["latency"]["all"]["max_ms"])
+            <= 0.001 * interval["latency"]["all"]["max_ms"] + 0.0005
+        )
         assert float(line[0]) == round(interval["start_s"], 3)
     assert read_with_hdrh(record) == [(i["latency"]["all"]["count"], i["latency"]["all"]["max_ms"]) for i in intervals]
     return doc
@@ -128,8 +153,11 @@ def test_url_run_writes_its_record_under_results(tmp_path, fresh_target):
     header = (record / "latency.hlog").read_text().splitlines()[:4]
     assert re.fullmatch(r"#\[StartTime: \d+\.\d{3} \(seconds since epoch\), .*\]", header[0])
     start = re.match(r"#\[StartTime: (\S+) ", header[0])[1]  # type: ignore[index]
-    assert header[1:] == [f"#[BaseTime: {start} (seconds since epoch)]", "#[MaxValueDivisor: 1000.000]",
-                          '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
+    assert header[1:] == [
+        f"#[BaseTime: {start} (seconds since epoch)]",
+        "#[MaxValueDivisor: 1000.000]",
+        '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+    ]
     assert_no_secret(tmp_path)
 
 
@@ -192,8 +220,12 @@ def test_sigterm_mid_run_leaves_an_incomplete_record_with_the_intervals_so_far(t
         before.update(summary(out))
         return True
 
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
-                          signal.SIGTERM, two_intervals, cwd=tmp_path)
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
+        signal.SIGTERM,
+        two_intervals,
+        cwd=tmp_path,
+    )
     assert before["meta"]["complete"] is False and "intervals" not in before
     assert done.returncode == 143, done.stderr
     doc = assert_consistent(out)
@@ -212,8 +244,9 @@ def test_unreachable_target_keeps_a_record_saying_nothing_was_sent(tmp_path):
         assert run.returncode == 3, run.stderr
         assert run.stdout == ""
         lines = run.stderr.splitlines()
-        assert lines[-2].startswith("results: results/") and lines[-1].startswith("surge: error: target 127.0.0.1:1 "
-                                                                                    "is not reachable")
+        assert lines[-2].startswith("results: results/") and lines[-1].startswith(
+            "surge: error: target 127.0.0.1:1 is not reachable"
+        )
         record = tmp_path / lines[-2].removeprefix("results: ")
         doc = validate_file(record)
         assert doc["meta"]["complete"] is False and doc["meta"]["ended_at"] is not None
@@ -225,11 +258,15 @@ def test_unreachable_target_keeps_a_record_saying_nothing_was_sent(tmp_path):
 def test_unreachable_scenario_file_judges_its_thresholds_on_no_data(tmp_path):
     from surge.record.schema import validate_file
 
-    path = tiny_scenario(tmp_path, "http://127.0.0.1:1", extra="""\
+    path = tiny_scenario(
+        tmp_path,
+        "http://127.0.0.1:1",
+        extra="""\
         thresholds:
           - "p(95) < 300ms"
           - {expr: "failure_rate < 1%", no_data: pass}
-        """)
+        """,
+    )
     run = run_in(tmp_path, "run", str(path), "--out", "rec")
     assert run.returncode == 3, run.stderr
     doc = validate_file(tmp_path / "rec")
@@ -252,8 +289,19 @@ def test_timeseries_splits_failures_by_class_and_measures_generator_cpu(tmp_path
 
     out = tmp_path / "rec"
     # /delay/2000 answers after 2 s, past the 300 ms timeout: every request times out.
-    run = run_in(tmp_path, "run", f"{fresh_target.url}/delay/2000", "-d", "2s", "-c", "2", "--timeout", "300ms",
-                 "--out", str(out))
+    run = run_in(
+        tmp_path,
+        "run",
+        f"{fresh_target.url}/delay/2000",
+        "-d",
+        "2s",
+        "-c",
+        "2",
+        "--timeout",
+        "300ms",
+        "--out",
+        str(out),
+    )
     assert run.returncode == 0, run.stderr
     assert (out / "timeseries.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
     doc = assert_consistent(out)

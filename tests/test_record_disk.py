@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import tiny_scenario
 
+from conftest import tiny_scenario
 from surge.record.schema import validate_file
 
 DISK_BYTES = 256 * 1024
@@ -25,8 +25,9 @@ def small_disk(tmp_path):
     is not permitted), unmounted afterwards."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES}", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -45,8 +46,14 @@ def fill(disk: Path, leave_pages: int) -> Path:
 
 
 def surge_in(cwd: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "surge", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.Popen(
+        [sys.executable, "-m", "surge", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
 
 
 def warnings(stderr: str) -> list[str]:
@@ -54,18 +61,26 @@ def warnings(stderr: str) -> list[str]:
 
 
 def test_disk_full_during_the_run_warns_once_and_the_run_completes_with_its_exit_code(
-        fresh_target, tmp_path, small_disk):
-    path = tiny_scenario(tmp_path, fresh_target.url, iterations=30, extra="""\
+    fresh_target, tmp_path, small_disk
+):
+    path = tiny_scenario(
+        tmp_path,
+        fresh_target.url,
+        iterations=30,
+        extra="""\
         thresholds:
           - "p(95) < 0.000001ms"
-        """)
+        """,
+    )
     fill(small_disk, leave_pages=2)  # summary.json and scenario.yaml fit; timeseries.csv does not
     out = small_disk / "rec"
     proc = surge_in(tmp_path, "run", str(path), "--out", str(out))
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 99, stderr  # the threshold's verdict, as without the full disk
-    assert warnings(stderr) == [f"surge: warning: cannot write {out}/timeseries.csv: No space left on device; "
-                                "the results directory is left incomplete (the run goes on)"]
+    assert warnings(stderr) == [
+        f"surge: warning: cannot write {out}/timeseries.csv: No space left on device; "
+        "the results directory is left incomplete (the run goes on)"
+    ]
     assert "Traceback" not in stderr
     assert "p(95) < 0.000001ms" in stdout  # the summary was printed
     assert fresh_target.received() == 30
@@ -98,7 +113,9 @@ def test_a_disk_full_from_the_start_loses_nothing_but_the_directory(fresh_target
     proc = surge_in(tmp_path, "run", f"{fresh_target.url}/health", "-n", "10", "-c", "1", "--out", str(out), "--json")
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
-    assert warnings(stderr) == [f"surge: warning: cannot write {out}/summary.json: No space left on device; "
-                                "the results directory is left incomplete (the run goes on)"]
+    assert warnings(stderr) == [
+        f"surge: warning: cannot write {out}/summary.json: No space left on device; "
+        "the results directory is left incomplete (the run goes on)"
+    ]
     assert json.loads(stdout)["requests"]["responses"] == 10
     assert list(out.iterdir()) == []

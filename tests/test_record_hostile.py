@@ -17,11 +17,11 @@ import pytest
 
 from conftest import surge
 from hostile_records import IMPORTS, RECORDS, edit_summary, hey, record_directory
-from test_fuzz_input import run_child
 from surge.errors import BadInput
 from surge.history.stored import StoredRun
 from surge.imports import Source, load
 from surge.record.writer import write_summary
+from test_fuzz_input import run_child
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
@@ -63,12 +63,15 @@ def test_a_hand_edited_summary_is_refused_in_one_line_naming_the_field(tmp_path,
     _one_line(refused.value, directory / "summary.json", names)
 
 
-@pytest.mark.parametrize("file, edit, names", [
-    ("timeseries.csv", lambda t: t + "1.0,all,x\n", "timeseries.csv:"),
-    ("timeseries.csv", lambda t: t.replace(",all,", ",all,nan,", 1), "timeseries.csv:2"),
-    ("latency.hlog", lambda t: t + "0.000,1.000,2.000,HISTbad\n", "latency.hlog:"),
-    ("latency.hlog", lambda t: t + "nan,1.000,2.000\n", "latency.hlog:"),
-])
+@pytest.mark.parametrize(
+    "file, edit, names",
+    [
+        ("timeseries.csv", lambda t: t + "1.0,all,x\n", "timeseries.csv:"),
+        ("timeseries.csv", lambda t: t.replace(",all,", ",all,nan,", 1), "timeseries.csv:2"),
+        ("latency.hlog", lambda t: t + "0.000,1.000,2.000,HISTbad\n", "latency.hlog:"),
+        ("latency.hlog", lambda t: t + "nan,1.000,2.000\n", "latency.hlog:"),
+    ],
+)
 def test_a_hand_edited_time_series_or_log_is_refused_naming_its_line(tmp_path, record, file, edit, names):
     directory = shutil.copytree(record, tmp_path / "run")
     (directory / file).write_text(edit((directory / file).read_text()))
@@ -98,8 +101,9 @@ def test_an_imports_memory_and_output_grow_with_its_rows_not_the_time_it_claims(
     csv = tmp_path / "far.csv"
     csv.write_text(hey(("0.0100", "200", "0"), ("0.0100", "200", "100000")))
     out = tmp_path / "out"
-    code, _out, err, rss = run_child(["-m", "surge", "import", str(csv), "--out", str(out), "--db",
-                                      str(tmp_path / "h.db")], timeout=60)
+    code, _out, err, rss = run_child(
+        ["-m", "surge", "import", str(csv), "--out", str(out), "--db", str(tmp_path / "h.db")], timeout=60
+    )
     assert code == 0, err[-2000:]
     doc = json.loads((out / "summary.json").read_text())
     assert doc["elapsed_s"] == pytest.approx(100_000.01)

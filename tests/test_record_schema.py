@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import intervals_logged, run_and_signal, surge
 
+from conftest import intervals_logged, run_and_signal, surge
 from surge.record.schema import RecordSchemaError, load_schema, problems, validate, validate_file
 
 TASK_API = Path(__file__).parent / "scenarios" / "task-api.yaml"
@@ -44,8 +44,20 @@ def test_url_run_record_validates(url_record):
 
 def test_scenario_file_run_record_validates(target, tmp_path):
     out = tmp_path / "rec"
-    run = surge("run", str(TASK_API), "--target", target.url, "--time-scale", "0.03", "--out", str(out),
-                "--tag", "storage=gopool", "--tag", "build=abc123")
+    run = surge(
+        "run",
+        str(TASK_API),
+        "--target",
+        target.url,
+        "--time-scale",
+        "0.03",
+        "--out",
+        str(out),
+        "--tag",
+        "storage=gopool",
+        "--tag",
+        "build=abc123",
+    )
     assert run.code in (0, 99), run.stderr
     doc = validate_file(out)
     assert {s["name"] for s in doc["scenarios"]} == {"reads", "writes"}
@@ -56,8 +68,12 @@ def test_scenario_file_run_record_validates(target, tmp_path):
 
 def test_sigint_mid_run_record_validates(fresh_target, tmp_path):
     out = tmp_path / "rec"
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
-                          signal.SIGINT, lambda: intervals_logged(out) >= 2, cwd=tmp_path)
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
+        signal.SIGINT,
+        lambda: intervals_logged(out) >= 2,
+        cwd=tmp_path,
+    )
     assert done.returncode == 130, done.stderr
     doc = validate_file(out)
     assert doc["meta"]["complete"] is False
@@ -66,8 +82,12 @@ def test_sigint_mid_run_record_validates(fresh_target, tmp_path):
 
 def test_killed_run_record_holds_meta_alone_and_validates(fresh_target, tmp_path):
     out = tmp_path / "rec"
-    done = run_and_signal(["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
-                          signal.SIGKILL, lambda: intervals_logged(out) >= 1, cwd=tmp_path)
+    done = run_and_signal(
+        ["run", f"{fresh_target.url}/health", "-d", "60s", "-c", "2", "--out", str(out)],
+        signal.SIGKILL,
+        lambda: intervals_logged(out) >= 1,
+        cwd=tmp_path,
+    )
     assert done.returncode == -signal.SIGKILL
     doc = validate_file(out)
     assert list(doc) == ["meta"] and doc["meta"]["complete"] is False
@@ -81,8 +101,12 @@ def test_an_imported_run_with_figures_missing_validates(url_record):
     doc["requests"].update(unanswered=None, interrupted_unsent=None, late=None, bytes_sent=None)
     doc.update(generator=None, histograms=None, elapsed_s=None, threads=None, peak_open_connections=None)
     del doc["intervals"]
-    doc["meta"].update(tool="k6", source={"file": "summary.json", "sha256": "0" * 64,
-                                                       "format": "k6-summary-export", "start_from": "file-mtime"}, environment=None, command=None)
+    doc["meta"].update(
+        tool="k6",
+        source={"file": "summary.json", "sha256": "0" * 64, "format": "k6-summary-export", "start_from": "file-mtime"},
+        environment=None,
+        command=None,
+    )
     validate(doc)
 
 
@@ -93,6 +117,7 @@ def _drop(path: str):
         for key in parents:
             node = node[int(key)] if key.isdigit() else node[key]
         del node[last]
+
     return mutate
 
 

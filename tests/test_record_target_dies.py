@@ -10,7 +10,6 @@ import signal
 import sqlite3
 
 from conftest import intervals_logged, start_surge, surge_in, wait_for, write
-
 from surge.record.schema import validate_file
 from surge.target import TargetProcess
 
@@ -56,7 +55,6 @@ teardown:
 
 
 def test_a_teardown_that_finds_the_target_gone_keeps_the_measured_results(tmp_path, history_db):
-
 
     out = tmp_path / "record"
     with TargetProcess() as target:

@@ -23,14 +23,25 @@ def _recomputed(values: list[float]) -> dict[str, float]:
     n = len(x)
     mean, sd = float(np.mean(x)), float(np.std(x, ddof=1))
     half = float(stats.t.ppf(0.975, n - 1)) * sd / np.sqrt(n)
-    return {"n": n, "mean": mean, "sd": sd, "ci_low": mean - half, "ci_high": mean + half,
-            "median": float(np.median(x)), "min": float(np.min(x)), "max": float(np.max(x)),
-            "cv": sd / abs(mean) if mean else None}
+    return {
+        "n": n,
+        "mean": mean,
+        "sd": sd,
+        "ci_low": mean - half,
+        "ci_high": mean + half,
+        "median": float(np.median(x)),
+        "min": float(np.min(x)),
+        "max": float(np.max(x)),
+        "cv": sd / abs(mean) if mean else None,
+    }
 
 
 def _figure_of(summary: dict, figure: str) -> float:
-    places = {"responses_per_s": ("throughput", "responses_per_s"), "successes_per_s": ("throughput", "successes_per_s"),
-              "failure_rate": ("requests", "failure_rate")}
+    places = {
+        "responses_per_s": ("throughput", "responses_per_s"),
+        "successes_per_s": ("throughput", "successes_per_s"),
+        "failure_rate": ("requests", "failure_rate"),
+    }
     keys = places.get(figure, ("latency", "all", figure))
     value = summary
     for key in keys:
@@ -40,8 +51,9 @@ def _figure_of(summary: dict, figure: str) -> float:
 
 def test_repeat_statistics_equal_scipy_recomputed_from_each_run_summary(target, history_db, tmp_path):
     out = tmp_path / "exp"
-    run = surge("repeat", f"{target.url}/health", "-d", "1s", "-c", "2", "-n", "3", "--out", str(out),
-                "--tag", "build=abc")
+    run = surge(
+        "repeat", f"{target.url}/health", "-d", "1s", "-c", "2", "-n", "3", "--out", str(out), "--tag", "build=abc"
+    )
     assert run.code == 0, run.stderr
     progress = [line for line in run.stderr.splitlines() if line.startswith("repeat ")]
     assert [line.split(":")[0] for line in progress] == ["repeat 1/3", "repeat 2/3", "repeat 3/3"], run.stderr
@@ -55,8 +67,12 @@ def test_repeat_statistics_equal_scipy_recomputed_from_each_run_summary(target, 
         assert directory.parent.name == "runs" and directory.name.startswith(f"{position:02d}-repeat-")
         summary = validate_file(directory)
         assert summary["meta"]["run_id"] == entry["run_id"] and summary["meta"]["complete"] is True
-        assert summary["meta"]["experiment"] == {"id": doc["experiment_id"], "kind": "repeat", "position": position,
-                                                 "role": f"repeat {position}/3"}
+        assert summary["meta"]["experiment"] == {
+            "id": doc["experiment_id"],
+            "kind": "repeat",
+            "position": position,
+            "role": f"repeat {position}/3",
+        }
         assert summary["meta"]["tags"] == {"build": "abc"}
         summaries.append(summary)
     statistics = doc["analysis"]["statistics"]
@@ -70,10 +86,14 @@ def test_repeat_statistics_equal_scipy_recomputed_from_each_run_summary(target, 
 
     # The history holds the experiment and its three runs, linked in order.
     db = sqlite3.connect(history_db)
-    row = db.execute("SELECT kind, complete, directory FROM experiments WHERE id = ?", (doc["experiment_id"],)).fetchone()
+    row = db.execute(
+        "SELECT kind, complete, directory FROM experiments WHERE id = ?", (doc["experiment_id"],)
+    ).fetchone()
     assert row == ("repeat", 1, str(out))
-    linked = db.execute("SELECT run_id, position, role FROM experiment_runs WHERE experiment_id = ? ORDER BY position",
-                        (doc["experiment_id"],)).fetchall()
+    linked = db.execute(
+        "SELECT run_id, position, role FROM experiment_runs WHERE experiment_id = ? ORDER BY position",
+        (doc["experiment_id"],),
+    ).fetchall()
     assert linked == [(e["run_id"], i, f"repeat {i}/3") for i, e in enumerate(doc["runs"], 1)]
     assert db.execute("SELECT count(*) FROM runs WHERE complete = 1").fetchone()[0] == 3
 
@@ -83,16 +103,23 @@ def test_repeat_statistics_equal_scipy_recomputed_from_each_run_summary(target, 
         assert again.code == 0 and again.stdout == run.stdout, again.stderr
     assert surge("show", "--experiment", "last", "--json").json() == doc
     listed = surge("experiments", "--json").json()
-    assert [(e["id"], e["kind"], e["runs"], e["complete"]) for e in listed] == [(doc["experiment_id"], "repeat", 3, True)]
+    assert [(e["id"], e["kind"], e["runs"], e["complete"]) for e in listed] == [
+        (doc["experiment_id"], "repeat", 3, True)
+    ]
     assert surge("experiments", "--kind", "sweep").stdout.startswith("no experiments of kind sweep")
 
 
 def test_repeat_threshold_verdicts_per_run_and_overall_exit_99(target, tmp_path):
-    scenario = tiny_scenario(tmp_path, target.url, iterations=20, extra="""
+    scenario = tiny_scenario(
+        tmp_path,
+        target.url,
+        iterations=20,
+        extra="""
         thresholds:
           - "p(95) < 0.0001ms"
           - "failure_rate < 50%"
-        """)
+        """,
+    )
     run = surge("repeat", str(scenario), "-n", "2", "--json")
     assert run.code == 99, run.stderr
     assert run.stderr.rstrip().splitlines()[-1] == "surge: 2 of 2 runs failed a threshold (run 1, 2)"
@@ -109,9 +136,14 @@ def test_repeat_threshold_verdicts_per_run_and_overall_exit_99(target, tmp_path)
 
 
 def test_repeat_passing_thresholds_say_n_of_n_passed(target, tmp_path):
-    scenario = tiny_scenario(tmp_path, target.url, iterations=5, extra="""
+    scenario = tiny_scenario(
+        tmp_path,
+        target.url,
+        iterations=5,
+        extra="""
         thresholds: ["failure_rate < 50%"]
-        """)
+        """,
+    )
     run = surge("repeat", str(scenario), "-n", "2")
     assert run.code == 0, run.stderr
     assert "2 of 2 runs passed their thresholds" in run.stdout
@@ -127,17 +159,24 @@ def _experiment(out: Path) -> dict:
 def test_ctrl_c_during_run_2_keeps_run_1_and_says_incomplete(target, history_db, tmp_path):
     out = tmp_path / "stopped"
     second = out / "runs" / "02-repeat-2-3"
-    proc = run_and_signal(["repeat", f"{target.url}/health", "-d", "3s", "-c", "2", "-n", "3", "--out", str(out)],
-                          signal.SIGINT, lambda: intervals_logged(second) >= 1)
+    proc = run_and_signal(
+        ["repeat", f"{target.url}/health", "-d", "3s", "-c", "2", "-n", "3", "--out", str(out)],
+        signal.SIGINT,
+        lambda: intervals_logged(second) >= 1,
+    )
     assert proc.returncode == 130, proc.stderr
-    assert proc.stderr.rstrip().splitlines()[-1] == \
-        "surge: stopped by SIGINT: experiment incomplete: 1 of 3 runs completed (kept in the history)"
+    assert (
+        proc.stderr.rstrip().splitlines()[-1]
+        == "surge: stopped by SIGINT: experiment incomplete: 1 of 3 runs completed (kept in the history)"
+    )
     assert "experiment incomplete: stopped by SIGINT; 1 completed run(s) kept in the history" in proc.stdout
     doc = _experiment(out)
     validate_experiment(doc)
     assert doc["complete"] is False and doc["stop_signal"] == "SIGINT"
     assert [(e["role"], e["complete"], e["stop_reason"]) for e in doc["runs"]] == [
-        ("repeat 1/3", True, "duration"), ("repeat 2/3", False, "interrupted")]
+        ("repeat 1/3", True, "duration"),
+        ("repeat 2/3", False, "interrupted"),
+    ]
     assert doc["analysis"]["used"] == ["1"] and doc["analysis"]["statistics"]["p50_ms"]["n"] == 1
     assert not (out / "runs" / "03-repeat-3-3").exists()
     db = sqlite3.connect(history_db)
@@ -148,8 +187,11 @@ def test_ctrl_c_during_run_2_keeps_run_1_and_says_incomplete(target, history_db,
 
 def test_sigterm_during_the_cooldown_keeps_the_runs_done_and_exits_143(target, tmp_path):
     out = tmp_path / "cooling"
-    proc = run_and_signal(["repeat", f"{target.url}/health", "-d", "1s", "-c", "2", "-n", "3", "--cooldown", "60s",
-                           "--out", str(out)], signal.SIGTERM, lambda: len(_experiment(out).get("runs", [])) == 1)
+    proc = run_and_signal(
+        ["repeat", f"{target.url}/health", "-d", "1s", "-c", "2", "-n", "3", "--cooldown", "60s", "--out", str(out)],
+        signal.SIGTERM,
+        lambda: len(_experiment(out).get("runs", [])) == 1,
+    )
     assert proc.returncode == 143, proc.stderr
     assert "experiment incomplete: 1 of 3 runs completed" in proc.stderr
     doc = _experiment(out)
@@ -157,20 +199,24 @@ def test_sigterm_during_the_cooldown_keeps_the_runs_done_and_exits_143(target, t
     assert [e["complete"] for e in doc["runs"]] == [True]
 
 
-@pytest.mark.parametrize("args, error", [
-    (["-n", "0"], "surge: error: -n/--runs: must be from 1 to 1,000, got 0"),
-    (["--cooldown", "soon"], "surge: error: --cooldown: "),
-    (["--cooldown", "-1s"], "surge: error: --cooldown: "),
-    (["--cv-limit", "lots"], "surge: error: --cv-limit: expected a percentage above 0 such as 10%, got 'lots'"),
-    (["--time-scale", "2"], "surge: error: --time-scale: only applies to a scenario file"),
-    (["--watch-pid", "0"], "surge: error: --watch-pid: must be a process id above zero, got 0"),
-    (["--watch-pid", "4194999"], "surge: error: --watch-pid: no process 4194999"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (["-n", "0"], "surge: error: -n/--runs: must be from 1 to 1,000, got 0"),
+        (["--cooldown", "soon"], "surge: error: --cooldown: "),
+        (["--cooldown", "-1s"], "surge: error: --cooldown: "),
+        (["--cv-limit", "lots"], "surge: error: --cv-limit: expected a percentage above 0 such as 10%, got 'lots'"),
+        (["--time-scale", "2"], "surge: error: --time-scale: only applies to a scenario file"),
+        (["--watch-pid", "0"], "surge: error: --watch-pid: must be a process id above zero, got 0"),
+        (["--watch-pid", "4194999"], "surge: error: --watch-pid: no process 4194999"),
+    ],
+)
 def test_repeat_bad_input_is_one_line_exit_2_before_any_run(args, error):
     run = surge("repeat", "http://127.0.0.1:9/", "-d", "1s", *args)
     assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
     assert not (Path(SCRATCH) / "results").exists() or not any(
-        p.name.endswith("-repeat-127.0.0.1-9") for p in (Path(SCRATCH) / "results").iterdir())
+        p.name.endswith("-repeat-127.0.0.1-9") for p in (Path(SCRATCH) / "results").iterdir()
+    )
 
 
 def test_repeat_refuses_an_out_directory_holding_an_experiment(tmp_path):

@@ -88,7 +88,10 @@ def test_a_run_that_failed_two_of_three_thresholds_says_so_first(watched):
     tables = parse_tables(text)
     checks = tables["Thresholds, pass or fail"]
     assert [(r["threshold"], r["verdict"]) for r in checks] == [
-        ("p(95) < 200ms", "pass"), ("p(99) < 1us", "fail"), ("rate > 10000000", "fail")]
+        ("p(95) < 200ms", "pass"),
+        ("p(99) < 1us", "fail"),
+        ("rate > 10000000", "fail"),
+    ]
     for entry, threshold in zip(checks, summary["thresholds"], strict=True):
         assert entry["observed"] == threshold["observed_text"]
     executive = tables["Executive summary"]
@@ -102,25 +105,32 @@ def test_a_run_that_failed_two_of_three_thresholds_says_so_first(watched):
     assert first < body.index("Results") and first < body.index("Charts")
     assert "FAILED: 2 of 3 thresholds failed (p(99) < 1us; rate > 10000000); exit code 99." in body[:2000]
     for threshold in summary["thresholds"]:
-        assert threshold["observed_text"] in body[first:body.index("Results")]
+        assert threshold["observed_text"] in body[first : body.index("Results")]
 
 
 def test_thresholds_are_drawn_on_the_charts_they_bound(watched):
     run = StoredRun.from_directory(watched)
     charts = {c["id"]: c for c in run_charts(run)}
     assert [(r["value"], r["label"]) for r in charts["latency"]["rules"]] == [
-        (200.0, "p(95) < 200ms (pass)"), (0.001, "p(99) < 1us (fail)")]
-    assert [(r["value"], r["label"]) for r in charts["throughput"]["rules"]] == [(10_000_000.0, "rate > 10000000 (fail)")]
-    for name, label in (("latency.svg", "threshold p(95) &lt; 200ms (pass)"),
-                        ("throughput.svg", "threshold rate &gt; 10000000 (fail)")):
+        (200.0, "p(95) < 200ms (pass)"),
+        (0.001, "p(99) < 1us (fail)"),
+    ]
+    assert [(r["value"], r["label"]) for r in charts["throughput"]["rules"]] == [
+        (10_000_000.0, "rate > 10000000 (fail)")
+    ]
+    for name, label in (
+        ("latency.svg", "threshold p(95) &lt; 200ms (pass)"),
+        ("throughput.svg", "threshold rate &gt; 10000000 (fail)"),
+    ):
         assert label in (watched / "charts" / name).read_text(), name
 
 
 def test_every_scenarios_load_profile_is_drawn(watched):
     run = StoredRun.from_directory(watched)
     throughput = next(c for c in run_charts(run) if c["id"] == "throughput")
-    profiles = {s["label"]: [v for v in s["values"] if v is not None] for s in throughput["series"]
-                if s.get("axis") == "y2"}
+    profiles = {
+        s["label"]: [v for v in s["values"] if v is not None] for s in throughput["series"] if s.get("axis") == "y2"
+    }
     assert set(profiles) == {"VUs spike", "VUs steady"}
     assert profiles["VUs steady"] and set(profiles["VUs steady"]) == {2.0}  # 2 VUs throughout, never 0
     svg = (watched / "charts" / "throughput.svg").read_text()
@@ -170,13 +180,23 @@ def test_rates_are_steps_over_their_interval_from_a_zero_axis(constant):
 def test_the_per_stage_table_shows_the_hold_and_the_spike(watched):
     summary = json.loads((watched / "summary.json").read_text())
     assert summary["meta"]["plan"]["scenarios"][0] == {
-        "name": "spike", "executor": "ramping-vus", "start_s": 0.0, "start": 1,
-        "stages": [{"duration_s": 2.0, "target": 4}, {"duration_s": 2.0, "target": 4}, {"duration_s": 1.0, "target": 8}]}
+        "name": "spike",
+        "executor": "ramping-vus",
+        "start_s": 0.0,
+        "start": 1,
+        "stages": [
+            {"duration_s": 2.0, "target": 4},
+            {"duration_s": 2.0, "target": 4},
+            {"duration_s": 1.0, "target": 8},
+        ],
+    }
     tables = parse_tables((watched / "report.md").read_text())
     stages = tables["Per stage"]
     assert [(r["scenario"], r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in stages[:3]] == [
-        ("spike", "1", "0.000", "2.000", "1 → 4 VUs"), ("spike", "2", "2.000", "4.000", "4 VUs (hold)"),
-        ("spike", "3", "4.000", "5.000", "4 → 8 VUs")]
+        ("spike", "1", "0.000", "2.000", "1 → 4 VUs"),
+        ("spike", "2", "2.000", "4.000", "4 VUs (hold)"),
+        ("spike", "3", "4.000", "5.000", "4 → 8 VUs"),
+    ]
     assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
     for entry in stages[:3]:
         assert float(entry["p95 ms"]) > 0 and entry["error rate"] == "0.000%"
@@ -202,7 +222,8 @@ def test_the_generators_and_the_watched_targets_resource_use_are_shown(watched, 
     page = render_run_html(StoredRun.from_directory(watched))
     assert "Resource use" in page and f"target (pid {target['pid']}" in page
     assert {"generator CPU (cores)", "target CPU (cores)"} == {
-        s["label"] for s in next(c for c in run_charts(StoredRun.from_directory(watched)) if c["id"] == "cpu")["series"]}
+        s["label"] for s in next(c for c in run_charts(StoredRun.from_directory(watched)) if c["id"] == "cpu")["series"]
+    }
     # without --watch-pid: the generator alone, always.
     unwatched = parse_tables((constant / "report.md").read_text())["Resource use"]
     assert [r["process"] for r in unwatched] == ["generator (surge)"]
@@ -223,19 +244,22 @@ def _renders(document: dict[str, Any]) -> tuple[str, str]:
     return render_experiment_md(ExperimentSource(document, [])), render_experiment_html(document, [])
 
 
-@pytest.mark.parametrize("kind, answer", [
-    ("sweep", "Peak: 363.2 responses/s at 8 VUs."),
-    ("capacity", "Capacity: 1,000.0/s, not confirmed."),
-    ("compare", "1 comparison(s) against the reference a."),
-    ("repeat", "3 runs without thresholds: the figures over the runs."),
-])
+@pytest.mark.parametrize(
+    "kind, answer",
+    [
+        ("sweep", "Peak: 363.2 responses/s at 8 VUs."),
+        ("capacity", "Capacity: 1,000.0/s, not confirmed."),
+        ("compare", "1 comparison(s) against the reference a."),
+        ("repeat", "3 runs without thresholds: the figures over the runs."),
+    ],
+)
 def test_an_experiments_report_leads_with_its_answer(kind, answer):
     markdown, page = _renders(_document(kind))
     for text in (markdown, page):
         no_python_repr(text)
     assert _sections(markdown)[0] == "Verdict" and f"**{answer}" in markdown.split("## ", 2)[1]
     body = page_text(page)
-    assert body.index("Verdict") < body.index("Charts") and answer in body[:body.index("Charts")]
+    assert body.index("Verdict") < body.index("Charts") and answer in body[: body.index("Charts")]
     assert "Limitations" in body
 
 
@@ -256,8 +280,9 @@ def test_a_capacity_verdict_names_the_best_passing_rate_and_its_slo():
 
 def test_a_capacity_the_generator_limited_is_a_lower_bound_with_its_limit():
     document = _document("capacity")
-    document["analysis"].update(stop_reason="generator_limit", confirmed=True,
-                                limit="the generator could not keep its schedule above 1,000.0/s")
+    document["analysis"].update(
+        stop_reason="generator_limit", confirmed=True, limit="the generator could not keep its schedule above 1,000.0/s"
+    )
     markdown, page = _renders(document)
     assert "**Capacity: at least 1,000.0/s, confirmed; the generator could not keep the schedule" in markdown
     executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}
@@ -274,8 +299,9 @@ def test_a_sweep_names_its_zones_in_the_verdict():
 def _levels_at(document: dict[str, Any], loads: list[float], zones: list[str]) -> dict[str, Any]:
     moved = copy.deepcopy(document)
     analysis = moved["analysis"]
-    analysis["levels"] = [dict(level, load=load, zone=zone) for level, load, zone in
-                          zip(analysis["levels"], loads, zones)]
+    analysis["levels"] = [
+        dict(level, load=load, zone=zone) for level, load, zone in zip(analysis["levels"], loads, zones)
+    ]
     analysis["planned"] = loads
     analysis["peak"] = dict(analysis["peak"], load=loads[3])
     analysis["usl"] = {"refused": "for this test"}
@@ -319,8 +345,7 @@ def test_no_page_shows_a_python_repr():
         no_python_repr(render_run_html(StoredRun.from_directory(REPORTS / name)))
 
 
-@pytest.mark.parametrize("leak", ["stop_when=None", "max_rate None", "confirmed False", "{'a': 1}", "['x']",
-                                  "True"])
+@pytest.mark.parametrize("leak", ["stop_when=None", "max_rate None", "confirmed False", "{'a': 1}", "['x']", "True"])
 def test_the_repr_scan_catches_a_leak(leak):
     with pytest.raises(AssertionError):
         no_python_repr(f"<html><body><p>{html_lib.escape(leak)}</p></body></html>")
@@ -341,8 +366,8 @@ def _drawn(page: str, workdir: Path) -> dict[str, dict[str, str]]:
 
 def test_chromium_draws_threshold_lines_and_rate_axes_from_zero(watched, tmp_path):
     charts = _drawn(render_run_html(StoredRun.from_directory(watched)), tmp_path)
-    assert charts["latency"]["data-rules"] == "2"      # p(95) < 200ms and p(99) < 1us, both inside the plot
-    assert charts["throughput"]["data-rules"] == "1"   # rate > 10000000: the axis reaches up to it
+    assert charts["latency"]["data-rules"] == "2"  # p(95) < 200ms and p(99) < 1us, both inside the plot
+    assert charts["throughput"]["data-rules"] == "1"  # rate > 10000000: the axis reaches up to it
     for chart_id in ("throughput", "latency", "failures", "cpu"):
         assert charts[chart_id]["data-drawn"] == "1" and float(charts[chart_id]["data-ymin"]) == 0.0, chart_id
     assert float(charts["throughput"]["data-ymax"]) >= 10_000_000
@@ -362,7 +387,10 @@ def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
     summary = json.loads((constant / "summary.json").read_text())
     summary["drain"] = {"seconds": 0.25, "responses": 12, "succeeded": 10, "failed": 2, "interrupted": 1}
     rows = dict(run_verdict(summary).rows)
-    assert rows["drain after the load"] == "0.250 s: 12 responses (10 succeeded, 2 failed), 1 interrupted; not in the rates"
+    assert (
+        rows["drain after the load"]
+        == "0.250 s: 12 responses (10 succeeded, 2 failed), 1 interrupted; not in the rates"
+    )
     assert rows["exit code"] == "0: the run completed and every threshold passed (or none was set)"
     summary["meta"]["tool"] = "hey"
     verdict = run_verdict(summary)
@@ -402,9 +430,11 @@ def test_chromium_shows_the_failed_verdict_in_the_first_screen(watched, tmp_path
     """The headline and every threshold's row lie within the first 800 px of a 1280 px wide page."""
     from browser import open_report
 
-    measure = ("<script>window.addEventListener('load', function () { var v = document.querySelector('#verdict');"
-               " document.documentElement.setAttribute('data-verdict-bottom', v ? String(v.querySelector('table')"
-               ".getBoundingClientRect().bottom) : 'none'); });</script></body>")
+    measure = (
+        "<script>window.addEventListener('load', function () { var v = document.querySelector('#verdict');"
+        " document.documentElement.setAttribute('data-verdict-bottom', v ? String(v.querySelector('table')"
+        ".getBoundingClientRect().bottom) : 'none'); });</script></body>"
+    )
     page = render_run_html(StoredRun.from_directory(watched)).replace("</body>", measure, 1)
     opened = open_report(page, tmp_path)
     assert opened.errors == [], opened.errors

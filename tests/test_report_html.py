@@ -14,13 +14,13 @@ import pytest
 
 from browser import NETWORK_REFERENCE, open_report, png_distinct_bytes
 from conftest import surge
-from test_report_md import no_python_repr
 from surge.history.stored import StoredRun
 from surge.report.html import render_experiment_html, render_run_html
 from surge.report.html.experiment_charts import CHARTS
 from surge.report.html.page import asset, data_block
 from surge.report.html.run_page import run_charts
 from surge.report.html.spectrum import spectrum_points
+from test_report_md import no_python_repr
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORTS = FIXTURES / "report_html"
@@ -35,8 +35,8 @@ def _check_opened(html: str, expected: dict[str, int], workdir: Path) -> None:
     assert not NETWORK_REFERENCE.search(html), NETWORK_REFERENCE.search(html)
     no_python_repr(html)
     opened = open_report(html, workdir)
-    assert opened.errors == [], opened.errors           # the hook ran (not None) and saw nothing
-    assert opened.resources == [], opened.resources     # nothing was requested, not even a failed request
+    assert opened.errors == [], opened.errors  # the hook ran (not None) and saw nothing
+    assert opened.resources == [], opened.resources  # nothing was requested, not even a failed request
     assert set(opened.charts) == set(expected)
     for chart_id, points in expected.items():
         chart = opened.charts[chart_id]
@@ -113,14 +113,20 @@ def test_an_experiment_without_analysis_shows_its_runs(tmp_path):
 def test_a_blank_screenshot_fails_the_check(tmp_path):
     opened = open_report("<!DOCTYPE html><html><head></head><body></body></html>", tmp_path)
     assert not not_blank(opened.screenshot)
-    text_only = open_report("<!DOCTYPE html><html><head></head><body><h1>Hello</h1><p>a line</p></body></html>",
-                            tmp_path / "text")
+    text_only = open_report(
+        "<!DOCTYPE html><html><head></head><body><h1>Hello</h1><p>a line</p></body></html>", tmp_path / "text"
+    )
     assert not not_blank(text_only.screenshot)  # a heading alone is not a drawn report either
 
 
 def test_a_network_reference_is_caught():
-    for bad in ('<img src="https://example.com/x.png">', "<link href='http://cdn/x.css'>",
-                "body{background:url(//cdn/x.png)}", "fetch('/api')", "new XMLHttpRequest()"):
+    for bad in (
+        '<img src="https://example.com/x.png">',
+        "<link href='http://cdn/x.css'>",
+        "body{background:url(//cdn/x.png)}",
+        "fetch('/api')",
+        "new XMLHttpRequest()",
+    ):
         assert NETWORK_REFERENCE.search(bad), bad
     assert not NETWORK_REFERENCE.search(render_run_html(StoredRun.from_directory(REPORTS / "run-scenario")))
 

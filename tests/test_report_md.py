@@ -42,7 +42,7 @@ def page_text(page: str) -> str:
 def no_python_repr(page: str) -> None:
     """no_python_repr asserts ``page`` (report.md or report.html) shows no Python repr."""
     text = page_text(page)
-    found = [text[max(0, m.start() - 60):m.end() + 20] for m in REPR.finditer(text)]
+    found = [text[max(0, m.start() - 60) : m.end() + 20] for m in REPR.finditer(text)]
     assert not found, found
 
 
@@ -88,7 +88,7 @@ def same(cell: str, value: Any) -> None:
     if "e" in text:
         assert float(text) == pytest.approx(value, rel=1e-5), (cell, value)
         return
-    assert abs(float(text) - value) <= 0.5 * 10 ** -decimals + 1e-9 * abs(value), (cell, value)
+    assert abs(float(text) - value) <= 0.5 * 10**-decimals + 1e-9 * abs(value), (cell, value)
 
 
 def row(rows: list[dict[str, str]], column: str, label: str) -> dict[str, str]:
@@ -104,25 +104,61 @@ def get(document: Any, path: str) -> Any:
     return document
 
 
-EXECUTIVE = {"responses/s": "throughput.responses_per_s", "goodput (successes/s)": "throughput.successes_per_s",
-             "success rate": "requests.success_rate", "failure rate": "requests.failure_rate",
-             "p50 latency (ms)": "latency.all.p50_ms", "p95 latency (ms)": "latency.all.p95_ms",
-             "p99 latency (ms)": "latency.all.p99_ms", "requests sent": "requests.sent"}
+EXECUTIVE = {
+    "responses/s": "throughput.responses_per_s",
+    "goodput (successes/s)": "throughput.successes_per_s",
+    "success rate": "requests.success_rate",
+    "failure rate": "requests.failure_rate",
+    "p50 latency (ms)": "latency.all.p50_ms",
+    "p95 latency (ms)": "latency.all.p95_ms",
+    "p99 latency (ms)": "latency.all.p99_ms",
+    "requests sent": "requests.sent",
+}
 """EXECUTIVE maps the executive summary's rows to the record's fields."""
 
-REQUESTS = {"sent": "sent", "responses": "responses", "succeeded": "succeeded", "failed": "failed",
-            "shed (429, 503)": "shed", "timed out": "timed_out", "interrupted": "interrupted",
-            "unanswered": "unanswered", "dropped": "dropped", "late": "late",
-            "connections opened": "connections_opened", "bytes sent": "bytes_sent", "bytes received": "bytes_received"}
+REQUESTS = {
+    "sent": "sent",
+    "responses": "responses",
+    "succeeded": "succeeded",
+    "failed": "failed",
+    "shed (429, 503)": "shed",
+    "timed out": "timed_out",
+    "interrupted": "interrupted",
+    "unanswered": "unanswered",
+    "dropped": "dropped",
+    "late": "late",
+    "connections opened": "connections_opened",
+    "bytes sent": "bytes_sent",
+    "bytes received": "bytes_received",
+}
 """REQUESTS maps the requests table's rows to the record's ``requests`` fields."""
 
-LATENCY = {"count": "count", "min": "min_ms", "mean": "mean_ms", "p50": "p50_ms", "p90": "p90_ms", "p95": "p95_ms",
-           "p99": "p99_ms", "p99.9": "p99_9_ms", "max": "max_ms"}
-LATENCY_ROWS = {"every response": "all", "successful responses": "success", "service time": "service_time",
-                "send lag": "send_lag"}
-BREAKDOWN = {"sent": "requests.sent", "responses": "requests.responses", "failed": "requests.failed",
-             "responses/s": "throughput.responses_per_s", "p50 ms": "latency.all.p50_ms",
-             "p95 ms": "latency.all.p95_ms", "p99 ms": "latency.all.p99_ms"}
+LATENCY = {
+    "count": "count",
+    "min": "min_ms",
+    "mean": "mean_ms",
+    "p50": "p50_ms",
+    "p90": "p90_ms",
+    "p95": "p95_ms",
+    "p99": "p99_ms",
+    "p99.9": "p99_9_ms",
+    "max": "max_ms",
+}
+LATENCY_ROWS = {
+    "every response": "all",
+    "successful responses": "success",
+    "service time": "service_time",
+    "send lag": "send_lag",
+}
+BREAKDOWN = {
+    "sent": "requests.sent",
+    "responses": "requests.responses",
+    "failed": "requests.failed",
+    "responses/s": "throughput.responses_per_s",
+    "p50 ms": "latency.all.p50_ms",
+    "p95 ms": "latency.all.p95_ms",
+    "p99 ms": "latency.all.p99_ms",
+}
 
 
 def shown(document: dict[str, Any], path: str) -> Any:
@@ -154,11 +190,16 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
             same(entry["requests"], summary["requests"]["failure_classes"][entry["failure class"]])
         assert len(tables.get("Failures by class", [])) == len(summary["requests"]["failure_classes"] or {})
         (throughput,) = tables["Throughput"]
-        for column, key in (("window (s)", "window_s"), ("responses/s", "responses_per_s"),
-                            ("successes/s", "successes_per_s"), ("sent/s", "sent_per_s")):
+        for column, key in (
+            ("window (s)", "window_s"),
+            ("responses/s", "responses_per_s"),
+            ("successes/s", "successes_per_s"),
+            ("sent/s", "sent_per_s"),
+        ):
             same(throughput[column], summary["throughput"][key])
-        assert {r["latency (ms)"] for r in tables.get("Latency", [])} == \
-            {label for label, key in LATENCY_ROWS.items() if summary["latency"][key]["count"]}
+        assert {r["latency (ms)"] for r in tables.get("Latency", [])} == {
+            label for label, key in LATENCY_ROWS.items() if summary["latency"][key]["count"]
+        }
         for entry in tables.get("Latency", []):
             for column, key in LATENCY.items():
                 same(entry[column], summary["latency"][LATENCY_ROWS[entry["latency (ms)"]]][key])
@@ -177,10 +218,14 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
         assert entry["check"] == check["name"]
         same(entry["passes"], check["passes"])
         same(entry["fails"], check["fails"])
-    for entry, threshold in zip(tables.get("Thresholds, pass or fail", []), summary.get("thresholds") or [],
-                                strict=True):
-        assert (entry["threshold"], entry["verdict"], entry["observed"]) == \
-               (threshold["expr"], threshold["status"], threshold["observed_text"] or "-")
+    for entry, threshold in zip(
+        tables.get("Thresholds, pass or fail", []), summary.get("thresholds") or [], strict=True
+    ):
+        assert (entry["threshold"], entry["verdict"], entry["observed"]) == (
+            threshold["expr"],
+            threshold["status"],
+            threshold["observed_text"] or "-",
+        )
     method = {r["item"]: r["value"] for r in tables["Method"]}
     assert method["target"] == (summary["meta"]["target"] or summary.get("url") or "-")
     assert method["run id"] == summary["meta"]["run_id"]
@@ -233,18 +278,24 @@ def test_a_scenario_runs_report_has_its_thresholds_checks_and_tags(target, tmp_p
     assert run.code == 99, run.stderr  # the 404s fail failure_rate
     tables, _ = check_run_report(out)
     assert len(tables["Thresholds, pass or fail"]) == 4 and len(tables["Checks"]) == 2 and len(tables["Per tag"]) == 2
-    assert row(tables["Executive summary"], "figure", "thresholds")["value"] == \
-        "3 of 4 passed (failed: failure_rate < 1%)"
-    assert row(tables["Executive summary"], "figure", "exit code")["value"] == \
-        "99: a threshold failed (or stopped the run)"
+    assert (
+        row(tables["Executive summary"], "figure", "thresholds")["value"] == "3 of 4 passed (failed: failure_rate < 1%)"
+    )
+    assert (
+        row(tables["Executive summary"], "figure", "exit code")["value"]
+        == "99: a threshold failed (or stopped the run)"
+    )
     assert row(tables["Thresholds, pass or fail"], "threshold", "p(99) < 10s")["scope"] == "scenario 'ok', tag 'health'"
     assert "404" in {r["status"] for r in tables["Status codes"]}
 
 
 def test_an_interrupted_runs_report_says_it_is_incomplete_and_why(target, tmp_path):
     out = tmp_path / "run"
-    proc = run_and_signal(["run", f"{target.url}/health", "-d", "30s", "-c", "1", "--out", str(out)], signal.SIGINT,
-                          lambda: intervals_logged(out) >= 1)
+    proc = run_and_signal(
+        ["run", f"{target.url}/health", "-d", "30s", "-c", "1", "--out", str(out)],
+        signal.SIGINT,
+        lambda: intervals_logged(out) >= 1,
+    )
     assert proc.returncode == 130, proc.stderr
     tables, text = check_run_report(out)
     state = row(tables["Executive summary"], "figure", "record")["value"]
@@ -281,8 +332,14 @@ def _experiment(args: list[str], out: Path) -> tuple[dict[str, Any], Tables, str
     no_python_repr((out / "report.html").read_text())
     tables = parse_tables(text)
     runs = tables[f"Runs ({len(doc['runs'])})"]
-    titles = {"req/s": "responses_per_s", "goodput/s": "successes_per_s", "p50 ms": "p50_ms", "p95 ms": "p95_ms",
-              "p99 ms": "p99_ms", "failure rate": "failure_rate"}
+    titles = {
+        "req/s": "responses_per_s",
+        "goodput/s": "successes_per_s",
+        "p50 ms": "p50_ms",
+        "p95 ms": "p95_ms",
+        "p99 ms": "p99_ms",
+        "failure rate": "failure_rate",
+    }
     for entry, recorded in zip(runs, doc["runs"], strict=True):
         assert entry["id"] == recorded["run_id"][:8]
         for column, key in titles.items():
@@ -296,10 +353,25 @@ def recorded_runs(out: Path, doc: dict[str, Any]) -> list[Path]:
     return [out / entry["directory"] for entry in doc["runs"]]
 
 
-STAT_KEYS = {"n": "n", "mean": "mean", "SD": "sd", "CI low": "ci_low", "CI high": "ci_high", "median": "median",
-             "min": "min", "max": "max", "CV": "cv"}
-FIGURE_KEYS = {"req/s": "responses_per_s", "goodput/s": "successes_per_s", "p50 ms": "p50_ms", "p95 ms": "p95_ms",
-               "p99 ms": "p99_ms", "failure rate": "failure_rate"}
+STAT_KEYS = {
+    "n": "n",
+    "mean": "mean",
+    "SD": "sd",
+    "CI low": "ci_low",
+    "CI high": "ci_high",
+    "median": "median",
+    "min": "min",
+    "max": "max",
+    "CV": "cv",
+}
+FIGURE_KEYS = {
+    "req/s": "responses_per_s",
+    "goodput/s": "successes_per_s",
+    "p50 ms": "p50_ms",
+    "p95 ms": "p95_ms",
+    "p99 ms": "p99_ms",
+    "failure rate": "failure_rate",
+}
 
 
 def test_a_repeats_report_holds_its_statistics(target, tmp_path):
@@ -318,8 +390,9 @@ def test_a_repeats_report_holds_its_statistics(target, tmp_path):
 
 def test_a_sweeps_report_holds_its_curve(target, tmp_path):
     out = tmp_path / "sweep"
-    doc, tables, text = _experiment(["sweep", f"{target.url}/health", "--vus", "1,2", "-d", "1s", "--warmup", "0s"],
-                                    out)
+    doc, tables, text = _experiment(
+        ["sweep", f"{target.url}/health", "--vus", "1,2", "-d", "1s", "--warmup", "0s"], out
+    )
     analysis = doc["analysis"]
     curve = tables["Curve (2 of 2 levels measured)"]
     for entry, level in zip(curve, analysis["levels"], strict=True):
@@ -346,18 +419,39 @@ def test_a_sweeps_report_holds_its_curve(target, tmp_path):
 
 def test_a_capacity_searchs_report_holds_its_steps(target, tmp_path):
     out = tmp_path / "capacity"
-    doc, tables, text = _experiment(["capacity", f"{target.url}/health", "--slo", "p(99) < 1s", "--start-rate", "50",
-                                     "--max-rate", "100", "--step-duration", "1s", "--max-late", "50%",
-                                     "--retries", "1"], out)
+    doc, tables, text = _experiment(
+        [
+            "capacity",
+            f"{target.url}/health",
+            "--slo",
+            "p(99) < 1s",
+            "--start-rate",
+            "50",
+            "--max-rate",
+            "100",
+            "--step-duration",
+            "1s",
+            "--max-late",
+            "50%",
+            "--retries",
+            "1",
+        ],
+        out,
+    )
     analysis = doc["analysis"]
     steps = tables[f"Search steps ({len(analysis['steps'])})"]
     for entry, step in zip(steps, analysis["steps"], strict=True):
         same(entry["offered/s"], step["rate"])
         same(entry["achieved/s"], step["achieved_per_s"])
         assert entry["verdict"] == ("pass" if step["passed"] else "fail")
-        for column, key in (("p50 ms", "p50_ms"), ("p95 ms", "p95_ms"), ("p99 ms", "p99_ms"),
-                            ("failure rate", "failure_rate"), ("late share", "late_share"),
-                            ("dropped share", "dropped_share")):
+        for column, key in (
+            ("p50 ms", "p50_ms"),
+            ("p95 ms", "p95_ms"),
+            ("p99 ms", "p99_ms"),
+            ("failure rate", "failure_rate"),
+            ("late share", "late_share"),
+            ("dropped share", "dropped_share"),
+        ):
             same(entry[column], step[key])
     found = {r["item"]: r["value"] for r in tables["Rate found"]}
     same(found["rate found (/s)"], analysis["rate"])
@@ -368,8 +462,23 @@ def test_a_capacity_searchs_report_holds_its_steps(target, tmp_path):
 
 def test_a_comparisons_report_holds_its_variants(target, tmp_path):
     out = tmp_path / "compare"
-    doc, tables, text = _experiment(["compare", f"{target.url}/health", "-n", "2", "-d", "1s", "-c", "1",
-                                     "--variant", f"a={target.url}", "--variant", f"b={target.url}"], out)
+    doc, tables, text = _experiment(
+        [
+            "compare",
+            f"{target.url}/health",
+            "-n",
+            "2",
+            "-d",
+            "1s",
+            "-c",
+            "1",
+            "--variant",
+            f"a={target.url}",
+            "--variant",
+            f"b={target.url}",
+        ],
+        out,
+    )
     analysis = doc["analysis"]
     variants = tables["Variants (95% confidence intervals)"]
     assert len(variants) == sum(len(e) for e in analysis["estimates"].values())
@@ -428,12 +537,17 @@ def test_surge_report_html_rebuilds_the_runs_report_html(url_run, tmp_path):
     assert (copy / "report.md").read_text() == (url_run / "report.md").read_text()
 
 
-@pytest.mark.parametrize("args, error", [
-    (["report", "zzz"], "surge: error: RUN|EXPERIMENT: 'zzz' is neither a run id, a prefix of one, 'last', "
-                        "nor a results directory"),
-    (["report", "ffffffff"], "surge: error: RUN|EXPERIMENT: no run 'ffffffff' in the history"),
-    (["report", "last", "--format", "pdf"], "surge: error: --format: "),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (
+            ["report", "zzz"],
+            "surge: error: RUN|EXPERIMENT: 'zzz' is neither a run id, a prefix of one, 'last', nor a results directory",
+        ),
+        (["report", "ffffffff"], "surge: error: RUN|EXPERIMENT: no run 'ffffffff' in the history"),
+        (["report", "last", "--format", "pdf"], "surge: error: --format: "),
+    ],
+)
 def test_surge_report_bad_input_is_one_line_and_exit_2(args, error):
     done = surge(*args)
     assert done.code == 2 and done.stderr.startswith(error) and done.stderr.count("\n") == 1, done.stderr

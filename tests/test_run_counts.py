@@ -73,16 +73,25 @@ def test_failures_by_status_are_counted_and_shed_labelled(fresh_target):
 def test_summary_shows_the_sections(fresh_target):
     run = surge("run", f"{fresh_target.url}/health", "-n", "300", "-c", "4")
     assert run.code == 0, run.stderr
-    for needle in ("Requests", "300 sent", "Outcome", "100.00% succeeded", "Latency (ms", "p99.9",
-                   "success", "Status codes", "200 × 300", "Generator"):
+    for needle in (
+        "Requests",
+        "300 sent",
+        "Outcome",
+        "100.00% succeeded",
+        "Latency (ms",
+        "p99.9",
+        "success",
+        "Status codes",
+        "200 × 300",
+        "Generator",
+    ):
         assert needle in run.stdout, needle
 
 
 def test_head_requests_expect_no_body(fresh_target):
     # /health answers HEAD with Content-Length but no body; reading a body would hang
     # until the timeout or misparse the next response.
-    run = surge("run", f"{fresh_target.url}/health", "-m", "HEAD", "-n", "200", "-c", "2",
-                "--timeout", "2s", "--json")
+    run = surge("run", f"{fresh_target.url}/health", "-m", "HEAD", "-n", "200", "-c", "2", "--timeout", "2s", "--json")
     doc = run.json()
     assert doc["requests"]["succeeded"] == 200, doc["requests"]
     assert doc["requests"]["connections_opened"] == 2

@@ -13,19 +13,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import intervals_logged, surge_in, wait_for
-
-from surge import exit_codes
 import pytest
+
+from conftest import intervals_logged, surge_in, wait_for
+from surge import exit_codes
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
 
 def start_long_run(url: str, out: Path, cwd: Path) -> subprocess.Popen[bytes]:
     """start_long_run starts a 30 s run into ``out`` (the test ends it) and waits for its first interval."""
-    proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{url}/health", "-d", "30s", "-c", "1",
-                             "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "surge", "run", f"{url}/health", "-d", "30s", "-c", "1", "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
     try:
         wait_for(proc, lambda: intervals_logged(out) >= 1)
     except BaseException:
@@ -43,7 +47,8 @@ def test_an_out_that_holds_another_run_is_refused_and_left_untouched(fresh_targe
     assert again.returncode == exit_codes.BAD_INPUT
     assert again.stderr.splitlines() == [
         "surge: error: --out: rec holds another run's record already (summary.json): choose a new directory, or "
-        "remove that one"]
+        "remove that one"
+    ]
     assert {p.name: p.read_bytes() for p in (tmp_path / "rec").iterdir() if p.is_file()} == before
 
 
@@ -73,8 +78,9 @@ def test_an_out_another_process_writes_is_refused(fresh_target, tmp_path):
     finally:
         os.close(fd)
     assert run.returncode == exit_codes.BAD_INPUT
-    assert run.stderr.splitlines() == [f"surge: error: --out: {out} is being written by another surge process "
-                                       "(choose another directory)"]
+    assert run.stderr.splitlines() == [
+        f"surge: error: --out: {out} is being written by another surge process (choose another directory)"
+    ]
     assert list(out.iterdir()) == []
     assert fresh_target.received() == 0
 
@@ -107,9 +113,26 @@ def test_a_stop_signal_at_the_very_end_is_always_said(fresh_target, tmp_path):
     it exits): whether it lands before the exit code is decided (143) or after (0, the run
     complete), it never kills the process without the line saying so."""
     for attempt in range(6):
-        proc = subprocess.Popen([sys.executable, "-m", "surge", "run", f"{fresh_target.url}/health", "-n", "20", "-c",
-                                 "1", "--out", f"rec{attempt}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, stdin=subprocess.DEVNULL, cwd=tmp_path)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "surge",
+                "run",
+                f"{fresh_target.url}/health",
+                "-n",
+                "20",
+                "-c",
+                "1",
+                "--out",
+                f"rec{attempt}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            cwd=tmp_path,
+        )
         assert proc.stderr is not None
         lines = []
         for line in proc.stderr:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from conftest import write
 
 import surge.run
+from conftest import write
 from surge.cli import app
 
 
@@ -36,7 +36,9 @@ def test_a_url_run_is_a_one_phase_run(fresh_target, monkeypatch, tmp_path):
 
 
 def test_a_scenario_file_run_passes_each_phase_through_the_same_place(fresh_target, monkeypatch, tmp_path):
-    path = write(tmp_path, f"""\
+    path = write(
+        tmp_path,
+        f"""\
 target: {fresh_target.url}
 setup:
   executor: {{type: shared-iterations, vus: 1, iterations: 1}}
@@ -51,7 +53,8 @@ teardown:
   executor: {{type: shared-iterations, vus: 1, iterations: 1}}
   flow:
     - request: {{path: /health}}
-""")
+""",
+    )
     monkeypatch.chdir(tmp_path)  # where the run's results directory goes
     seen = _phases_seen(monkeypatch)
     result = CliRunner().invoke(app, ["run", str(path), "--json"])

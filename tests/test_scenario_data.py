@@ -59,7 +59,12 @@ def surge_env(*args: str, env: dict[str, str | None], timeout: float = 120) -> C
             child[key] = value
     proc = subprocess.run(
         [sys.executable, "-m", "surge", *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=child, cwd=SCRATCH,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env=child,
+        cwd=SCRATCH,
     )
     return CliRun(proc.returncode, proc.stdout, proc.stderr)
 
@@ -119,11 +124,17 @@ CREATE_FROM_ROW = """\
 
 # --- csv: sequential --------------------------------------------------------------------
 
+
 def test_csv_sequential_with_one_vu_is_the_file_order_cycling(tmp_path, fresh_target):
     write_csv(tmp_path, "rows.csv", ["name", "color"], ROWS3)
     run = marker()
-    path = write(tmp_path, CREATE_FROM_ROW, PICK="sequential", RUN=run,
-                 EXECUTOR="{type: shared-iterations, vus: 1, iterations: 7}")
+    path = write(
+        tmp_path,
+        CREATE_FROM_ROW,
+        PICK="sequential",
+        RUN=run,
+        EXECUTOR="{type: shared-iterations, vus: 1, iterations: 7}",
+    )
     doc = run_ok(path, fresh_target)
     assert doc["threads"] == 1, "one VU runs on one thread"
     assert doc["requests"]["sent"] == 7 and doc["requests"]["status_codes"] == {"201": 7}
@@ -135,11 +146,14 @@ def test_csv_sequential_with_one_vu_is_the_file_order_cycling(tmp_path, fresh_ta
     assert fresh_target.stats()["responses"]["POST /tasks"] == {"201": 7}
 
 
-@pytest.mark.parametrize(("threads", "vus", "rows", "iterations"), [
-    (2, 2, 3, 7),   # one VU per thread; gcd(2, 3) = 1: each thread cycles through every row
-    (3, 3, 4, 5),   # one VU per thread, 3 stripes over 4 rows
-    (2, 4, 4, 5),   # two VUs per thread; gcd(2, 4) = 2: thread 0 only ever sees r1 and r3
-])
+@pytest.mark.parametrize(
+    ("threads", "vus", "rows", "iterations"),
+    [
+        (2, 2, 3, 7),  # one VU per thread; gcd(2, 3) = 1: each thread cycles through every row
+        (3, 3, 4, 5),  # one VU per thread, 3 stripes over 4 rows
+        (2, 4, 4, 5),  # two VUs per thread; gcd(2, 4) = 2: thread 0 only ever sees r1 and r3
+    ],
+)
 def test_csv_sequential_with_threads_stripes_the_rows(tmp_path, fresh_target, threads, vus, rows, iterations):
     # What is guaranteed (variables/mod.rs, docs/plan.md): thread i of c draws rows
     # i, i+c, i+2c, ... modulo the row count, from one cursor shared by the thread's VUs.
@@ -149,8 +163,13 @@ def test_csv_sequential_with_threads_stripes_the_rows(tmp_path, fresh_target, th
     table = [[f"r{k + 1}", f"c{k + 1}"] for k in range(rows)]
     write_csv(tmp_path, "rows.csv", ["name", "color"], table)
     run = marker()
-    path = write(tmp_path, CREATE_FROM_ROW, PICK="sequential", RUN=run,
-                 EXECUTOR=f"{{type: per-vu-iterations, vus: {vus}, iterations: {iterations}}}")
+    path = write(
+        tmp_path,
+        CREATE_FROM_ROW,
+        PICK="sequential",
+        RUN=run,
+        EXECUTOR=f"{{type: per-vu-iterations, vus: {vus}, iterations: {iterations}}}",
+    )
     doc = run_ok(path, fresh_target, "--threads", str(threads))
     assert doc["threads"] == threads
     assert doc["requests"]["sent"] == vus * iterations == fresh_target.received()
@@ -183,9 +202,17 @@ def test_csv_sequential_with_one_vu_follows_its_thread_stripe_when_the_run_has_t
     # engine documents this (variables/mod.rs); docs/scenarios.md does not say it.
     write_csv(tmp_path, "rows.csv", ["name", "color"], ROWS3)
     run = marker()
-    other = ("  other:\n    executor: {type: per-vu-iterations, vus: 1, iterations: 3}\n"
-             "    flow: [{request: {path: /health}}]\n")
-    path = write(tmp_path, textwrap.dedent(CREATE_FROM_ROW) + other, PICK="sequential", RUN=run, EXECUTOR="{type: per-vu-iterations, vus: 1, iterations: 7}")
+    other = (
+        "  other:\n    executor: {type: per-vu-iterations, vus: 1, iterations: 3}\n"
+        "    flow: [{request: {path: /health}}]\n"
+    )
+    path = write(
+        tmp_path,
+        textwrap.dedent(CREATE_FROM_ROW) + other,
+        PICK="sequential",
+        RUN=run,
+        EXECUTOR="{type: per-vu-iterations, vus: 1, iterations: 7}",
+    )
     doc = run_ok(path, fresh_target, "--threads", "2")
     assert doc["threads"] == 2
     tasks = stored_tasks(fresh_target, run)
@@ -193,6 +220,7 @@ def test_csv_sequential_with_one_vu_follows_its_thread_stripe_when_the_run_has_t
 
 
 # --- csv: random ------------------------------------------------------------------------
+
 
 def test_csv_random_uses_every_row_within_binomial_bounds(tmp_path, fresh_target):
     # Each of 500 iterations picks one of 5 rows uniformly: a row's count is Binomial(500,
@@ -202,8 +230,9 @@ def test_csv_random_uses_every_row_within_binomial_bounds(tmp_path, fresh_target
     rows = [[f"r{k}", f"c{k}"] for k in range(1, 6)]
     write_csv(tmp_path, "rows.csv", ["name", "color"], rows)
     run = marker()
-    path = write(tmp_path, CREATE_FROM_ROW, PICK="random", RUN=run,
-                 EXECUTOR="{type: shared-iterations, vus: 4, iterations: 500}")
+    path = write(
+        tmp_path, CREATE_FROM_ROW, PICK="random", RUN=run, EXECUTOR="{type: shared-iterations, vus: 4, iterations: 500}"
+    )
     doc = run_ok(path, fresh_target)
     assert doc["requests"]["sent"] == 500 and check_counts(doc) == {"status in [201]": (500, 0)}
     tasks = stored_tasks(fresh_target, run)
@@ -221,13 +250,15 @@ def test_csv_random_uses_every_row_within_binomial_bounds(tmp_path, fresh_target
 
 # --- csv: unique ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("threads", [1, 2, 4])
 def test_csv_unique_pins_one_row_per_vu(tmp_path, fresh_target, threads):
     # VU v of thread i gets row i + c*v and its vu number is 1 + i + c*v: row = vu - 1.
     write_csv(tmp_path, "rows.csv", ["name", "color"], [["u1", "red"], ["u2", "green"], ["u3", "blue"], ["u4", "pink"]])
     run = marker()
-    path = write(tmp_path, CREATE_FROM_ROW, PICK="unique", RUN=run,
-                 EXECUTOR="{type: per-vu-iterations, vus: 4, iterations: 5}")
+    path = write(
+        tmp_path, CREATE_FROM_ROW, PICK="unique", RUN=run, EXECUTOR="{type: per-vu-iterations, vus: 4, iterations: 5}"
+    )
     doc = run_ok(path, fresh_target, "--threads", str(threads))
     assert doc["threads"] == threads
     assert doc["requests"]["sent"] == 20 == fresh_target.received()
@@ -242,8 +273,9 @@ def test_csv_unique_pins_one_row_per_vu(tmp_path, fresh_target, threads):
 def test_csv_unique_with_as_many_rows_as_vus_runs_on_any_thread_count(tmp_path, fresh_target):
     write_csv(tmp_path, "rows.csv", ["name", "color"], [["u1", "a"], ["u2", "b"], ["u3", "c"], ["u4", "d"]])
     run = marker()
-    path = write(tmp_path, CREATE_FROM_ROW, PICK="unique", RUN=run,
-                 EXECUTOR="{type: per-vu-iterations, vus: 4, iterations: 5}")
+    path = write(
+        tmp_path, CREATE_FROM_ROW, PICK="unique", RUN=run, EXECUTOR="{type: per-vu-iterations, vus: 4, iterations: 5}"
+    )
     result = surge("run", str(path), "--target", fresh_target.url, "--json", "--threads", "3")
     assert result.code == 0, result.stderr
     assert Counter(t["title"] for t in stored_tasks(fresh_target, run)) == {"u1": 5, "u2": 5, "u3": 5, "u4": 5}
@@ -254,15 +286,20 @@ def test_csv_unique_with_as_many_rows_as_vus_runs_on_any_thread_count(tmp_path, 
 ENV_NAME = "SURGE_TEST_SCENARIO_DATA_TOKEN"
 
 
-@pytest.mark.parametrize(("value", "default", "stored"), [
-    ("s3cret-token ü", None, "s3cret-token ü"),   # set: its value
-    ("from-env", "from-default", "from-env"),      # set and a default: the environment wins
-    (None, "from-default", "from-default"),        # unset: the default
-])
+@pytest.mark.parametrize(
+    ("value", "default", "stored"),
+    [
+        ("s3cret-token ü", None, "s3cret-token ü"),  # set: its value
+        ("from-env", "from-default", "from-env"),  # set and a default: the environment wins
+        (None, "from-default", "from-default"),  # unset: the default
+    ],
+)
 def test_env_variable_reaches_the_server(tmp_path, fresh_target, value, default, stored):
     spec = f"{{type: env, name: {ENV_NAME}" + (f", default: {default}" if default else "") + "}"
     run = marker()
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         variables:
           token: @SPEC@
@@ -272,7 +309,10 @@ def test_env_variable_reaches_the_server(tmp_path, fresh_target, value, default,
             flow:
               - request: {method: POST, path: /tasks, json: {title: "{{token}}", run: "@RUN@"}}
                 check: {status: 201}
-        """, SPEC=spec, RUN=run)
+        """,
+        SPEC=spec,
+        RUN=run,
+    )
     result = surge_env("run", str(path), "--target", fresh_target.url, "--json", env={ENV_NAME: value})
     assert result.code == 0, result.stderr
     assert result.json()["requests"]["status_codes"] == {"201": 3}
@@ -280,7 +320,9 @@ def test_env_variable_reaches_the_server(tmp_path, fresh_target, value, default,
 
 
 def test_env_variable_unset_without_default_exits_2_naming_file_and_line(tmp_path, fresh_target):
-    path = write(tmp_path, f"""\
+    path = write(
+        tmp_path,
+        f"""\
         target: http://127.0.0.1:9
         variables:
           other: {{type: counter}}
@@ -289,13 +331,15 @@ def test_env_variable_unset_without_default_exits_2_naming_file_and_line(tmp_pat
           s:
             executor: {{type: shared-iterations, vus: 1, iterations: 1}}
             flow: [{{request: {{method: POST, path: /tasks, json: {{title: "{{{{token}}}}"}}}}}}]
-        """)
+        """,
+    )
     result = surge_env("run", str(path), "--target", fresh_target.url, "--json", env={ENV_NAME: None})
     assert result.code == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         f"surge: error: {path}:4: variables.token.name: environment variable {ENV_NAME} is not set "
-        "and has no default (set it, or give default:)"]
+        "and has no default (set it, or give default:)"
+    ]
     assert fresh_target.received() == 0, "nothing is sent"
 
 
@@ -308,7 +352,9 @@ ZIPF_S = 1.1
 
 def test_zipf_variable_puts_the_analytic_share_on_the_top_20_percent_of_ids(tmp_path):
     # A dedicated target: its ids are exactly 1..10,000, so rank k is task id k.
-    path = write(tmp_path, f"""\
+    path = write(
+        tmp_path,
+        f"""\
         target: http://127.0.0.1:9
         variables:
           k: {{type: zipf, n: {ZIPF_TASKS}, s: {ZIPF_S}}}
@@ -321,7 +367,8 @@ def test_zipf_variable_puts_the_analytic_share_on_the_top_20_percent_of_ids(tmp_
             executor: {{type: shared-iterations, vus: 32, iterations: {ZIPF_READS}, max_duration: 2m}}
             flow:
               - {{name: read, request: {{path: "/tasks/{{{{k}}}}"}}, check: {{status: 200}}}}
-        """)
+        """,
+    )
     with TargetProcess() as target:
         doc = run_ok(path, target)
         status, text = target.request("GET", "/stats/tasks")
@@ -337,14 +384,16 @@ def test_zipf_variable_puts_the_analytic_share_on_the_top_20_percent_of_ids(tmp_
     assert stats["responses"]["GET /tasks/{id}"] == {"200": ZIPF_READS}
     assert set(by_id) <= set(range(1, ZIPF_TASKS + 1))
 
-    weights = [k ** -ZIPF_S for k in range(1, ZIPF_TASKS + 1)]
+    weights = [k**-ZIPF_S for k in range(1, ZIPF_TASKS + 1)]
     head_n = ZIPF_TASKS // 5
     want_head = sum(weights[:head_n]) / sum(weights)
     want_top = weights[0] / sum(weights)
     head = sum(n for i, n in by_id.items() if i <= head_n) / ZIPF_READS
     top = by_id.get(1, 0) / ZIPF_READS
-    print(f"\nzipf variable: top 20 % share {head:.4f} (analytic {want_head:.4f}); "
-          f"rank 1 {top:.4f} (analytic {want_top:.4f}); ids read {len(by_id)}")
+    print(
+        f"\nzipf variable: top 20 % share {head:.4f} (analytic {want_head:.4f}); "
+        f"rank 1 {top:.4f} (analytic {want_top:.4f}); ids read {len(by_id)}"
+    )
     assert want_head == pytest.approx(0.8947, abs=5e-4)  # the figure docs/scenarios.md quotes
     assert abs(head - want_head) <= 0.01, (head, want_head)
     # Rank 1: Binomial(100,000, 0.1514), sd 0.11 % absolute; +-10 % relative is > 13 sd.
@@ -374,18 +423,25 @@ CHECK_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("request_yaml", "check_yaml", "name", "passes"),
-                         [c[1:] for c in CHECK_CASES], ids=[c[0] for c in CHECK_CASES])
+@pytest.mark.parametrize(
+    ("request_yaml", "check_yaml", "name", "passes"), [c[1:] for c in CHECK_CASES], ids=[c[0] for c in CHECK_CASES]
+)
 def test_check_outcomes_are_counted_once_per_request(tmp_path, fresh_target, request_yaml, check_yaml, name, passes):
     requests = 12
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           s:
             executor: {type: shared-iterations, vus: 2, iterations: @N@}
             flow:
               - {name: probe, request: @REQUEST@, check: @CHECK@}
-        """, N=str(requests), REQUEST=request_yaml, CHECK=check_yaml)
+        """,
+        N=str(requests),
+        REQUEST=request_yaml,
+        CHECK=check_yaml,
+    )
     doc = run_ok(path, fresh_target)
     assert doc["requests"]["sent"] == requests == fresh_target.received()
     assert doc["requests"]["failed"] == 0, "a failed check is not a failed request"
@@ -396,10 +452,13 @@ def test_check_outcomes_are_counted_once_per_request(tmp_path, fresh_target, req
 
 # --- regex capture ----------------------------------------------------------------------
 
+
 def test_regex_capture_feeds_the_next_request_and_the_target_reads_each_created_task(tmp_path, fresh_target):
     iterations = 200
     run = marker()
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           s:
@@ -412,13 +471,21 @@ def test_regex_capture_feeds_the_next_request_and_the_target_reads_each_created_
               - name: read
                 request: {path: "/tasks/{{id}}"}
                 check: {status: 200, json: {$.title: captured, $.run: "@RUN@"}}
-        """, N=str(iterations), RUN=run)
+        """,
+        N=str(iterations),
+        RUN=run,
+    )
     doc = run_ok(path, fresh_target)
-    assert doc["captures"] == [{"name": "id", "scenario": "s", "tag": "create", "found": iterations, "missing": 0,
-                                "truncated": 0}]
+    assert doc["captures"] == [
+        {"name": "id", "scenario": "s", "tag": "create", "found": iterations, "missing": 0, "truncated": 0}
+    ]
     checks = check_counts(doc)
-    assert checks == {"status in [201]": (iterations, 0), "status in [200]": (iterations, 0),
-                      '$.title == "captured"': (iterations, 0), f'$.run == "{run}"': (iterations, 0)}
+    assert checks == {
+        "status in [201]": (iterations, 0),
+        "status in [200]": (iterations, 0),
+        '$.title == "captured"': (iterations, 0),
+        f'$.run == "{run}"': (iterations, 0),
+    }
     assert doc["requests"]["sent"] == 2 * iterations
     assert doc["requests"]["status_codes"] == {"201": iterations, "200": iterations}
 
@@ -438,62 +505,119 @@ def test_regex_capture_feeds_the_next_request_and_the_target_reads_each_created_
 HEAD = "target: http://127.0.0.1:9\n"
 GET = "    flow: [{request: {path: /health}}]\n"
 CSV_VAR = "variables:\n  row: {type: csv, file: @CSV@}\n"
-CSV_FLOW = "    executor: {type: shared-iterations, vus: 1, iterations: 1}\n    flow: [{request: {path: '/x/{{row.name}}'}}]\n"
+CSV_FLOW = (
+    "    executor: {type: shared-iterations, vus: 1, iterations: 1}\n    flow: [{request: {path: '/x/{{row.name}}'}}]\n"
+)
 
 ERROR_CASES = [
     # (id, file text, csv files to create {name: bytes}, expected lines after "FILE:")
-    ("stages last 0s",
-     HEAD + "scenarios:\n  a:\n    executor: {type: ramping-vus, stages: [{duration: 0s, target: 3}]}\n" + GET, {},
-     ["4: scenarios.a.executor.stages: the stages last 0s in total: give at least one stage a duration"]),
-    ("stages target 0 throughout",
-     HEAD + "scenarios:\n  a:\n    executor: {type: ramping-arrival-rate, max_vus: 2, "
-     "stages: [{duration: 1s, target: 0}, {duration: 2s, target: 0}]}\n" + GET, {},
-     ["4: scenarios.a.executor.stages: every stage targets 0 iterations/s: nothing would run"]),
-    ("negative stage target",
-     HEAD + "scenarios:\n  a:\n    executor: {type: ramping-vus, stages: [{duration: 1s, target: -2}]}\n" + GET, {},
-     ["4: scenarios.a.executor.stages[0].target: must be at least 0, got -2"]),
-    ("negative rate",
-     HEAD + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: -5/s, duration: 1s, max_vus: 2}\n" + GET,
-     {}, ["4: scenarios.a.executor.rate: '-5/s' is not a rate (examples: 300, 300/s, 18000/m, 50/h)"]),
-    ("rate with an unknown unit",
-     HEAD + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: 5/parsec, duration: 1s, max_vus: 2}\n"
-     + GET, {}, ["4: scenarios.a.executor.rate: '5/parsec' is not a rate (examples: 300, 300/s, 18000/m, 50/h)"]),
-    ("zero rate",
-     HEAD + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: 0, duration: 1s, max_vus: 2}\n" + GET,
-     {}, ["4: scenarios.a.executor.rate: must be above 0, got 0.0"]),
-    ("vus of the wrong type",
-     HEAD + "scenarios:\n  a:\n    executor: {type: constant-vus, vus: many, duration: 1s}\n" + GET, {},
-     ["4: scenarios.a.executor.vus: expected a whole number, got 'many'"]),
-    ("csv missing",
-     HEAD + CSV_VAR.replace("@CSV@", "missing.csv") + "scenarios:\n  a:\n" + CSV_FLOW, {},
-     ["3: variables.row.file: @DIR@/missing.csv: cannot read it: No such file or directory"]),
-    ("csv is a directory",
-     HEAD + CSV_VAR.replace("@CSV@", "adir") + "scenarios:\n  a:\n" + CSV_FLOW, {"adir/": b""},
-     ["3: variables.row.file: @DIR@/adir: is a directory, not a regular file"]),
-    ("csv not utf-8",
-     HEAD + CSV_VAR.replace("@CSV@", "bin.csv") + "scenarios:\n  a:\n" + CSV_FLOW, {"bin.csv": b"name\n\xff\xfe\n"},
-     ["3: variables.row.file: @DIR@/bin.csv: is not UTF-8 text (invalid start byte)"]),
-    ("csv ragged row",
-     HEAD + CSV_VAR.replace("@CSV@", "ragged.csv") + "scenarios:\n  a:\n" + CSV_FLOW, {"ragged.csv": b"name,b\n1,2\n3\n"},
-     ["3: variables.row.file: @DIR@/ragged.csv:3: row has 1 fields, the header has 2"]),
-    ("csv without rows",
-     HEAD + CSV_VAR.replace("@CSV@", "empty.csv") + "scenarios:\n  a:\n" + CSV_FLOW, {"empty.csv": b"name\n"},
-     ["3: variables.row.file: @DIR@/empty.csv: has a header but no rows"]),
-    ("every shape mistake at once",
-     HEAD + "scenarios:\n"
-     "  a:\n    executor: {type: constant-vus, vus: many, duration: 1s}\n" + GET
-     + "  b:\n    executor: {type: constant-arrival-rate, rate: -1/s, duration: 1s, max_vus: 2}\n" + GET
-     + "  c:\n    executor: {type: constant-vus, vus: 1, duration: 10}\n" + GET, {},
-     ["4: scenarios.a.executor.vus: expected a whole number, got 'many'",
-      "7: scenarios.b.executor.rate: '-1/s' is not a rate (examples: 300, 300/s, 18000/m, 50/h)",
-      "10: scenarios.c.executor.duration:"]),
-    ("every meaning mistake at once",
-     HEAD + CSV_VAR.replace("@CSV@", "missing.csv") + "scenarios:\n"
-     "  a:\n    executor: {type: ramping-vus, stages: [{duration: 0s, target: 3}]}\n    flow: [{request: {path: '/x/{{row.name}}'}}]\n"
-     "  b:\n    executor: {type: ramping-arrival-rate, max_vus: 2, stages: [{duration: 1s, target: 0}]}\n" + GET, {},
-     ["3: variables.row.file: @DIR@/missing.csv: cannot read it: No such file or directory",
-      "6: scenarios.a.executor.stages: the stages last 0s in total: give at least one stage a duration",
-      "9: scenarios.b.executor.stages: every stage targets 0 iterations/s: nothing would run"]),
+    (
+        "stages last 0s",
+        HEAD + "scenarios:\n  a:\n    executor: {type: ramping-vus, stages: [{duration: 0s, target: 3}]}\n" + GET,
+        {},
+        ["4: scenarios.a.executor.stages: the stages last 0s in total: give at least one stage a duration"],
+    ),
+    (
+        "stages target 0 throughout",
+        HEAD + "scenarios:\n  a:\n    executor: {type: ramping-arrival-rate, max_vus: 2, "
+        "stages: [{duration: 1s, target: 0}, {duration: 2s, target: 0}]}\n" + GET,
+        {},
+        ["4: scenarios.a.executor.stages: every stage targets 0 iterations/s: nothing would run"],
+    ),
+    (
+        "negative stage target",
+        HEAD + "scenarios:\n  a:\n    executor: {type: ramping-vus, stages: [{duration: 1s, target: -2}]}\n" + GET,
+        {},
+        ["4: scenarios.a.executor.stages[0].target: must be at least 0, got -2"],
+    ),
+    (
+        "negative rate",
+        HEAD
+        + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: -5/s, duration: 1s, max_vus: 2}\n"
+        + GET,
+        {},
+        ["4: scenarios.a.executor.rate: '-5/s' is not a rate (examples: 300, 300/s, 18000/m, 50/h)"],
+    ),
+    (
+        "rate with an unknown unit",
+        HEAD
+        + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: 5/parsec, duration: 1s, max_vus: 2}\n"
+        + GET,
+        {},
+        ["4: scenarios.a.executor.rate: '5/parsec' is not a rate (examples: 300, 300/s, 18000/m, 50/h)"],
+    ),
+    (
+        "zero rate",
+        HEAD
+        + "scenarios:\n  a:\n    executor: {type: constant-arrival-rate, rate: 0, duration: 1s, max_vus: 2}\n"
+        + GET,
+        {},
+        ["4: scenarios.a.executor.rate: must be above 0, got 0.0"],
+    ),
+    (
+        "vus of the wrong type",
+        HEAD + "scenarios:\n  a:\n    executor: {type: constant-vus, vus: many, duration: 1s}\n" + GET,
+        {},
+        ["4: scenarios.a.executor.vus: expected a whole number, got 'many'"],
+    ),
+    (
+        "csv missing",
+        HEAD + CSV_VAR.replace("@CSV@", "missing.csv") + "scenarios:\n  a:\n" + CSV_FLOW,
+        {},
+        ["3: variables.row.file: @DIR@/missing.csv: cannot read it: No such file or directory"],
+    ),
+    (
+        "csv is a directory",
+        HEAD + CSV_VAR.replace("@CSV@", "adir") + "scenarios:\n  a:\n" + CSV_FLOW,
+        {"adir/": b""},
+        ["3: variables.row.file: @DIR@/adir: is a directory, not a regular file"],
+    ),
+    (
+        "csv not utf-8",
+        HEAD + CSV_VAR.replace("@CSV@", "bin.csv") + "scenarios:\n  a:\n" + CSV_FLOW,
+        {"bin.csv": b"name\n\xff\xfe\n"},
+        ["3: variables.row.file: @DIR@/bin.csv: is not UTF-8 text (invalid start byte)"],
+    ),
+    (
+        "csv ragged row",
+        HEAD + CSV_VAR.replace("@CSV@", "ragged.csv") + "scenarios:\n  a:\n" + CSV_FLOW,
+        {"ragged.csv": b"name,b\n1,2\n3\n"},
+        ["3: variables.row.file: @DIR@/ragged.csv:3: row has 1 fields, the header has 2"],
+    ),
+    (
+        "csv without rows",
+        HEAD + CSV_VAR.replace("@CSV@", "empty.csv") + "scenarios:\n  a:\n" + CSV_FLOW,
+        {"empty.csv": b"name\n"},
+        ["3: variables.row.file: @DIR@/empty.csv: has a header but no rows"],
+    ),
+    (
+        "every shape mistake at once",
+        HEAD + "scenarios:\n"
+        "  a:\n    executor: {type: constant-vus, vus: many, duration: 1s}\n"
+        + GET
+        + "  b:\n    executor: {type: constant-arrival-rate, rate: -1/s, duration: 1s, max_vus: 2}\n"
+        + GET
+        + "  c:\n    executor: {type: constant-vus, vus: 1, duration: 10}\n"
+        + GET,
+        {},
+        [
+            "4: scenarios.a.executor.vus: expected a whole number, got 'many'",
+            "7: scenarios.b.executor.rate: '-1/s' is not a rate (examples: 300, 300/s, 18000/m, 50/h)",
+            "10: scenarios.c.executor.duration:",
+        ],
+    ),
+    (
+        "every meaning mistake at once",
+        HEAD + CSV_VAR.replace("@CSV@", "missing.csv") + "scenarios:\n"
+        "  a:\n    executor: {type: ramping-vus, stages: [{duration: 0s, target: 3}]}\n    flow: [{request: {path: '/x/{{row.name}}'}}]\n"
+        "  b:\n    executor: {type: ramping-arrival-rate, max_vus: 2, stages: [{duration: 1s, target: 0}]}\n" + GET,
+        {},
+        [
+            "3: variables.row.file: @DIR@/missing.csv: cannot read it: No such file or directory",
+            "6: scenarios.a.executor.stages: the stages last 0s in total: give at least one stage a duration",
+            "9: scenarios.b.executor.stages: every stage targets 0 iterations/s: nothing would run",
+        ],
+    ),
 ]
 
 
@@ -519,26 +643,34 @@ def test_invalid_files_exit_2_through_surge_run_one_line_per_problem(tmp_path, f
 
 def test_a_bare_rate_is_per_second_not_an_error(tmp_path, fresh_target):
     # Rates, unlike durations, may be unit-less (docs/scenarios.md: 300 = 300/s).
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           a:
             executor: {type: constant-arrival-rate, rate: 40, duration: 500ms, max_vus: 4}
             flow: [{request: {path: /health}}]
-        """)
+        """,
+    )
     doc = run_ok(path, fresh_target)
     assert doc["scenarios"][0]["iterations"]["iterations_started"] == 20
     assert doc["requests"]["sent"] == 20 == fresh_target.received()
 
 
-@pytest.mark.parametrize(("process", "flag", "stored"), [
-    (None, "from-flag", "from-flag"),            # -e sets what the process lacks
-    ("from-env", "from-flag", "from-flag"),      # and wins over the process environment
-    ("from-env", "", ""),                        # an empty value is a value
-])
+@pytest.mark.parametrize(
+    ("process", "flag", "stored"),
+    [
+        (None, "from-flag", "from-flag"),  # -e sets what the process lacks
+        ("from-env", "from-flag", "from-flag"),  # and wins over the process environment
+        ("from-env", "", ""),  # an empty value is a value
+    ],
+)
 def test_env_flag_sets_env_variables_over_the_process_environment(tmp_path, fresh_target, process, flag, stored):
     run = marker()
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         variables:
           token: {type: env, name: @NAME@}
@@ -548,25 +680,35 @@ def test_env_flag_sets_env_variables_over_the_process_environment(tmp_path, fres
             flow:
               - request: {method: POST, path: /tasks, json: {title: "t{{token}}", run: "@RUN@"}}
                 check: {status: 201}
-        """, NAME=ENV_NAME, RUN=run)
-    result = surge_env("run", str(path), "--target", fresh_target.url, "--json", "-e", f"{ENV_NAME}={flag}",
-                       env={ENV_NAME: process})
+        """,
+        NAME=ENV_NAME,
+        RUN=run,
+    )
+    result = surge_env(
+        "run", str(path), "--target", fresh_target.url, "--json", "-e", f"{ENV_NAME}={flag}", env={ENV_NAME: process}
+    )
     assert result.code == 0, result.stderr
     assert [t["title"] for t in stored_tasks(fresh_target, run)] == [f"t{stored}"] * 2
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["-e", "NOEQUALS"], "surge: error: -e/--env: expected NAME=VALUE"),
-    (["-e", "1BAD=x"], "surge: error: -e/--env: expected NAME=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-e", "NOEQUALS"], "surge: error: -e/--env: expected NAME=VALUE"),
+        (["-e", "1BAD=x"], "surge: error: -e/--env: expected NAME=VALUE"),
+    ],
+)
 def test_env_flag_mistakes_exit_2_naming_the_flag(tmp_path, fresh_target, args, message):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           s:
             executor: {type: shared-iterations, vus: 1, iterations: 1}
             flow: [{request: {path: /health}}]
-        """)
+        """,
+    )
     result = surge("run", str(path), "--target", fresh_target.url, *args)
     assert result.code == 2 and result.stderr.startswith(message), result.stderr
     assert fresh_target.received() == 0

@@ -50,17 +50,20 @@ def test_timeout_applies_to_a_file_end_to_end(tmp_path, fresh_target):
     assert doc["duration_s"] < 3  # not the 3 s the delay takes, nor the file's 10 s timeout
 
 
-@pytest.mark.parametrize(("flags", "flag"), [
-    (["-c", "10"], "-c/--connections"),
-    (["-d", "5s"], "-d/--duration"),
-    (["-n", "5"], "-n/--requests"),
-    (["-r", "5"], "-r/--rate"),
-    (["-m", "POST"], "-m/--method"),
-    (["-m", "GET"], "-m/--method"),
-    (["-H", "X-A: b"], "-H/--header"),
-    (["--body", "x"], "--body"),
-    (["--max-in-flight", "5"], "--max-in-flight"),
-])
+@pytest.mark.parametrize(
+    ("flags", "flag"),
+    [
+        (["-c", "10"], "-c/--connections"),
+        (["-d", "5s"], "-d/--duration"),
+        (["-n", "5"], "-n/--requests"),
+        (["-r", "5"], "-r/--rate"),
+        (["-m", "POST"], "-m/--method"),
+        (["-m", "GET"], "-m/--method"),
+        (["-H", "X-A: b"], "-H/--header"),
+        (["--body", "x"], "--body"),
+        (["--max-in-flight", "5"], "--max-in-flight"),
+    ],
+)
 def test_flags_that_shape_the_load_or_the_request_are_refused_with_a_file(tmp_path, flags, flag):
     path = write(tmp_path, FILE)
     run = surge("run", str(path), *flags)
@@ -68,12 +71,15 @@ def test_flags_that_shape_the_load_or_the_request_are_refused_with_a_file(tmp_pa
     assert run.stderr == f"surge: error: {flag}: does not apply to a scenario file ({path}): set it in the file\n"
 
 
-@pytest.mark.parametrize(("flags", "flag", "message"), [
-    (["--timeout", "0s"], "--timeout", "must be above zero"),
-    (["--timeout", "inf"], "--timeout", "longer than 720h"),
-    (["--grace", "1e309"], "--grace", "longer than 720h"),
-    (["--grace", "soon"], "--grace", "is not a duration"),
-])
+@pytest.mark.parametrize(
+    ("flags", "flag", "message"),
+    [
+        (["--timeout", "0s"], "--timeout", "must be above zero"),
+        (["--timeout", "inf"], "--timeout", "longer than 720h"),
+        (["--grace", "1e309"], "--grace", "longer than 720h"),
+        (["--grace", "soon"], "--grace", "is not a duration"),
+    ],
+)
 def test_bad_overrides_are_named_with_a_file(tmp_path, flags, flag, message):
     path = write(tmp_path, FILE)
     run = surge("run", str(path), *flags)

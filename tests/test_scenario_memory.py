@@ -10,7 +10,6 @@ CSV file is held as one string and one offset a cell, not an object per cell (a 
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import textwrap
@@ -29,8 +28,11 @@ SCENARIOS = 1000
 def test_a_thousand_one_vu_scenarios_run_in_one_file(tmp_path, fresh_target):
     lines = [f"target: {fresh_target.url}", "scenarios:"]
     for i in range(SCENARIOS):
-        lines += [f"  s{i}:", "    executor: {type: constant-vus, vus: 1, duration: 2s}",
-                  "    flow: [{request: {path: /health}}]"]
+        lines += [
+            f"  s{i}:",
+            "    executor: {type: constant-vus, vus: 1, duration: 2s}",
+            "    flow: [{request: {path: /health}}]",
+        ]
     path = tmp_path / "many.yaml"
     path.write_text("\n".join(lines) + "\n")
     run = surge("run", str(path), "--json", timeout=300)
@@ -66,7 +68,8 @@ def test_two_csv_variables_on_a_large_file_of_short_rows_take_little_memory(tmp_
     rows = (4 << 20) // 2 - 1  # 4 MiB of 1-character rows: 2 million rows
     (tmp_path / "ids.csv").write_text("id\n" + "x\n" * rows)
     path = tmp_path / "csv.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         target: {fresh_target.url}
         variables:
           a: {{type: csv, file: ids.csv}}
@@ -75,7 +78,8 @@ def test_two_csv_variables_on_a_large_file_of_short_rows_take_little_memory(tmp_
           s:
             executor: {{type: per-vu-iterations, vus: 1, iterations: 3}}
             flow: [{{request: {{path: "/health?a={{{{a.id}}}}&b={{{{b.id}}}}"}}}}]
-        """))
+        """)
+    )
     run, peak = peak_rss_mib("run", str(path))
     assert run.returncode == 0, run.stderr
     assert fresh_target.received() == 3
@@ -101,20 +105,25 @@ def vu_values(tmp_path, vus: int, variables: int, length: int) -> str:
     defs = "".join(f"  s{i}: {{type: random-string, length: {length}}}\n" for i in range(variables))
     body = "".join(f"{{{{s{i}}}}}" for i in range(variables))
     path = tmp_path / "values.yaml"
-    path.write_text(f"target: http://127.0.0.1:9/\nvariables:\n{defs}scenarios:\n  s:\n"
-                    f"    executor: {{type: constant-vus, vus: {vus}, duration: 1s}}\n"
-                    f"    flow: [{{request: {{method: POST, path: /, body: '{body}'}}}}]\n")
+    path.write_text(
+        f"target: http://127.0.0.1:9/\nvariables:\n{defs}scenarios:\n  s:\n"
+        f"    executor: {{type: constant-vus, vus: {vus}, duration: 1s}}\n"
+        f"    flow: [{{request: {{method: POST, path: /, body: '{body}'}}}}]\n"
+    )
     return str(path)
 
 
-@pytest.mark.parametrize(("vus", "variables", "length", "refused"), [
-    (64, 20, 1 << 20, True),  # the probe's case: 42 MB a VU, aborted at 64 VUs
-    (13, 20, 1 << 20, True),  # 13 x 2 x 20 MiB = 520 MiB
-    (12, 20, 1 << 20, False),
-    (1, 1, 1 << 20, False),
-    (1_000_000, 1, 300, True),
-    (100_000, 1, 300, False),
-])
+@pytest.mark.parametrize(
+    ("vus", "variables", "length", "refused"),
+    [
+        (64, 20, 1 << 20, True),  # the probe's case: 42 MB a VU, aborted at 64 VUs
+        (13, 20, 1 << 20, True),  # 13 x 2 x 20 MiB = 520 MiB
+        (12, 20, 1 << 20, False),
+        (1, 1, 1 << 20, False),
+        (1_000_000, 1, 300, True),
+        (100_000, 1, 300, False),
+    ],
+)
 def test_what_the_vus_hold_for_their_values_is_bounded_before_the_run(tmp_path, vus, variables, length, refused):
     assert (vus * 2 * variables * length > MAX_VU_VALUE_BYTES) == refused
     path = vu_values(tmp_path, vus, variables, length)
@@ -144,13 +153,16 @@ def tagged_steps(tmp_path, steps: int, scenarios: int = 1) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize(("steps", "scenarios", "refused_at"), [
-    # refused_at: (scenario, step) of the step that passes the bound
-    (MAX_TAGS, 1, None),
-    (MAX_TAGS + 1, 1, (0, MAX_TAGS)),  # the probe's 65,535 tags took 1.4 GB, 87 s, a 136 MB summary.json
-    (MAX_TAGS // 2, 2, None),  # a tag counts once in each scenario that has it
-    (MAX_TAGS // 2 + 1, 2, (1, MAX_TAGS // 2 - 1)),
-])
+@pytest.mark.parametrize(
+    ("steps", "scenarios", "refused_at"),
+    [
+        # refused_at: (scenario, step) of the step that passes the bound
+        (MAX_TAGS, 1, None),
+        (MAX_TAGS + 1, 1, (0, MAX_TAGS)),  # the probe's 65,535 tags took 1.4 GB, 87 s, a 136 MB summary.json
+        (MAX_TAGS // 2, 2, None),  # a tag counts once in each scenario that has it
+        (MAX_TAGS // 2 + 1, 2, (1, MAX_TAGS // 2 - 1)),
+    ],
+)
 def test_distinct_tags_are_bounded_before_the_run(tmp_path, steps, scenarios, refused_at):
     path = tagged_steps(tmp_path, steps, scenarios)
     line = refusal(path, refused_at is not None)

@@ -34,14 +34,17 @@ def tag_sent(doc: dict) -> dict[str, int]:
 
 
 def test_phase_uniform_think_time_paces_each_vu(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           think:
             executor: {type: constant-vus, vus: 4, duration: 2s}
             think_time: {type: uniform, min: 80ms, max: 120ms}
             flow: [{name: health, request: {path: /health}}]
-        """)
+        """,
+    )
     doc = run_json(path, fresh_target)
     it = only_scenario(doc)["iterations"]
     started = it["iterations_started"]
@@ -59,14 +62,17 @@ def test_phase_uniform_think_time_paces_each_vu(tmp_path, fresh_target):
 
 
 def test_phase_exponential_think_time_paces_each_vu(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           think:
             executor: {type: constant-vus, vus: 10, duration: 2s}
             think_time: {type: exponential, mean: 100ms}
             flow: [{name: health, request: {path: /health}}]
-        """)
+        """,
+    )
     doc = run_json(path, fresh_target)
     it = only_scenario(doc)["iterations"]
     started = it["iterations_started"]
@@ -83,7 +89,9 @@ def test_phase_exponential_think_time_paces_each_vu(tmp_path, fresh_target):
 
 
 def test_step_think_time_pauses_after_that_step_only(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           think:
@@ -91,7 +99,8 @@ def test_step_think_time_pauses_after_that_step_only(tmp_path, fresh_target):
             flow:
               - {name: first, request: {path: /health}, think_time: 100ms}
               - {name: second, request: {path: /tasks}}
-        """)
+        """,
+    )
     doc = run_json(path, fresh_target)
     it = only_scenario(doc)["iterations"]
     started = it["iterations_started"]
@@ -128,18 +137,23 @@ DROPS = {
     # the next due arrival (every 10 ms; every 20 ms per engine thread when the rate is
     # split over 2), so a VU's cycle is <= ~120 ms, or 140 ms with 20 ms of slack: at least
     # 2 x ceil(2000 / 140) = 30 start, at most 170 dropped. Measured: 34 start, 166 dropped.
-    "constant": ("""\
+    "constant": (
+        """\
         target: http://127.0.0.1:9
         scenarios:
           paced:
             executor: {type: constant-arrival-rate, rate: 100/s, duration: 2s, pre_allocated_vus: 2, max_vus: 2}
             flow: [{name: slow, request: {path: /delay/100}}]
-        """, 200, (160, 170)),
+        """,
+        200,
+        (160, 170),
+    ),
     # 0 -> 100/s over 1 s, then 100/s for 1 s: 100 x 1 / 2 + 100 x 1 = 150 scheduled. At most
     # 40 start as above (fewer: the ramp's first arrivals are sparse); a greedy model of 2
     # VUs with 140 ms cycles starts 27, so at least 26 start: dropped in [110, 124].
     # Measured: 34 start, 116 dropped.
-    "ramping": ("""\
+    "ramping": (
+        """\
         target: http://127.0.0.1:9
         scenarios:
           paced:
@@ -150,7 +164,10 @@ DROPS = {
               pre_allocated_vus: 2
               max_vus: 2
             flow: [{name: slow, request: {path: /delay/100}}]
-        """, 150, (110, 124)),
+        """,
+        150,
+        (110, 124),
+    ),
 }
 
 
@@ -169,7 +186,9 @@ def test_arrival_rate_with_too_few_vus_drops_the_rest_of_the_schedule(kind, tmp_
     assert it["iterations_started"] + it["iterations_dropped"] == scheduled, it
     assert it["iterations_completed"] == it["iterations_started"] == requests["sent"], it
     assert requests["failed"] == 0 and requests["interrupted"] == 0
-    assert any(note.startswith(f"{dropped} scheduled iterations were not started") for note in doc["notes"]), doc["notes"]
+    assert any(note.startswith(f"{dropped} scheduled iterations were not started") for note in doc["notes"]), doc[
+        "notes"
+    ]
     assert fresh_target.stats()["received_by_route"]["GET /delay/{ms}"] == requests["sent"] == fresh_target.received()
 
     # The terminal summary (another run: its own count) says how many were dropped, in the
@@ -185,11 +204,15 @@ def test_arrival_rate_with_too_few_vus_drops_the_rest_of_the_schedule(kind, tmp_
 
 def test_a_dropped_threshold_fails_the_run_with_the_count_of_iterations_not_started(tmp_path, fresh_target):
     text, scheduled, (low, high) = DROPS["constant"]
-    path = write(tmp_path, text.rstrip(" ") + """\
+    path = write(
+        tmp_path,
+        text.rstrip(" ")
+        + """\
         thresholds:
           - "dropped == 0"
           - {expr: "dropped < 1000", scenario: paced}
-        """)
+        """,
+    )
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     doc = run.json()
     dropped = doc["requests"]["dropped"]
@@ -199,7 +222,9 @@ def test_a_dropped_threshold_fails_the_run_with_the_count_of_iterations_not_star
 
 
 def test_ramping_arrival_rate_with_enough_vus_starts_the_integral_of_its_stages(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           ramp:
@@ -209,7 +234,8 @@ def test_ramping_arrival_rate_with_enough_vus_starts_the_integral_of_its_stages(
               pre_allocated_vus: 4
               max_vus: 20
             flow: [{name: health, request: {path: /health}}]
-        """)
+        """,
+    )
     doc = run_json(path, fresh_target)
     it = only_scenario(doc)["iterations"]
     # start_rate 0 -> 100/s over 1 s (a triangle: 100 x 1 / 2 = 50), then 100/s for 1 s
@@ -225,16 +251,21 @@ def test_ramping_arrival_rate_with_enough_vus_starts_the_integral_of_its_stages(
     assert sum(per_interval) == 150, per_interval
 
 
-@pytest.mark.parametrize(("delay", "earliest", "latest"), [
-    # Thresholds are judged on each 1 s interval's totals, so without a delay the run stops
-    # at the first interval, ~1 s in; with one, at the first interval at or after it.
-    (None, 0.0, 1.5),
-    ("1s", 1.0, 2.6),
-    ("2s", 2.0, 3.6),
-])
+@pytest.mark.parametrize(
+    ("delay", "earliest", "latest"),
+    [
+        # Thresholds are judged on each 1 s interval's totals, so without a delay the run stops
+        # at the first interval, ~1 s in; with one, at the first interval at or after it.
+        (None, 0.0, 1.5),
+        ("1s", 1.0, 2.6),
+        ("2s", 2.0, 3.6),
+    ],
+)
 def test_abort_on_fail_waits_for_its_delay_then_stops_the_run(delay, earliest, latest, tmp_path, fresh_target):
     rule = '{expr: "p(95) < 1ms", abort_on_fail: true' + (f", delay: {delay}" if delay else "") + "}"
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           slow:
@@ -242,7 +273,8 @@ def test_abort_on_fail_waits_for_its_delay_then_stops_the_run(delay, earliest, l
             flow: [{name: slow, request: {path: /delay/20}}]
         thresholds:
           - RULE
-        """.replace("RULE", rule))
+        """.replace("RULE", rule),
+    )
     began = time.monotonic()
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     took = time.monotonic() - began
@@ -261,7 +293,9 @@ def test_abort_on_fail_waits_for_its_delay_then_stops_the_run(delay, earliest, l
 
 
 def test_arrival_rate_window_is_the_whole_schedule_so_rate_is_the_offered_rate(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           low:
@@ -269,7 +303,8 @@ def test_arrival_rate_window_is_the_whole_schedule_so_rate_is_the_offered_rate(t
             flow: [{name: health, request: {path: /health}}]
         thresholds:
           - {expr: "rate > 2.5/s", scenario: low}
-        """)
+        """,
+    )
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     doc = run.json()
     # 2/s for 2 s: 4 iterations, and 4 / 2 s = 2/s (k6 reports http_reqs over the scenario's 2 s).

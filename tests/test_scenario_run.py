@@ -12,7 +12,9 @@ from conftest import surge, write
 
 
 def test_setup_captures_feed_the_measured_run_and_teardown_and_are_not_counted(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         variables:
           n: {type: counter}
@@ -38,7 +40,8 @@ def test_setup_captures_feed_the_measured_run_and_teardown_and_are_not_counted(t
         thresholds:
           - {expr: "checks > 0.999"}
           - {expr: "p(99) < 5s", tag: get task}
-        """)
+        """,
+    )
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     assert run.code == 0, run.stderr
     doc = run.json()
@@ -52,7 +55,9 @@ def test_setup_captures_feed_the_measured_run_and_teardown_and_are_not_counted(t
 
 
 def test_failed_threshold_exits_99_and_the_summary_shows_each_verdict(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           missing:
@@ -66,7 +71,8 @@ def test_failed_threshold_exits_99_and_the_summary_shows_each_verdict(tmp_path, 
           - {expr: "p(95) < 10s", tag: health}
           - {expr: "checks > 0.99"}
           - {expr: "checks > 0.5", scenario: fine, no_data: pass}
-        """)
+        """,
+    )
     run = surge("run", str(path), "--target", fresh_target.url)
     assert run.code == 99, run.stdout + run.stderr
     lines = [line.strip() for line in run.stdout.splitlines()]
@@ -78,7 +84,9 @@ def test_failed_threshold_exits_99_and_the_summary_shows_each_verdict(tmp_path, 
 
 
 def test_threshold_over_no_samples_fails_unless_told_otherwise(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           a:
@@ -86,14 +94,17 @@ def test_threshold_over_no_samples_fails_unless_told_otherwise(tmp_path, fresh_t
             flow: [{name: health, request: {path: /health}}]
         thresholds:
           - {expr: "checks > 0.99"}
-        """)
+        """,
+    )
     doc = surge("run", str(path), "--target", fresh_target.url, "--json")
     assert doc.code == 99
     assert doc.json()["thresholds"][0]["status"] == "no-data"
 
 
 def test_abort_on_fail_stops_the_run_early_and_exits_99(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           slow:
@@ -101,7 +112,8 @@ def test_abort_on_fail_stops_the_run_early_and_exits_99(tmp_path, fresh_target):
             flow: [{name: slow, request: {path: /delay/30}}]
         thresholds:
           - {expr: "p(95) < 10ms", abort_on_fail: true, delay: 1s}
-        """)
+        """,
+    )
     began = time.monotonic()
     run = surge("run", str(path), "--target", fresh_target.url, "--json")
     took = time.monotonic() - began
@@ -114,7 +126,9 @@ def test_abort_on_fail_stops_the_run_early_and_exits_99(tmp_path, fresh_target):
 
 
 def test_time_scale_shortens_every_duration(tmp_path, fresh_target):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           steady:
@@ -125,7 +139,8 @@ def test_time_scale_shortens_every_duration(tmp_path, fresh_target):
             start_time: 10s
             think_time: 1s
             flow: [{name: later, request: {path: /tasks}}]
-        """)
+        """,
+    )
     began = time.monotonic()
     run = surge("run", str(path), "--target", fresh_target.url, "--time-scale", "0.05", "--json")
     took = time.monotonic() - began
@@ -139,14 +154,26 @@ def test_time_scale_shortens_every_duration(tmp_path, fresh_target):
     assert took < 8, took
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duration: 5}\n"
-     "    flow: [{request: {path: /health}}]\n", ":4: scenarios.a.executor.duration"),
-    ("target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duration: 1s}\n"
-     "    flow: [{request: {path: '/tasks/{{nope}}'}}]\n", ":5:"),
-    ("target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duraton: 1s}\n"
-     "    flow: [{request: {path: /health}}]\n", ":4:"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duration: 5}\n"
+            "    flow: [{request: {path: /health}}]\n",
+            ":4: scenarios.a.executor.duration",
+        ),
+        (
+            "target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duration: 1s}\n"
+            "    flow: [{request: {path: '/tasks/{{nope}}'}}]\n",
+            ":5:",
+        ),
+        (
+            "target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: {type: constant-vus, vus: 1, duraton: 1s}\n"
+            "    flow: [{request: {path: /health}}]\n",
+            ":4:",
+        ),
+    ],
+)
 def test_invalid_files_exit_2_naming_file_and_line(tmp_path, text, expected):
     path = write(tmp_path, text)
     run = surge("run", str(path))
@@ -162,7 +189,10 @@ def test_flags_of_the_url_form_are_refused_with_a_file(tmp_path):
     path = write(tmp_path, "target: http://127.0.0.1:9\nscenarios: {}\n")
     run = surge("run", str(path), "-c", "10")
     assert run.code == 2
-    assert run.stderr.strip() == f"surge: error: -c/--connections: does not apply to a scenario file ({path}): set it in the file"
+    assert (
+        run.stderr.strip()
+        == f"surge: error: -c/--connections: does not apply to a scenario file ({path}): set it in the file"
+    )
     run = surge("run", "http://127.0.0.1:9/", "--time-scale", "2")
     assert run.code == 2 and "--time-scale: only applies to a scenario file" in run.stderr
     run = surge("run", str(path), "--time-scale", "0")
@@ -170,7 +200,9 @@ def test_flags_of_the_url_form_are_refused_with_a_file(tmp_path):
 
 
 def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_the_numbers(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         target: http://127.0.0.1:9
         scenarios:
           a:
@@ -179,22 +211,25 @@ def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_t
           b:
             executor: {type: constant-arrival-rate, rate: 10/s, duration: 1s, max_vus: 700000}
             flow: [{request: {path: /health}}]
-        """)
+        """,
+    )
     run = surge("run", str(path))
     assert run.code == 2, run.stderr
     assert "1400000 connections need about" in run.stderr and "file descriptors but the limit is" in run.stderr
 
 
 def test_the_python_api_runs_a_model_built_in_code(fresh_target):
-    from surge.scenario import Check, Request, Scenario, ScenarioFile, Step
     from surge.run import run_phases
+    from surge.scenario import Check, Request, Scenario, ScenarioFile, Step
 
     f = ScenarioFile(
         target=fresh_target.url,
-        scenarios={"api": Scenario(
-            executor={"type": "shared-iterations", "vus": 2, "iterations": 30},
-            flow=[Step(name="health", request=Request(path="/health"), check=Check(status=200))],
-        )},
+        scenarios={
+            "api": Scenario(
+                executor={"type": "shared-iterations", "vus": 2, "iterations": 30},
+                flow=[Step(name="health", request=Request(path="/health"), check=Check(status=200))],
+            )
+        },
         thresholds=["p(99) < 5s", "checks > 0.99"],
     )
     outcome = run_phases(f.compile())
@@ -204,16 +239,32 @@ def test_the_python_api_runs_a_model_built_in_code(fresh_target):
 
 
 THRESHOLD_FORMS = [
-    ("p(50) > 19ms", "pass"), ("p(50) < 19ms", "fail"),
-    ("p(99) < 1s", "pass"), ("p(99.9) < 1s", "pass"), ("p(90) < 5ms", "fail"), ("p(95) > 19ms", "pass"),
-    ("p(75) > 19ms", "pass"), ("p(75) < 5ms", "fail"), ("p(99.99) < 1s", "pass"), ("success.p(12.5) > 19ms", "pass"),
-    ("med > 19ms", "pass"), ("avg > 19ms", "pass"), ("avg < 10ms", "fail"),
-    ("min >= 19ms", "pass"), ("max < 1s", "pass"), ("max < 5ms", "fail"),
-    ("service_time.p(95) > 19ms", "pass"), ("success.p(95) > 19ms", "pass"),
-    ("failure_rate < 1%", "pass"), ("failure_rate > 0.5", "fail"),
-    ("rate > 10/s", "pass"), ("rate > 100000/s", "fail"),
-    ("checks > 0.99", "pass"), ("checks < 0.5", "fail"),
-    ("dropped == 0", "pass"), ("dropped > 0", "fail"),
+    ("p(50) > 19ms", "pass"),
+    ("p(50) < 19ms", "fail"),
+    ("p(99) < 1s", "pass"),
+    ("p(99.9) < 1s", "pass"),
+    ("p(90) < 5ms", "fail"),
+    ("p(95) > 19ms", "pass"),
+    ("p(75) > 19ms", "pass"),
+    ("p(75) < 5ms", "fail"),
+    ("p(99.99) < 1s", "pass"),
+    ("success.p(12.5) > 19ms", "pass"),
+    ("med > 19ms", "pass"),
+    ("avg > 19ms", "pass"),
+    ("avg < 10ms", "fail"),
+    ("min >= 19ms", "pass"),
+    ("max < 1s", "pass"),
+    ("max < 5ms", "fail"),
+    ("service_time.p(95) > 19ms", "pass"),
+    ("success.p(95) > 19ms", "pass"),
+    ("failure_rate < 1%", "pass"),
+    ("failure_rate > 0.5", "fail"),
+    ("rate > 10/s", "pass"),
+    ("rate > 100000/s", "fail"),
+    ("checks > 0.99", "pass"),
+    ("checks < 0.5", "fail"),
+    ("dropped == 0", "pass"),
+    ("dropped > 0", "fail"),
 ]
 
 
@@ -223,14 +274,19 @@ def test_every_threshold_form_against_a_known_latency(tmp_path, target):
     lines = []
     for expr, _ in THRESHOLD_FORMS:
         lines += [f'  - "{expr}"', f'  - {{expr: "{expr}", tag: delayed}}', f'  - {{expr: "{expr}", scenario: timed}}']
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
 target: http://127.0.0.1:9
 scenarios:
   timed:
     executor: {type: constant-vus, vus: 4, duration: 1s}
     flow: [{name: delayed, request: {path: /delay/20}, check: {status: 200}}]
 thresholds:
-""" + "\n".join(lines) + "\n")
+"""
+        + "\n".join(lines)
+        + "\n",
+    )
     run = surge("run", str(path), "--target", target.url, "--json")
     statuses = [t["status"] for t in run.json()["thresholds"]]
     assert statuses == [status for _, status in THRESHOLD_FORMS for _ in range(3)], run.json()["thresholds"]

@@ -14,21 +14,49 @@ from surge.scenario import load, loads, scale_time
 SCENARIOS = Path(__file__).parent / "scenarios"
 
 
-@pytest.mark.parametrize(("executor", "expected"), [
-    ("{type: constant-vus, vus: 3, duration: 1m}", {"type": "constant-vus", "vus": 3, "duration_s": 6.0}),
-    ("{type: ramping-vus, stages: [{duration: 30s, target: 5}], graceful_ramp_down: 10s}",
-     {"type": "ramping-vus", "start_vus": 0, "stages": [{"duration_s": 3.0, "target": 5}],
-      "graceful_ramp_down_s": 10.0}),
-    ("{type: per-vu-iterations, iterations: 7, max_duration: 100s}",
-     {"type": "per-vu-iterations", "vus": 1, "iterations": 7, "max_duration_s": 100.0}),
-    ("{type: shared-iterations, iterations: 7}",
-     {"type": "shared-iterations", "vus": 1, "iterations": 7, "max_duration_s": 600.0}),
-    ("{type: constant-arrival-rate, rate: 300, duration: 20s, max_vus: 9}",
-     {"type": "constant-arrival-rate", "rate": 300.0, "duration_s": 2.0, "max_vus": 9, "pre_allocated_vus": None}),
-    ("{type: ramping-arrival-rate, start_rate: 5, stages: [{duration: 10s, target: 50}], max_vus: 9}",
-     {"type": "ramping-arrival-rate", "start_rate": 5.0, "stages": [{"duration_s": 1.0, "target_rate": 50.0}],
-      "max_vus": 9, "pre_allocated_vus": None}),
-])
+@pytest.mark.parametrize(
+    ("executor", "expected"),
+    [
+        ("{type: constant-vus, vus: 3, duration: 1m}", {"type": "constant-vus", "vus": 3, "duration_s": 6.0}),
+        (
+            "{type: ramping-vus, stages: [{duration: 30s, target: 5}], graceful_ramp_down: 10s}",
+            {
+                "type": "ramping-vus",
+                "start_vus": 0,
+                "stages": [{"duration_s": 3.0, "target": 5}],
+                "graceful_ramp_down_s": 10.0,
+            },
+        ),
+        (
+            "{type: per-vu-iterations, iterations: 7, max_duration: 100s}",
+            {"type": "per-vu-iterations", "vus": 1, "iterations": 7, "max_duration_s": 100.0},
+        ),
+        (
+            "{type: shared-iterations, iterations: 7}",
+            {"type": "shared-iterations", "vus": 1, "iterations": 7, "max_duration_s": 600.0},
+        ),
+        (
+            "{type: constant-arrival-rate, rate: 300, duration: 20s, max_vus: 9}",
+            {
+                "type": "constant-arrival-rate",
+                "rate": 300.0,
+                "duration_s": 2.0,
+                "max_vus": 9,
+                "pre_allocated_vus": None,
+            },
+        ),
+        (
+            "{type: ramping-arrival-rate, start_rate: 5, stages: [{duration: 10s, target: 50}], max_vus: 9}",
+            {
+                "type": "ramping-arrival-rate",
+                "start_rate": 5.0,
+                "stages": [{"duration_s": 1.0, "target_rate": 50.0}],
+                "max_vus": 9,
+                "pre_allocated_vus": None,
+            },
+        ),
+    ],
+)
 def test_every_executor_scales_its_schedule_not_its_rates_or_counts(executor, expected):
     text = f"target: http://h\nscenarios:\n  a:\n    executor: {executor}\n    flow: [{{request: {{}}}}]\n"
     [spec] = loads(text).compile(time_scale=0.1).main["scenarios"]

@@ -11,8 +11,17 @@ from surge.scenario.lines import YamlSyntaxError, line_of, parse_yaml
 def test_every_key_and_item_has_its_line():
     doc = parse_yaml("a: 1\nb:\n  - x: 2\n    y: [1, 2]\n  - 3\n")
     assert doc.data == {"a": 1, "b": [{"x": 2, "y": [1, 2]}, 3]}
-    assert doc.lines == {(): 1, ("a",): 1, ("b",): 2, ("b", 0): 3, ("b", 0, "x"): 3, ("b", 0, "y"): 4,
-                         ("b", 0, "y", 0): 4, ("b", 0, "y", 1): 4, ("b", 1): 5}
+    assert doc.lines == {
+        (): 1,
+        ("a",): 1,
+        ("b",): 2,
+        ("b", 0): 3,
+        ("b", 0, "x"): 3,
+        ("b", 0, "y"): 4,
+        ("b", 0, "y", 0): 4,
+        ("b", 0, "y", 1): 4,
+        ("b", 1): 5,
+    }
 
 
 def test_a_missing_key_is_placed_at_its_closest_ancestor():
@@ -31,10 +40,21 @@ def test_merge_keys_and_anchors_resolve():
     assert doc.data["m"] == {"k": 1, "z": 2}
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("v: yes", "yes"), ("v: no", "no"), ("v: on", "on"), ("v: off", "off"), ("v: true", True),
-    ("v: False", False), ("v: 2024-01-01", "2024-01-01"), ("v: 1.5", 1.5), ("v: 10", 10), ("v: ~", None),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("v: yes", "yes"),
+        ("v: no", "no"),
+        ("v: on", "on"),
+        ("v: off", "off"),
+        ("v: true", True),
+        ("v: False", False),
+        ("v: 2024-01-01", "2024-01-01"),
+        ("v: 1.5", 1.5),
+        ("v: 10", 10),
+        ("v: ~", None),
+    ],
+)
 def test_scalars_keep_their_plain_meaning(text, value):
     assert parse_yaml(text).data["v"] == value
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from conftest import surge, write
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
@@ -59,10 +60,27 @@ CASES: dict[str, Case] = {
     # URL runs
     "url query": lambda u, p: (["run", f"{u}/health?api_key={SECRET}&limit=2", "-n", "5", "-c", "1"], 0),
     "url query --json": lambda u, p: (["run", f"{u}/health?access_token={SECRET}", "-n", "5", "-c", "1", "--json"], 0),
-    "url headers": lambda u, p: (["run", f"{u}/health", "-n", "5", "-c", "1", "-H", f"Authorization: Bearer {SECRET}",
-                                  "-H", f"Cookie: sid={SECRET}", "-H", f"X-Api-Key: {SECRET}"], 0),
-    "url headers --json": lambda u, p: (["run", f"{u}/health", "-n", "5", "-c", "1", "--json",
-                                         "-H", f"Authorization: Bearer {SECRET}"], 0),
+    "url headers": lambda u, p: (
+        [
+            "run",
+            f"{u}/health",
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "-H",
+            f"Authorization: Bearer {SECRET}",
+            "-H",
+            f"Cookie: sid={SECRET}",
+            "-H",
+            f"X-Api-Key: {SECRET}",
+        ],
+        0,
+    ),
+    "url headers --json": lambda u, p: (
+        ["run", f"{u}/health", "-n", "5", "-c", "1", "--json", "-H", f"Authorization: Bearer {SECRET}"],
+        0,
+    ),
     "url credentials": lambda u, p: (["run", u.replace("http://", f"http://user:{SECRET}@") + "/health"], 2),
     "url token as user": lambda u, p: (["run", u.replace("http://", f"http://{SECRET}@") + "/health"], 2),
     "url credentials, no scheme": lambda u, p: (["run", f"user:{SECRET}@127.0.0.1/health"], 2),
@@ -70,14 +88,18 @@ CASES: dict[str, Case] = {
     "url header without colon": lambda u, p: (["run", f"{u}/health", "-H", f"Authorization Bearer {SECRET}"], 2),
     "url header bad slot": lambda u, p: (["run", f"{u}/health", "-H", "Authorization: Bearer {{" + SECRET], 2),
     "url unreachable": lambda u, p: (["run", f"{UNREACHABLE_URL}/health?token={SECRET}", "-d", "1s"], 3),
-    "url unreachable --json": lambda u, p: (["run", f"{UNREACHABLE_URL}/health?token={SECRET}", "-d", "1s",
-                                             "--json"], 3),
+    "url unreachable --json": lambda u, p: (
+        ["run", f"{UNREACHABLE_URL}/health?token={SECRET}", "-d", "1s", "--json"],
+        3,
+    ),
     # scenario files
     "file": lambda u, p: (["run", _file(FILE, u, p)], 0),
     "file --json": lambda u, p: (["run", _file(FILE, u, p), "--json"], 0),
     "file target credentials": lambda u, p: (["run", _file(FILE, u.replace("http://", f"http://u:{SECRET}@"), p)], 2),
-    "file --target credentials": lambda u, p: (["run", _file(FILE, u, p), "--target",
-                                                u.replace("http://", f"http://u:{SECRET}@")], 2),
+    "file --target credentials": lambda u, p: (
+        ["run", _file(FILE, u, p), "--target", u.replace("http://", f"http://u:{SECRET}@")],
+        2,
+    ),
     "file --target bad scheme": lambda u, p: (["run", _file(FILE, u, p), "--target", f"ftp://u:{SECRET}@x"], 2),
     "file bad header slot": lambda u, p: (["run", _file(BAD_SLOT, u, p)], 2),
     "file bad -e": lambda u, p: (["run", _file(FILE, u, p), "-e", f"MY TOKEN={SECRET}"], 2),
@@ -102,15 +124,51 @@ def test_no_secret_in_any_output(target, tmp_path, case):
 # directories, --junit files, and the history database: SURGE_DB points there) and every row of
 # the history's SQL dump are searched for each secret's value.
 
-PLACES = ("url_token", "url_key", "url_secret", "url_password", "url_session", "url_api_key", "url_userinfo",
-          "authorization", "proxy_authorization", "cookie", "x_auth_token", "x_api_key", "x_secret", "x_password",
-          "x_session", "file_authorization", "file_cookie", "file_proxy_authorization", "file_header_token",
-          "file_query_token", "file_path_api_key", "file_env_default", "file_env_value", "file_variable",
-          "file_body_password", "file_block_secret", "tag_api_token", "tag_password",
-          # issue 20: what the stdout masking missed
-          "k6_url_userinfo", "k6_url_token", "oha_error_userinfo", "oha_error_api_key", "oha_error_bearer",
-          "path_jsessionid", "path_access_token", "body_password", "body_api_key", "body_token", "body_secret",
-          "variant_env_token", "variant_url_token", "file_path_percent_api_key")
+PLACES = (
+    "url_token",
+    "url_key",
+    "url_secret",
+    "url_password",
+    "url_session",
+    "url_api_key",
+    "url_userinfo",
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "x_auth_token",
+    "x_api_key",
+    "x_secret",
+    "x_password",
+    "x_session",
+    "file_authorization",
+    "file_cookie",
+    "file_proxy_authorization",
+    "file_header_token",
+    "file_query_token",
+    "file_path_api_key",
+    "file_env_default",
+    "file_env_value",
+    "file_variable",
+    "file_body_password",
+    "file_block_secret",
+    "tag_api_token",
+    "tag_password",
+    # issue 20: what the stdout masking missed
+    "k6_url_userinfo",
+    "k6_url_token",
+    "oha_error_userinfo",
+    "oha_error_api_key",
+    "oha_error_bearer",
+    "path_jsessionid",
+    "path_access_token",
+    "body_password",
+    "body_api_key",
+    "body_token",
+    "body_secret",
+    "variant_env_token",
+    "variant_url_token",
+    "file_path_percent_api_key",
+)
 """PLACES names each place a secret goes; each gets its own value, so a leak says where it came from."""
 
 SECRETS = {place: f"S3cr3t-{place.replace('_', '-')}-v4lu3" for place in PLACES}
@@ -181,7 +239,9 @@ def _planted_imports(inputs: Path) -> list[str]:
     oha_doc = json.loads((IMPORTS / "oha-refused-6k.json").read_text())
     oha_doc["errorDistribution"] = {
         f"error sending request for url (http://u:{s['oha_error_userinfo']}@127.0.0.1:1/?api_key="
-        f"{s['oha_error_api_key']})": 5000, f"Authorization: Bearer {s['oha_error_bearer']} was refused": 1000}
+        f"{s['oha_error_api_key']})": 5000,
+        f"Authorization: Bearer {s['oha_error_bearer']} was refused": 1000,
+    }
     oha = inputs / "oha.json"
     oha.write_text(json.dumps(oha_doc))
     return [str(k6), str(oha)]
@@ -189,13 +249,28 @@ def _planted_imports(inputs: Path) -> list[str]:
 
 def _every_place_runs(url: str, inputs: Path, runs_dir: Path) -> list[tuple[list[str], int]]:
     s = SECRETS
-    query = (f"token={s['url_token']}&key={s['url_key']}&secret={s['url_secret']}&password={s['url_password']}"
-             f"&session={s['url_session']}&api_key={s['url_api_key']}&limit=2")
-    headers = ["-H", f"Authorization: Bearer {s['authorization']}", "-H",
-               f"Proxy-Authorization: Basic {s['proxy_authorization']}", "-H", f"Cookie: sid={s['cookie']}",
-               "-H", f"X-Auth-Token: {s['x_auth_token']}", "-H", f"X-Api-Key: {s['x_api_key']}",
-               "-H", f"X-Client-Secret: {s['x_secret']}", "-H", f"X-Password: {s['x_password']}",
-               "-H", f"X-Session-Id: {s['x_session']}"]
+    query = (
+        f"token={s['url_token']}&key={s['url_key']}&secret={s['url_secret']}&password={s['url_password']}"
+        f"&session={s['url_session']}&api_key={s['url_api_key']}&limit=2"
+    )
+    headers = [
+        "-H",
+        f"Authorization: Bearer {s['authorization']}",
+        "-H",
+        f"Proxy-Authorization: Basic {s['proxy_authorization']}",
+        "-H",
+        f"Cookie: sid={s['cookie']}",
+        "-H",
+        f"X-Auth-Token: {s['x_auth_token']}",
+        "-H",
+        f"X-Api-Key: {s['x_api_key']}",
+        "-H",
+        f"X-Client-Secret: {s['x_secret']}",
+        "-H",
+        f"X-Password: {s['x_password']}",
+        "-H",
+        f"X-Session-Id: {s['x_session']}",
+    ]
     tags = ["--tag", f"api_token={s['tag_api_token']}", "--tag", f"password={s['tag_password']}", "--tag", "arch=one"]
     text = EVERY_PLACE_FILE.replace("@URL@", url)
     for place, value in s.items():
@@ -204,26 +279,109 @@ def _every_place_runs(url: str, inputs: Path, runs_dir: Path) -> list[tuple[list
     scenario.write_text(text)
     file_args = ["run", str(scenario), "-e", f"API_TOKEN={s['file_env_value']}", *tags]
     return [
-        (["run", f"{url}/health?{query}", "-n", "5", "-c", "1", *headers, *tags, "--junit",
-          str(runs_dir / "url.xml")], 0),
+        (
+            [
+                "run",
+                f"{url}/health?{query}",
+                "-n",
+                "5",
+                "-c",
+                "1",
+                *headers,
+                *tags,
+                "--junit",
+                str(runs_dir / "url.xml"),
+            ],
+            0,
+        ),
         (["run", f"{url}/health?{query}", "-n", "5", "-c", "1", "--json", *headers, *tags], 0),
         ([*file_args, "--junit", str(runs_dir / "file.xml")], 99),
         ([*file_args, "--json", "--junit", str(runs_dir / "file-json.xml")], 99),
-        (["run", f"{UNREACHABLE_URL}/health?{query}", "-d", "1s", *headers, *tags, "--junit",
-          str(runs_dir / "unreachable.xml")], 3),
+        (
+            [
+                "run",
+                f"{UNREACHABLE_URL}/health?{query}",
+                "-d",
+                "1s",
+                *headers,
+                *tags,
+                "--junit",
+                str(runs_dir / "unreachable.xml"),
+            ],
+            3,
+        ),
         (["run", url.replace("http://", f"http://user:{s['url_userinfo']}@") + "/health", *tags], 2),
         # issue 20
         (["import", *_planted_imports(inputs)], 0),
-        (["run", f"{url}/health;jsessionid={s['path_jsessionid']}", "-n", "3", "-c", "1", "--junit",
-          str(runs_dir / "path.xml")], 0),
+        (
+            [
+                "run",
+                f"{url}/health;jsessionid={s['path_jsessionid']}",
+                "-n",
+                "3",
+                "-c",
+                "1",
+                "--junit",
+                str(runs_dir / "path.xml"),
+            ],
+            0,
+        ),
         # one path parameter a run: a run's name (its directory's) keeps 80 characters of its path
-        (["run", f"{url}/tasks;access_token={s['path_access_token']}", "-n", "3", "-c", "1", "-m", "POST", "--body",
-          json.dumps({"title": "plain", "password": s["body_password"], "api_key": s["body_api_key"],
-                      "token": s["body_token"], "secret": s["body_secret"]}), "--junit", str(runs_dir / "body.xml")], 0),
-        (["compare", f"{url}/health", "--requests", "3", "-c", "1", "-n", "1", "--variant", "a",
-          "--variant", f"b={url}/health?token={s['variant_url_token']}"], 0),
-        (["compare", _write(inputs / "compare.yaml", COMPARE_FILE.replace("@URL@", url)), "-n", "1",
-          "--variant", "a", "--variant", f"b:API_TOKEN={s['variant_env_token']}"], 0),
+        (
+            [
+                "run",
+                f"{url}/tasks;access_token={s['path_access_token']}",
+                "-n",
+                "3",
+                "-c",
+                "1",
+                "-m",
+                "POST",
+                "--body",
+                json.dumps(
+                    {
+                        "title": "plain",
+                        "password": s["body_password"],
+                        "api_key": s["body_api_key"],
+                        "token": s["body_token"],
+                        "secret": s["body_secret"],
+                    }
+                ),
+                "--junit",
+                str(runs_dir / "body.xml"),
+            ],
+            0,
+        ),
+        (
+            [
+                "compare",
+                f"{url}/health",
+                "--requests",
+                "3",
+                "-c",
+                "1",
+                "-n",
+                "1",
+                "--variant",
+                "a",
+                "--variant",
+                f"b={url}/health?token={s['variant_url_token']}",
+            ],
+            0,
+        ),
+        (
+            [
+                "compare",
+                _write(inputs / "compare.yaml", COMPARE_FILE.replace("@URL@", url)),
+                "-n",
+                "1",
+                "--variant",
+                "a",
+                "--variant",
+                f"b:API_TOKEN={s['variant_env_token']}",
+            ],
+            0,
+        ),
     ]
 
 
@@ -243,15 +401,34 @@ def test_no_secret_in_any_byte_written(target, tmp_path):
     env = {**os.environ, "SURGE_DB": str(runs_dir / "history.db")}  # the history, when there is one, is searched too
     written = []
     for args, code in _every_place_runs(target.url, inputs, runs_dir):
-        done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
-                              stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
+        done = subprocess.run(
+            [sys.executable, "-m", "surge", *args],
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            cwd=runs_dir,
+            env=env,
+        )
         assert done.returncode == code, done.stderr.decode()
         assert b"Traceback" not in done.stderr
         written += [(f"stdout of {args[:2]}", done.stdout), (f"stderr of {args[:2]}", done.stderr)]
-    for args in (["history", "--json"], ["history"], ["show", "last"], ["show", "last", "--json"],
-                 ["report", "last", "--out", "rebuilt-report"], ["experiments"], ["experiments", "--json"]):
-        done = subprocess.run([sys.executable, "-m", "surge", *args], capture_output=True, timeout=120,
-                              stdin=subprocess.DEVNULL, cwd=runs_dir, env=env)
+    for args in (
+        ["history", "--json"],
+        ["history"],
+        ["show", "last"],
+        ["show", "last", "--json"],
+        ["report", "last", "--out", "rebuilt-report"],
+        ["experiments"],
+        ["experiments", "--json"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "surge", *args],
+            capture_output=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            cwd=runs_dir,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr.decode()
         written += [(f"stdout of {args}", done.stdout), (f"stderr of {args}", done.stderr)]
     files = [path for path in runs_dir.rglob("*") if path.is_file()]
@@ -259,15 +436,33 @@ def test_no_secret_in_any_byte_written(target, tmp_path):
     # every run but the refused one: 5, 2 imports, 2 more runs, 2 compares of 2 runs each
     assert len([p for p in files if p.name == "summary.json"]) == 5 + 2 + 2 + 4
     assert len([p for p in files if p.name == "experiment.json"]) == 2
-    assert {p.name for p in files} >= {"url.xml", "file.xml", "file-json.xml", "unreachable.xml", "path.xml",
-                                       "body.xml", "scenario.yaml", "command.txt", "timeseries.csv", "latency.hlog",
-                                       "report.md", "report.html", "throughput.svg", "latency.svg", "spectrum.svg"}
+    assert {p.name for p in files} >= {
+        "url.xml",
+        "file.xml",
+        "file-json.xml",
+        "unreachable.xml",
+        "path.xml",
+        "body.xml",
+        "scenario.yaml",
+        "command.txt",
+        "timeseries.csv",
+        "latency.hlog",
+        "report.md",
+        "report.html",
+        "throughput.svg",
+        "latency.svg",
+        "spectrum.svg",
+    }
     # every run's and experiment's, and `surge report`'s
     assert len([p for p in files if p.name == "report.md"]) == 6 + 2 + 2 + 4 + 2
     written += [(str(path.relative_to(runs_dir)), path.read_bytes()) for path in files]
     written += [("a path's name", str(path.relative_to(runs_dir)).encode()) for path in runs_dir.rglob("*")]
     with contextlib.closing(sqlite3.connect(runs_dir / "history.db")) as history:
         written += [(f"history row {line[:60]}", line.encode()) for line in history.iterdump()]
-    leaks = [(place, where, data[:200]) for where, data in written for place, value in SECRETS.items()
-             if value.encode() in data]
+    leaks = [
+        (place, where, data[:200])
+        for where, data in written
+        for place, value in SECRETS.items()
+        if value.encode() in data
+    ]
     assert leaks == []

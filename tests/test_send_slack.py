@@ -20,8 +20,9 @@ from surge.heading import describe
 from surge.plan import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
 
 # The default as the heading prints it: µs below a millisecond, ms from one up.
-DEFAULT_SLACK_TEXT = (f"{DEFAULT_SEND_SLACK_S * 1e6:g} µs" if DEFAULT_SEND_SLACK_S < 1e-3
-                      else f"{DEFAULT_SEND_SLACK_S * 1e3:g} ms")
+DEFAULT_SLACK_TEXT = (
+    f"{DEFAULT_SEND_SLACK_S * 1e6:g} µs" if DEFAULT_SEND_SLACK_S < 1e-3 else f"{DEFAULT_SEND_SLACK_S * 1e3:g} ms"
+)
 from surge.record.schema import validate_file
 from surge.scenario import ScenarioError, load, loads
 
@@ -45,16 +46,25 @@ def test_plan_json_leaves_the_slack_to_the_engine_unless_set():
     assert json.loads(Plan(plan.target, plan.scenarios, send_slack_s=0.001).to_json())["send_slack_s"] == 0.001
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("0", 0.0), ("200us", 0.0002), ("200µs", 0.0002), ("0.5ms", 0.0005), ("1ms", 0.001), ("100ms", 0.1),
-])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("0", 0.0),
+        ("200us", 0.0002),
+        ("200µs", 0.0002),
+        ("0.5ms", 0.0005),
+        ("1ms", 0.001),
+        ("100ms", 0.1),
+    ],
+)
 def test_the_flag_reaches_a_url_plan(text, seconds):
     main = TestSpec(URL, rate=100.0, send_slack=text).prepare().compiled.main
     assert main["send_slack_s"] == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("200us", 0.0002), ("200µs", 0.0002), ("0.5ms", 0.0005),
-                                               ("1m30s", 90.0), ("1s250ms", 1.25)])
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("200us", 0.0002), ("200µs", 0.0002), ("0.5ms", 0.0005), ("1m30s", 90.0), ("1s250ms", 1.25)]
+)
 def test_durations_in_microseconds_read_as_the_float_written(text, seconds):
     assert parse_duration(text) == seconds  # exactly: summary.json shows 0.0002, not 0.00019999999999999998
 
@@ -97,11 +107,14 @@ def test_the_flag_overrides_the_file(tmp_path):
     assert TestSpec(str(path)).prepare().compiled.main["send_slack_s"] == pytest.approx(0.0003)
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("1s", "must be between 0 and 100ms, got '1s'"),
-    ("5", "'5' has no unit"),
-    ("soon", "'soon' is not a duration"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1s", "must be between 0 and 100ms, got '1s'"),
+        ("5", "'5' has no unit"),
+        ("soon", "'soon' is not a duration"),
+    ],
+)
 def test_a_bad_file_key_names_file_line_and_key(tmp_path, value, message):
     path = write(tmp_path, OPEN_FILE.replace("300us", value))
     with pytest.raises(ScenarioError) as err:
@@ -112,37 +125,58 @@ def test_a_bad_file_key_names_file_line_and_key(tmp_path, value, message):
 def test_the_heading_states_the_slack_of_an_open_model_plan_only():
     open_plan = TestSpec(URL, rate=100.0, send_slack="50ms").prepare()
     assert describe(open_plan.heading).endswith(" · send slack 50 ms")
-    assert describe(TestSpec(URL, rate=100.0).prepare().heading).endswith(
-        f" · send slack {DEFAULT_SLACK_TEXT}")
+    assert describe(TestSpec(URL, rate=100.0).prepare().heading).endswith(f" · send slack {DEFAULT_SLACK_TEXT}")
     assert describe(TestSpec(URL, rate=100.0, send_slack="0").prepare().heading).endswith(" · send slack 0 µs")
     assert "send slack" not in describe(TestSpec(URL, connections=2).prepare().heading)
-    mixed = {"target": {"url": URL}, "scenarios": [
-        {"name": "a", "executor": {"type": "constant-vus"}}, {"name": "b", "executor": {"type": "constant-arrival-rate"}}]}
+    mixed = {
+        "target": {"url": URL},
+        "scenarios": [
+            {"name": "a", "executor": {"type": "constant-vus"}},
+            {"name": "b", "executor": {"type": "constant-arrival-rate"}},
+        ],
+    }
     assert describe(mixed).endswith(f" · send slack {DEFAULT_SLACK_TEXT}")
     assert describe(dict(mixed, send_slack_s=0.0015)).endswith(" · send slack 1.5 ms")
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    (["-r", "10", "--send-slack", "101ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '101ms'"),
-    (["-r", "10", "--send-slack", "-1ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '-1ms'"),
-    (["-r", "10", "--send-slack", "fast"], "surge: error: --send-slack: 'fast' is not a duration"),
-])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["-r", "10", "--send-slack", "101ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '101ms'"),
+        (["-r", "10", "--send-slack", "-1ms"], "surge: error: --send-slack: must be between 0 and 100ms, got '-1ms'"),
+        (["-r", "10", "--send-slack", "fast"], "surge: error: --send-slack: 'fast' is not a duration"),
+    ],
+)
 def test_bad_flag_values_exit_2_in_one_line(args, error):
     run = surge("run", URL, *args, "--no-save")
     assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
 
 
 def test_an_experiment_refuses_a_bad_slack_before_it_starts():
-    bad_experiment_input("repeat", ["-n", "2", "-r", "10", "-d", "1s", "--send-slack", "1s"],
-                         "surge: error: --send-slack: must be between 0 and 100ms, got '1s'")
+    bad_experiment_input(
+        "repeat",
+        ["-n", "2", "-r", "10", "-d", "1s", "--send-slack", "1s"],
+        "surge: error: --send-slack: must be between 0 and 100ms, got '1s'",
+    )
 
 
 def test_a_large_slack_batches_sends_and_shows_in_the_send_lag(fresh_target, tmp_path):
     # 100/s with 50 ms of slack: a worker wakes once its earliest due send is 50 ms late and writes
     # the five or so due by then, so half the sends are at least ~20 ms late; 5 ms is a safe floor.
     out = tmp_path / "run"
-    run = surge("run", f"{fresh_target.url}/health", "-r", "100", "-d", "1s", "--send-slack", "50ms",
-                "--json", "--out", str(out))
+    run = surge(
+        "run",
+        f"{fresh_target.url}/health",
+        "-r",
+        "100",
+        "-d",
+        "1s",
+        "--send-slack",
+        "50ms",
+        "--json",
+        "--out",
+        str(out),
+    )
     assert run.code == 0, run.stderr
     doc = run.json()
     assert doc["requests"]["sent"] == 100 and doc["send_slack_s"] == 0.05
@@ -165,8 +199,20 @@ def test_no_slack_and_the_default_are_stated_and_a_closed_model_run_states_none(
 
 def test_an_experiment_runs_with_the_flag(fresh_target, tmp_path):
     out = tmp_path / "exp"
-    run = surge("repeat", f"{fresh_target.url}/health", "-n", "2", "-r", "100", "-d", "1s", "--send-slack", "20ms",
-                "--out", str(out))
+    run = surge(
+        "repeat",
+        f"{fresh_target.url}/health",
+        "-n",
+        "2",
+        "-r",
+        "100",
+        "-d",
+        "1s",
+        "--send-slack",
+        "20ms",
+        "--out",
+        str(out),
+    )
     assert run.code == 0, run.stderr
     doc = json.loads((out / "experiment.json").read_text())
     assert doc["parameters"]["test"]["send_slack"] == "20ms"

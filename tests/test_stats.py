@@ -80,20 +80,24 @@ def test_stats_by_run_ids_and_prefixes_and_a_name(history_db):
     assert [e["run_id"] for e in by_name["runs"]] == ndjson and by_name["name"] == "k6-ndjson"
 
 
-@pytest.mark.parametrize("args, error", [
-    ([], "surge: error: RUN: give the runs"),
-    (["abc", "--name", "x"], "surge: error: --name/--tag/--tool: give either RUN... or a selection, not both"),
-    (["--name", "nothing-like-it"], "surge: error: --name/--tag/--tool: no run in the history matches"),
-    (["0123abcd"], "surge: error: RUN: no run '0123abcd' in the history"),
-    (["not-an-id!"], "surge: error: RUN: 'not-an-id!' is neither a run id"),
-    (["last", "--cv-limit", "0"], "surge: error: --cv-limit: expected a percentage above 0"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        ([], "surge: error: RUN: give the runs"),
+        (["abc", "--name", "x"], "surge: error: --name/--tag/--tool: give either RUN... or a selection, not both"),
+        (["--name", "nothing-like-it"], "surge: error: --name/--tag/--tool: no run in the history matches"),
+        (["0123abcd"], "surge: error: RUN: no run '0123abcd' in the history"),
+        (["not-an-id!"], "surge: error: RUN: 'not-an-id!' is neither a run id"),
+        (["last", "--cv-limit", "0"], "surge: error: --cv-limit: expected a percentage above 0"),
+    ],
+)
 def test_stats_bad_input_is_one_line_exit_2(args, error):
     run = surge("stats", *args)
     assert run.code == 2 and run.stderr.startswith(error) and run.stderr.count("\n") == 1, run.stderr
 
 
 # surge.analysis.describe against numpy/scipy, and the outlier and CV rules.
+
 
 def test_describe_equals_numpy_and_scipy_with_missing_values_left_out():
     rng = np.random.default_rng(12)
@@ -115,7 +119,15 @@ def test_describe_equals_numpy_and_scipy_with_missing_values_left_out():
 
 def test_describe_below_two_values_has_no_sd_ci_or_cv():
     one = describe([None, 4.0])
-    assert (one.n, one.mean, one.median, one.sd, one.ci_low, one.ci_high, one.cv) == (1, 4.0, 4.0, None, None, None, None)
+    assert (one.n, one.mean, one.median, one.sd, one.ci_low, one.ci_high, one.cv) == (
+        1,
+        4.0,
+        4.0,
+        None,
+        None,
+        None,
+        None,
+    )
     none = describe([None, None])
     assert none.n == 0 and none.mean is None and none.z_scores == (None, None)
     found = flags({"p99_ms": one}, ["1", "2"])

@@ -33,8 +33,21 @@ def usl_target():
 
 def test_closed_sweep_finds_the_usl_peak_and_n_star_and_draws_the_documented_zones(usl_target, tmp_path):
     out = tmp_path / "sweep"
-    run = surge("sweep", f"{usl_target.url}/tasks", "--vus", "1:64:x2", "-d", "2s", "--warmup", "1s",
-                "--stop-when", "broken", "--out", str(out), timeout=180)
+    run = surge(
+        "sweep",
+        f"{usl_target.url}/tasks",
+        "--vus",
+        "1:64:x2",
+        "-d",
+        "2s",
+        "--warmup",
+        "1s",
+        "--stop-when",
+        "broken",
+        "--out",
+        str(out),
+        timeout=180,
+    )
     assert run.code == 0, run.stderr
     doc = json.loads((out / "experiment.json").read_text())
     validate_experiment(doc)
@@ -76,8 +89,14 @@ def test_closed_sweep_finds_the_usl_peak_and_n_star_and_draws_the_documented_zon
     lines = [line for line in run.stderr.splitlines() if line.startswith("level ") and " · zone " in line]
     assert [line.split(" · ")[0] for line in lines] == [f"level {i}/7" for i in range(1, 7)]
     assert all(line.endswith(f"zone {lv['zone']}") for line, lv in zip(lines, analysis["levels"]))
-    for text in ("Sweep (6 of 7 levels measured)", "Throughput against VUs", "peak throughput", "USL fit: σ =",
-                 "--stop-when broken ended the sweep", "SLO: none given"):
+    for text in (
+        "Sweep (6 of 7 levels measured)",
+        "Throughput against VUs",
+        "peak throughput",
+        "USL fit: σ =",
+        "--stop-when broken ended the sweep",
+        "SLO: none given",
+    ):
         assert text in run.stdout, text
 
     again = surge("show", doc["experiment_id"])
@@ -87,15 +106,33 @@ def test_closed_sweep_finds_the_usl_peak_and_n_star_and_draws_the_documented_zon
 def test_open_sweep_judges_the_slo_and_has_no_usl_fit(target, tmp_path):
     slow = TargetProcess(workers=4, service_time="10ms")
     with slow:
-        run = surge("sweep", f"{slow.url}/tasks", "--rates", "100:800:x2", "-d", "2s", "--warmup", "0s",
-                    "--slo", "p(99.5) < 50ms", "-c", "32", "--json", timeout=120)
+        run = surge(
+            "sweep",
+            f"{slow.url}/tasks",
+            "--rates",
+            "100:800:x2",
+            "-d",
+            "2s",
+            "--warmup",
+            "0s",
+            "--slo",
+            "p(99.5) < 50ms",
+            "-c",
+            "32",
+            "--json",
+            timeout=120,
+        )
     assert run.code == 0, run.stderr
     doc = run.json()
     validate_experiment(doc)
     analysis = doc["analysis"]
     assert analysis["model"] == "open" and analysis["usl"] is None
-    assert [entry["role"] for entry in doc["runs"]] == ["level rate=100", "level rate=200", "level rate=400",
-                                                        "level rate=800"]
+    assert [entry["role"] for entry in doc["runs"]] == [
+        "level rate=100",
+        "level rate=200",
+        "level rate=400",
+        "level rate=800",
+    ]
     assert analysis["slo"] == {"source": "--slo", "conditions": [{"expr": "p(99.5) < 50ms", "scope": "all"}]}
     light, heavy = analysis["levels"][0], analysis["levels"][-1]
     # p(99.5) is not a standard percentile: the runs report it because the SLO reads it.
@@ -108,68 +145,83 @@ def test_open_sweep_judges_the_slo_and_has_no_usl_fit(target, tmp_path):
 
 def test_ctrl_c_mid_sweep_keeps_the_levels_done_and_says_incomplete(target, tmp_path):
     out = tmp_path / "stopped"
-    proc, doc = ctrl_c_experiment(["sweep", f"{target.url}/health", "--vus", "1,2,4", "-d", "3s", "--warmup", "0s"],
-                                  out, "02-level-vus=2")
-    assert proc.stderr.rstrip().splitlines()[-1] == \
-        "surge: stopped by SIGINT: experiment incomplete: 1 of 3 levels measured (kept in the history)"
+    proc, doc = ctrl_c_experiment(
+        ["sweep", f"{target.url}/health", "--vus", "1,2,4", "-d", "3s", "--warmup", "0s"], out, "02-level-vus=2"
+    )
+    assert (
+        proc.stderr.rstrip().splitlines()[-1]
+        == "surge: stopped by SIGINT: experiment incomplete: 1 of 3 levels measured (kept in the history)"
+    )
     assert "Sweep (1 of 3 levels measured)" in proc.stdout
     assert [(e["role"], e["complete"]) for e in doc["runs"]] == [("level vus=1", True), ("level vus=2", False)]
     assert [level["load"] for level in doc["analysis"]["levels"]] == [1]
     assert not (out / "runs" / "03-level-vus=4").exists()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("100,500,1000", [100, 500, 1000]),
-    ("1000, 100,500", [100, 500, 1000]),
-    ("1:64:x2", [1, 2, 4, 8, 16, 32, 64]),
-    ("100:1000:x2", [100, 200, 400, 800]),
-    ("100:500:+100", [100, 200, 300, 400, 500]),
-    ("1:10:x1.5", [1, 2, 3, 5, 8]),  # 1, 1.5, 2.25, 3.4, 5.1, 7.6 rounded, repeats dropped
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("100,500,1000", [100, 500, 1000]),
+        ("1000, 100,500", [100, 500, 1000]),
+        ("1:64:x2", [1, 2, 4, 8, 16, 32, 64]),
+        ("100:1000:x2", [100, 200, 400, 800]),
+        ("100:500:+100", [100, 200, 300, 400, 500]),
+        ("1:10:x1.5", [1, 2, 3, 5, 8]),  # 1, 1.5, 2.25, 3.4, 5.1, 7.6 rounded, repeats dropped
+    ],
+)
 def test_vu_levels(text, expected):
     assert parse_vus(text) == expected
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("100:3200:x2", [100, 200, 400, 800, 1600, 3200]),
-    ("0.5:2:x2", [0.5, 1, 2]),
-    ("0.1:0.3:+0.1", pytest.approx([0.1, 0.2, 0.3])),
-    ("250.5", [250.5]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("100:3200:x2", [100, 200, 400, 800, 1600, 3200]),
+        ("0.5:2:x2", [0.5, 1, 2]),
+        ("0.1:0.3:+0.1", pytest.approx([0.1, 0.2, 0.3])),
+        ("250.5", [250.5]),
+    ],
+)
 def test_rate_levels(text, expected):
     assert parse_rates(text) == expected
 
 
-@pytest.mark.parametrize("flag, text, error", [
-    ("--vus", "0,10", "a level must be from 1 to"),
-    ("--vus", "1,1", "a level is given twice: 1"),
-    ("--vus", "1:10:x1", "the factor after x must be above 1"),
-    ("--rates", "100:50:x2", "END (50) is below START (100)"),
-    ("--rates", "1:2:3", "expected a list"),
-    ("--rates", "a,b", "expected a number for a level, got 'a'"),
-    ("--rates", "1:1e9:+1", "more than 100 levels"),
-    ("--rates", "", "no levels given"),
-])
+@pytest.mark.parametrize(
+    "flag, text, error",
+    [
+        ("--vus", "0,10", "a level must be from 1 to"),
+        ("--vus", "1,1", "a level is given twice: 1"),
+        ("--vus", "1:10:x1", "the factor after x must be above 1"),
+        ("--rates", "100:50:x2", "END (50) is below START (100)"),
+        ("--rates", "1:2:3", "expected a list"),
+        ("--rates", "a,b", "expected a number for a level, got 'a'"),
+        ("--rates", "1:1e9:+1", "more than 100 levels"),
+        ("--rates", "", "no levels given"),
+    ],
+)
 def test_bad_levels_name_the_flag(flag, text, error):
     with pytest.raises(BadInput) as e:
         (parse_vus if flag == "--vus" else parse_rates)(text)
     assert e.value.where == flag and error in str(e.value)
 
 
-@pytest.mark.parametrize("args, error", [
-    ([], "surge: error: --vus/--rates: give one"),
-    (["--vus", "1,2", "--rates", "1,2"], "surge: error: --vus/--rates: give one"),
-    (["--vus", "0"], "surge: error: --vus: a level must be from 1 to"),
-    (["--rates", "100:3200:x1"], "surge: error: --rates: the factor after x must be above 1"),
-    (["--vus", "1,2", "--warmup", "soon"], "surge: error: --warmup: "),
-    (["--vus", "1,2", "--cooldown", "-1s"], "surge: error: --cooldown: "),
-    (["--vus", "1,2", "-d", "0s"], "surge: error: -d/--duration: must be above zero"),
-    (["--vus", "1,2", "--stop-when", "never"], "surge: error: --stop-when: "),
-    (["--vus", "1,2", "-c", "5"], "surge: error: -c/--connections: the experiment sets each run's VUs"),
-    (["--rates", "1,2", "-r", "5"], "surge: error: -r/--rate: the experiment sets each run's load"),
-    (["--vus", "1,2", "--slo", "p(99) <"], "surge: error: --slo: "),
-    (["--vus", "1,2", "--max-in-flight", "9"], "surge: error: --max-in-flight: only applies to the open model"),
-])
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        ([], "surge: error: --vus/--rates: give one"),
+        (["--vus", "1,2", "--rates", "1,2"], "surge: error: --vus/--rates: give one"),
+        (["--vus", "0"], "surge: error: --vus: a level must be from 1 to"),
+        (["--rates", "100:3200:x1"], "surge: error: --rates: the factor after x must be above 1"),
+        (["--vus", "1,2", "--warmup", "soon"], "surge: error: --warmup: "),
+        (["--vus", "1,2", "--cooldown", "-1s"], "surge: error: --cooldown: "),
+        (["--vus", "1,2", "-d", "0s"], "surge: error: -d/--duration: must be above zero"),
+        (["--vus", "1,2", "--stop-when", "never"], "surge: error: --stop-when: "),
+        (["--vus", "1,2", "-c", "5"], "surge: error: -c/--connections: the experiment sets each run's VUs"),
+        (["--rates", "1,2", "-r", "5"], "surge: error: -r/--rate: the experiment sets each run's load"),
+        (["--vus", "1,2", "--slo", "p(99) <"], "surge: error: --slo: "),
+        (["--vus", "1,2", "--max-in-flight", "9"], "surge: error: --max-in-flight: only applies to the open model"),
+    ],
+)
 def test_sweep_bad_input_is_one_line_exit_2_before_any_run(args, error):
     bad_experiment_input("sweep", args, error)
 
@@ -182,8 +234,23 @@ def test_a_level_waits_for_the_target_to_drain_and_its_cut_off_requests_are_not_
     # probe is served near the idle 50 ms.
     with TargetProcess(workers=1, service_time="50ms") as target:
         out = tmp_path / "sweep"
-        run = surge("sweep", f"{target.url}/tasks", "--vus", "1,100,101", "-d", "1.5s", "--warmup", "0s",
-                    "--grace", "0.2s", "--timeout", "20s", "--out", str(out), timeout=180)
+        run = surge(
+            "sweep",
+            f"{target.url}/tasks",
+            "--vus",
+            "1,100,101",
+            "-d",
+            "1.5s",
+            "--warmup",
+            "0s",
+            "--grace",
+            "0.2s",
+            "--timeout",
+            "20s",
+            "--out",
+            str(out),
+            timeout=180,
+        )
         assert run.code == 0, run.stderr
         received = target.stats()["received_by_route"]["GET /tasks"]
     doc = json.loads((out / "experiment.json").read_text())
@@ -203,5 +270,6 @@ def test_a_level_waits_for_the_target_to_drain_and_its_cut_off_requests_are_not_
     # The target's count: every level's requests sent, and every probe's.
     sent = sum(json.loads((out / r["directory"] / "summary.json").read_text())["requests"]["sent"] for r in doc["runs"])
     probes = analysis["idle_probe"]["probe_requests"] + sum(
-        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"])
+        (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"]
+    )
     assert received == sent + probes

@@ -6,40 +6,54 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import surge, tiny_scenario
 
+from conftest import surge, tiny_scenario
 from surge.errors import BadInput
 from surge.tags import parse_tags
 
 SECRET = "tag-s3cr3t-value"
 
 
-@pytest.mark.parametrize("texts, expected", [
-    ([], {}),
-    (["arch=scale-out"], {"arch": "scale-out"}),
-    (["arch=scale-out", "build=abc123", "storage=gopool"], {"arch": "scale-out", "build": "abc123", "storage": "gopool"}),
-    (["empty="], {"empty": ""}),
-    (["note=a=b c"], {"note": "a=b c"}),
-    (["k.v_1-x=" + "v" * 256], {"k.v_1-x": "v" * 256}),
-    (["K" * 64 + "=1"], {"K" * 64: "1"}),
-    ([f"api_token={SECRET}", f"password={SECRET}", "owner=me"], {"api_token": "[redacted]", "password": "[redacted]",
-                                                               "owner": "me"}),
-])
+@pytest.mark.parametrize(
+    "texts, expected",
+    [
+        ([], {}),
+        (["arch=scale-out"], {"arch": "scale-out"}),
+        (
+            ["arch=scale-out", "build=abc123", "storage=gopool"],
+            {"arch": "scale-out", "build": "abc123", "storage": "gopool"},
+        ),
+        (["empty="], {"empty": ""}),
+        (["note=a=b c"], {"note": "a=b c"}),
+        (["k.v_1-x=" + "v" * 256], {"k.v_1-x": "v" * 256}),
+        (["K" * 64 + "=1"], {"K" * 64: "1"}),
+        (
+            [f"api_token={SECRET}", f"password={SECRET}", "owner=me"],
+            {"api_token": "[redacted]", "password": "[redacted]", "owner": "me"},
+        ),
+    ],
+)
 def test_parse_tags(texts, expected):
     tags = parse_tags(texts)
     assert tags == expected
     assert list(tags) == list(expected)
 
 
-@pytest.mark.parametrize("texts, message", [
-    (["arch"], "--tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='"),
-    (["=x"], "--tag: key of 0 characters must be 1 to 64 letters, digits, '_', '.' or '-'"),
-    (["a b=x"], "--tag: key 'a b' must be 1 to 64 letters, digits, '_', '.' or '-'"),
-    (["K" * 65 + "=1"], f"--tag: key '{'K' * 65}' must be 1 to 64 letters, digits, '_', '.' or '-'"),
-    (["k=" + "v" * 257], "--tag: value of 'k' is 257 characters long, more than 256"),
-    (["k=a\nb"], "--tag: value of 'k' holds a character that is not printable (a control character or a line break)"),
-    (["k=1", "k=2"], "--tag: key 'k' is given twice"),
-])
+@pytest.mark.parametrize(
+    "texts, message",
+    [
+        (["arch"], "--tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='"),
+        (["=x"], "--tag: key of 0 characters must be 1 to 64 letters, digits, '_', '.' or '-'"),
+        (["a b=x"], "--tag: key 'a b' must be 1 to 64 letters, digits, '_', '.' or '-'"),
+        (["K" * 65 + "=1"], f"--tag: key '{'K' * 65}' must be 1 to 64 letters, digits, '_', '.' or '-'"),
+        (["k=" + "v" * 257], "--tag: value of 'k' is 257 characters long, more than 256"),
+        (
+            ["k=a\nb"],
+            "--tag: value of 'k' holds a character that is not printable (a control character or a line break)",
+        ),
+        (["k=1", "k=2"], "--tag: key 'k' is given twice"),
+    ],
+)
 def test_bad_tags_are_refused_naming_the_flag(texts, message):
     with pytest.raises(BadInput) as e:
         parse_tags(texts)
@@ -52,11 +66,17 @@ def test_a_bad_tag_value_is_never_echoed():
     assert SECRET not in str(e.value)
 
 
-@pytest.mark.parametrize("args, line", [
-    (["--tag", "arch"], "surge: error: --tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='"),
-    (["--tag", "a=1", "--tag", "a=2"], "surge: error: --tag: key 'a' is given twice"),
-    (["--tag", "a/b=1"], "surge: error: --tag: key 'a/b' must be 1 to 64 letters, digits, '_', '.' or '-'"),
-])
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (
+            ["--tag", "arch"],
+            "surge: error: --tag: expected a key, '=' and a value (e.g. --tag arch=scale-out), got no '='",
+        ),
+        (["--tag", "a=1", "--tag", "a=2"], "surge: error: --tag: key 'a' is given twice"),
+        (["--tag", "a/b=1"], "surge: error: --tag: key 'a/b' must be 1 to 64 letters, digits, '_', '.' or '-'"),
+    ],
+)
 def test_cli_refuses_a_bad_tag_before_the_run(fresh_target, args, line):
     run = surge("run", f"{fresh_target.url}/health", "-n", "1", *args)
     assert run.code == 2
@@ -66,8 +86,22 @@ def test_cli_refuses_a_bad_tag_before_the_run(fresh_target, args, line):
 
 def test_url_run_stores_its_tags_in_meta(fresh_target, tmp_path):
     out = tmp_path / "rec"
-    run = surge("run", f"{fresh_target.url}/health", "-n", "3", "-c", "1", "--out", str(out),
-                "--tag", "arch=scale-out", "--tag", "build=abc123", "--tag", f"api_key={SECRET}")
+    run = surge(
+        "run",
+        f"{fresh_target.url}/health",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--out",
+        str(out),
+        "--tag",
+        "arch=scale-out",
+        "--tag",
+        "build=abc123",
+        "--tag",
+        f"api_key={SECRET}",
+    )
     assert run.code == 0, run.stderr
     meta = json.loads((out / "summary.json").read_text())["meta"]
     assert meta["tags"] == {"arch": "scale-out", "build": "abc123", "api_key": "[redacted]"}

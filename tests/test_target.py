@@ -74,7 +74,10 @@ def test_knobs_reach_the_server():
         (["--workers", "2"], "--service-time: is required with --workers"),
         (["--service-time", "5ms"], "--service-time: needs --workers"),
         (["--workers", "2", "--service-time", "fast"], "--service-time: `fast` is not a duration"),
-        (["--workers", "2", "--service-time", "uniform:3ms-1ms"], "--service-time: `uniform:3ms-1ms`: LOW is above HIGH"),
+        (
+            ["--workers", "2", "--service-time", "uniform:3ms-1ms"],
+            "--service-time: `uniform:3ms-1ms`: LOW is above HIGH",
+        ),
         (["--queue", "5"], "--queue: needs --workers"),
         (["--rate-limit", "0"], "--rate-limit: must be above 0"),
         (["--burst", "5"], "--burst: needs --rate-limit"),
@@ -90,10 +93,14 @@ def test_knobs_reach_the_server():
         (["--bind", "8080"], "--bind: `8080` is not HOST:PORT"),
         (["--workers", "two"], "--workers: 'two' is not a valid integer"),
         (["--service-cpu"], "--service-cpu: needs --workers and --service-time"),
-        (["--workers", "2000", "--service-time", "1ms", "--service-cpu"],
-         "--workers: with --service-cpu each worker is a thread: must be from 1 to 1024, got 2000"),
-        (["--workers", "2", "--service-time", "1ms", "--service-cpu", "--contention", "0.1"],
-         "--contention: not with --service-cpu"),
+        (
+            ["--workers", "2000", "--service-time", "1ms", "--service-cpu"],
+            "--workers: with --service-cpu each worker is a thread: must be from 1 to 1024, got 2000",
+        ),
+        (
+            ["--workers", "2", "--service-time", "1ms", "--service-cpu", "--contention", "0.1"],
+            "--contention: not with --service-cpu",
+        ),
         (["--lock-hold", "0s"], "--lock-hold: must be longer than 0"),
         (["--lock-hold", "5"], "--lock-hold: `5` has no unit"),
         (["--lock-hold", "3s"], "--lock-hold: must be at most 1s, got 3s"),
@@ -115,18 +122,50 @@ def test_cli_reports_every_mistake_at_once():
 
 def test_cli_accepts_every_flag_and_describes_them():
     result = run_target(
-        "--bind", "127.0.0.1:0", "--threads", "2", "--duration", "300ms", "--workers", "8",
-        "--service-time", "lognormal:1.7ms,0", "--queue", "100", "--rate-limit", "1000", "--burst", "50",
-        "--stall-every", "10s", "--stall-for", "1s", "--error-rate", "0.01", "--close-after", "100",
-        "--max-connections", "500", "--seed", "7", "--shards", "16",
+        "--bind",
+        "127.0.0.1:0",
+        "--threads",
+        "2",
+        "--duration",
+        "300ms",
+        "--workers",
+        "8",
+        "--service-time",
+        "lognormal:1.7ms,0",
+        "--queue",
+        "100",
+        "--rate-limit",
+        "1000",
+        "--burst",
+        "50",
+        "--stall-every",
+        "10s",
+        "--stall-for",
+        "1s",
+        "--error-rate",
+        "0.01",
+        "--close-after",
+        "100",
+        "--max-connections",
+        "500",
+        "--seed",
+        "7",
+        "--shards",
+        "16",
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("surge target listening on http://127.0.0.1:")
     text = result.stdout
     for expected in [
-        "8 workers", "capacity 4705.9 req/s, queue 100", "rate limit: 1000 req/s, burst 50", "stall: 1s every 10s",
-        "error rate: 1% answered 500", "close after: 100", "max connections: 500", "stopped (duration)",
+        "8 workers",
+        "capacity 4705.9 req/s, queue 100",
+        "rate limit: 1000 req/s, burst 50",
+        "stall: 1s every 10s",
+        "error rate: 1% answered 500",
+        "close after: 100",
+        "max connections: 500",
+        "stopped (duration)",
     ]:
         assert expected in text, text
 
@@ -167,9 +206,7 @@ def test_check_target_config_warns_and_lists_errors():
 
 def test_serve_target_in_process():
     addresses: list[str] = []
-    summary = json.loads(
-        _engine.serve_target('{"bind": "127.0.0.1:0", "duration": "300ms"}', addresses.append)
-    )
+    summary = json.loads(_engine.serve_target('{"bind": "127.0.0.1:0", "duration": "300ms"}', addresses.append))
     assert len(addresses) == 1 and addresses[0].startswith("127.0.0.1:")
     assert summary["stopped_by"] == "duration"
     assert summary["address"] == addresses[0]

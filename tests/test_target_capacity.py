@@ -14,16 +14,18 @@ import subprocess
 import sys
 from typing import Any
 
-from surge.target import TargetProcess
-
 from conftest import SCRATCH
+from surge.target import TargetProcess
 
 
 def surge_run(url: str, rate: float, duration: str) -> dict[str, Any]:
     """surge_run sends ``rate`` req/s to ``url`` for ``duration`` and returns its JSON result."""
     result = subprocess.run(
         [sys.executable, "-m", "surge", "run", url, "-r", str(rate), "-d", duration, "--json"],
-        capture_output=True, text=True, timeout=120, cwd=SCRATCH,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=SCRATCH,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -18,9 +18,8 @@ import subprocess
 import sys
 from typing import Any
 
-from surge.target import TargetProcess
-
 from conftest import surge
+from surge.target import TargetProcess
 
 
 def run_target(*args: str) -> subprocess.CompletedProcess[str]:
@@ -29,14 +28,29 @@ def run_target(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_startup_line_states_the_capacities():
-    result = run_target("--bind", "127.0.0.1:0", "--duration", "300ms", "--workers", "1", "--service-time", "4ms",
-                        "--service-cpu", "--shards", "1", "--lock-hold", "1ms")
+    result = run_target(
+        "--bind",
+        "127.0.0.1:0",
+        "--duration",
+        "300ms",
+        "--workers",
+        "1",
+        "--service-time",
+        "4ms",
+        "--service-cpu",
+        "--shards",
+        "1",
+        "--lock-hold",
+        "1ms",
+    )
     assert result.returncode == 0, result.stderr
-    for expected in ["1 workers × 4ms (mean 4ms) = capacity 250.0 req/s",
-                     "service CPU: each request burns its service time as CPU (the thread's own CPU clock) on one of "
-                     "1 thread (one event loop)",
-                     "lock hold: every Task API operation holds the one lock for 1ms",
-                     "the store completes at most 1000.0 req/s (1 / 1ms)"]:
+    for expected in [
+        "1 workers × 4ms (mean 4ms) = capacity 250.0 req/s",
+        "service CPU: each request burns its service time as CPU (the thread's own CPU clock) on one of "
+        "1 thread (one event loop)",
+        "lock hold: every Task API operation holds the one lock for 1ms",
+        "the store completes at most 1000.0 req/s (1 / 1ms)",
+    ]:
         assert expected in result.stdout, result.stdout
 
 
@@ -45,8 +59,11 @@ def loaded_samples(run: dict[str, Any]) -> list[float]:
     the first second (connections opening) left out."""
     process = run["target_process"]
     end = float(run["duration_s"])
-    return [float(s["cpu_cores"]) for s in process["samples"]
-            if s["cpu_cores"] is not None and 1.0 <= float(s["t_s"]) <= end]
+    return [
+        float(s["cpu_cores"])
+        for s in process["samples"]
+        if s["cpu_cores"] is not None and 1.0 <= float(s["t_s"]) <= end
+    ]
 
 
 def test_one_event_loop_uses_one_core_and_serves_at_most_one_over_the_cpu_time():

@@ -21,9 +21,8 @@ import sys
 import time
 from typing import Any
 
-from surge.target import TargetProcess
-
 from conftest import SCRATCH, surge
+from surge.target import TargetProcess
 
 SIGMA, KAPPA, SERVICE_S = 0.1, 0.9 / 64, 0.020
 """SIGMA, KAPPA, SERVICE_S give a curve whose peak, N* = √((1 − 0.1) / (0.9/64)), is 8."""
@@ -38,7 +37,10 @@ def closed_run(url: str, connections: int, duration: str, *extra: str) -> dict[s
     """closed_run runs ``surge run URL -c N -d DURATION --json`` and returns its document."""
     result = subprocess.run(
         [sys.executable, "-m", "surge", "run", url, "-c", str(connections), "-d", duration, *extra, "--json"],
-        capture_output=True, text=True, timeout=120, cwd=SCRATCH,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=SCRATCH,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)
@@ -64,9 +66,24 @@ def test_beyond_the_workers_connections_wait_and_time_out():
     with TargetProcess("--thread-per-connection", workers=4, service_time="1ms") as target:
         target.reset_stats()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "surge", "run", f"{target.url}/tasks", "-c", "8", "-d", "3s", "--timeout", "1s",
-             "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=SCRATCH,
+            [
+                sys.executable,
+                "-m",
+                "surge",
+                "run",
+                f"{target.url}/tasks",
+                "-c",
+                "8",
+                "-d",
+                "3s",
+                "--timeout",
+                "1s",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=SCRATCH,
         )
         try:
             # Mid-run, once the first waiting requests have timed out and their VUs wait again

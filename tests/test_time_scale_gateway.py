@@ -24,17 +24,18 @@ from collections import deque
 from pathlib import Path
 
 from conftest import surge
-from test_examples import target_flags
 from surge.scenario import load
 from surge.target import TargetProcess
+from test_examples import target_flags
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gateway-spike.yaml"
 RAMP_TICK_S = 0.01
 """RAMP_TICK_S is how often the engine re-evaluates a ramp's VU count (worker/mod.rs)."""
 
 
-def predicted_failures(stages: list[tuple[float, int]], *, workers: int, timeout_s: float,
-                       think_s: float) -> tuple[float, int]:
+def predicted_failures(
+    stages: list[tuple[float, int]], *, workers: int, timeout_s: float, think_s: float
+) -> tuple[float, int]:
     """predicted_failures is (share of requests timed out, requests sent) for closed-loop VUs
     following ``stages`` (duration in seconds, target VUs) against ``workers`` workers, each
     held by one connection until it closes."""
@@ -113,8 +114,9 @@ def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts():
     assert scenario["flow"]["think_after_iteration"] == {"type": "fixed", "s": 0.5}  # not scaled
     assert scenario["executor"]["graceful_ramp_down_s"] == 30.0  # not scaled
     share, sent = predicted_failures(stages, workers=8, timeout_s=step["timeout_s"], think_s=0.5)
-    full_share, _ = predicted_failures([(d / scale, t) for d, t in stages], workers=8,
-                                       timeout_s=step["timeout_s"], think_s=0.5)
+    full_share, _ = predicted_failures(
+        [(d / scale, t) for d, t in stages], workers=8, timeout_s=step["timeout_s"], think_s=0.5
+    )
     assert abs(share - full_share) < 0.06  # the shortened run measures about what the full one does
 
     with TargetProcess(*target_flags(EXAMPLE)) as target:

@@ -26,21 +26,28 @@ HEAD = TASKS // 5  # the hottest 20 % of keys
 
 def zipf_weights(n: int, s: float) -> list[float]:
     """zipf_weights is k^-s for ranks k = 1..n (unnormalized)."""
-    return [k ** -s for k in range(1, n + 1)]
+    return [k**-s for k in range(1, n + 1)]
 
 
-def shared_iterations(url: str, name: str, iterations: int, steps: list[dict[str, Any]],
-                      variables: list[dict[str, Any]] | None = None,
-                      pools: dict[str, list[str]] | None = None) -> dict[str, Any]:
+def shared_iterations(
+    url: str,
+    name: str,
+    iterations: int,
+    steps: list[dict[str, Any]],
+    variables: list[dict[str, Any]] | None = None,
+    pools: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
     """shared_iterations is a one-scenario plan: ``iterations`` shared by 32 VUs, bounded."""
     return {
         "target": {"url": url},
-        "scenarios": [{
-            "name": name,
-            "executor": {"type": "shared-iterations", "vus": 32, "iterations": iterations, "max_duration_s": 60},
-            "variables": variables or [],
-            "flow": {"sequences": [{"steps": steps}]},
-        }],
+        "scenarios": [
+            {
+                "name": name,
+                "executor": {"type": "shared-iterations", "vus": 32, "iterations": iterations, "max_duration_s": 60},
+                "variables": variables or [],
+                "flow": {"sequences": [{"steps": steps}]},
+            }
+        ],
         "pools": pools or {},
         "limits": {"timeout_s": 10.0},
     }
@@ -53,8 +60,11 @@ def run(plan: dict[str, Any]) -> dict[str, Any]:
 
 def test_zipf_pool_keys_put_the_analytic_share_on_the_hottest_ids():
     with TargetProcess() as target:
-        create = {"tag": "create", "request": {"method": "POST", "path": "/tasks", "body": '{"title": "t"}'},
-                  "captures": [{"name": "task_ids", "to_pool": True, "from": "json", "path": "$.id"}]}
+        create = {
+            "tag": "create",
+            "request": {"method": "POST", "path": "/tasks", "body": '{"title": "t"}'},
+            "captures": [{"name": "task_ids", "to_pool": True, "from": "json", "path": "$.id"}],
+        }
         setup = run(shared_iterations(target.url, "setup", TASKS, [create], pools={"task_ids": []}))
         assert setup["requests"]["sent"] == TASKS, setup["requests"]
         pool: list[str] = setup["pools"]["task_ids"]
@@ -83,8 +93,10 @@ def test_zipf_pool_keys_put_the_analytic_share_on_the_hottest_ids():
     hot = [int(v) for v in pool[:HEAD]]
     head = sum(by_id.get(i, 0) for i in hot) / total
     top = by_id.get(int(pool[0]), 0) / total
-    print(f"\nhead share {head:.4f} (analytic {want_head:.4f}); rank 1 {top:.4f} "
-          f"(analytic {1 / harmonic:.4f}); ids read {len(by_id)}")
+    print(
+        f"\nhead share {head:.4f} (analytic {want_head:.4f}); rank 1 {top:.4f} "
+        f"(analytic {1 / harmonic:.4f}); ids read {len(by_id)}"
+    )
     assert want_head == pytest.approx(0.8947, abs=5e-4)
     assert 1 / harmonic == pytest.approx(0.1514, abs=5e-4)
     assert abs(head - want_head) <= 0.01, (head, want_head)

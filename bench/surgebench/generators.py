@@ -127,8 +127,9 @@ def parse_surge(text: str) -> GenReport:
         if value not in (None, 0, {}, []):
             rep.errors[key] = value
     rep.status_codes = dict(dig(doc, "requests.status_codes") or {})
-    rep.captures = [{k: c.get(k) for k in ("name", "found", "missing")}
-                    for c in (doc.get("captures") or []) if isinstance(c, dict)]
+    rep.captures = [
+        {k: c.get(k) for k in ("name", "found", "missing")} for c in (doc.get("captures") or []) if isinstance(c, dict)
+    ]
     user, system = dig(doc, "generator.cpu.user_s"), dig(doc, "generator.cpu.system_s")
     if isinstance(user, (int, float)) and isinstance(system, (int, float)):
         rep.engine_cpu_s = user + system
@@ -176,8 +177,7 @@ class Generator:
         """closed_argv is a closed-loop run: one thread, N keep-alive connections, T seconds."""
         if self.kind == "wrk":
             return [self.binary, "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency", url]
-        return [self.binary, "run", url, "-c", str(connections), "-d", f"{duration_s}s",
-                "--threads", "1", "--json"]
+        return [self.binary, "run", url, "-c", str(connections), "-d", f"{duration_s}s", "--threads", "1", "--json"]
 
     def rate_argv(self, url: str, rate: int, duration_s: int) -> list[str]:
         """rate_argv is an open-model run at a constant arrival rate (surge only)."""
@@ -188,11 +188,35 @@ class Generator:
         defaults (connections up front, in-flight cap) and no results directory; oha on one
         tokio worker with `connections` opened, latency corrected to the intended send time."""
         if self.kind == "oha":
-            return [self.binary, "-q", str(rate), "-z", f"{duration_s}s", "-c", str(connections),
-                    "--worker-threads", "1", "--latency-correction", "--no-tui",
-                    "--output-format", "json", url]
-        return [self.binary, "run", url, "-r", str(rate), "-d", f"{duration_s}s",
-                "--threads", "1", "--json", "--no-save"]
+            return [
+                self.binary,
+                "-q",
+                str(rate),
+                "-z",
+                f"{duration_s}s",
+                "-c",
+                str(connections),
+                "--worker-threads",
+                "1",
+                "--latency-correction",
+                "--no-tui",
+                "--output-format",
+                "json",
+                url,
+            ]
+        return [
+            self.binary,
+            "run",
+            url,
+            "-r",
+            str(rate),
+            "-d",
+            f"{duration_s}s",
+            "--threads",
+            "1",
+            "--json",
+            "--no-save",
+        ]
 
     def parse(self, stdout: str) -> GenReport:
         """parse reads this tool's output."""
@@ -222,8 +246,7 @@ def _help_ok(argv: list[str]) -> tuple[bool, str]:
 
 def find_surge(repo: str, explicit: str | None) -> tuple[str | None, str]:
     """find_surge locates a surge whose `run` has --json; returns (binary, why-not)."""
-    candidates = [explicit] if explicit else [
-        os.path.join(repo, ".venv", "bin", "surge"), shutil.which("surge")]
+    candidates = [explicit] if explicit else [os.path.join(repo, ".venv", "bin", "surge"), shutil.which("surge")]
     for path in candidates:
         if not path or not os.path.exists(path):
             continue
@@ -253,8 +276,9 @@ def find_target(repo: str, surge: str | None) -> tuple[list[str] | None, str]:
 RUN_PLAN_BUILD = ["cargo", "build", "--release", "-p", "surge-engine", "--example", "run_plan"]
 
 
-def find_run_plan(repo: str, explicit: str | None, build: bool = True,
-                  timeout_s: float = 1800) -> tuple[str | None, str]:
+def find_run_plan(
+    repo: str, explicit: str | None, build: bool = True, timeout_s: float = 1800
+) -> tuple[str | None, str]:
     """find_run_plan is the engine's run_plan example (plan JSON on stdin, result JSON on
     stdout), built first with cargo so it matches the tree; returns (binary, note or why-not).
 
@@ -271,9 +295,14 @@ def find_run_plan(repo: str, explicit: str | None, build: bool = True,
     if build and shutil.which("cargo"):
         all_cores = set(range(os.cpu_count() or 1))
         try:
-            out = subprocess.run(RUN_PLAN_BUILD, cwd=repo, capture_output=True, text=True,
-                                 timeout=timeout_s,
-                                 preexec_fn=lambda: os.sched_setaffinity(0, all_cores))
+            out = subprocess.run(
+                RUN_PLAN_BUILD,
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                preexec_fn=lambda: os.sched_setaffinity(0, all_cores),
+            )
             if out.returncode == 0 and os.access(binary, os.X_OK):
                 return binary, f"{binary} (built now: {' '.join(RUN_PLAN_BUILD)})"
             failure = f"`{' '.join(RUN_PLAN_BUILD)}` failed: {out.stderr.strip()[-300:]}"
@@ -282,7 +311,10 @@ def find_run_plan(repo: str, explicit: str | None, build: bool = True,
     elif build:
         failure = "cargo not on PATH"
     if os.access(binary, os.X_OK):
-        note = f"{binary} (NOT rebuilt: {failure}; it may be older than the tree)" if failure \
+        note = (
+            f"{binary} (NOT rebuilt: {failure}; it may be older than the tree)"
+            if failure
             else f"{binary} (not rebuilt)"
+        )
         return binary, note
     return None, failure or f"{binary} not built ({' '.join(RUN_PLAN_BUILD)})"

@@ -97,15 +97,17 @@ class Measurement:
     @property
     def saturated(self) -> str:
         """saturated names the sides that ran at 90 % of a core or more ("" when neither)."""
-        sides = [name for name, util in (("generator", self.gen_util), ("server", self.server_util))
-                 if util is not None and util >= 0.9]
+        sides = [
+            name
+            for name, util in (("generator", self.gen_util), ("server", self.server_util))
+            if util is not None and util >= 0.9
+        ]
         return "+".join(sides)
 
     @property
     def other_load(self) -> float:
         """other_load is the larger share of either measured core used by other processes."""
-        return max(v for v in (self.other_load_gen_core, self.other_load_server_core, 0.0)
-                   if v is not None)
+        return max(v for v in (self.other_load_gen_core, self.other_load_server_core, 0.0) if v is not None)
 
     @property
     def peak_active(self) -> int | None:
@@ -115,9 +117,20 @@ class Measurement:
     def to_json(self) -> dict:
         """to_json is the raw record written to bench/out."""
         d = dataclasses.asdict(self)
-        for key in ("ok", "requests", "req_per_s", "cpu_us_per_req", "server_us_per_req",
-                    "gen_util", "server_util", "other_load_gen_core", "other_load_server_core",
-                    "saturated", "other_load", "peak_active"):
+        for key in (
+            "ok",
+            "requests",
+            "req_per_s",
+            "cpu_us_per_req",
+            "server_us_per_req",
+            "gen_util",
+            "server_util",
+            "other_load_gen_core",
+            "other_load_server_core",
+            "saturated",
+            "other_load",
+            "peak_active",
+        ):
             d[key] = getattr(self, key)
         return d
 
@@ -146,10 +159,18 @@ class _Sampler(threading.Thread):
             self.samples.append(Sample(t - t0, st.requests - own - self.base_requests, st.active))
 
 
-def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core: int,
-            nominal_s: float, sample_interval_s: float = 1.0,
-            wait_quiet_s: float = 0.0, stdin_bytes: bytes | None = None,
-            realtime_priority: int | None = None) -> Measurement:
+def measure(
+    gen: Generator,
+    argv: list[str],
+    server,
+    gen_core: int,
+    server_core: int,
+    nominal_s: float,
+    sample_interval_s: float = 1.0,
+    wait_quiet_s: float = 0.0,
+    stdin_bytes: bytes | None = None,
+    realtime_priority: int | None = None,
+) -> Measurement:
     """measure runs argv pinned to gen_core against server and accounts for every side.
 
     server is an Nginx (counted through stub_status, the status requests themselves taken
@@ -176,8 +197,9 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
         sampler.start()
     load = proc.loadavg()
     try:
-        res = proc.run_measured(argv, {gen_core}, timeout_s=nominal_s * 2 + 60,
-                                stdin_bytes=stdin_bytes, realtime_priority=realtime_priority)
+        res = proc.run_measured(
+            argv, {gen_core}, timeout_s=nominal_s * 2 + 60, stdin_bytes=stdin_bytes, realtime_priority=realtime_priority
+        )
     finally:
         if sampler:
             sampler.stop_event.set()
@@ -207,8 +229,7 @@ def measure(gen: Generator, argv: list[str], server, gen_core: int, server_core:
         duration_s=report.duration_s or nominal_s,
         server_cpu_s=(cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None,
         gen_core_busy_s=busy1[gen_core] - busy0[gen_core] if gen_core in busy0 else None,
-        server_core_busy_s=(busy1[server_core] - busy0[server_core]
-                            if server_core in busy0 else None),
+        server_core_busy_s=(busy1[server_core] - busy0[server_core] if server_core in busy0 else None),
         samples=sampler.samples if sampler else [],
         stderr_tail=res.stderr.strip()[-800:],
         loadavg=load,

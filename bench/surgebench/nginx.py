@@ -178,7 +178,7 @@ class Nginx:
                 self.proc.wait(5)
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> "Nginx":
+    def __enter__(self) -> Nginx:
         self.start()
         return self
 

@@ -51,8 +51,9 @@ def child_setup(cpus: set[int] | None, realtime_priority: int | None = None):
 def set_realtime(pid: int, priority: int | None) -> None:
     """set_realtime puts every thread of process `pid` in SCHED_FIFO at `priority`, or back in
     SCHED_OTHER with None."""
-    policy, param = ((os.SCHED_OTHER, os.sched_param(0)) if priority is None
-                     else (os.SCHED_FIFO, os.sched_param(priority)))
+    policy, param = (
+        (os.SCHED_OTHER, os.sched_param(0)) if priority is None else (os.SCHED_FIFO, os.sched_param(priority))
+    )
     for tid in os.listdir(f"/proc/{pid}/task"):
         os.sched_setscheduler(int(tid), policy, param)
 
@@ -92,16 +93,20 @@ class RunResult:
         return self.maxrss_kb / 1024.0
 
 
-def run_measured(argv: list[str], cpus: set[int] | None, timeout_s: float,
-                 stdin_bytes: bytes | None = None, realtime_priority: int | None = None) -> RunResult:
+def run_measured(
+    argv: list[str],
+    cpus: set[int] | None,
+    timeout_s: float,
+    stdin_bytes: bytes | None = None,
+    realtime_priority: int | None = None,
+) -> RunResult:
     """run_measured runs argv pinned to cpus, reaps it with os.wait4 and returns its rusage.
 
     Output goes to temporary files (a large JSON document never blocks on a pipe); so does
     stdin_bytes, when given (otherwise stdin is /dev/null). The child gets its own session;
     past timeout_s its process group is killed and timed_out is set.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.TemporaryFile() as inp:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
         if stdin_bytes is not None:
             inp.write(stdin_bytes)
             inp.seek(0)

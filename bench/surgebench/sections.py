@@ -10,7 +10,6 @@ from .measure import Measurement, measure
 from .stats import fmt, fmt_summary, steady_rate, summary
 from .target import CountedTarget, TargetProc
 
-
 NOISY = 0.10  # share of a measured core used by other processes that marks a run as noisy
 
 
@@ -86,9 +85,14 @@ def skipped(ctx: Context, name: str, why: str, measurement: str) -> dict:
 def run_line(label: str, m: Measurement) -> None:
     """run_line prints one measured run with every raw number that goes into the ratios."""
     errors = {k: v for k, v in m.report.errors.items() if v}
-    state = "ok" if m.ok else (
-        f"FAILED rc={m.returncode}{' timeout' if m.timed_out else ''} "
-        f"{m.report.parse_error or ''} {m.stderr_tail[-200:]!r}")
+    state = (
+        "ok"
+        if m.ok
+        else (
+            f"FAILED rc={m.returncode}{' timeout' if m.timed_out else ''} "
+            f"{m.report.parse_error or ''} {m.stderr_tail[-200:]!r}"
+        )
+    )
     say(
         f"  {label:<26} {fmt(m.req_per_s):>9} req/s  {fmt(m.requests):>10} req  "
         f"{fmt(m.cpu_us_per_req, '.2f'):>6} µs/req  CPU {m.gen_cpu_s:6.2f}s "
@@ -99,8 +103,7 @@ def run_line(label: str, m: Measurement) -> None:
         + (f"  conns {m.peak_active}" if m.peak_active is not None else "")
         + (f"  errors {errors}" if errors else "")
         + (f"  [saturated: {m.saturated}]" if m.saturated else "")
-        + (f"  [NOISY: {m.other_load:.0%} of a core used by others]"
-           if m.other_load >= NOISY else "")
+        + (f"  [NOISY: {m.other_load:.0%} of a core used by others]" if m.other_load >= NOISY else "")
         + (f"  [{state}]" if not m.ok else "")
     )
 
@@ -109,9 +112,11 @@ def noise_note(ctx: Context, section: str, runs: list[Measurement]) -> None:
     """noise_note prints and records how many runs shared a measured core with other work."""
     noisy = [m for m in runs if m.other_load >= NOISY]
     if noisy:
-        text = (f"{section}: {len(noisy)} of {len(runs)} runs had ≥ {NOISY:.0%} of a measured "
-                f"core used by other processes (worst {max(m.other_load for m in noisy):.0%}); "
-                "a quieter re-run is worth more than these numbers")
+        text = (
+            f"{section}: {len(noisy)} of {len(runs)} runs had ≥ {NOISY:.0%} of a measured "
+            f"core used by other processes (worst {max(m.other_load for m in noisy):.0%}); "
+            "a quieter re-run is worth more than these numbers"
+        )
         say(f"  NOTE {text}")
         ctx.notes.append(text)
 
@@ -135,28 +140,29 @@ def surge_startup(ctx: Context) -> dict | None:
     res = proc.run_measured([ctx.surge.binary, "run", "--help"], {ctx.gen_core}, timeout_s=60)
     out = {"cpu_s": res.cpu_s, "peak_rss_mb": res.maxrss_mb, "wall_s": res.wall_s}
     ctx.startup_cpu_s = res.cpu_s if res.returncode == 0 else None
-    say(f"  surge start-up (`surge run --help`): CPU {res.cpu_s * 1e3:.0f} ms, "
-        f"RSS {res.maxrss_mb:.1f} MB, wall {res.wall_s * 1e3:.0f} ms (included in every surge run)")
+    say(
+        f"  surge start-up (`surge run --help`): CPU {res.cpu_s * 1e3:.0f} ms, "
+        f"RSS {res.maxrss_mb:.1f} MB, wall {res.wall_s * 1e3:.0f} ms (included in every surge run)"
+    )
     return out
 
 
-def _interleaved(ctx: Context, section: str, gens: list[Generator], argv_for, nominal: int,
-                 rounds: int, server) -> dict[str, list[Measurement]]:
+def _interleaved(
+    ctx: Context, section: str, gens: list[Generator], argv_for, nominal: int, rounds: int, server
+) -> dict[str, list[Measurement]]:
     """_interleaved runs each generator once per round, reversing the order every round."""
     runs: dict[str, list[Measurement]] = {g.name: [] for g in gens}
     for r in range(rounds):
         order = gens if r % 2 == 0 else list(reversed(gens))
         for g in order:
-            m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal,
-                        wait_quiet_s=ctx.wait_quiet_s)
+            m = measure(g, argv_for(g), server, ctx.gen_core, ctx.server_core, nominal, wait_quiet_s=ctx.wait_quiet_s)
             runs[g.name].append(m)
             run_line(f"round {r + 1} {g.name}", m)
     noise_note(ctx, section, [m for v in runs.values() for m in v])
     return runs
 
 
-def _paired_ratios(a: list[Measurement], b: list[Measurement], key: str,
-                   quiet_only: bool = False) -> list[float]:
+def _paired_ratios(a: list[Measurement], b: list[Measurement], key: str, quiet_only: bool = False) -> list[float]:
     """_paired_ratios is b/a for each round where both ran, on attribute key (only rounds in
     which neither run shared a measured core with other work, if quiet_only)."""
     out = []
@@ -172,8 +178,7 @@ def _paired_ratios(a: list[Measurement], b: list[Measurement], key: str,
 def section_cpu(ctx: Context) -> dict:
     """section_cpu: req/s and generator CPU per request, wrk vs surge, 64 connections."""
     conns, nominal = 64, ctx.dur(8, 3)
-    say(f"\n## cpu: closed loop, {conns} connections, 1 thread, {nominal} s, "
-        f"{ctx.rounds} rounds, order alternating")
+    say(f"\n## cpu: closed loop, {conns} connections, 1 thread, {nominal} s, {ctx.rounds} rounds, order alternating")
     name = f"generator CPU µs/request ({conns} conns)"
     if not ctx.nginx:
         return skipped(ctx, "cpu", ctx.nginx_why, name)
@@ -183,14 +188,24 @@ def section_cpu(ctx: Context) -> dict:
     gens = [ctx.wrk] + ([ctx.surge] if ctx.surge else [])
     if not ctx.surge:
         say(f"  surge not available ({ctx.surge_why}): measuring wrk alone")
-    warm = measure(ctx.wrk, ctx.wrk.closed_argv(url, conns, 1), ctx.nginx,
-                   ctx.gen_core, ctx.server_core, 1, wait_quiet_s=ctx.wait_quiet_s)
+    warm = measure(
+        ctx.wrk,
+        ctx.wrk.closed_argv(url, conns, 1),
+        ctx.nginx,
+        ctx.gen_core,
+        ctx.server_core,
+        1,
+        wait_quiet_s=ctx.wait_quiet_s,
+    )
     run_line("warm-up wrk (discarded)", warm)
-    runs = _interleaved(ctx, "cpu", gens, lambda g: g.closed_argv(url, conns, nominal),
-                        nominal, ctx.rounds, ctx.nginx)
-    result = {"connections": conns, "duration_s": nominal, "url": url,
-              "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
-              "summary": {k: _gen_summary(v) for k, v in runs.items()}}
+    runs = _interleaved(ctx, "cpu", gens, lambda g: g.closed_argv(url, conns, nominal), nominal, ctx.rounds, ctx.nginx)
+    result = {
+        "connections": conns,
+        "duration_s": nominal,
+        "url": url,
+        "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+        "summary": {k: _gen_summary(v) for k, v in runs.items()},
+    }
     w = result["summary"][ctx.wrk.name]
     s = result["summary"].get(ctx.surge.name) if ctx.surge else None
     cpu_ratio = rps_ratio = rss_ratio = None
@@ -207,42 +222,81 @@ def section_cpu(ctx: Context) -> dict:
             no_start = summary(
                 (ms.gen_cpu_s - ctx.startup_cpu_s) / ms.requests * 1e6 / mw.cpu_us_per_req
                 for mw, ms in zip(runs[ctx.wrk.name], sr)
-                if mw.ok and ms.ok and ms.requests and mw.cpu_us_per_req)
+                if mw.ok and ms.ok and ms.requests and mw.cpu_us_per_req
+            )
             result["ratio_cpu_us_per_req_without_startup"] = no_start
     missing = "not yet measured"
     if not ctx.surge:
         ctx.notes.append(f"cpu: surge not measured: {ctx.surge_why}")
     sv = (lambda k, spec: fmt_summary(s[k], spec)) if s else (lambda k, spec: missing)
-    say(f"  wrk   : {fmt_summary(w['req_per_s'])} req/s, {fmt_summary(w['cpu_us_per_req'], '.2f')}"
-        f" µs/req, RSS {fmt_summary(w['peak_rss_mb'], '.1f')} MB   (median [min–max])")
+    say(
+        f"  wrk   : {fmt_summary(w['req_per_s'])} req/s, {fmt_summary(w['cpu_us_per_req'], '.2f')}"
+        f" µs/req, RSS {fmt_summary(w['peak_rss_mb'], '.1f')} MB   (median [min–max])"
+    )
     if s:
-        say(f"  {ctx.surge.name:<6}: {sv('req_per_s', ',.0f')} req/s, {sv('cpu_us_per_req', '.2f')}"
-            f" µs/req, RSS {sv('peak_rss_mb', '.1f')} MB")
-        say(f"  ratio {ctx.subject}/wrk CPU µs/request, per round: {fmt_summary(cpu_ratio, '.3f')} "
-            f"(spread {fmt(cpu_ratio and cpu_ratio['spread_pct'], '.1f')} %); bar ≤ 0.9")
-        say(f"  same ratio over quiet rounds only (others < {NOISY:.0%} on both cores): "
-            + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']} rounds" if quiet else "no quiet round"))
+        say(
+            f"  {ctx.surge.name:<6}: {sv('req_per_s', ',.0f')} req/s, {sv('cpu_us_per_req', '.2f')}"
+            f" µs/req, RSS {sv('peak_rss_mb', '.1f')} MB"
+        )
+        say(
+            f"  ratio {ctx.subject}/wrk CPU µs/request, per round: {fmt_summary(cpu_ratio, '.3f')} "
+            f"(spread {fmt(cpu_ratio and cpu_ratio['spread_pct'], '.1f')} %); bar ≤ 0.9"
+        )
+        say(
+            f"  same ratio over quiet rounds only (others < {NOISY:.0%} on both cores): "
+            + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']} rounds" if quiet else "no quiet round")
+        )
     med = cpu_ratio["median"] if cpu_ratio else None
     row0 = len(ctx.rows)
     ctx.rows += [
-        Row(name, fmt_summary(w["cpu_us_per_req"], ".2f"), sv("cpu_us_per_req", ".2f"),
-            fmt_summary(cpu_ratio, ".3f"), "≤ 0.9", ctx.verdict(med, 0.9, below=True)),
-        Row(f"req/s, server-counted ({conns} conns)", fmt_summary(w["req_per_s"]),
-            sv("req_per_s", ",.0f"), fmt_summary(rps_ratio, ".3f"), "—", "—"),
-        Row(f"peak RSS MB ({conns} conns)", fmt_summary(w["peak_rss_mb"], ".1f"),
-            sv("peak_rss_mb", ".1f"), fmt_summary(rss_ratio, ".2f"), "—", "—"),
+        Row(
+            name,
+            fmt_summary(w["cpu_us_per_req"], ".2f"),
+            sv("cpu_us_per_req", ".2f"),
+            fmt_summary(cpu_ratio, ".3f"),
+            "≤ 0.9",
+            ctx.verdict(med, 0.9, below=True),
+        ),
+        Row(
+            f"req/s, server-counted ({conns} conns)",
+            fmt_summary(w["req_per_s"]),
+            sv("req_per_s", ",.0f"),
+            fmt_summary(rps_ratio, ".3f"),
+            "—",
+            "—",
+        ),
+        Row(
+            f"peak RSS MB ({conns} conns)",
+            fmt_summary(w["peak_rss_mb"], ".1f"),
+            sv("peak_rss_mb", ".1f"),
+            fmt_summary(rss_ratio, ".2f"),
+            "—",
+            "—",
+        ),
     ]
     quiet = result.get("ratio_cpu_us_per_req_quiet_rounds")
     if quiet:
-        ctx.rows.insert(row0 + 1, Row(f"… rounds with others < {NOISY:.0%} only ({quiet['n']})",
-                                      "—", "—", fmt_summary(quiet, ".3f"), "≤ 0.9",
-                                      ctx.verdict(quiet["median"], 0.9, below=True)))
+        ctx.rows.insert(
+            row0 + 1,
+            Row(
+                f"… rounds with others < {NOISY:.0%} only ({quiet['n']})",
+                "—",
+                "—",
+                fmt_summary(quiet, ".3f"),
+                "≤ 0.9",
+                ctx.verdict(quiet["median"], 0.9, below=True),
+            ),
+        )
     if result.get("ratio_cpu_us_per_req_without_startup"):
         no_start = result["ratio_cpu_us_per_req_without_startup"]
-        say(f"  same ratio less surge's start-up CPU ({ctx.startup_cpu_s:.2f} s, `surge run --help`"
-            f"): {fmt_summary(no_start, '.3f')} (information only; the bar is on the whole process)")
-        ctx.rows.insert(row0 + 1, Row("… less surge's Python start-up CPU (information)", "—",
-                                      "—", fmt_summary(no_start, ".3f"), "—", "—"))
+        say(
+            f"  same ratio less surge's start-up CPU ({ctx.startup_cpu_s:.2f} s, `surge run --help`"
+            f"): {fmt_summary(no_start, '.3f')} (information only; the bar is on the whole process)"
+        )
+        ctx.rows.insert(
+            row0 + 1,
+            Row("… less surge's Python start-up CPU (information)", "—", "—", fmt_summary(no_start, ".3f"), "—", "—"),
+        )
     return result
 
 
@@ -265,11 +319,13 @@ def section_conns(ctx: Context) -> dict:
         if not g:
             say(f"  {label} not available: " + (ctx.surge_why if label == "surge" else "not found"))
     url = ctx.nginx.url
-    runs = _interleaved(ctx, "conns", gens, lambda g: g.closed_argv(url, conns, nominal),
-                        nominal, rounds, ctx.nginx)
-    result = {"connections": conns, "duration_s": nominal,
-              "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
-              "summary": {}}
+    runs = _interleaved(ctx, "conns", gens, lambda g: g.closed_argv(url, conns, nominal), nominal, rounds, ctx.nginx)
+    result = {
+        "connections": conns,
+        "duration_s": nominal,
+        "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+        "summary": {},
+    }
     for g in gens:
         ok = [m for m in runs[g.name] if m.ok]
         result["summary"][g.name] = {
@@ -286,18 +342,40 @@ def section_conns(ctx: Context) -> dict:
         return fmt_summary(d[key], spec) if d else missing
 
     rss_med = s["peak_rss_mb"]["median"] if s and s["peak_rss_mb"] else None
-    ratio = (f"{rss_med / w['peak_rss_mb']['median']:.2f}"
-             if rss_med and w and w["peak_rss_mb"] else "—")
+    ratio = f"{rss_med / w['peak_rss_mb']['median']:.2f}" if rss_med and w and w["peak_rss_mb"] else "—"
     ctx.rows += [
-        Row(name, col(w, "peak_rss_mb", ".1f"), col(s, "peak_rss_mb", ".1f"), ratio,
-            "surge < 200 MB", ctx.verdict(rss_med, 200, below=True)),
-        Row(f"req/s, server-counted ({conns:,} conns)", col(w, "req_per_s", ",.0f"),
-            col(s, "req_per_s", ",.0f"), "—", "—", "—"),
-        Row(f"generator CPU µs/request ({conns:,} conns)", col(w, "cpu_us_per_req", ".2f"),
-            col(s, "cpu_us_per_req", ".2f"), "—", "—", "—"),
-        Row("connections open at the server (peak, sampled 1/s)",
+        Row(
+            name,
+            col(w, "peak_rss_mb", ".1f"),
+            col(s, "peak_rss_mb", ".1f"),
+            ratio,
+            "surge < 200 MB",
+            ctx.verdict(rss_med, 200, below=True),
+        ),
+        Row(
+            f"req/s, server-counted ({conns:,} conns)",
+            col(w, "req_per_s", ",.0f"),
+            col(s, "req_per_s", ",.0f"),
+            "—",
+            "—",
+            "—",
+        ),
+        Row(
+            f"generator CPU µs/request ({conns:,} conns)",
+            col(w, "cpu_us_per_req", ".2f"),
+            col(s, "cpu_us_per_req", ".2f"),
+            "—",
+            "—",
+            "—",
+        ),
+        Row(
+            "connections open at the server (peak, sampled 1/s)",
             fmt(w and w["peak_server_connections"], ","),
-            fmt(s and s["peak_server_connections"], ",", missing), "—", f"{conns:,}", "—"),
+            fmt(s and s["peak_server_connections"], ",", missing),
+            "—",
+            f"{conns:,}",
+            "—",
+        ),
     ]
     return result
 
@@ -312,9 +390,16 @@ def section_rate(ctx: Context) -> dict:
     if not ctx.surge or ctx.surge.kind != "surge":
         return skipped(ctx, "rate", f"surge not available ({ctx.surge_why})", name)
     url = ctx.nginx.url
-    m = measure(ctx.surge, ctx.surge.rate_argv(url, rate, nominal), ctx.nginx,
-                ctx.gen_core, ctx.server_core, nominal, sample_interval_s=0.5,
-                wait_quiet_s=ctx.wait_quiet_s)
+    m = measure(
+        ctx.surge,
+        ctx.surge.rate_argv(url, rate, nominal),
+        ctx.nginx,
+        ctx.gen_core,
+        ctx.server_core,
+        nominal,
+        sample_interval_s=0.5,
+        wait_quiet_s=ctx.wait_quiet_s,
+    )
     run_line("surge open model", m)
     noise_note(ctx, "rate", [m])
     steady = steady_rate(m.samples)
@@ -325,32 +410,62 @@ def section_rate(ctx: Context) -> dict:
     def err(v):
         return (v - rate) / rate * 100 if v is not None else None
 
-    result = {"requested_rate": rate, "duration_s": nominal, "run": m.to_json(),
-              "steady": steady, "server_total_over_duration": total,
-              "surge_reported": reported,
-              "error_pct": {"steady": err(steady and steady["rate"]),
-                            "server_total": err(total), "surge_reported": err(reported)}}
+    result = {
+        "requested_rate": rate,
+        "duration_s": nominal,
+        "run": m.to_json(),
+        "steady": steady,
+        "server_total_over_duration": total,
+        "surge_reported": reported,
+        "error_pct": {
+            "steady": err(steady and steady["rate"]),
+            "server_total": err(total),
+            "surge_reported": err(reported),
+        },
+    }
     e = result["error_pct"]
     if steady:
-        say(f"  server-side steady rate: {steady['rate']:,.1f} req/s over {steady['window_s']:.1f} s"
+        say(
+            f"  server-side steady rate: {steady['rate']:,.1f} req/s over {steady['window_s']:.1f} s"
             f" (per-0.5 s intervals {steady['interval_min']:,.0f}–{steady['interval_max']:,.0f}); "
-            f"error {fmt(e['steady'], '+.3f')} %")
-    say(f"  surge sent {fmt(m.report.sent, ',')}, completed {fmt(m.report.requests, ',')}; "
+            f"error {fmt(e['steady'], '+.3f')} %"
+        )
+    say(
+        f"  surge sent {fmt(m.report.sent, ',')}, completed {fmt(m.report.requests, ',')}; "
         f"nginx counted {fmt(m.server_requests, ',')}; surge: late "
         f"{fmt(m.report.errors.get('late', 0), ',')}, dropped {fmt(m.report.errors.get('dropped', 0), ',')}, "
-        f"p99 {fmt(m.report.p99_ms, '.2f')} ms (from intended send time)")
-    say(f"  nginx count / {span:g} s: {fmt(total, ',.1f')} req/s, error "
+        f"p99 {fmt(m.report.p99_ms, '.2f')} ms (from intended send time)"
+    )
+    say(
+        f"  nginx count / {span:g} s: {fmt(total, ',.1f')} req/s, error "
         f"{fmt(e['server_total'], '+.3f')} %; surge reports {fmt(reported, ',.1f')} req/s, "
-        f"error {fmt(e['surge_reported'], '+.3f')} %; bar ±0.5 %")
+        f"error {fmt(e['surge_reported'], '+.3f')} %; bar ±0.5 %"
+    )
     ctx.rows += [
-        Row(name + ", steady part", f"{rate:,}", fmt(steady and steady["rate"], ",.1f"),
-            f"{fmt(e['steady'], '+.3f')} %", "±0.5 %",
-            ctx.verdict(e["steady"] and abs(e["steady"]), 0.5, below=True)),
-        Row(name + ", whole run / duration", f"{rate:,}", fmt(total, ",.1f"),
-            f"{fmt(e['server_total'], '+.3f')} %", "±0.5 %",
-            ctx.verdict(e["server_total"] and abs(e["server_total"]), 0.5, below=True)),
-        Row("rate surge reports (throughput.sent_per_s)", f"{rate:,}", fmt(reported, ",.1f"),
-            f"{fmt(e['surge_reported'], '+.3f')} %", "—", "—"),
+        Row(
+            name + ", steady part",
+            f"{rate:,}",
+            fmt(steady and steady["rate"], ",.1f"),
+            f"{fmt(e['steady'], '+.3f')} %",
+            "±0.5 %",
+            ctx.verdict(e["steady"] and abs(e["steady"]), 0.5, below=True),
+        ),
+        Row(
+            name + ", whole run / duration",
+            f"{rate:,}",
+            fmt(total, ",.1f"),
+            f"{fmt(e['server_total'], '+.3f')} %",
+            "±0.5 %",
+            ctx.verdict(e["server_total"] and abs(e["server_total"]), 0.5, below=True),
+        ),
+        Row(
+            "rate surge reports (throughput.sent_per_s)",
+            f"{rate:,}",
+            fmt(reported, ",.1f"),
+            f"{fmt(e['surge_reported'], '+.3f')} %",
+            "—",
+            "—",
+        ),
     ]
     return result
 
@@ -358,8 +473,10 @@ def section_rate(ctx: Context) -> dict:
 def section_target(ctx: Context) -> dict:
     """section_target: wrk against the reference target vs against nginx, server on one core."""
     conns, nominal = 64, ctx.dur(8, 3)
-    say(f"\n## target: wrk -t1 -c{conns} {nominal} s against surge-target and nginx, "
-        f"each server on core {ctx.server_core}, {ctx.rounds} rounds")
+    say(
+        f"\n## target: wrk -t1 -c{conns} {nominal} s against surge-target and nginx, "
+        f"each server on core {ctx.server_core}, {ctx.rounds} rounds"
+    )
     name = "wrk req/s against /health: nginx vs surge-target"
     if not ctx.wrk:
         return skipped(ctx, "target", "wrk not found", name)
@@ -377,10 +494,16 @@ def section_target(ctx: Context) -> dict:
     try:
         servers = [("nginx", ctx.nginx), ("surge-target", tgt)]
         for r in range(ctx.rounds):
-            for label, srv in (servers if r % 2 == 0 else list(reversed(servers))):
-                m = measure(ctx.wrk, ctx.wrk.closed_argv(srv.url, conns, nominal), srv,
-                            ctx.gen_core, ctx.server_core, nominal,
-                            wait_quiet_s=ctx.wait_quiet_s)
+            for label, srv in servers if r % 2 == 0 else list(reversed(servers)):
+                m = measure(
+                    ctx.wrk,
+                    ctx.wrk.closed_argv(srv.url, conns, nominal),
+                    srv,
+                    ctx.gen_core,
+                    ctx.server_core,
+                    nominal,
+                    wait_quiet_s=ctx.wait_quiet_s,
+                )
                 runs[label].append(m)
                 run_line(f"round {r + 1} wrk→{label}", m)
     finally:
@@ -405,43 +528,73 @@ def section_target(ctx: Context) -> dict:
                 out.append(vn / vt if invert else vt / vn)
         return summary(out)
 
-    summ = {k: {"wrk_req_per_s": summary(wrk_rps(m) for m in v),
-                "server_us_per_req": summary(server_us(m) for m in v)}
-            for k, v in runs.items()}
+    summ = {
+        k: {"wrk_req_per_s": summary(wrk_rps(m) for m in v), "server_us_per_req": summary(server_us(m) for m in v)}
+        for k, v in runs.items()
+    }
     ratios = per_round(wrk_rps)
     quiet = per_round(wrk_rps, quiet_only=True)
     per_core = per_round(server_us, invert=True)  # nginx µs/req ÷ target µs/req
     wrk_bound = sum(1 for m in runs["surge-target"] if m.gen_util >= 0.9)
-    say(f"  req/s nginx {fmt_summary(summ['nginx']['wrk_req_per_s'])}, surge-target "
+    say(
+        f"  req/s nginx {fmt_summary(summ['nginx']['wrk_req_per_s'])}, surge-target "
         f"{fmt_summary(summ['surge-target']['wrk_req_per_s'])}; ratio target/nginx "
         f"{fmt_summary(ratios, '.3f')} (bar ≥ 0.8); quiet rounds only: "
-        + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']}" if quiet else "none"))
-    say(f"  server CPU µs/request nginx {fmt_summary(summ['nginx']['server_us_per_req'], '.2f')}, "
+        + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']}" if quiet else "none")
+    )
+    say(
+        f"  server CPU µs/request nginx {fmt_summary(summ['nginx']['server_us_per_req'], '.2f')}, "
         f"surge-target {fmt_summary(summ['surge-target']['server_us_per_req'], '.2f')}: requests per "
-        f"server CPU-second, target/nginx {fmt_summary(per_core, '.3f')}")
+        f"server CPU-second, target/nginx {fmt_summary(per_core, '.3f')}"
+    )
     if wrk_bound:
-        say(f"  NOTE wrk ran at ≥ 90 % of its core in {wrk_bound} of {len(runs['surge-target'])} "
+        say(
+            f"  NOTE wrk ran at ≥ 90 % of its core in {wrk_bound} of {len(runs['surge-target'])} "
             "runs against surge-target: req/s there is bounded by the generator, and the CPU "
-            "per request ratio is the better measure of the target's capacity")
+            "per request ratio is the better measure of the target's capacity"
+        )
     ctx.rows += [
-        Row(name, fmt_summary(summ["nginx"]["wrk_req_per_s"]),
-            fmt_summary(summ["surge-target"]["wrk_req_per_s"]), fmt_summary(ratios, ".3f"),
-            "≥ 0.8", ctx.verdict(ratios and ratios["median"], 0.8, below=False, surge_result=False)),
+        Row(
+            name,
+            fmt_summary(summ["nginx"]["wrk_req_per_s"]),
+            fmt_summary(summ["surge-target"]["wrk_req_per_s"]),
+            fmt_summary(ratios, ".3f"),
+            "≥ 0.8",
+            ctx.verdict(ratios and ratios["median"], 0.8, below=False, surge_result=False),
+        ),
     ]
     if quiet:
-        ctx.rows.append(Row(f"… rounds with others < {NOISY:.0%} only ({quiet['n']})", "—", "—",
-                            fmt_summary(quiet, ".3f"), "≥ 0.8",
-                            ctx.verdict(quiet["median"], 0.8, below=False, surge_result=False)))
-    ctx.rows.append(Row("server CPU µs/request: nginx vs surge-target (ratio: requests per "
-                        "CPU-second, target/nginx)",
-                        fmt_summary(summ["nginx"]["server_us_per_req"], ".2f"),
-                        fmt_summary(summ["surge-target"]["server_us_per_req"], ".2f"),
-                        fmt_summary(per_core, ".3f"), "—", "—"))
-    return {"connections": conns, "duration_s": nominal, "command": ctx.target_argv,
-            "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
-            "summary": summ, "ratio_req_per_s": ratios, "ratio_req_per_s_quiet_rounds": quiet,
-            "ratio_req_per_server_cpu_s": per_core,
-            "target_output_tail": list(tgt.output)[-10:]}
+        ctx.rows.append(
+            Row(
+                f"… rounds with others < {NOISY:.0%} only ({quiet['n']})",
+                "—",
+                "—",
+                fmt_summary(quiet, ".3f"),
+                "≥ 0.8",
+                ctx.verdict(quiet["median"], 0.8, below=False, surge_result=False),
+            )
+        )
+    ctx.rows.append(
+        Row(
+            "server CPU µs/request: nginx vs surge-target (ratio: requests per CPU-second, target/nginx)",
+            fmt_summary(summ["nginx"]["server_us_per_req"], ".2f"),
+            fmt_summary(summ["surge-target"]["server_us_per_req"], ".2f"),
+            fmt_summary(per_core, ".3f"),
+            "—",
+            "—",
+        )
+    )
+    return {
+        "connections": conns,
+        "duration_s": nominal,
+        "command": ctx.target_argv,
+        "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+        "summary": summ,
+        "ratio_req_per_s": ratios,
+        "ratio_req_per_s_quiet_rounds": quiet,
+        "ratio_req_per_server_cpu_s": per_core,
+        "target_output_tail": list(tgt.output)[-10:],
+    }
 
 
 TEMPLATE_BAR = 1.5  # templated CPU per request at most 1.5 × a static request's
@@ -472,18 +625,21 @@ def section_template(ctx: Context) -> dict:
     """section_template: engine CPU per request, templated vs static GET, against the
     reference target (the scenarios issue's bar: templated ≤ 1.5 × static)."""
     vus, nominal, tasks = 64, ctx.dur(8, 3), 1000
-    say(f"\n## template: run_plan, {vus} VUs, 1 thread, {nominal} s, {ctx.rounds} rounds, "
+    say(
+        f"\n## template: run_plan, {vus} VUs, 1 thread, {nominal} s, {ctx.rounds} rounds, "
         f"static `GET {plans.STATIC_PATH}` vs templated `GET {plans.TEMPLATED_PATH}` "
-        "(uniform id + uuid, capture $.title), order alternating")
-    name = (f"engine CPU µs/request, templated (2 variables + 1 JSON capture) vs static "
-            f"({vus} VUs, run_plan)")
+        "(uniform id + uuid, capture $.title), order alternating"
+    )
+    name = f"engine CPU µs/request, templated (2 variables + 1 JSON capture) vs static ({vus} VUs, run_plan)"
     if not ctx.run_plan:
         return skipped(ctx, "template", f"run_plan not available: {ctx.run_plan_note}", name)
     if not ctx.target_argv:
         return skipped(ctx, "template", ctx.target_why, name)
-    say(f"  generator: {ctx.run_plan_note}, pinned to core {ctx.gen_core}, plan JSON on stdin "
+    say(
+        f"  generator: {ctx.run_plan_note}, pinned to core {ctx.gen_core}, plan JSON on stdin "
         "(no Python in the measured process); CPU from os.wait4, per request = CPU / the "
-        "result's requests.sent, cross-checked with the target's /stats `received` delta")
+        "result's requests.sent, cross-checked with the target's /stats `received` delta"
+    )
     say(f"  target command: {' '.join(ctx.target_argv)} (pinned to core {ctx.server_core})")
     gen = Generator("run_plan", "run_plan", ctx.run_plan)
     try:
@@ -493,44 +649,69 @@ def section_template(ctx: Context) -> dict:
         return skipped(ctx, "template", f"target did not start: {e}", name)
     tgt = CountedTarget(tp)
     base = tgt.base_url()
-    kinds = {"static": plans.static_plan(base, vus, nominal),
-             "templated": plans.templated_plan(base, vus, nominal, tasks)}
+    kinds = {
+        "static": plans.static_plan(base, vus, nominal),
+        "templated": plans.templated_plan(base, vus, nominal, tasks),
+    }
     runs: dict[str, list[Measurement]] = {"static": [], "templated": []}
     invalid: dict[str, list[str]] = {"static": [], "templated": []}
     try:
-        setup = proc.run_measured([ctx.run_plan], None, timeout_s=120,
-                                  stdin_bytes=plans.encode(plans.setup_plan(base, tasks)))
+        setup = proc.run_measured(
+            [ctx.run_plan], None, timeout_s=120, stdin_bytes=plans.encode(plans.setup_plan(base, tasks))
+        )
         rep = gen.parse(setup.stdout)
         st = tgt.status()
         first, last = tgt.get("/tasks/1"), tgt.get(f"/tasks/{tasks}")
-        say(f"  setup: {fmt(rep.sent, ',')} POST /tasks, statuses {rep.status_codes}; target "
+        say(
+            f"  setup: {fmt(rep.sent, ',')} POST /tasks, statuses {rep.status_codes}; target "
             f"holds {st.tasks:,} tasks; GET /tasks/1 → {first[0]}, GET /tasks/{tasks} → {last[0]}"
-            f" {last[1][:80]}")
+            f" {last[1][:80]}"
+        )
         if setup.returncode != 0 or st.tasks != tasks or first[0] != 200 or last[0] != 200:
-            return skipped(ctx, "template", f"setup did not create tasks 1..{tasks}: rc "
-                           f"{setup.returncode}, {setup.stderr.strip()[-200:]!r}, "
-                           f"{st.tasks} tasks", name)
-        warm = measure(gen, [ctx.run_plan], tgt, ctx.gen_core, ctx.server_core, 1,
-                       wait_quiet_s=ctx.wait_quiet_s,
-                       stdin_bytes=plans.encode(plans.static_plan(base, vus, 1)))
+            return skipped(
+                ctx,
+                "template",
+                f"setup did not create tasks 1..{tasks}: rc "
+                f"{setup.returncode}, {setup.stderr.strip()[-200:]!r}, "
+                f"{st.tasks} tasks",
+                name,
+            )
+        warm = measure(
+            gen,
+            [ctx.run_plan],
+            tgt,
+            ctx.gen_core,
+            ctx.server_core,
+            1,
+            wait_quiet_s=ctx.wait_quiet_s,
+            stdin_bytes=plans.encode(plans.static_plan(base, vus, 1)),
+        )
         run_line("warm-up static (discarded)", warm)
         order = ["static", "templated"]
         for r in range(ctx.rounds):
-            for kind in (order if r % 2 == 0 else list(reversed(order))):
-                m = measure(gen, [ctx.run_plan], tgt, ctx.gen_core, ctx.server_core, nominal,
-                            wait_quiet_s=ctx.wait_quiet_s, stdin_bytes=plans.encode(kinds[kind]))
+            for kind in order if r % 2 == 0 else list(reversed(order)):
+                m = measure(
+                    gen,
+                    [ctx.run_plan],
+                    tgt,
+                    ctx.gen_core,
+                    ctx.server_core,
+                    nominal,
+                    wait_quiet_s=ctx.wait_quiet_s,
+                    stdin_bytes=plans.encode(kinds[kind]),
+                )
                 runs[kind].append(m)
                 run_line(f"round {r + 1} {kind}", m)
                 why = _template_check(m, captured=kind == "templated")
                 cap = next((c for c in m.report.captures if c.get("name") == "title"), None)
-                say(f"    sent {fmt(m.report.sent, ',')}, target received Δ "
+                say(
+                    f"    sent {fmt(m.report.sent, ',')}, target received Δ "
                     f"{fmt(m.server_requests, ',')}, statuses {m.report.status_codes}"
-                    + (f", capture title found {fmt(cap['found'], ',')} missing {cap['missing']}"
-                       if cap else "")
+                    + (f", capture title found {fmt(cap['found'], ',')} missing {cap['missing']}" if cap else "")
                     + f", user {m.gen_user_s:.2f}s sys {m.gen_sys_s:.2f}s"
-                    + (f", engine's own CPU {m.report.engine_cpu_s:.2f}s"
-                       if m.report.engine_cpu_s is not None else "")
-                    + (f"  [INVALID: {why}]" if why else ""))
+                    + (f", engine's own CPU {m.report.engine_cpu_s:.2f}s" if m.report.engine_cpu_s is not None else "")
+                    + (f"  [INVALID: {why}]" if why else "")
+                )
                 if why:
                     invalid[kind].append(f"round {r + 1}: {why}")
     finally:
@@ -574,10 +755,14 @@ def section_template(ctx: Context) -> dict:
                 out.append(vt / vs)
         return summary(out)
 
-    measures = {"cpu_us_per_req": cpu_us, "user_us_per_req": user_us, "sys_us_per_req": sys_us,
-                "server_cpu_us_per_req": server_us, "req_per_s": rps}
-    summ = {kind: {key: summary(f(m, kind) for m in runs[kind]) for key, f in measures.items()}
-            for kind in runs}
+    measures = {
+        "cpu_us_per_req": cpu_us,
+        "user_us_per_req": user_us,
+        "sys_us_per_req": sys_us,
+        "server_cpu_us_per_req": server_us,
+        "req_per_s": rps,
+    }
+    summ = {kind: {key: summary(f(m, kind) for m in runs[kind]) for key, f in measures.items()} for kind in runs}
     for kind in runs:
         summ[kind]["peak_rss_mb"] = summary(m.peak_rss_mb for m in runs[kind] if valid(m, kind))
         summ[kind]["gen_util"] = summary(m.gen_util for m in runs[kind] if valid(m, kind))
@@ -585,44 +770,82 @@ def section_template(ctx: Context) -> dict:
     quiet = ratios(cpu_us, quiet_only=True)
     s, t = summ["static"], summ["templated"]
     for kind, d in summ.items():
-        say(f"  {kind:<9}: {fmt_summary(d['req_per_s'])} req/s, CPU "
+        say(
+            f"  {kind:<9}: {fmt_summary(d['req_per_s'])} req/s, CPU "
             f"{fmt_summary(d['cpu_us_per_req'], '.2f')} µs/req (user "
             f"{fmt_summary(d['user_us_per_req'], '.2f')}, sys {fmt_summary(d['sys_us_per_req'], '.2f')})"
             f", RSS {fmt_summary(d['peak_rss_mb'], '.1f')} MB, target CPU "
-            f"{fmt_summary(d['server_cpu_us_per_req'], '.2f')} µs/req   (median [min–max])")
+            f"{fmt_summary(d['server_cpu_us_per_req'], '.2f')} µs/req   (median [min–max])"
+        )
     c = ratio["cpu_us_per_req"]
-    say(f"  ratio templated/static CPU µs/request, per round: {fmt_summary(c, '.3f')} "
-        f"(spread {fmt(c and c['spread_pct'], '.1f')} %); bar ≤ {TEMPLATE_BAR}")
-    say(f"  same ratio over quiet rounds only (others < {NOISY:.0%} on both cores): "
-        + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']} rounds" if quiet else "no quiet round"))
-    say(f"  user-space only: {fmt_summary(ratio['user_us_per_req'], '.3f')}; kernel only: "
-        f"{fmt_summary(ratio['sys_us_per_req'], '.3f')} (information: templating is user-space work)")
+    say(
+        f"  ratio templated/static CPU µs/request, per round: {fmt_summary(c, '.3f')} "
+        f"(spread {fmt(c and c['spread_pct'], '.1f')} %); bar ≤ {TEMPLATE_BAR}"
+    )
+    say(
+        f"  same ratio over quiet rounds only (others < {NOISY:.0%} on both cores): "
+        + (f"{fmt_summary(quiet, '.3f')} over {quiet['n']} rounds" if quiet else "no quiet round")
+    )
+    say(
+        f"  user-space only: {fmt_summary(ratio['user_us_per_req'], '.3f')}; kernel only: "
+        f"{fmt_summary(ratio['sys_us_per_req'], '.3f')} (information: templating is user-space work)"
+    )
     saturated = sum(1 for m in all_runs if m.gen_util >= 0.9)
     if saturated:
-        say(f"  NOTE run_plan ran at ≥ 90 % of its core in {saturated} of {len(all_runs)} runs "
-            "(closed loop: req/s is bounded by the generator; CPU per request is the measure)")
-    ctx.rows.append(Row(name, fmt_summary(s["cpu_us_per_req"], ".2f"),
-                        fmt_summary(t["cpu_us_per_req"], ".2f"), fmt_summary(c, ".3f"),
-                        f"≤ {TEMPLATE_BAR}",
-                        ctx.verdict(c and c["median"], TEMPLATE_BAR, below=True,
-                                    surge_result=False)))
+        say(
+            f"  NOTE run_plan ran at ≥ 90 % of its core in {saturated} of {len(all_runs)} runs "
+            "(closed loop: req/s is bounded by the generator; CPU per request is the measure)"
+        )
+    ctx.rows.append(
+        Row(
+            name,
+            fmt_summary(s["cpu_us_per_req"], ".2f"),
+            fmt_summary(t["cpu_us_per_req"], ".2f"),
+            fmt_summary(c, ".3f"),
+            f"≤ {TEMPLATE_BAR}",
+            ctx.verdict(c and c["median"], TEMPLATE_BAR, below=True, surge_result=False),
+        )
+    )
     if quiet:
-        ctx.rows.append(Row(f"… rounds with others < {NOISY:.0%} only ({quiet['n']})", "—", "—",
-                            fmt_summary(quiet, ".3f"), f"≤ {TEMPLATE_BAR}",
-                            ctx.verdict(quiet["median"], TEMPLATE_BAR, below=True,
-                                        surge_result=False)))
+        ctx.rows.append(
+            Row(
+                f"… rounds with others < {NOISY:.0%} only ({quiet['n']})",
+                "—",
+                "—",
+                fmt_summary(quiet, ".3f"),
+                f"≤ {TEMPLATE_BAR}",
+                ctx.verdict(quiet["median"], TEMPLATE_BAR, below=True, surge_result=False),
+            )
+        )
     ctx.rows += [
-        Row("… of which user-space CPU µs/request (information)",
-            fmt_summary(s["user_us_per_req"], ".2f"), fmt_summary(t["user_us_per_req"], ".2f"),
-            fmt_summary(ratio["user_us_per_req"], ".3f"), "—", "—"),
-        Row(f"req/s, engine-sent ({vus} VUs, static vs templated)",
-            fmt_summary(s["req_per_s"]), fmt_summary(t["req_per_s"]),
-            fmt_summary(ratio["req_per_s"], ".3f"), "—", "—"),
+        Row(
+            "… of which user-space CPU µs/request (information)",
+            fmt_summary(s["user_us_per_req"], ".2f"),
+            fmt_summary(t["user_us_per_req"], ".2f"),
+            fmt_summary(ratio["user_us_per_req"], ".3f"),
+            "—",
+            "—",
+        ),
+        Row(
+            f"req/s, engine-sent ({vus} VUs, static vs templated)",
+            fmt_summary(s["req_per_s"]),
+            fmt_summary(t["req_per_s"]),
+            fmt_summary(ratio["req_per_s"], ".3f"),
+            "—",
+            "—",
+        ),
     ]
-    return {"vus": vus, "duration_s": nominal, "tasks": tasks, "run_plan": ctx.run_plan_note,
-            "target_command": ctx.target_argv, "plans": kinds,
-            "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
-            "invalid": invalid, "summary": summ, "ratio": ratio,
-            "ratio_cpu_us_per_req_quiet_rounds": quiet,
-            "target_output_tail": list(tp.output)[-10:]}
-
+    return {
+        "vus": vus,
+        "duration_s": nominal,
+        "tasks": tasks,
+        "run_plan": ctx.run_plan_note,
+        "target_command": ctx.target_argv,
+        "plans": kinds,
+        "runs": {k: [m.to_json() for m in v] for k, v in runs.items()},
+        "invalid": invalid,
+        "summary": summ,
+        "ratio": ratio,
+        "ratio_cpu_us_per_req_quiet_rounds": quiet,
+        "target_output_tail": list(tp.output)[-10:],
+    }

@@ -37,8 +37,12 @@ class TargetProc:
     def start(self, timeout_s: float = 20.0) -> None:
         """start launches the target and waits for its address and a 200 from /health."""
         self.proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, preexec_fn=proc.child_setup({self.core}), start_new_session=True,
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=proc.child_setup({self.core}),
+            start_new_session=True,
         )
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout_s
@@ -111,7 +115,7 @@ class TargetProc:
             except subprocess.TimeoutExpired:
                 continue
 
-    def __enter__(self) -> "TargetProc":
+    def __enter__(self) -> TargetProc:
         self.start()
         return self
 
@@ -162,8 +166,7 @@ class CountedTarget:
         if resp.status != 200:
             raise ValueError(f"/stats answered {resp.status}: {body[:200]!r}")
         doc = json.loads(body)
-        return TargetStatus(int(doc["received"]), int(doc["connections"]["open"]),
-                            int(doc.get("tasks", 0)), doc)
+        return TargetStatus(int(doc["received"]), int(doc["connections"]["open"]), int(doc.get("tasks", 0)), doc)
 
     def get(self, path: str) -> tuple[int, str]:
         """get is one GET on a fresh connection: (status, body). Not counted as a status

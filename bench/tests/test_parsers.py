@@ -7,10 +7,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from surgebench.generators import parse_surge, parse_wrk  # noqa: E402
-from surgebench.measure import Sample  # noqa: E402
-from surgebench.nginx import parse_status  # noqa: E402
-from surgebench.stats import steady_rate, summary  # noqa: E402
+from surgebench.generators import parse_surge, parse_wrk
+from surgebench.measure import Sample
+from surgebench.nginx import parse_status
+from surgebench.stats import steady_rate, summary
 
 WRK = """\
 Running 8s test @ http://127.0.0.1:40000/health
@@ -76,8 +76,7 @@ def test_parse_surge_without_json_is_a_parse_error():
 
 def test_parse_status():
     st = parse_status(
-        "Active connections: 65 \nserver accepts handled requests\n 70 70 123456 \n"
-        "Reading: 0 Writing: 3 Waiting: 62 \n"
+        "Active connections: 65 \nserver accepts handled requests\n 70 70 123456 \nReading: 0 Writing: 3 Waiting: 62 \n"
     )
     assert (st.active, st.accepts, st.handled, st.requests) == (65, 70, 70, 123456)
     assert (st.reading, st.writing, st.waiting) == (0, 3, 62)
@@ -137,8 +136,10 @@ def test_template_plans_have_the_issue_shape():
     step = static["scenarios"][0]["flow"]["sequences"][0]["steps"][0]
     assert step["request"]["path"] == "/tasks/7" and "captures" not in step
     sc = tpl["scenarios"][0]
-    assert sc["variables"] == [{"name": "id", "type": "uniform", "min": 1, "max": 1000},
-                               {"name": "rid", "type": "uuid"}]
+    assert sc["variables"] == [
+        {"name": "id", "type": "uniform", "min": 1, "max": 1000},
+        {"name": "rid", "type": "uuid"},
+    ]
     step = sc["flow"]["sequences"][0]["steps"][0]
     assert step["request"]["path"] == "/tasks/{{id}}?trace={{rid}}"
     assert step["captures"] == [{"name": "title", "from": "json", "path": "$.title"}]
@@ -150,10 +151,8 @@ def _run(sent, received, codes, captures=()):
     from surgebench.generators import GenReport
     from surgebench.measure import Measurement
 
-    rep = GenReport(requests=sent, sent=sent, duration_s=8.0, status_codes=codes,
-                    captures=list(captures))
-    return Measurement("run_plan", [], 0, False, 8.0, 8.0, 1.0, 7.0, 9.0, rep, received, 8.0,
-                       7.0, 8.0, 8.0, [], "", "")
+    rep = GenReport(requests=sent, sent=sent, duration_s=8.0, status_codes=codes, captures=list(captures))
+    return Measurement("run_plan", [], 0, False, 8.0, 8.0, 1.0, 7.0, 9.0, rep, received, 8.0, 7.0, 8.0, 8.0, [], "", "")
 
 
 def test_template_check_wants_200s_every_capture_and_matching_counts():
@@ -211,13 +210,36 @@ def test_open_argv_is_one_thread_for_both_tools():
     from surgebench.generators import Generator
 
     oha = Generator("oha", "oha", "/bin/oha").open_argv("http://127.0.0.1:1/health", 20000, 10, 256)
-    assert oha == ["/bin/oha", "-q", "20000", "-z", "10s", "-c", "256", "--worker-threads", "1",
-                   "--latency-correction", "--no-tui", "--output-format", "json",
-                   "http://127.0.0.1:1/health"]
-    surge = Generator("surge", "surge", "/bin/surge").open_argv("http://127.0.0.1:1/health",
-                                                                 80000, 3)
-    assert surge == ["/bin/surge", "run", "http://127.0.0.1:1/health", "-r", "80000", "-d", "3s",
-                     "--threads", "1", "--json", "--no-save"]
+    assert oha == [
+        "/bin/oha",
+        "-q",
+        "20000",
+        "-z",
+        "10s",
+        "-c",
+        "256",
+        "--worker-threads",
+        "1",
+        "--latency-correction",
+        "--no-tui",
+        "--output-format",
+        "json",
+        "http://127.0.0.1:1/health",
+    ]
+    surge = Generator("surge", "surge", "/bin/surge").open_argv("http://127.0.0.1:1/health", 80000, 3)
+    assert surge == [
+        "/bin/surge",
+        "run",
+        "http://127.0.0.1:1/health",
+        "-r",
+        "80000",
+        "-d",
+        "3s",
+        "--threads",
+        "1",
+        "--json",
+        "--no-save",
+    ]
 
 
 def test_open_figures_count_against_the_offered_rate():

@@ -1,6 +1,6 @@
 """Type stubs for ``surge._engine``, the compiled module (private: import from ``surge``)."""
 
-from typing import Callable
+from collections.abc import Callable
 
 __version__: str
 DEFAULT_SEND_SLACK_S: float

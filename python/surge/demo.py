@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,7 @@ from surge.record.directory import create_directory
 from surge.report.write import HTML_FILE
 from surge.target import TargetProcess
 
-DEMO_TARGET: dict[str, Any] = {"workers": 256, "service_time": "10ms", "contention": 0.05, "coherency": 0.01,
-                               "seed": 1}
+DEMO_TARGET: dict[str, Any] = {"workers": 256, "service_time": "10ms", "contention": 0.05, "coherency": 0.01, "seed": 1}
 """DEMO_TARGET is the target's configuration: a USL curve peaking near 8 VUs (N* ≈ 9.7)."""
 
 DEMO_SWEEP = ["--vus", "1,2,3,4,6,8,12,16,24,32", "-d", "2s", "--warmup", "1s", "--stop-when", "broken"]
@@ -50,17 +50,26 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     as ``surge sweep`` prints them, its report.md and report.html written), writes the target's
     counts beside it, and says where the results are and (last line on stdout) the path of its
     report.html; returns that directory and the sweep's outcome."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from surge.cli import app
 
     console = console or Console()
-    console.print("[bold]surge demo[/bold]: a sweep of 1 → 32 VUs against the reference target "
-                  "(10 ms service time, USL σ = 0.05, κ = 0.01: knee near 4 VUs, peak near 10, broken by 24)\n")
-    directory = create_directory(None, DEMO_NAME, datetime.now(timezone.utc), results_dir)
+    console.print(
+        "[bold]surge demo[/bold]: a sweep of 1 → 32 VUs against the reference target "
+        "(10 ms service time, USL σ = 0.05, κ = 0.01: knee near 4 VUs, peak near 10, broken by 24)\n"
+    )
+    directory = create_directory(None, DEMO_NAME, datetime.now(UTC), results_dir)
     with TargetProcess(**DEMO_TARGET) as target:
-        args = ["sweep", f"{target.url}{DEMO_PATH}", *DEMO_SWEEP, "--out", str(directory),
-                "--watch-pid", str(target.pid)]
+        args = [
+            "sweep",
+            f"{target.url}{DEMO_PATH}",
+            *DEMO_SWEEP,
+            "--out",
+            str(directory),
+            "--watch-pid",
+            str(target.pid),
+        ]
         try:
             app.main(args, prog_name="surge", standalone_mode=False)
             code = exit_codes.OK

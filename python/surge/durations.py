@@ -7,8 +7,14 @@ import re
 from decimal import Decimal
 
 # Decimal, so that 200us is 0.0002 s exactly as a float shows it (200 * 1e-6 is not).
-_UNIT_SECONDS = {"us": Decimal("1e-6"), "µs": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1),
-                 "m": Decimal(60), "h": Decimal(3600)}
+_UNIT_SECONDS = {
+    "us": Decimal("1e-6"),
+    "µs": Decimal("1e-6"),
+    "ms": Decimal("1e-3"),
+    "s": Decimal(1),
+    "m": Decimal(60),
+    "h": Decimal(3600),
+}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(us|µs|ms|s|m|h)")
 
 
@@ -33,9 +39,7 @@ def parse_duration(text: str | float | int) -> float:
                 total += Decimal(match.group(1)) * _UNIT_SECONDS[match.group(2)]
                 pos = match.end()
             if pos != len(raw) or not raw:
-                raise ValueError(
-                    f"'{text}' is not a duration (examples: 30s, 1m30s, 500ms, 200us, 2h)"
-                ) from None
+                raise ValueError(f"'{text}' is not a duration (examples: 30s, 1m30s, 500ms, 200us, 2h)") from None
             seconds = float(total)
     if math.isnan(seconds):  # (infinity is refused as longer than the longest duration)
         raise ValueError(f"'{text}' is not a duration: it must be a finite number of seconds")

@@ -52,12 +52,14 @@ def stopped(phase: str | None = None, detail: str = "") -> Outcome:
     naming it, the ``phase`` it stopped in and ``detail`` (e.g. "results are partial")."""
     signum = signals.received() or signal.SIGINT
     where = f" during {phase}" if phase else ""
-    return Outcome(signals.exit_code(signum), f"stopped by {signals.signal_name(signum)}{where}"
-                                              f"{': ' + detail if detail else ''}")
+    return Outcome(
+        signals.exit_code(signum), f"stopped by {signals.signal_name(signum)}{where}{': ' + detail if detail else ''}"
+    )
 
 
-def run_outcome(stop_reason: str, requests: Mapping[str, Any], *, nothing_sent: str,
-                phase: str | None = None) -> Outcome:
+def run_outcome(
+    stop_reason: str, requests: Mapping[str, Any], *, nothing_sent: str, phase: str | None = None
+) -> Outcome:
     """run_outcome maps a finished run to its Outcome: 128 + signal when a stop signal ended it
     (or arrived since), 3 when it measured nothing (the reason says whether the target was
     never reached or nothing was sent: ``nothing_sent`` explains the latter), else 0."""

@@ -41,8 +41,9 @@ class Heading:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Heading:
         """from_dict reads a record's ``meta.plan``."""
-        return cls(str(data.get("description", "")), bool(data.get("open_model", False)),
-                   tuple(data.get("scenarios") or ()))
+        return cls(
+            str(data.get("description", "")), bool(data.get("open_model", False)), tuple(data.get("scenarios") or ())
+        )
 
 
 PlanLike = Union[Plan, Mapping[str, Any], Heading]
@@ -54,8 +55,11 @@ def describe_plan(plan: Plan) -> str:
     """describe_plan says in one line what the run does."""
     ex = plan.executor
     kind = ex.type
-    if len(plan.scenarios) > 1 or len(plan.scenarios[0].flow.sequences) > 1 \
-            or len(plan.scenarios[0].flow.sequences[0].steps) > 1:
+    if (
+        len(plan.scenarios) > 1
+        or len(plan.scenarios[0].flow.sequences) > 1
+        or len(plan.scenarios[0].flow.sequences[0].steps) > 1
+    ):
         names = ", ".join(s.name for s in plan.scenarios)
         return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}"
     if isinstance(ex, ConstantVus):
@@ -116,8 +120,10 @@ def schedule(plan: PlanLike) -> tuple[dict[str, Any], ...]:
         entry: dict[str, Any] = {"name": str(name), "executor": str(ex["type"]), "start_s": float(start_s)}
         if ex.get("stages"):
             entry["start"] = ex.get("start_vus", ex.get("start_rate")) or 0
-            entry["stages"] = [{"duration_s": st["duration_s"], "target": st.get("target", st.get("target_rate"))}
-                               for st in ex["stages"]]
+            entry["stages"] = [
+                {"duration_s": st["duration_s"], "target": st.get("target", st.get("target_rate"))}
+                for st in ex["stages"]
+            ]
         found.append(entry)
     return tuple(found)
 

@@ -34,8 +34,12 @@ def threshold_case(verdict: Verdict) -> ET.Element:
     if not verdict.passed:
         status = "no data" if verdict.status == "no-data" else verdict.status
         note = f" ({verdict.note})" if verdict.note else ""
-        failure = ET.SubElement(case, "failure", type="threshold",
-                                message=redact_text(f"observed {verdict.observed_text()}: {status}{note}"))
+        failure = ET.SubElement(
+            case,
+            "failure",
+            type="threshold",
+            message=redact_text(f"observed {verdict.observed_text()}: {status}{note}"),
+        )
         failure.text = redact_text(verdict.line())
     return case
 
@@ -44,13 +48,22 @@ def check_case(check: dict[str, Any]) -> ET.Element:
     """check_case is one check's testcase (``name``, ``scenario``, ``tag``, ``passes``,
     ``fails``); failed when any response failed it, with the counts."""
     total = check["passes"] + check["fails"]
-    case = ET.Element("testcase", classname=redact_text(f"{CHECKS_CLASS}.{check['scenario']}.{check['tag']}"),
-                      name=redact_text(check["name"]))
+    case = ET.Element(
+        "testcase",
+        classname=redact_text(f"{CHECKS_CLASS}.{check['scenario']}.{check['tag']}"),
+        name=redact_text(check["name"]),
+    )
     if check["fails"]:
-        failure = ET.SubElement(case, "failure", type="check",
-                                message=f"{check['fails']:,} of {total:,} failed ({check['passes']:,} passed)")
-        failure.text = redact_text(f"{check['name']} [scenario '{check['scenario']}', tag '{check['tag']}']: "
-                                   f"{check['fails']:,} failed, {check['passes']:,} passed")
+        failure = ET.SubElement(
+            case,
+            "failure",
+            type="check",
+            message=f"{check['fails']:,} of {total:,} failed ({check['passes']:,} passed)",
+        )
+        failure.text = redact_text(
+            f"{check['name']} [scenario '{check['scenario']}', tag '{check['tag']}']: "
+            f"{check['fails']:,} failed, {check['passes']:,} passed"
+        )
     return case
 
 
@@ -71,8 +84,13 @@ def junit_xml(name: str, document: dict[str, Any], verdicts: Iterable[Verdict], 
         cases.append(case)
     failures = sum(1 for c in cases if c.find("failure") is not None)
     errors = sum(1 for c in cases if c.find("error") is not None)
-    counts = {"tests": str(len(cases)), "failures": str(failures), "errors": str(errors), "skipped": "0",
-              "time": f"{float(document.get('duration_s') or 0.0):.3f}"}
+    counts = {
+        "tests": str(len(cases)),
+        "failures": str(failures),
+        "errors": str(errors),
+        "skipped": "0",
+        "time": f"{float(document.get('duration_s') or 0.0):.3f}",
+    }
     root = ET.Element("testsuites", {"name": "surge", **counts})
     suite = ET.SubElement(root, "testsuite", {"name": redact_text(name), **counts})
     properties = ET.SubElement(suite, "properties")
@@ -84,8 +102,9 @@ def junit_xml(name: str, document: dict[str, Any], verdicts: Iterable[Verdict], 
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(path: Path, name: str, document: dict[str, Any], verdicts: Iterable[Verdict], *,
-                error: str | None = None) -> None:
+def write_junit(
+    path: Path, name: str, document: dict[str, Any], verdicts: Iterable[Verdict], *, error: str | None = None
+) -> None:
     """write_junit writes ``junit_xml`` to ``path`` (``write_in_place``); OSError is the
     caller's to report."""
     write_in_place(path, junit_xml(name, document, verdicts, error=error))

@@ -212,12 +212,25 @@ class Plan:
     None leaves it to the engine (DEFAULT_SEND_SLACK_S)."""
 
     @classmethod
-    def single(cls, target: TargetSpec, request: RequestSpec, executor: Executor, *, limits: Limits | None = None,
-               threads: int | None = None, send_slack_s: float | None = None) -> Plan:
+    def single(
+        cls,
+        target: TargetSpec,
+        request: RequestSpec,
+        executor: Executor,
+        *,
+        limits: Limits | None = None,
+        threads: int | None = None,
+        send_slack_s: float | None = None,
+    ) -> Plan:
         """single is a plan of one scenario sending one request per iteration (``surge run URL``)."""
         flow = FlowSpec(sequences=[SequenceSpec(steps=[StepSpec(request=request)])])
-        return cls(target=target, scenarios=[ScenarioSpec(name="default", executor=executor, flow=flow)],
-                   limits=limits or Limits(), threads=threads, send_slack_s=send_slack_s)
+        return cls(
+            target=target,
+            scenarios=[ScenarioSpec(name="default", executor=executor, flow=flow)],
+            limits=limits or Limits(),
+            threads=threads,
+            send_slack_s=send_slack_s,
+        )
 
     def to_json(self) -> str:
         """to_json serializes the plan in the engine's format (``None`` fields omitted)."""

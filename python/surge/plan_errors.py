@@ -10,9 +10,14 @@ import re
 from typing import Any
 
 _JSON_ERROR = re.compile(r"^invalid plan JSON: (?P<what>.*?)(?: at line \d+ column (?P<column>\d+))?$")
-_TYPES = {"u32": "a whole number from 0 to 4,294,967,295", "u64": "a whole number from 0 to 2^64 - 1",
-          "i64": "a 64-bit whole number", "usize": "a whole number from 0 to 2^64 - 1", "f64": "a number",
-          "value": "a finite number"}
+_TYPES = {
+    "u32": "a whole number from 0 to 4,294,967,295",
+    "u64": "a whole number from 0 to 2^64 - 1",
+    "i64": "a 64-bit whole number",
+    "usize": "a whole number from 0 to 2^64 - 1",
+    "f64": "a number",
+    "value": "a finite number",
+}
 
 
 def plan_error(error: dict[str, str], plan: Any) -> tuple[str, str]:
@@ -23,8 +28,9 @@ def plan_error(error: dict[str, str], plan: Any) -> tuple[str, str]:
     if match is None:
         return field, message
     column = match.group("column")
-    what = re.sub(r"expected `?(u32|u64|i64|usize|f64|value)`?", lambda m: f"expected {_TYPES[m.group(1)]}",
-                  match.group("what")).replace("`", "'")
+    what = re.sub(
+        r"expected `?(u32|u64|i64|usize|f64|value)`?", lambda m: f"expected {_TYPES[m.group(1)]}", match.group("what")
+    ).replace("`", "'")
     field = field_at(plan, int(column)) if column else ""
     number = re.search(r"integer `(-?\d+)`", match.group("what"))
     if number is not None:

@@ -32,8 +32,9 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.console.is_terminal:
-            self._live = Live(self._render(), console=self.console, transient=True, refresh_per_second=4,
-                              get_renderable=self._render)
+            self._live = Live(
+                self._render(), console=self.console, transient=True, refresh_per_second=4, get_renderable=self._render
+            )
             self._live.__enter__()
         return self
 

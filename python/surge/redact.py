@@ -32,15 +32,46 @@ USERINFO_MASK = "redacted"
 """USERINFO_MASK replaces a URL's user information (a password, a token as user): without
 brackets, which would make the authority an invalid IPv6 literal (``urlsplit`` refuses it)."""
 
-SECRET_WORDS = frozenset({
-    "auth", "authorization", "authentication", "bearer", "cookie", "credential", "credentials", "jwt", "key",
-    "pass", "passwd", "password", "passphrase", "pwd", "secret", "session", "sid", "sig", "signature", "token",
-})
+SECRET_WORDS = frozenset(
+    {
+        "auth",
+        "authorization",
+        "authentication",
+        "bearer",
+        "cookie",
+        "credential",
+        "credentials",
+        "jwt",
+        "key",
+        "pass",
+        "passwd",
+        "password",
+        "passphrase",
+        "pwd",
+        "secret",
+        "session",
+        "sid",
+        "sig",
+        "signature",
+        "token",
+    }
+)
 """SECRET_WORDS: a name holding one of these words (split at ``_ - .`` and camelCase, any case)
 is secret: ``api_key``, ``X-Api-Key``, ``access_token``, ``sig``, ``Set-Cookie``, ``Proxy-Authorization``."""
 
-SECRET_STEMS = ("apikey", "authoriz", "authentic", "cookie", "credential", "passw", "privatekey", "secret",
-                "session", "signature", "token")
+SECRET_STEMS = (
+    "apikey",
+    "authoriz",
+    "authentic",
+    "cookie",
+    "credential",
+    "passw",
+    "privatekey",
+    "secret",
+    "session",
+    "signature",
+    "token",
+)
 """SECRET_STEMS: a name containing one of these once lowercased without separators is secret:
 ``apikey``, ``accesstoken``, ``sessionid``, ``xauthtoken``."""
 
@@ -71,8 +102,10 @@ _PAIR_VALUE = re.compile(r"[^&;#\s'\"<>`)]*")
 _PATH_PARAMETER_END = re.compile(r"[/?]")
 """_PATH_PARAMETER_END ends a path parameter's value (``;jsessionid=x/next?query``)."""
 
-_JSON_PAIR = re.compile(r"""(?P<q>["'])(?P<name>[^"'\\\r\n]{1,100})(?P=q)[ \t]*:[ \t]*"""
-                        r"""(?P<value>"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'|-?\d[\w.+-]*|true|false|null)""")
+_JSON_PAIR = re.compile(
+    r"""(?P<q>["'])(?P<name>[^"'\\\r\n]{1,100})(?P=q)[ \t]*:[ \t]*"""
+    r"""(?P<value>"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*'|-?\d[\w.+-]*|true|false|null)"""
+)
 """_JSON_PAIR finds a JSON (or Python) ``"name": value`` field with a string, number or literal
 value: a ``--body`` on a command line (never a message's ``'{{token}}': text``)."""
 
@@ -119,7 +152,7 @@ def _json_pair(match: re.Match[str]) -> str:
     if not is_secret_name(match["name"]) or match["value"][1:-1] == MASK:
         return match[0]
     quote = match["value"][0] if match["value"][0] in "\"'" else match["q"]
-    return f"{match[0][:match.start('value') - match.start()]}{quote}{MASK}{quote}"
+    return f"{match[0][: match.start('value') - match.start()]}{quote}{MASK}{quote}"
 
 
 def _header(match: re.Match[str]) -> str:
@@ -174,12 +207,16 @@ _QUOTED_VALUE = re.compile(r"""(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]*(?P<q
 """_QUOTED_VALUE finds a YAML ``key: "quoted value"`` (which ``redact_text`` leaves to the quotes)."""
 
 
-_FLOW_VALUE = re.compile(r"""(?P<lead>[{,][ \t]*)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^,{}\[\]\s"'][^,}\]\r\n]*)""")
+_FLOW_VALUE = re.compile(
+    r"""(?P<lead>[{,][ \t]*)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^,{}\[\]\s"'][^,}\]\r\n]*)"""
+)
 """_FLOW_VALUE finds a plain value in a YAML flow mapping, ``{limit: 20, token: abc}``, up to the
 next ``,`` or ``}`` (which ``redact_text``, made for headers at a line's start, does not see)."""
 
 
-_BLOCK_VALUE = re.compile(r"""^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^#\s].*?)[ \t]*$""")
+_BLOCK_VALUE = re.compile(
+    r"""^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z0-9_.-]{1,100})[ \t]*:[ \t]+(?P<value>[^#\s].*?)[ \t]*$"""
+)
 """_BLOCK_VALUE finds a YAML block mapping's ``key: value`` filling the rest of its line (a
 secret-named key's whole value is masked, ``{type: choice, values: ["x"]}`` included)."""
 
@@ -189,6 +226,7 @@ def masked_lines(text: str) -> str:
     ``redact_text``'s, and the values of secret-named keys: a block key's whole value
     (``session_key: {type: choice, values: [x]}``), quoted ones (``Authorization: "Bearer x"``)
     and plain ones in a flow mapping (``query: {token: abc}``)."""
+
     def quoted(match: re.Match[str]) -> str:
         if not is_secret_name(match["name"]) or match["value"] == MASK:
             return match[0]
@@ -204,10 +242,12 @@ def masked_lines(text: str) -> str:
         match = _BLOCK_VALUE.match(body)
         if match is None or not is_secret_name(match["name"]) or match["value"] == MASK:
             return line
-        return f"{match['indent']}{match['name']}: {MASK}{line[len(body):]}"
+        return f"{match['indent']}{match['name']}: {MASK}{line[len(body) :]}"
 
-    return "".join(redact_text(_FLOW_VALUE.sub(flow, _QUOTED_VALUE.sub(quoted, block(line))))
-                   for line in text.splitlines(keepends=True))
+    return "".join(
+        redact_text(_FLOW_VALUE.sub(flow, _QUOTED_VALUE.sub(quoted, block(line))))
+        for line in text.splitlines(keepends=True)
+    )
 
 
 BINARY_KEYS = frozenset({"histograms", "latency_histogram"})

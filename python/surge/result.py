@@ -213,4 +213,3 @@ class RunResult(_Model):
         """to_document returns the JSON-ready summary (``--json``), without per-interval
         histograms unless asked."""
         return result_document(self.model_dump(by_alias=True), interval_histograms=interval_histograms)
-

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from surge import _engine, exit_codes, signals
-from surge.document import result_document
 from surge.diagnosis.machine import MachineCpu
+from surge.document import result_document
 from surge.errors import UnreachableError
 from surge.exit_codes import Outcome
 from surge.plan import open_model_send_slack_s
@@ -46,6 +46,7 @@ class CompiledRun:
     def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
         """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
         main and teardown plans."""
+
         def fill(plan: Plan | None) -> Plan | None:
             if plan is None:
                 return None
@@ -55,8 +56,11 @@ class CompiledRun:
 
     def plans(self) -> list[tuple[str, Plan]]:
         """plans lists the plans in the order they run: setup, main, teardown."""
-        return [(n, p) for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
-                if p is not None]
+        return [
+            (n, p)
+            for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
+            if p is not None
+        ]
 
     @staticmethod
     def to_json(plan: Plan) -> str:
@@ -88,19 +92,30 @@ class RunOutcome:
         if self.error is not None:
             return Outcome(exit_codes.UNREACHABLE, self.error)
         if self.interrupted_in is not None:
-            detail = ("the measured run did not start" if self.interrupted_in == "setup"
-                      else "results are partial" if self.main["stop_reason"] == "interrupted" else "")
+            detail = (
+                "the measured run did not start"
+                if self.interrupted_in == "setup"
+                else "results are partial"
+                if self.main["stop_reason"] == "interrupted"
+                else ""
+            )
             return exit_codes.stopped(self.interrupted_in if name_phase else None, detail)
         ran = exit_codes.run_outcome(self.main["stop_reason"], self.main["requests"], nothing_sent=nothing_sent)
         if ran.code != exit_codes.OK:
             return ran
         if self.aborted_by:
-            return Outcome(exit_codes.THRESHOLDS_FAILED, "run aborted by threshold " + "; ".join(
-                f"{v.threshold.expr} [{v.threshold.scope()}]" for v in self.aborted_by))
+            return Outcome(
+                exit_codes.THRESHOLDS_FAILED,
+                "run aborted by threshold "
+                + "; ".join(f"{v.threshold.expr} [{v.threshold.scope()}]" for v in self.aborted_by),
+            )
         failed = [v for v in self.verdicts if not v.passed]
         if thresholds_exit_code(self.verdicts) != exit_codes.OK:
-            return Outcome(exit_codes.THRESHOLDS_FAILED, f"{len(failed)} of {len(self.verdicts)} thresholds failed: "
-                           + "; ".join(f"{v.threshold.expr} [{v.threshold.scope()}]" for v in failed))
+            return Outcome(
+                exit_codes.THRESHOLDS_FAILED,
+                f"{len(failed)} of {len(self.verdicts)} thresholds failed: "
+                + "; ".join(f"{v.threshold.expr} [{v.threshold.scope()}]" for v in failed),
+            )
         return Outcome(exit_codes.OK)
 
     def exit_code(self) -> int:
@@ -119,17 +134,30 @@ class RunOutcome:
         doc["interrupted_in"] = self.interrupted_in
         for name, phase in (("setup", self.setup), ("teardown", self.teardown)):
             if phase is not None:
-                doc[name] = {"requests": phase["requests"], "duration_s": phase["duration_s"],
-                             "stop_reason": phase["stop_reason"], "checks": phase.get("checks", []),
-                             "pools": {k: len(v) for k, v in phase.get("pools", {}).items()}}
+                doc[name] = {
+                    "requests": phase["requests"],
+                    "duration_s": phase["duration_s"],
+                    "stop_reason": phase["stop_reason"],
+                    "checks": phase.get("checks", []),
+                    "pools": {k: len(v) for k, v in phase.get("pools", {}).items()},
+                }
         return doc
 
 
 def _verdict_document(v: Verdict) -> dict[str, Any]:
     t = v.threshold
-    return {"expr": t.expr, "tag": t.tag, "scenario": t.scenario, "status": v.status, "passed": v.passed,
-            "observed": v.observed, "observed_text": v.observed_text(), "note": v.note,
-            "abort_on_fail": t.abort_on_fail, "delay_s": t.delay_s}
+    return {
+        "expr": t.expr,
+        "tag": t.tag,
+        "scenario": t.scenario,
+        "status": v.status,
+        "passed": v.passed,
+        "observed": v.observed,
+        "observed_text": v.observed_text(),
+        "note": v.note,
+        "abort_on_fail": t.abort_on_fail,
+        "delay_s": t.delay_s,
+    }
 
 
 IntervalHook = Callable[[dict[str, Any]], None]
@@ -139,8 +167,13 @@ PhaseHook = Callable[[str, dict[str, Any]], None]
 """PhaseHook is told the name and result of each unmeasured phase (setup, teardown) as it ends."""
 
 
-def run_phases(compiled: CompiledRun, *, threads: int | None = None, on_interval: IntervalHook | None = None,
-               on_phase: PhaseHook | None = None) -> RunOutcome:
+def run_phases(
+    compiled: CompiledRun,
+    *,
+    threads: int | None = None,
+    on_interval: IntervalHook | None = None,
+    on_phase: PhaseHook | None = None,
+) -> RunOutcome:
     """run_phases runs a CompiledRun (a scenario file's, or a URL's flags'): setup, main
     (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown.
     ``on_phase(name, result)`` is told when setup or teardown ends. A stop signal (Ctrl-C,
@@ -230,10 +263,20 @@ def empty_result(plan: Plan) -> dict[str, Any]:
     during setup): every count zero, no histograms (null), ``stop_reason`` "interrupted"."""
     from surge.result import Generator, LatencySummaries, Requests, RunResult, Throughput
 
-    return RunResult(schema="surge.result/1", url=plan["target"]["url"], started_at_unix_s=time.time(),
-                     duration_s=0.0, elapsed_s=0.0, threads=plan.get("threads") or 0, stop_reason="interrupted",
-                     requests=Requests(), latency=LatencySummaries(), throughput=Throughput(), histograms=None,
-                     generator=Generator(cpu={"user_s": 0.0, "system_s": 0.0})).model_dump(by_alias=True)
+    return RunResult(
+        schema="surge.result/1",
+        url=plan["target"]["url"],
+        started_at_unix_s=time.time(),
+        duration_s=0.0,
+        elapsed_s=0.0,
+        threads=plan.get("threads") or 0,
+        stop_reason="interrupted",
+        requests=Requests(),
+        latency=LatencySummaries(),
+        throughput=Throughput(),
+        histograms=None,
+        generator=Generator(cpu={"user_s": 0.0, "system_s": 0.0}),
+    ).model_dump(by_alias=True)
 
 
 UNREACHABLE = "unreachable"
@@ -257,8 +300,10 @@ def run_engine_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | 
     document; ``on_interval`` gets each interval and returns True to stop the run."""
     callback = None
     if on_interval is not None:
+
         def callback(text: str) -> bool:
             return on_interval(json.loads(text))
+
     text = _engine.run(json.dumps(plan), callback)
     with signals.deferred():  # a stop signal now only keeps the next phase from starting
         result: dict[str, Any] = json.loads(text)

@@ -28,10 +28,43 @@ stream's encoding cannot hold becomes its ASCII look-alike (``·`` is ``-``, ``�
 ``é`` is ``e``), else ``?``."""
 
 _LOOKALIKES = {
-    "·": "-", "•": "*", "×": "x", "±": "+/-", "—": "-", "–": "-", "…": "...", "→": "->", "←": "<-",
-    "≤": "<=", "≥": ">=", "≈": "~", "≠": "!=", "µ": "u", "μ": "u", "σ": "sd", "κ": "k", "λ": "l",
-    "‘": "'", "’": "'", "“": '"', "”": '"', "█": "#", "▏": "|", "│": "|", "─": "-", "━": "-", "┃": "|",
-    "✓": "ok", "✗": "x", "⚠": "!", "°": "deg", "²": "2", "³": "3", "√": "sqrt", "∞": "inf", "−": "-",
+    "·": "-",
+    "•": "*",
+    "×": "x",
+    "±": "+/-",
+    "—": "-",
+    "–": "-",
+    "…": "...",
+    "→": "->",
+    "←": "<-",
+    "≤": "<=",
+    "≥": ">=",
+    "≈": "~",
+    "≠": "!=",
+    "µ": "u",
+    "μ": "u",
+    "σ": "sd",
+    "κ": "k",
+    "λ": "l",
+    "‘": "'",
+    "’": "'",
+    "“": '"',
+    "”": '"',
+    "█": "#",
+    "▏": "|",
+    "│": "|",
+    "─": "-",
+    "━": "-",
+    "┃": "|",
+    "✓": "ok",
+    "✗": "x",
+    "⚠": "!",
+    "°": "deg",
+    "²": "2",
+    "³": "3",
+    "√": "sqrt",
+    "∞": "inf",
+    "−": "-",
 }
 """_LOOKALIKES are the ASCII stand-ins of the characters surge prints outside ASCII."""
 
@@ -46,7 +79,7 @@ def _lookalike(char: str) -> str:
 def _fallback(error: UnicodeError) -> tuple[str, int]:
     if not isinstance(error, UnicodeEncodeError):
         raise error
-    text = error.object[error.start:error.end]
+    text = error.object[error.start : error.end]
     replacement = "".join(_lookalike(c) for c in text)
     try:
         replacement.encode(error.encoding)
@@ -146,8 +179,9 @@ def _guarded(stream: IO[str] | None, fd: int, *, closed: bool, report: bool, nam
     tty = not closed and os.isatty(fd)
     raw = GuardedWriter(fd, closed=closed, report=report, name=name)
     buffered = io.BufferedWriter(raw)  # type: ignore[type-var]
-    return io.TextIOWrapper(buffered, encoding=encoding, errors=FALLBACK_ERRORS, line_buffering=tty or not report,
-                            write_through=not report)
+    return io.TextIOWrapper(
+        buffered, encoding=encoding, errors=FALLBACK_ERRORS, line_buffering=tty or not report, write_through=not report
+    )
 
 
 def install() -> None:

@@ -89,10 +89,15 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     )
     counts.add_row(
         "Drain",
-        Text(f"{drain.seconds:.2f}s after the load: {drain.responses:,} responses · {drain.failed:,} failed · "
-             f"{drain.interrupted:,} interrupted (counted, not in the rates)")
-        + (Text(" · long: requests outlasted the load (a queue, or hung requests)", style="yellow")
-           if drain.is_long(result.duration_s) else Text("")),
+        Text(
+            f"{drain.seconds:.2f}s after the load: {drain.responses:,} responses · {drain.failed:,} failed · "
+            f"{drain.interrupted:,} interrupted (counted, not in the rates)"
+        )
+        + (
+            Text(" · long: requests outlasted the load (a queue, or hung requests)", style="yellow")
+            if drain.is_long(result.duration_s)
+            else Text("")
+        ),
     )
     counts.add_row(
         "Requests",
@@ -102,8 +107,11 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     rate_style = "green" if r.failed + (r.interrupted or 0) == 0 else "red"
     counts.add_row(
         "Outcome",
-        Text(f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
-             f"interrupted: failure rate {r.failure_rate:.2%}", style=rate_style)
+        Text(
+            f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
+            f"interrupted: failure rate {r.failure_rate:.2%}",
+            style=rate_style,
+        )
         + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,}"),
     )
     if open_model:
@@ -131,8 +139,9 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     )
 
     origin = "intended send time" if open_model else "send time"
-    table = summary_table(f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max",
-                                                     "count"))
+    table = summary_table(
+        f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count")
+    )
     lat = result.latency
     table.add_row(*_latency_row("all", lat.all))
     table.add_row(*_latency_row("success", lat.success))
@@ -165,13 +174,17 @@ def render_findings(findings: list[Finding]) -> list[Any]:
         return []
     parts: list[Any] = [Text("Findings", style="bold")]
     for f in findings:
-        parts.append(Text.assemble("  ", (f"[{f.severity}] {f.kind}", _SEVERITY_STYLE.get(f.severity, "")),
-                                   f": {redact_text(f.message)}"))
+        parts.append(
+            Text.assemble(
+                "  ", (f"[{f.severity}] {f.kind}", _SEVERITY_STYLE.get(f.severity, "")), f": {redact_text(f.message)}"
+            )
+        )
     return parts
 
 
 def _target_process(target: Mapping[str, Any]) -> str:
     """_target_process is the watched process's line: CPU, memory, threads and files."""
+
     def cores(key: str) -> str:
         value = target.get(key)
         return "-" if value is None else f"{value:,.2f}"
@@ -181,7 +194,8 @@ def _target_process(target: Mapping[str, Any]) -> str:
         f"pid {target['pid']} ({target['name']}) · CPU mean {cores('cpu_cores_mean')} / max {cores('cpu_cores_max')} "
         f"cores of {target['cores']} · RSS max {_bytes(target.get('rss_bytes_max') or 0)} · threads max "
         f"{target.get('threads_max') or 0:,} · open files max {target.get('open_files_max') or 0:,} · "
-        f"{target['sample_count']:,} samples{ended}")
+        f"{target['sample_count']:,} samples{ended}"
+    )
 
 
 def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:
@@ -198,43 +212,105 @@ def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
     parts: list[Any] = []
     if result.scenarios:
-        table = summary_table("Scenarios", ("scenario", "iterations", "dropped", "interrupted", "requests", "responses/s",
-                                     "failed + cut off", "p50 ms", "p95 ms", "p99 ms"), left=("scenario",))
+        table = summary_table(
+            "Scenarios",
+            (
+                "scenario",
+                "iterations",
+                "dropped",
+                "interrupted",
+                "requests",
+                "responses/s",
+                "failed + cut off",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+            ),
+            left=("scenario",),
+        )
         for s in result.scenarios:
             it, rq, lat = s.iterations, s.requests, s.latency.all
-            table.add_row(s.name, f"{it.iterations_completed:,}/{it.iterations_started:,}", f"{it.iterations_dropped:,}",
-                          f"{it.iterations_interrupted:,}", f"{rq.sent:,}", f"{s.throughput.responses_per_s:,.1f}",
-                          _not_ok(rq), f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}")
+            table.add_row(
+                s.name,
+                f"{it.iterations_completed:,}/{it.iterations_started:,}",
+                f"{it.iterations_dropped:,}",
+                f"{it.iterations_interrupted:,}",
+                f"{rq.sent:,}",
+                f"{s.throughput.responses_per_s:,.1f}",
+                _not_ok(rq),
+                f"{lat.p50_ms:,.2f}",
+                f"{lat.p95_ms:,.2f}",
+                f"{lat.p99_ms:,.2f}",
+            )
         parts.append(table)
     if result.tags:
-        table = summary_table("Requests by tag", ("scenario", "tag", "requests", "responses/s", "failed + cut off", "avg ms",
-                                           "p50 ms", "p95 ms", "p99 ms", "max ms"), left=("scenario", "tag"))
+        table = summary_table(
+            "Requests by tag",
+            (
+                "scenario",
+                "tag",
+                "requests",
+                "responses/s",
+                "failed + cut off",
+                "avg ms",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "max ms",
+            ),
+            left=("scenario", "tag"),
+        )
         for t in result.tags:
             rq, lat = t.requests, t.latency.all
-            table.add_row(t.scenario, redact_text(t.tag), f"{rq.sent:,}", f"{t.throughput.responses_per_s:,.1f}",
-                          _not_ok(rq),
-                          f"{lat.mean_ms:,.2f}", f"{lat.p50_ms:,.2f}", f"{lat.p95_ms:,.2f}", f"{lat.p99_ms:,.2f}",
-                          f"{lat.max_ms:,.2f}")
+            table.add_row(
+                t.scenario,
+                redact_text(t.tag),
+                f"{rq.sent:,}",
+                f"{t.throughput.responses_per_s:,.1f}",
+                _not_ok(rq),
+                f"{lat.mean_ms:,.2f}",
+                f"{lat.p50_ms:,.2f}",
+                f"{lat.p95_ms:,.2f}",
+                f"{lat.p99_ms:,.2f}",
+                f"{lat.max_ms:,.2f}",
+            )
         parts.append(table)
     checks = result.checks
     if checks:
-        table = summary_table("Checks", ("scenario", "tag", "check", "passed", "failed", "rate"),
-                       left=("scenario", "tag", "check"))
+        table = summary_table(
+            "Checks", ("scenario", "tag", "check", "passed", "failed", "rate"), left=("scenario", "tag", "check")
+        )
         for c in checks:
             total = c["passes"] + c["fails"]
             rate = f"{c['passes'] / total:.2%}" if total else "no data"
-            table.add_row(c["scenario"], redact_text(c["tag"]), redact_text(c["name"]), f"{c['passes']:,}", Text(f"{c['fails']:,}",
-                          style="red" if c["fails"] else ""), rate)
+            table.add_row(
+                c["scenario"],
+                redact_text(c["tag"]),
+                redact_text(c["name"]),
+                f"{c['passes']:,}",
+                Text(f"{c['fails']:,}", style="red" if c["fails"] else ""),
+                rate,
+            )
         parts.append(table)
     for c in result.captures:
         if c["missing"]:
-            parts.append(Text(f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
-                              f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
-                              "ended there", style="yellow"))
+            parts.append(
+                Text(
+                    f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
+                    f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
+                    "ended there",
+                    style="yellow",
+                )
+            )
     for p in result.truncated_probes():
         kind = "check" if "passes" in p else "capture"
-        parts.append(Text(f"{kind} '{redact_text(p['name'])}' ({p['scenario']}, {redact_text(p['tag'])}) saw only the "
-                          f"first MiB of {p['truncated']:,} longer response bodies", style="yellow"))
+        parts.append(
+            Text(
+                f"{kind} '{redact_text(p['name'])}' ({p['scenario']}, {redact_text(p['tag'])}) saw only the "
+                f"first MiB of {p['truncated']:,} longer response bodies",
+                style="yellow",
+            )
+        )
     return parts
 
 
@@ -246,13 +322,24 @@ def render_verdicts(verdicts: list[Any], aborted_by: list[Any]) -> list[Any]:
     for v in verdicts:
         parts.append(Text("  " + v.line(), style="green" if v.passed else "red"))
     for v in aborted_by:
-        parts.append(Text(f"run aborted: {v.threshold.expr} [{v.threshold.scope()}] failed "
-                          f"(abort_on_fail, after {v.threshold.delay_s:g}s)", style="bold red"))
+        parts.append(
+            Text(
+                f"run aborted: {v.threshold.expr} [{v.threshold.scope()}] failed "
+                f"(abort_on_fail, after {v.threshold.delay_s:g}s)",
+                style="bold red",
+            )
+        )
     return parts
 
 
-def print_scenario_summary(result: RunResult, plan: PlanLike, verdicts: list[Any], aborted_by: list[Any],
-                           console: Console | None = None, interrupted_in: str | None = None) -> None:
+def print_scenario_summary(
+    result: RunResult,
+    plan: PlanLike,
+    verdicts: list[Any],
+    aborted_by: list[Any],
+    console: Console | None = None,
+    interrupted_in: str | None = None,
+) -> None:
     """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds
     (one line when a stop signal during setup kept the measured run from starting)."""
     console = console or summary_console()
@@ -287,25 +374,41 @@ def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Gro
     source = meta.get("source") or {}
     head = Text()
     head.append(f"{meta.get('tool')} ", style="bold cyan")
-    head.append(redact_text(f"(imported from {source.get('file')}, {source.get('format')})"
-                            + (f" · {meta['target']}" if meta.get("target") else "")))
+    head.append(
+        redact_text(
+            f"(imported from {source.get('file')}, {source.get('format')})"
+            + (f" · {meta['target']}" if meta.get("target") else "")
+        )
+    )
     r, t = document["requests"], document["throughput"]
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold", no_wrap=True)
     counts.add_column(overflow="fold")
-    counts.add_row("Throughput", f"{_figure(t.get('responses_per_s'), ',.1f')} responses/s · "
-                                 f"{_figure(t.get('successes_per_s'), ',.1f')} successes/s · over "
-                                 f"{_figure(t.get('window_s'), '.2f')}s")
+    counts.add_row(
+        "Throughput",
+        f"{_figure(t.get('responses_per_s'), ',.1f')} responses/s · "
+        f"{_figure(t.get('successes_per_s'), ',.1f')} successes/s · over "
+        f"{_figure(t.get('window_s'), '.2f')}s",
+    )
     counts.add_row("Requests", f"{_figure(r.get('sent'), ',')} sent · {_figure(r.get('responses'), ',')} responses")
-    counts.add_row("Outcome", Text(f"{r['success_rate']:.2%} succeeded ({r['succeeded']:,}) · {r['failed']:,} failed: "
-                                   f"failure rate {r['failure_rate']:.2%}",
-                                   style="green" if r["failed"] == 0 else "red"))
+    counts.add_row(
+        "Outcome",
+        Text(
+            f"{r['success_rate']:.2%} succeeded ({r['succeeded']:,}) · {r['failed']:,} failed: "
+            f"failure rate {r['failure_rate']:.2%}",
+            style="green" if r["failed"] == 0 else "red",
+        ),
+    )
     codes = r.get("status_codes")
-    counts.add_row("Status codes", MISSING if codes is None else
-                   " · ".join(f"{code} × {n:,}" for code, n in sorted(codes.items())) or "none")
+    counts.add_row(
+        "Status codes",
+        MISSING if codes is None else " · ".join(f"{code} × {n:,}" for code, n in sorted(codes.items())) or "none",
+    )
     if r.get("failure_classes"):
-        counts.add_row("Failures", Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())),
-                                        style="red"))
+        counts.add_row(
+            "Failures",
+            Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())), style="red"),
+        )
     table = summary_table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
     table.add_row(*_imported_latency_row("all", document["latency"]["all"]))
     table.add_row(*_imported_latency_row("success", document["latency"]["success"]))
@@ -315,6 +418,8 @@ def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Gro
     return Group(*parts)
 
 
-def print_imported_summary(document: Mapping[str, Any], meta: Mapping[str, Any], console: Console | None = None) -> None:
+def print_imported_summary(
+    document: Mapping[str, Any], meta: Mapping[str, Any], console: Console | None = None
+) -> None:
     """print_imported_summary prints an imported run's summary (``render_imported``)."""
     (console or summary_console()).print(render_imported(document, meta))

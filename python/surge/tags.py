@@ -32,8 +32,9 @@ def parse_tag(text: str, flag: str = TAG_FLAG) -> tuple[str, str]:
     if len(value) > MAX_TAG_VALUE_CHARS:
         raise BadInput(flag, f"value of '{key}' is {len(value)} characters long, more than {MAX_TAG_VALUE_CHARS}")
     if not value.isprintable():
-        raise BadInput(flag, f"value of '{key}' holds a character that is not printable (a control character or "
-                             "a line break)")
+        raise BadInput(
+            flag, f"value of '{key}' holds a character that is not printable (a control character or a line break)"
+        )
     return key, value
 
 

@@ -57,10 +57,13 @@ class TargetProcess:
         """pid is the child's process id while it runs."""
         return self._proc.pid if self._proc else None
 
-    def start(self) -> "TargetProcess":
+    def start(self) -> TargetProcess:
         """start launches the target and waits until it listens and ``/health`` answers."""
         self._proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         deadline = time.monotonic() + self.startup_timeout
@@ -156,8 +159,12 @@ class TargetProcess:
         ``/stats`` and ``/stats/reset`` requests (so it compares with a generator's sent count)."""
         stats = self.stats()
         by_route = stats["received_by_route"]
-        return (stats["received"] - by_route["GET /stats"] - by_route["POST /stats/reset"]
-                - by_route.get("GET /stats/tasks", 0))
+        return (
+            stats["received"]
+            - by_route["GET /stats"]
+            - by_route["POST /stats/reset"]
+            - by_route.get("GET /stats/tasks", 0)
+        )
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """stop stops the target (SIGINT, then SIGKILL after ``timeout`` seconds) and returns
@@ -178,7 +185,7 @@ class TargetProcess:
             proc.stdout.close()
         return proc.returncode
 
-    def __enter__(self) -> "TargetProcess":
+    def __enter__(self) -> TargetProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

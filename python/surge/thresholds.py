@@ -63,8 +63,10 @@ _LATENCY_STATS = ("p", "med", "avg", "min", "max")
 MAX_EXPRESSION = 200
 """MAX_EXPRESSION bounds the length of a threshold expression, in characters."""
 
-_FORMS = ("p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
-          "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99, dropped == 0")
+_FORMS = (
+    "p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
+    "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99, dropped == 0"
+)
 _EXPR = re.compile(
     r"\s*(?:(?P<metric>[A-Za-z_]+)\s*\.\s*)?"
     r"(?P<stat>p\s*\(\s*(?P<q>[^)]*?)\s*\)|[A-Za-z_][A-Za-z0-9_]*)"
@@ -74,8 +76,12 @@ _EXPR = re.compile(
 _MS_PER = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
 _PER_SECOND = {"": 1.0, "/s": 1.0, "/m": 1 / 60, "/min": 1 / 60, "/h": 1 / 3600}
 _OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
 }
 
 Status = Literal["pass", "fail", "no-data"]
@@ -119,9 +125,15 @@ class Threshold:
         return _OPS[self.op](observed, self.limit)
 
 
-def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None = None,
-                    abort_on_fail: bool = False, delay_s: float = 0.0,
-                    no_data: Literal["fail", "pass"] = "fail") -> Threshold:
+def parse_threshold(
+    expr: str,
+    *,
+    tag: str | None = None,
+    scenario: str | None = None,
+    abort_on_fail: bool = False,
+    delay_s: float = 0.0,
+    no_data: Literal["fail", "pass"] = "fail",
+) -> Threshold:
     """parse_threshold parses one expression; ThresholdError says what is wrong and which forms are valid."""
     if len(expr) > MAX_EXPRESSION:
         raise ThresholdError(f"a threshold is at most {MAX_EXPRESSION} characters, this one has {len(expr):,}")
@@ -142,13 +154,14 @@ def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None =
     elif re.fullmatch(r"p\d+(\.\d+)?", stat):
         raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (write a percentile as p({stat[1:]}))")
     elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks", "dropped"):
-        raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (expected p(N), med, avg, min, max, "
-                             f"failure_rate, rate, checks or dropped)")
+        raise ThresholdError(
+            f"'{expr}': unknown statistic '{stat}' (expected p(N), med, avg, min, max, "
+            f"failure_rate, rate, checks or dropped)"
+        )
     if stat in _LATENCY_STATS:
         metric = metric or "latency"
         if metric not in LATENCY_METRICS:
-            raise ThresholdError(f"'{expr}': unknown metric '{metric}' (expected one of "
-                                 f"{', '.join(LATENCY_METRICS)})")
+            raise ThresholdError(f"'{expr}': unknown metric '{metric}' (expected one of {', '.join(LATENCY_METRICS)})")
         if unit not in _MS_PER:
             hint = f"add a unit, e.g. {match.group('num')}ms" if not unit else f"'{unit}' is not a time unit"
             raise ThresholdError(f"'{expr}': a latency needs a duration ({hint}; units: us, ms, s, m)")
@@ -158,8 +171,19 @@ def parse_threshold(expr: str, *, tag: str | None = None, scenario: str | None =
             raise ThresholdError(f"'{expr}': {stat} takes no metric prefix (only latency statistics do)")
         metric = stat
         limit = _outcome_limit(expr, stat, number, unit)
-    return Threshold(expr=expr.strip(), metric=metric, stat=stat, op=op, limit=limit, quantile=quantile,
-                     tag=tag, scenario=scenario, abort_on_fail=abort_on_fail, delay_s=delay_s, no_data=no_data)
+    return Threshold(
+        expr=expr.strip(),
+        metric=metric,
+        stat=stat,
+        op=op,
+        limit=limit,
+        quantile=quantile,
+        tag=tag,
+        scenario=scenario,
+        abort_on_fail=abort_on_fail,
+        delay_s=delay_s,
+        no_data=no_data,
+    )
 
 
 def _quantile(expr: str, text: str) -> float:
@@ -245,8 +269,7 @@ class ResultScope:
     itself, a scenario, or every tag entry of one tag); several entries are combined (sums,
     weighted means, extremes), percentiles only when there is a single entry."""
 
-    def __init__(self, entries: list[Mapping[str, Any]], duration_s: float,
-                 checks: list[Mapping[str, Any]]) -> None:
+    def __init__(self, entries: list[Mapping[str, Any]], duration_s: float, checks: list[Mapping[str, Any]]) -> None:
         self.entries = entries
         self.duration_s = duration_s
         self.check_entries = checks
@@ -333,11 +356,17 @@ class ResultMetrics:
         """scope returns the source of the run (no tag, no scenario), a scenario, or a tag
         (within a scenario when both are given); an unmatched scope has no samples."""
         r = self.result
-        checks = [c for c in r.get("checks", []) or []
-                  if (tag is None or c.get("tag") == tag) and (scenario is None or c.get("scenario") == scenario)]
+        checks = [
+            c
+            for c in r.get("checks", []) or []
+            if (tag is None or c.get("tag") == tag) and (scenario is None or c.get("scenario") == scenario)
+        ]
         if tag is not None:
-            entries = [t for t in r.get("tags", []) or []
-                       if t.get("tag") == tag and (scenario is None or t.get("scenario") == scenario)]
+            entries = [
+                t
+                for t in r.get("tags", []) or []
+                if t.get("tag") == tag and (scenario is None or t.get("scenario") == scenario)
+            ]
         elif scenario is not None:
             entries = [s for s in r.get("scenarios", []) or [] if s.get("name") == scenario]
         else:
@@ -396,8 +425,9 @@ def observe(t: Threshold, source: MetricSource) -> float | None:
     return source.checks()
 
 
-def evaluate(thresholds: Iterable[Threshold],
-             result: Mapping[str, Any] | Callable[[str | None, str | None], MetricSource]) -> list[Verdict]:
+def evaluate(
+    thresholds: Iterable[Threshold], result: Mapping[str, Any] | Callable[[str | None, str | None], MetricSource]
+) -> list[Verdict]:
     """evaluate judges every threshold against a result document (or a function returning
     the MetricSource of a tag/scenario scope), in order."""
     scope = ResultMetrics(result).scope if isinstance(result, Mapping) else result
@@ -418,8 +448,9 @@ def evaluate(thresholds: Iterable[Threshold],
 def due_aborts(verdicts: Iterable[Verdict], elapsed_s: float) -> list[Verdict]:
     """due_aborts are the failed verdicts (not those without data yet) of ``abort_on_fail``
     thresholds whose ``delay`` has passed at ``elapsed_s`` into the run: a reason to stop it."""
-    return [v for v in verdicts
-            if v.status == "fail" and v.threshold.abort_on_fail and elapsed_s >= v.threshold.delay_s]
+    return [
+        v for v in verdicts if v.status == "fail" and v.threshold.abort_on_fail and elapsed_s >= v.threshold.delay_s
+    ]
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> int:

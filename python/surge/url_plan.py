@@ -58,8 +58,9 @@ def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
     if positive and seconds <= 0:
         raise BadInput(flag, f"must be above zero, got '{text}'")
     if not seconds <= MAX_DURATION_S:  # inf too
-        raise BadInput(flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge "
-                             "accepts")
+        raise BadInput(
+            flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge accepts"
+        )
     return seconds
 
 
@@ -147,8 +148,9 @@ def build_plan(
     if rate is not None and not (math.isfinite(rate) and rate > 0):
         raise BadInput(flags["rate"], f"must be a positive number of requests per second, got {rate:g}")
     if rate is not None and rate > MAX_RATE:
-        raise BadInput(flags["rate"], f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), "
-                                      f"got {rate:g}")
+        raise BadInput(
+            flags["rate"], f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), got {rate:g}"
+        )
     check_threads(threads, flags["threads"])
     _count(flags["max_in_flight"], max_in_flight, MAX_VUS)
     for field, value in (("max_in_flight", max_in_flight), ("send_slack", send_slack)):
@@ -156,8 +158,10 @@ def build_plan(
             raise BadInput(flags[field], f"only applies with {flags['rate']} (the open model)")
     target = TargetSpec(url=url, insecure=insecure)
     request = RequestSpec.build(method, _headers(headers, flags["header"]), _body(body, flags["body"]))
-    limits = Limits(timeout_s=duration_flag(flags["timeout"], timeout),
-                    grace_period_s=duration_flag(flags["grace"], grace, positive=False))
+    limits = Limits(
+        timeout_s=duration_flag(flags["timeout"], timeout),
+        grace_period_s=duration_flag(flags["grace"], grace, positive=False),
+    )
 
     if duration_s is None and duration is not None:
         duration_s = duration_flag(flags["duration"], duration)
@@ -169,8 +173,9 @@ def build_plan(
         limit = max_in_flight or default_max_in_flight()
         executor: Executor
         if connections is not None and connections > limit:
-            raise BadInput(flags["connections"], f"{connections} connections up front exceed "
-                                                 f"{flags['max_in_flight']} {limit}")
+            raise BadInput(
+                flags["connections"], f"{connections} connections up front exceed {flags['max_in_flight']} {limit}"
+            )
         executor = ConstantArrivalRate(
             rate=rate,
             duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION),
@@ -181,10 +186,18 @@ def build_plan(
         vus = connections or DEFAULT_CONNECTIONS
         executor = SharedIterations(vus=min(vus, requests), iterations=requests, max_duration_s=duration_s or 600.0)
     else:
-        executor = ConstantVus(vus=connections or DEFAULT_CONNECTIONS,
-                               duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION))
-    plan = Plan.single(target, request, executor, limits=limits, threads=threads,
-                       send_slack_s=send_slack_flag(send_slack, flags["send_slack"]))
+        executor = ConstantVus(
+            vus=connections or DEFAULT_CONNECTIONS,
+            duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION),
+        )
+    plan = Plan.single(
+        target,
+        request,
+        executor,
+        limits=limits,
+        threads=threads,
+        send_slack_s=send_slack_flag(send_slack, flags["send_slack"]),
+    )
     check_with_engine(plan, flags)
     return plan
 
@@ -233,7 +246,9 @@ def check_with_engine(plan: Plan, flags: FlagNames) -> None:
         raise BadInput(_flag_for(field, flags), redact_message(names, message))
 
 
-NOTHING_SENT = ("the run ended before any request was sent: -d/--duration is too short to open a connection, "
-                "or to reach the first request -r/--rate schedules")
+NOTHING_SENT = (
+    "the run ended before any request was sent: -d/--duration is too short to open a connection, "
+    "or to reach the first request -r/--rate schedules"
+)
 """NOTHING_SENT says why a URL run that sent nothing exits 3 (an empty run, not bad input:
 how long opening a connection takes depends on the machine, so no minimum is guessed)."""

@@ -32,8 +32,6 @@ def example_target(example: str, *extra: str) -> Iterator[TargetProcess]:
         yield target
 
 
-
-
 def say(seed: str, **answers: object) -> None:
     """say prints the answers a seed test checked, one line starting ``SEED``, for the record of the
     seed suite's answers next to the seeds' own numbers (docs/experiments.md: ``pytest -s -p

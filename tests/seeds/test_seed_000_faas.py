@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from seed_targets import EXAMPLES, example_target, say
 
 from conftest import BUSY, TWO_CORES, busy_loops, starved_generator_run, surge
-from seed_targets import EXAMPLES, example_target, say
 
 EXAMPLE = "faas-constant-300rps.yaml"
 
@@ -26,8 +26,20 @@ def _kinds(summary: dict[str, Any]) -> list[str]:
 
 
 def _run_watched(target: Any, out: Path, *args: str) -> dict[str, Any]:
-    run = surge("run", str(EXAMPLES / EXAMPLE), "--target", target.url, "--time-scale", "0.2",
-                "--watch-pid", str(target.pid), "--out", str(out), *args, timeout=240)
+    run = surge(
+        "run",
+        str(EXAMPLES / EXAMPLE),
+        "--target",
+        target.url,
+        "--time-scale",
+        "0.2",
+        "--watch-pid",
+        str(target.pid),
+        "--out",
+        str(out),
+        *args,
+        timeout=240,
+    )
     assert run.code in (0, 99), run.stderr[-3000:]
     return dict(json.loads((out / "summary.json").read_text()))
 
@@ -36,7 +48,12 @@ def test_a_cpu_bound_controller_is_named_the_bottleneck_not_the_generator(tmp_pa
     with example_target(EXAMPLE) as target:
         summary = _run_watched(target, tmp_path / "out")
     kinds = _kinds(summary)
-    say("000", setup="cpu-bound controller", findings=",".join(kinds), served_per_s=summary["throughput"]["responses_per_s"])
+    say(
+        "000",
+        setup="cpu-bound controller",
+        findings=",".join(kinds),
+        served_per_s=summary["throughput"]["responses_per_s"],
+    )
     # The event loop held its core: the target's CPU is the limit. Tests run two at a time, so
     # the machine may be full too; then that is said as well, and never the generator alone.
     assert "server_cpu_bound" in kinds or "machine_saturated" in kinds, kinds
@@ -81,10 +98,27 @@ def test_the_capacity_found_is_the_worker_pools(tmp_path):
     from surge.target import TargetProcess
 
     with TargetProcess(workers=3, service_time="exp:12ms") as target:
-        run = surge("capacity", f"{target.url}/tasks", "-m", "POST", "--body", '{"fn": 1}', "--slo", "p(95) < 1s",
-                    "--start-rate", "100", "--step-duration", "2s", "--precision", "4%", "--retries", "1",
-                    "--no-save", "--json",
-                    timeout=300)
+        run = surge(
+            "capacity",
+            f"{target.url}/tasks",
+            "-m",
+            "POST",
+            "--body",
+            '{"fn": 1}',
+            "--slo",
+            "p(95) < 1s",
+            "--start-rate",
+            "100",
+            "--step-duration",
+            "2s",
+            "--precision",
+            "4%",
+            "--retries",
+            "1",
+            "--no-save",
+            "--json",
+            timeout=300,
+        )
     assert run.code == 0, run.stderr[-3000:]
     analysis = run.json()["analysis"]
     say("000", capacity_per_s=analysis["rate"], confirmed=analysis["confirmed"], true_per_s=250.0)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 
-from conftest import surge
 from seed_targets import EXAMPLES, example_target, say
+
+from conftest import surge
 from test_compare import import_seed_001_exports
 
 TRUE_P95_MS = 280 * math.exp(1.645 * 0.48)
@@ -35,12 +36,28 @@ def test_the_imports_give_the_seeds_statistics_scaling_and_architecture_table(tm
         assert cells[:3] == ["10", mean, sd], cells
         assert cells[3] and cells[4] and cells[-1].endswith("%"), cells  # the CI and the CV
     # The scaling line and the architecture × load table.
-    compare = surge("compare", "--group", "baseline:arch=scaleout,vus=35", "--group", "stress:arch=scaleout,vus=75",
-                    "--loads", "35,75", "--no-save")
+    compare = surge(
+        "compare",
+        "--group",
+        "baseline:arch=scaleout,vus=35",
+        "--group",
+        "stress:arch=scaleout,vus=75",
+        "--loads",
+        "35,75",
+        "--no-save",
+    )
     assert compare.code == 0, compare.stderr
     assert "2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency" in compare.stdout, compare.stdout
-    grid = surge("compare", "--group", "scaleout:arch=scaleout", "--group", "monolith:arch=monolith",
-                 "--loads", "vus=35,75", "--no-save")
+    grid = surge(
+        "compare",
+        "--group",
+        "scaleout:arch=scaleout",
+        "--group",
+        "monolith:arch=monolith",
+        "--loads",
+        "vus=35,75",
+        "--no-save",
+    )
     assert grid.code == 0, grid.stderr
     row = next(line for line in grid.stdout.splitlines() if line.startswith("scaleout │"))
     cells = [c.strip() for c in row.split("│")[1:]]
@@ -50,8 +67,19 @@ def test_the_imports_give_the_seeds_statistics_scaling_and_architecture_table(tm
 def test_repeats_give_mean_sd_ci_and_cv_at_the_targets_latency(tmp_path):
     out = tmp_path / "repeat"
     with example_target("microservices-baseline-35vu.yaml") as target:
-        run = surge("repeat", str(EXAMPLES / "microservices-baseline-35vu.yaml"), "--target", target.url,
-                    "--time-scale", "0.01", "-n", "3", "--out", str(out), timeout=240)
+        run = surge(
+            "repeat",
+            str(EXAMPLES / "microservices-baseline-35vu.yaml"),
+            "--target",
+            target.url,
+            "--time-scale",
+            "0.01",
+            "-n",
+            "3",
+            "--out",
+            str(out),
+            timeout=240,
+        )
     assert run.code == 0, run.stderr[-3000:]
     statistics = json.loads((out / "experiment.json").read_text())["analysis"]["statistics"]
     for figure in ("responses_per_s", "p95_ms"):
@@ -59,7 +87,12 @@ def test_repeats_give_mean_sd_ci_and_cv_at_the_targets_latency(tmp_path):
         assert d["n"] == 3 and d["sd"] is not None and d["ci_low"] <= d["mean"] <= d["ci_high"], d
         assert d["cv"] is not None, d
     p95 = statistics["p95_ms"]["mean"]
-    say("001", repeats_p95_ms=p95, true_p95_ms=TRUE_P95_MS, req_s=statistics["responses_per_s"]["mean"],
-        req_s_cv=statistics["responses_per_s"]["cv"])
+    say(
+        "001",
+        repeats_p95_ms=p95,
+        true_p95_ms=TRUE_P95_MS,
+        req_s=statistics["responses_per_s"]["mean"],
+        req_s_cv=statistics["responses_per_s"]["cv"],
+    )
     assert abs(p95 - TRUE_P95_MS) <= 0.15 * TRUE_P95_MS, (p95, TRUE_P95_MS)
     assert "req/s" in run.stdout and "CV" in run.stdout, run.stdout

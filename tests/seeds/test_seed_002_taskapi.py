@@ -10,17 +10,27 @@ from __future__ import annotations
 
 import json
 
-from conftest import surge
 from seed_targets import EXAMPLES, example_target, say
 
-HOT_SHARE = sum(k ** -0.95 for k in range(1, 2_001)) / sum(k ** -0.95 for k in range(1, 10_001))
+from conftest import surge
+
+HOT_SHARE = sum(k**-0.95 for k in range(1, 2_001)) / sum(k**-0.95 for k in range(1, 10_001))
 """HOT_SHARE is Zipf(10,000, s = 0.95)'s share on its hottest 2,000 keys (80.0 %: the seed's "80/20")."""
 
 
 def test_the_read_heavy_zipf_keys_put_the_seeds_share_on_the_hot_set():
     with example_target("taskapi-read-heavy-zipf.yaml") as target:
-        run = surge("run", str(EXAMPLES / "taskapi-read-heavy-zipf.yaml"), "--target", target.url,
-                    "--time-scale", "0.1", "--no-save", "--json", timeout=240)
+        run = surge(
+            "run",
+            str(EXAMPLES / "taskapi-read-heavy-zipf.yaml"),
+            "--target",
+            target.url,
+            "--time-scale",
+            "0.1",
+            "--no-save",
+            "--json",
+            timeout=240,
+        )
         assert run.code in (0, 99), run.stderr[-3000:]
         status, text = target.request("GET", "/stats/tasks")
     assert status == 200, text
@@ -41,16 +51,28 @@ def _store_flags(shards: int) -> list[str]:
 
     flags = target_flags("taskapi-stress-80-20.yaml")
     at = flags.index("--shards")
-    return [*flags[:at], "--shards", str(shards), *flags[at + 2:]]
+    return [*flags[:at], "--shards", str(shards), *flags[at + 2 :]]
 
 
 def test_the_sharded_store_serves_several_times_the_single_lock_one_significantly(tmp_path):
     from surge.target import TargetProcess
 
     with TargetProcess(*_store_flags(1)) as memory, TargetProcess(*_store_flags(32)) as shard:
-        run = surge("compare", str(EXAMPLES / "taskapi-stress-80-20.yaml"), "--time-scale", "0.03",
-                    "--variant", f"memory={memory.url}", "--variant", f"shard={shard.url}", "-n", "4",
-                    "--no-save", "--json", timeout=300)
+        run = surge(
+            "compare",
+            str(EXAMPLES / "taskapi-stress-80-20.yaml"),
+            "--time-scale",
+            "0.03",
+            "--variant",
+            f"memory={memory.url}",
+            "--variant",
+            f"shard={shard.url}",
+            "-n",
+            "4",
+            "--no-save",
+            "--json",
+            timeout=300,
+        )
     assert run.code == 99, run.stderr[-3000:]  # the example's p95 < 50 ms fails in every run, as it says
     doc = run.json()
     order = [entry["variant"] for entry in doc["runs"]]

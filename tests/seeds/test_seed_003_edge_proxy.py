@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 import math
 
-from conftest import surge
 from seed_targets import EXAMPLES, example_target, say
+
+from conftest import surge
 from surge.record.schema import validate_experiment
 
 LEVELS = [100, 500, 1000, 1500, 2000]
 """LEVELS are the connection counts swept (the seed's 100/500/1,000/2,000, and 1,500 between:
 five levels for the USL fit)."""
 
-MEAN_SERVICE_S = 0.0081 * math.exp(1.5 ** 2 / 2)
+MEAN_SERVICE_S = 0.0081 * math.exp(1.5**2 / 2)
 """MEAN_SERVICE_S is the mean of the target's lognormal service time (median 8.1 ms, σ 1.5)."""
 SIGMA, KAPPA, ROUND_TRIP_S = 0.002, 0.000022, 0.2
 """SIGMA, KAPPA: the target's USL contention and coherency; ROUND_TRIP_S: its /delay/200."""
@@ -46,10 +47,25 @@ def true_rate(connections: int) -> float:
 def test_the_sweep_finds_the_peak_near_1000_connections_at_the_targets_rate(tmp_path):
     out = tmp_path / "sweep"
     with example_target("edge-proxy-health.yaml") as target:
-        run = surge("sweep", str(EXAMPLES / "edge-proxy-health.yaml"), "--target", target.url,
-                    "--vus", ",".join(map(str, LEVELS)), "-d", "3s", "--warmup", "1s", "--grace", "2s",
-                    "--drain-wait", "20s", "--out", str(out),
-                    timeout=300)
+        run = surge(
+            "sweep",
+            str(EXAMPLES / "edge-proxy-health.yaml"),
+            "--target",
+            target.url,
+            "--vus",
+            ",".join(map(str, LEVELS)),
+            "-d",
+            "3s",
+            "--warmup",
+            "1s",
+            "--grace",
+            "2s",
+            "--drain-wait",
+            "20s",
+            "--out",
+            str(out),
+            timeout=300,
+        )
     assert run.code == 0, run.stderr[-3000:]
     doc = json.loads((out / "experiment.json").read_text())
     validate_experiment(doc)
@@ -70,7 +86,14 @@ def test_the_sweep_finds_the_peak_near_1000_connections_at_the_targets_rate(tmp_
     # The USL fit's N* near the true peak concurrency (the connections at which X is highest).
     true_n_star = max(range(100, 3001, 10), key=true_rate)
     usl = analysis["usl"]
-    say("003", peak_vus=peak["load"], peak_per_s=peak["throughput"], true_per_s=truth[best], zones=",".join(zones),
-        usl_n_star=usl.get("peak_n"), true_n_star=true_n_star)
+    say(
+        "003",
+        peak_vus=peak["load"],
+        peak_per_s=peak["throughput"],
+        true_per_s=truth[best],
+        zones=",".join(zones),
+        usl_n_star=usl.get("peak_n"),
+        true_n_star=true_n_star,
+    )
     assert "refused" not in usl and usl["peak_n"] is not None, usl
     assert abs(usl["peak_n"] - true_n_star) <= 0.35 * true_n_star, (usl, true_n_star)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import surge
 from seed_targets import EXAMPLES, example_target, say
+
+from conftest import surge
 from surge.history.stored import StoredRun
 from surge.report.html import render_run_html
 from test_report_md import no_python_repr, parse_tables
@@ -32,8 +33,17 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
 
     out = tmp_path / "run"
     with example_target("gateway-spike.yaml") as target:
-        run = surge("run", str(EXAMPLES / "gateway-spike.yaml"), "--target", target.url, "--time-scale", str(SCALE),
-                    "--out", str(out), timeout=240)
+        run = surge(
+            "run",
+            str(EXAMPLES / "gateway-spike.yaml"),
+            "--target",
+            target.url,
+            "--time-scale",
+            str(SCALE),
+            "--out",
+            str(out),
+            timeout=240,
+        )
     assert run.code == 99, run.stderr[-3000:]  # every threshold fails, as in the seed
     summary = json.loads((out / "summary.json").read_text())
 
@@ -55,9 +65,15 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
 
     share, sent = predicted_failures(stages, workers=8, timeout_s=10.0, think_s=0.5)
     requests = summary["requests"]
-    say("004", timeout_s=cascade["evidence"]["timeout_s"], failure_rate=requests["failure_rate"], predicted=share,
-        success_p50_ms=success["p50_ms"], success_p95_before_ramp_down_ms=p95s[len(p95s) // 2],
-        success_p95_whole_run_ms=success["p95_ms"])
+    say(
+        "004",
+        timeout_s=cascade["evidence"]["timeout_s"],
+        failure_rate=requests["failure_rate"],
+        predicted=share,
+        success_p50_ms=success["p50_ms"],
+        success_p95_before_ramp_down_ms=p95s[len(p95s) // 2],
+        success_p95_whole_run_ms=success["p95_ms"],
+    )
     assert abs(requests["failure_rate"] - share) <= 0.05, (requests["failure_rate"], share)
     assert abs(requests["sent"] - sent) <= 0.06 * sent, (requests["sent"], sent)
 
@@ -68,9 +84,13 @@ def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_
     assert "**FAILED: 4 of 4 thresholds failed" in report.split("## ", 2)[1]
     rows = parse_tables(report)["Per stage"]
     assert [(r["stage"], r["from (s)"], r["to (s)"], r["target"]) for r in rows[:6]] == [
-        ("1", "0.000", "2.500", "0 → 50 VUs"), ("2", "2.500", "7.500", "50 → 100 VUs"),
-        ("3", "7.500", "15.000", "100 VUs (hold)"), ("4", "15.000", "17.500", "100 → 200 VUs"),
-        ("5", "17.500", "20.000", "200 → 100 VUs"), ("6", "20.000", "22.500", "100 → 0 VUs")]
+        ("1", "0.000", "2.500", "0 → 50 VUs"),
+        ("2", "2.500", "7.500", "50 → 100 VUs"),
+        ("3", "7.500", "15.000", "100 VUs (hold)"),
+        ("4", "15.000", "17.500", "100 → 200 VUs"),
+        ("5", "17.500", "20.000", "200 → 100 VUs"),
+        ("6", "20.000", "22.500", "100 → 0 VUs"),
+    ]
     assert sum(int(r["requests"].replace(",", "")) for r in rows) == requests["sent"]
     for stage in (rows[2], rows[3]):  # the hold and the spike, each with its own figures
         assert stage["responses/s"] != "-" and stage["error rate"] != "-", stage

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from surge.analysis.compare import ALPHA, FigureComparison, compare_figure
 from surge.analysis.bootstrap import RESAMPLES
+from surge.analysis.compare import ALPHA, FigureComparison, compare_figure
 from surge.analysis.direction import better
 from surge.analysis.slo import Figures
 from surge.history.baselines import relative_change
@@ -50,9 +50,16 @@ def _finding(figure: str, comparison: FigureComparison, tolerance: float) -> Bas
     return BaselineFinding(figure, comparison, change, verdict, f"significant ({p}) and {beyond}")
 
 
-def baseline_significance(baseline_runs: Sequence[Figures], current_runs: Sequence[Figures], figures: Sequence[str],
-                          tolerance: float, *, alpha: float = ALPHA, resamples: int = RESAMPLES,
-                          seed: int | None = None) -> list[BaselineFinding]:
+def baseline_significance(
+    baseline_runs: Sequence[Figures],
+    current_runs: Sequence[Figures],
+    figures: Sequence[str],
+    tolerance: float,
+    *,
+    alpha: float = ALPHA,
+    resamples: int = RESAMPLES,
+    seed: int | None = None,
+) -> list[BaselineFinding]:
     """baseline_significance judges each figure (a key of the runs' figures) of the current
     runs against the baseline runs: ``regressed`` when significantly worse at ``alpha`` and
     worse by more than ``tolerance`` (a fraction of the baseline mean), ``improved`` the other
@@ -62,6 +69,18 @@ def baseline_significance(baseline_runs: Sequence[Figures], current_runs: Sequen
     unknown = [f for f in figures if better(f) is None]
     if unknown:
         raise ValueError(f"no better direction known for {', '.join(unknown)}")
-    return [_finding(f, compare_figure(f, [r.get(f) for r in baseline_runs], [r.get(f) for r in current_runs],
-                                       alpha=alpha, resamples=resamples, seed=seed), tolerance)
-            for f in figures]
+    return [
+        _finding(
+            f,
+            compare_figure(
+                f,
+                [r.get(f) for r in baseline_runs],
+                [r.get(f) for r in current_runs],
+                alpha=alpha,
+                resamples=resamples,
+                seed=seed,
+            ),
+            tolerance,
+        )
+        for f in figures
+    ]

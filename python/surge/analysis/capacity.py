@@ -18,8 +18,9 @@ from surge.thresholds import Threshold
 Phase = Literal["bracket", "bisect", "confirm"]
 """Phase is the part of the search a step belongs to."""
 
-StopReason = Literal["found", "max_rate", "max_steps", "nothing_passed", "unconfirmed", "interrupted",
-                     "generator_limit", "client_limit"]
+StopReason = Literal[
+    "found", "max_rate", "max_steps", "nothing_passed", "unconfirmed", "interrupted", "generator_limit", "client_limit"
+]
 """StopReason says how a search ended: ``found`` (a confirmed rate), ``max_rate`` (the bound
 passed: capacity is at least it), ``max_steps`` (the step budget ran out), ``nothing_passed``
 (not even the lowest rate tried), ``unconfirmed`` (the confirmations failed), ``interrupted``,
@@ -111,14 +112,24 @@ class CapacitySearch:
     ``steps`` grows as it goes (kept when ``measure`` is interrupted: ``result("interrupted")``);
     ``on_step`` is called with each step as it is judged."""
 
-    def __init__(self, slo: Sequence[Threshold], start_rate: float, *, max_rate: float | None = None,
-                 min_rate: float | None = None, precision: float = DEFAULT_PRECISION,
-                 max_steps: int = DEFAULT_MAX_STEPS, steadiness: Steadiness = Steadiness(),
-                 on_step: Callable[[SearchStep], None] | None = None) -> None:
+    def __init__(
+        self,
+        slo: Sequence[Threshold],
+        start_rate: float,
+        *,
+        max_rate: float | None = None,
+        min_rate: float | None = None,
+        precision: float = DEFAULT_PRECISION,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        steadiness: Steadiness = Steadiness(),
+        on_step: Callable[[SearchStep], None] | None = None,
+    ) -> None:
         if start_rate <= 0 or (max_rate is not None and max_rate < start_rate):
             raise ValueError(f"a capacity search needs 0 < start rate ≤ max rate, got {start_rate}, {max_rate}")
         if not 0 < precision < 1 or max_steps < 1:
-            raise ValueError(f"a capacity search needs 0 < precision < 1 and max steps ≥ 1, got {precision}, {max_steps}")
+            raise ValueError(
+                f"a capacity search needs 0 < precision < 1 and max steps ≥ 1, got {precision}, {max_steps}"
+            )
         self.slo, self.start_rate, self.max_rate = list(slo), start_rate, max_rate
         self.min_rate = min_rate if min_rate is not None else start_rate * LOWEST_FRACTION
         self.precision, self.max_steps, self.steadiness, self.on_step = precision, max_steps, steadiness, on_step
@@ -157,8 +168,9 @@ class CapacitySearch:
 
     def result(self, stop_reason: StopReason, confirmed: bool = False) -> CapacityResult:
         """result is the answer from the steps so far: the bracket's highest passing rate."""
-        return CapacityResult(self.low, self.high, confirmed, stop_reason, list(self.steps), list(self.notes),
-                              self.limit(), self.best())
+        return CapacityResult(
+            self.low, self.high, confirmed, stop_reason, list(self.steps), list(self.notes), self.limit(), self.best()
+        )
 
     def _served_estimate(self, step: SearchStep) -> float | None:
         # The rate an overloaded step served is the target's throughput there: an estimate of
@@ -181,7 +193,9 @@ class CapacitySearch:
                 if self.high is not None:
                     return None
                 if self.max_rate is not None and rate >= self.max_rate:
-                    self.notes.append(f"the target sustained the maximum rate {rate:,.1f}/s: its capacity is at least that")
+                    self.notes.append(
+                        f"the target sustained the maximum rate {rate:,.1f}/s: its capacity is at least that"
+                    )
                     return "max_rate"
                 rate = min(rate * 2, self.max_rate) if self.max_rate is not None else rate * 2
                 continue
@@ -190,8 +204,10 @@ class CapacitySearch:
                 return None
             generator_streak = generator_streak + 1 if step.verdict.outcome == "generator" else 0
             if generator_streak >= GENERATOR_GIVE_UP:
-                self.notes.append(f"the generator could not keep its schedule at any of the last {generator_streak} "
-                                  f"rates tried, down to {rate:,.2f}/s: no rate was measured against the target")
+                self.notes.append(
+                    f"the generator could not keep its schedule at any of the last {generator_streak} "
+                    f"rates tried, down to {rate:,.2f}/s: no rate was measured against the target"
+                )
                 return "generator_limit"
             rate = self._below(step)
             if rate < self.min_rate:
@@ -229,9 +245,11 @@ class CapacitySearch:
                 return "max_steps"
             if self._contradicted():
                 assert self.high_step is not None
-                self.notes.append(f"step {self.high_step.number} at {self.high:,.1f}/s failed serving "
-                                  f"{self.high_step.step.achieved():,.1f}/s, but {self.low:,.1f}/s passed since: "
-                                  f"measuring {self.high:,.1f}/s again")
+                self.notes.append(
+                    f"step {self.high_step.number} at {self.high:,.1f}/s failed serving "
+                    f"{self.high_step.step.achieved():,.1f}/s, but {self.low:,.1f}/s passed since: "
+                    f"measuring {self.high:,.1f}/s again"
+                )
                 self._rechecked.add(self.high)
                 step = self._probe(measure, self.high, "bisect")
                 if step.passed:
@@ -261,8 +279,10 @@ class CapacitySearch:
                 limit = self.high_step.verdict.outcome if self.high_step is not None else "target"
                 return self.result(LIMIT_STOPS.get(limit, stop) if stop == "found" else stop, confirmed=True)
             if not step.verdict.counted:
-                self.notes.append(f"the confirmation at {rate:,.1f}/s was not measured against the target "
-                                  f"({step.verdict.limit}): running it again")
+                self.notes.append(
+                    f"the confirmation at {rate:,.1f}/s was not measured against the target "
+                    f"({step.verdict.limit}): running it again"
+                )
                 continue
             counted = True
             # A confirmation the target fell behind in served what it can: step down below that
@@ -270,8 +290,10 @@ class CapacitySearch:
             # one step rather than a precision's width at a time).
             served = self._served_estimate(step)
             lower = min(rate, served if served is not None else rate) * (1 - self.precision)
-            self.notes.append(f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s"
-                              + (f" (below the {served:,.1f}/s it served)" if served is not None else ""))
+            self.notes.append(
+                f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s"
+                + (f" (below the {served:,.1f}/s it served)" if served is not None else "")
+            )
             self.low, self.high, self.high_step, rate = None, rate, step, lower
         self.notes.append(f"no rate confirmed in {CONFIRMATIONS} confirmations")
         if not counted:
@@ -287,15 +309,18 @@ class CapacitySearch:
         while stop is None:
             narrowed = self._bisect(measure)
             if narrowed == "max_steps":
-                self.notes.append(f"the step budget ({self.max_steps}) ran out before the bracket narrowed to "
-                                  f"{self.precision:.0%}: the rate is the highest that passed, unconfirmed")
+                self.notes.append(
+                    f"the step budget ({self.max_steps}) ran out before the bracket narrowed to "
+                    f"{self.precision:.0%}: the rate is the highest that passed, unconfirmed"
+                )
                 return self.result(narrowed)
             if narrowed != "reopen":
                 break
             assert self.low is not None  # the top passed when measured again: bracket upwards from it
             if self.max_rate is not None and self.low >= self.max_rate:
-                self.notes.append(f"the target sustained the maximum rate {self.low:,.1f}/s: its capacity is at least "
-                                  "that")
+                self.notes.append(
+                    f"the target sustained the maximum rate {self.low:,.1f}/s: its capacity is at least that"
+                )
                 stop = "max_rate"
             else:
                 stop = self._bracket(bracket or measure, min(self.low * 2, self.max_rate or math.inf))

@@ -49,6 +49,7 @@ class FigureComparison:
 
 def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float | None, str]:
     from scipy.stats import mannwhitneyu, ttest_ind  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
     if max(ref) == min(ref) and max(var) == min(var):
         if ref[0] == var[0]:
             return 1.0, 1.0, "every run gave the same value"
@@ -68,9 +69,17 @@ def _verdict(significant: bool, difference: float, direction: Better | None) -> 
     return "better" if (difference > 0) == (direction == "higher") else "worse"
 
 
-def compare_figure(figure: str, reference: Sequence[float | None], variant: Sequence[float | None], *,
-                   alpha: float = ALPHA, confidence: float = 0.95, resamples: int = RESAMPLES,
-                   seed: int | None = None, direction: Better | None = None) -> FigureComparison:
+def compare_figure(
+    figure: str,
+    reference: Sequence[float | None],
+    variant: Sequence[float | None],
+    *,
+    alpha: float = ALPHA,
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int | None = None,
+    direction: Better | None = None,
+) -> FigureComparison:
     """compare_figure compares one figure's values over the variant's runs with the
     reference's (None values are left out); ``direction`` defaults to ``better(figure)``.
     With fewer than two runs a side nothing is tested and the verdict is ``not tested``."""
@@ -78,22 +87,56 @@ def compare_figure(figure: str, reference: Sequence[float | None], variant: Sequ
     ref_estimate, var_estimate = estimate(ref, confidence), estimate(var, confidence)
     if ref_estimate is None or var_estimate is None:
         side = "reference" if ref_estimate is None else "variant"
-        return FigureComparison(figure, ref_estimate, var_estimate, None, None, None, None, None, "not tested",
-                                f"the {side} has no {figure}", alpha)
+        return FigureComparison(
+            figure,
+            ref_estimate,
+            var_estimate,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "not tested",
+            f"the {side} has no {figure}",
+            alpha,
+        )
     difference = var_estimate.mean - ref_estimate.mean
     ratio = var_estimate.mean / ref_estimate.mean if ref_estimate.mean != 0 else None
     if len(ref) < 2 or len(var) < 2:
-        return FigureComparison(figure, ref_estimate, var_estimate, difference, ratio, None, None, None,
-                                "not tested", f"{min(len(ref), len(var))} run on one side: no test (repeat the "
-                                "runs to test the difference)", alpha)
+        return FigureComparison(
+            figure,
+            ref_estimate,
+            var_estimate,
+            difference,
+            ratio,
+            None,
+            None,
+            None,
+            "not tested",
+            f"{min(len(ref), len(var))} run on one side: no test (repeat the runs to test the difference)",
+            alpha,
+        )
     welch, mann_whitney, note = _p_values(ref, var)
     significant = welch is not None and welch < alpha
     if welch is not None and mann_whitney is not None and significant != (mann_whitney < alpha):
-        note = (f"Welch (p = {welch:.3g}) and Mann–Whitney (p = {mann_whitney:.3g}) disagree at α = {alpha:g}: "
-                "skewed values or an outlier run; the verdict follows Welch")
+        note = (
+            f"Welch (p = {welch:.3g}) and Mann–Whitney (p = {mann_whitney:.3g}) disagree at α = {alpha:g}: "
+            "skewed values or an outlier run; the verdict follows Welch"
+        )
     ratio_ci = ratio_of_means_ci(var, ref, confidence=confidence, resamples=resamples, seed=seed)
-    return FigureComparison(figure, ref_estimate, var_estimate, difference, ratio, ratio_ci, welch, mann_whitney,
-                            _verdict(significant, difference, direction or better(figure)), note, alpha)
+    return FigureComparison(
+        figure,
+        ref_estimate,
+        var_estimate,
+        difference,
+        ratio,
+        ratio_ci,
+        welch,
+        mann_whitney,
+        _verdict(significant, difference, direction or better(figure)),
+        note,
+        alpha,
+    )
 
 
 @dataclass(frozen=True)
@@ -105,9 +148,16 @@ class VariantComparison:
     figures: list[FigureComparison]
 
 
-def compare_variants(variants: Mapping[str, Sequence[Figures]], *, reference: str | None = None,
-                     figures: Sequence[str] = KEY_FIGURES, alpha: float = ALPHA, confidence: float = 0.95,
-                     resamples: int = RESAMPLES, seed: int | None = None) -> list[VariantComparison]:
+def compare_variants(
+    variants: Mapping[str, Sequence[Figures]],
+    *,
+    reference: str | None = None,
+    figures: Sequence[str] = KEY_FIGURES,
+    alpha: float = ALPHA,
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int | None = None,
+) -> list[VariantComparison]:
     """compare_variants compares every pair of variants (name → its runs' figures, in order):
     the ``reference`` (default: the first) with each other, then each later pair in order (B
     with C ...), each figure on its own and at ``alpha`` (no correction for the number of
@@ -118,7 +168,23 @@ def compare_variants(variants: Mapping[str, Sequence[Figures]], *, reference: st
     if name not in variants:
         raise ValueError(f"the reference '{name}' is not one of the variants ({', '.join(variants)})")
     ordered = [name] + [other for other in variants if other != name]
-    return [VariantComparison(a, b, [
-        compare_figure(f, [run.get(f) for run in variants[a]], [run.get(f) for run in variants[b]], alpha=alpha,
-                       confidence=confidence, resamples=resamples, seed=seed) for f in figures])
-        for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    return [
+        VariantComparison(
+            a,
+            b,
+            [
+                compare_figure(
+                    f,
+                    [run.get(f) for run in variants[a]],
+                    [run.get(f) for run in variants[b]],
+                    alpha=alpha,
+                    confidence=confidence,
+                    resamples=resamples,
+                    seed=seed,
+                )
+                for f in figures
+            ],
+        )
+        for i, a in enumerate(ordered)
+        for b in ordered[i + 1 :]
+    ]

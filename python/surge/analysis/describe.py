@@ -35,13 +35,17 @@ MEAN_AD_SCALE = 0.7979
 """MEAN_AD_SCALE replaces MAD_SCALE when the MAD is 0 (more than half the runs share one value):
 M = 0.7979 (x - median) / mean absolute deviation (the mean AD of a normal sample is 0.7979 SD)."""
 
-OUTLIER_ADVICE = ("find what disturbed those runs (other work on the machine, a GC pause, a cache or JIT warm-up, "
-                  "the network) before trusting the mean; the median is robust to them; run again rather than "
-                  "dropping runs")
+OUTLIER_ADVICE = (
+    "find what disturbed those runs (other work on the machine, a GC pause, a cache or JIT warm-up, "
+    "the network) before trusting the mean; the median is robust to them; run again rather than "
+    "dropping runs"
+)
 """OUTLIER_ADVICE is what to do about an outlier."""
 
-HIGH_CV_ADVICE = ("the runs disagree: run more of them (-n), longer ones (-d), or on a quieter machine (nothing else "
-                  "running, a fixed CPU frequency, the generator and target on separate cores)")
+HIGH_CV_ADVICE = (
+    "the runs disagree: run more of them (-n), longer ones (-d), or on a quieter machine (nothing else "
+    "running, a fixed CPU frequency, the generator and target on separate cores)"
+)
 """HIGH_CV_ADVICE is what to do about a figure whose CV is high."""
 
 
@@ -105,8 +109,9 @@ def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONF
     xs = [v for _, v in present]
     n = len(xs)
     if n == 0:
-        return Description(0, None, None, None, None, confidence, None, None, None, None, (),
-                           tuple(None for _ in values))
+        return Description(
+            0, None, None, None, None, confidence, None, None, None, None, (), tuple(None for _ in values)
+        )
     # The mean, SD and t interval are surge.analysis.estimate's, the ones compare uses.
     est = estimate(xs, confidence)
     assert est is not None  # xs holds a value
@@ -115,12 +120,25 @@ def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONF
     scores = modified_z_scores(xs)
     by_index: dict[int, float] = {i: z for (i, _), z in zip(present, scores)}
     outliers = tuple(i for i, z in by_index.items() if abs(z) > OUTLIER_LIMIT) if n >= MIN_RUNS_FOR_OUTLIERS else ()
-    return Description(n, mean, sd, ci_low, ci_high, confidence, statistics.median(xs), min(xs), max(xs), cv,
-                       outliers, tuple(by_index.get(i) for i in range(len(values))))
+    return Description(
+        n,
+        mean,
+        sd,
+        ci_low,
+        ci_high,
+        confidence,
+        statistics.median(xs),
+        min(xs),
+        max(xs),
+        cv,
+        outliers,
+        tuple(by_index.get(i) for i in range(len(values))),
+    )
 
 
-def describe_runs(runs: Sequence[Mapping[str, float | None]], names: Sequence[str], *,
-                  confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Description]:
+def describe_runs(
+    runs: Sequence[Mapping[str, float | None]], names: Sequence[str], *, confidence: float = DEFAULT_CONFIDENCE
+) -> dict[str, Description]:
     """describe_runs describes each figure of ``names`` over ``runs`` (one mapping of figures per
     run; a figure a run lacks counts as None)."""
     return {name: describe([run.get(name) for run in runs], confidence=confidence) for name in names}
@@ -144,8 +162,13 @@ class Flag:
         return {**asdict(self), "figures": list(self.figures), "runs": list(self.runs)}
 
 
-def flags(descriptions: Mapping[str, Description], labels: Sequence[str], *, cv_limit: float = DEFAULT_CV_LIMIT,
-          titles: Mapping[str, str] | None = None) -> list[Flag]:
+def flags(
+    descriptions: Mapping[str, Description],
+    labels: Sequence[str],
+    *,
+    cv_limit: float = DEFAULT_CV_LIMIT,
+    titles: Mapping[str, str] | None = None,
+) -> list[Flag]:
     """flags lists each run that is an outlier in some figure (with its modified z-scores;
     judged from MIN_RUNS_FOR_OUTLIERS values of a figure), the figures whose CV is above
     ``cv_limit``, and the figures with fewer than 2 values (no SD, CI or CV). ``labels`` name the
@@ -160,16 +183,30 @@ def flags(descriptions: Mapping[str, Description], labels: Sequence[str], *, cv_
         scores = [(f, d.z_scores[i]) for f, d in descriptions.items() if i in d.outliers]
         if scores:
             shown = ", ".join(f"{title(f)} (M = {z:+.1f})" for f, z in scores if z is not None)
-            found.append(Flag("outlier", tuple(f for f, _ in scores), (label,),
-                              f"run {label} is an outlier (|M| > {OUTLIER_LIMIT}) in {shown}", OUTLIER_ADVICE))
+            found.append(
+                Flag(
+                    "outlier",
+                    tuple(f for f, _ in scores),
+                    (label,),
+                    f"run {label} is an outlier (|M| > {OUTLIER_LIMIT}) in {shown}",
+                    OUTLIER_ADVICE,
+                )
+            )
     high = [(f, d.cv) for f, d in descriptions.items() if d.cv is not None and d.cv > cv_limit]
     if high:
         shown = ", ".join(f"{title(f)} {cv:.1%}" for f, cv in high)
-        found.append(Flag("high_cv", tuple(f for f, _ in high), (), f"CV above {cv_limit:.0%}: {shown}",
-                          HIGH_CV_ADVICE))
+        found.append(
+            Flag("high_cv", tuple(f for f, _ in high), (), f"CV above {cv_limit:.0%}: {shown}", HIGH_CV_ADVICE)
+        )
     few = [f for f, d in descriptions.items() if d.n < 2]
     if few:
-        found.append(Flag("few_runs", tuple(few), (), f"fewer than 2 values of {', '.join(map(title, few))}: no SD, "
-                                                      "CI or CV", "give at least 2 runs with the figure (10 or more "
-                                                                  "for a useful CI)"))
+        found.append(
+            Flag(
+                "few_runs",
+                tuple(few),
+                (),
+                f"fewer than 2 values of {', '.join(map(title, few))}: no SD, CI or CV",
+                "give at least 2 runs with the figure (10 or more for a useful CI)",
+            )
+        )
     return found

@@ -13,8 +13,9 @@ Better = Literal["higher", "lower"]
 HIGHER_IS_BETTER = frozenset({"responses_per_s", "successes_per_s", "success_rate", "checks"})
 """HIGHER_IS_BETTER are the key figures where more is better (throughput, goodput, success)."""
 
-LOWER_IS_BETTER = frozenset({"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "mean_ms", "max_ms",
-                             "failure_rate", "dropped"})
+LOWER_IS_BETTER = frozenset(
+    {"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "mean_ms", "max_ms", "failure_rate", "dropped"}
+)
 """LOWER_IS_BETTER are the key figures where less is better (latency, failures, dropped)."""
 
 

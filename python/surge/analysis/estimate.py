@@ -31,6 +31,7 @@ def finite(values: Iterable[float | None]) -> list[float]:
 def estimate(values: Iterable[float | None], confidence: float = 0.95) -> Estimate | None:
     """estimate is the Estimate of the finite values, None when there are none."""
     from scipy.stats import t as student_t  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
     xs = finite(values)
     if not xs:
         return None

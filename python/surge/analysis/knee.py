@@ -8,7 +8,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
 MIN_POINTS = 3
 """MIN_POINTS is the fewest levels (up to and including the peak) Kneedle is given: with two
 points every curve is a line."""
@@ -29,12 +28,13 @@ def find_knee(loads: Sequence[float], throughput: Sequence[float], sensitivity: 
     to and including the peak throughput (``loads`` ascending, distinct): the falling part
     after the peak is a collapse, not a knee. The knee is one of the measured loads."""
     from kneed import KneeLocator  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
     if len(loads) != len(throughput):
         raise ValueError("find_knee: loads and throughput differ in length")
     if not loads:
         return Knee(None, None, "no levels measured")
     peak = max(range(len(throughput)), key=lambda i: (throughput[i], -i))
-    xs, ys = list(loads[:peak + 1]), list(throughput[:peak + 1])
+    xs, ys = list(loads[: peak + 1]), list(throughput[: peak + 1])
     if len(xs) < MIN_POINTS:
         return Knee(None, None, f"the peak is at level {peak + 1}: Kneedle needs {MIN_POINTS} levels up to it")
     if ys[-1] <= ys[0]:

@@ -44,8 +44,12 @@ class Scaling:
     def text(self) -> str:
         """text is the one-line summary: ``2.14× load → 1.38× p95, 2.40× throughput, 112 % efficiency``."""
         p95 = f"{self.degradation_factor:.2f}× p95" if self.degradation_factor is not None else "p95 n/a"
-        throughput = f"{self.throughput_ratio:.2f}× throughput" if self.throughput_ratio is not None else "throughput n/a"
-        efficiency = f"{self.efficiency:.0%} efficiency".replace("%", " %") if self.efficiency is not None else "efficiency n/a"
+        throughput = (
+            f"{self.throughput_ratio:.2f}× throughput" if self.throughput_ratio is not None else "throughput n/a"
+        )
+        efficiency = (
+            f"{self.efficiency:.0%} efficiency".replace("%", " %") if self.efficiency is not None else "efficiency n/a"
+        )
         return f"{self.load_ratio:.2f}× load → {p95}, {throughput}, {efficiency}"
 
 
@@ -60,30 +64,57 @@ def _efficiency_warnings(efficiency: float, ci: tuple[float, float] | None, runs
     if efficiency <= 1:
         return []
     if ci is None:
-        return [f"efficiency {efficiency:.0%} above 100 % from {runs} run(s) a level: without repeats it cannot be "
-                "told from 100 % (run each level several times)"]
+        return [
+            f"efficiency {efficiency:.0%} above 100 % from {runs} run(s) a level: without repeats it cannot be "
+            "told from 100 % (run each level several times)"
+        ]
     if ci[0] <= 1:
-        return [f"efficiency {efficiency:.0%} cannot be told from 100 %: its 95 % interval is "
-                f"{ci[0]:.0%}–{ci[1]:.0%}"]
-    return [f"efficiency {efficiency:.0%} is above 100 % beyond the noise (interval {ci[0]:.0%}–{ci[1]:.0%}): "
-            "the lighter level was probably held back by something else (think time, warm-up, the generator)"]
+        return [f"efficiency {efficiency:.0%} cannot be told from 100 %: its 95 % interval is {ci[0]:.0%}–{ci[1]:.0%}"]
+    return [
+        f"efficiency {efficiency:.0%} is above 100 % beyond the noise (interval {ci[0]:.0%}–{ci[1]:.0%}): "
+        "the lighter level was probably held back by something else (think time, warm-up, the generator)"
+    ]
 
 
-def scaling(light_load: float, light_runs: Sequence[Figures], heavy_load: float, heavy_runs: Sequence[Figures], *,
-            confidence: float = 0.95, resamples: int = RESAMPLES, seed: int | None = None) -> Scaling:
+def scaling(
+    light_load: float,
+    light_runs: Sequence[Figures],
+    heavy_load: float,
+    heavy_runs: Sequence[Figures],
+    *,
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int | None = None,
+) -> Scaling:
     """scaling compares the runs at ``heavy_load`` with those at ``light_load`` (VUs or rates,
     0 < light < heavy); the intervals need two runs a level. ValueError on loads out of order."""
     if not 0 < light_load < heavy_load:
         raise ValueError(f"scaling needs 0 < light load < heavy load, got {light_load} and {heavy_load}")
     load_ratio = heavy_load / light_load
     throughput_ratio = _mean_ratio("responses_per_s", light_runs, heavy_runs)
-    ci = ratio_of_means_ci(finite(r.get("responses_per_s") for r in heavy_runs),
-                           finite(r.get("responses_per_s") for r in light_runs),
-                           confidence=confidence, resamples=resamples, seed=seed)
+    ci = ratio_of_means_ci(
+        finite(r.get("responses_per_s") for r in heavy_runs),
+        finite(r.get("responses_per_s") for r in light_runs),
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
     efficiency = throughput_ratio / load_ratio if throughput_ratio is not None else None
     efficiency_ci = (ci[0] / load_ratio, ci[1] / load_ratio) if ci is not None else None
-    warnings = _efficiency_warnings(efficiency, efficiency_ci, min(len(light_runs), len(heavy_runs))) \
-        if efficiency is not None else ["no throughput at one of the levels: no efficiency"]
+    warnings = (
+        _efficiency_warnings(efficiency, efficiency_ci, min(len(light_runs), len(heavy_runs)))
+        if efficiency is not None
+        else ["no throughput at one of the levels: no efficiency"]
+    )
     degradation = {f: _mean_ratio(f, light_runs, heavy_runs) for f in DEGRADATION_FIGURES}
-    return Scaling(light_load, heavy_load, load_ratio, throughput_ratio, ci, efficiency, efficiency_ci, degradation,
-                   tuple(warnings))
+    return Scaling(
+        light_load,
+        heavy_load,
+        load_ratio,
+        throughput_ratio,
+        ci,
+        efficiency,
+        efficiency_ci,
+        degradation,
+        tuple(warnings),
+    )

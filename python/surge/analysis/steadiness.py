@@ -135,6 +135,7 @@ def latency_trend(interval_p95_ms: Sequence[float | None], limits: Steadiness = 
     lies above 0 and the rise it predicts across the window exceeds ``max_latency_rise`` of the
     window's median p95."""
     from scipy.stats import theilslopes  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
     points = [(i, float(p)) for i, p in enumerate(interval_p95_ms) if p is not None and math.isfinite(p)]
     if len(points) < limits.min_trend_intervals:
         return Trend(len(points))
@@ -171,9 +172,11 @@ def _slo(step: Step, verdicts: Sequence[Verdict], checks: _Checks) -> None:
     if from_send is not None and len(from_send) == len(verdicts) and all(v.passed for v in from_send):
         # Latency from the intended send time missed, from the actual send it held: the wait
         # was the generator's lateness, not the target's.
-        checks.add(f"SLO missed: {describe(missed)}",
-                   f"met from the actual send: {describe(from_send)}: the generator's late sends made the miss",
-                   "generator")
+        checks.add(
+            f"SLO missed: {describe(missed)}",
+            f"met from the actual send: {describe(from_send)}: the generator's late sends made the miss",
+            "generator",
+        )
     else:
         checks.add(f"SLO missed: {describe(missed)}", "", "target")
         checks.soft += 1
@@ -181,26 +184,38 @@ def _slo(step: Step, verdicts: Sequence[Verdict], checks: _Checks) -> None:
 
 def _offered(step: Step, limits: Steadiness, checks: _Checks) -> None:
     late = step.late / step.sent if step.sent else 0.0
-    often = f" (> {limits.max_late:.0%}: judged by its effect on the load sent and on latency from the intended " \
-            "send time)" if late > limits.max_late else ""
+    often = (
+        f" (> {limits.max_late:.0%}: judged by its effect on the load sent and on latency from the intended send time)"
+        if late > limits.max_late
+        else ""
+    )
     checks.evidence.append(f"generator late on {late:.1%} of {step.sent:,} sends{often}")
     due = step.sent + step.dropped
     dropped = step.dropped / due if due else 0.0
-    capped = step.in_flight_cap is not None and step.peak_in_flight is not None \
-        and step.peak_in_flight >= step.in_flight_cap
+    capped = (
+        step.in_flight_cap is not None and step.peak_in_flight is not None and step.peak_in_flight >= step.in_flight_cap
+    )
     if dropped > limits.max_dropped and capped:
-        checks.add(f"{step.dropped:,} dropped of {due:,} due ({dropped:.2%})",
-                   f"> {limits.max_dropped:.1%}: the client cap {step.cap_name or step.in_flight_cap} was reached "
-                   f"({step.peak_in_flight:,} in flight): it limited the step, not the target", "client")
+        checks.add(
+            f"{step.dropped:,} dropped of {due:,} due ({dropped:.2%})",
+            f"> {limits.max_dropped:.1%}: the client cap {step.cap_name or step.in_flight_cap} was reached "
+            f"({step.peak_in_flight:,} in flight): it limited the step, not the target",
+            "client",
+        )
     else:
-        checks.add(f"{step.dropped:,} dropped of {due:,} due ({dropped:.2%})",
-                   f"> {limits.max_dropped:.1%}: the load was not all offered" if dropped > limits.max_dropped
-                   else None, "generator")
+        checks.add(
+            f"{step.dropped:,} dropped of {due:,} due ({dropped:.2%})",
+            f"> {limits.max_dropped:.1%}: the load was not all offered" if dropped > limits.max_dropped else None,
+            "generator",
+        )
     if step.duration_s:
         scheduled = step.rate * step.duration_s
         short = due < scheduled * limits.min_achieved - SLACK_REQUESTS
-        checks.add(f"sent {step.sent:,} of {scheduled:,.0f} scheduled in the {step.duration_s:,.1f} s load window",
-                   "the generator did not keep its schedule" if short else None, "generator")
+        checks.add(
+            f"sent {step.sent:,} of {scheduled:,.0f} scheduled in the {step.duration_s:,.1f} s load window",
+            "the generator did not keep its schedule" if short else None,
+            "generator",
+        )
 
 
 def _served(step: Step, limits: Steadiness, checks: _Checks) -> None:
@@ -214,8 +229,10 @@ def _served(step: Step, limits: Steadiness, checks: _Checks) -> None:
     slack = SLACK_REQUESTS / step.duration_s if step.duration_s else 0.0
     what = f"of offered {step.rate:,.1f}/s" if offered == step.rate else f"of {offered:,.1f}/s sent"
     behind = achieved < offered * limits.min_achieved - slack
-    checks.add(f"served {achieved:,.1f}/s = {share:.1%} {what}",
-               f"< {limits.min_achieved:.0%}: the target fell behind" if behind else None)
+    checks.add(
+        f"served {achieved:,.1f}/s = {share:.1%} {what}",
+        f"< {limits.min_achieved:.0%}: the target fell behind" if behind else None,
+    )
     if behind and share >= 1 - limits.marginal_served:
         checks.soft += 1
     if step.drain_s is not None:
@@ -236,12 +253,16 @@ def judge_step(step: Step, slo: Sequence[Threshold], limits: Steadiness = Steadi
     _slo(step, verdicts, checks)
     trend = latency_trend(step.interval_p95_ms, limits)
     if trend.slope_ms is None:
-        checks.evidence.append(f"latency trend not tested ({trend.intervals} intervals, need "
-                               f"{limits.min_trend_intervals})")
+        checks.evidence.append(
+            f"latency trend not tested ({trend.intervals} intervals, need {limits.min_trend_intervals})"
+        )
     else:
-        checks.add(f"{'latency trending up: ' if trend.rising else ''}p95 slope {trend.slope_ms:+,.2f}ms per interval "
-                   f"(CI {trend.slope_low_ms:+,.2f} to {trend.slope_high_ms:+,.2f}), a {trend.rise:+.0%} rise "
-                   f"across the window", f"> {limits.max_latency_rise:.0%}" if trend.rising else None)
+        checks.add(
+            f"{'latency trending up: ' if trend.rising else ''}p95 slope {trend.slope_ms:+,.2f}ms per interval "
+            f"(CI {trend.slope_low_ms:+,.2f} to {trend.slope_high_ms:+,.2f}), a {trend.rise:+.0%} rise "
+            f"across the window",
+            f"> {limits.max_latency_rise:.0%}" if trend.rising else None,
+        )
     _served(step, limits, checks)
     _offered(step, limits, checks)
     outcome: Outcome = next((o for o in ("target", "client", "generator") if checks.missed[o]), "pass")

@@ -63,8 +63,9 @@ def analyse_sweep(levels: Sequence[Level], model: Model, rules: ZoneRules = Zone
     measured = [(lv.load, x) for lv in ordered if (x := lv.figure("responses_per_s")) is not None]
     loads, throughput = [m[0] for m in measured], [m[1] for m in measured]
     usl = fit_usl(loads, throughput) if model == "closed" else None
-    return SweepAnalysis(model, ordered, find_peak(ordered), find_knee(loads, throughput),
-                         classify(ordered, rules), usl)
+    return SweepAnalysis(
+        model, ordered, find_peak(ordered), find_knee(loads, throughput), classify(ordered, rules), usl
+    )
 
 
 def stop_when_broken(levels: Sequence[Level], rules: ZoneRules = ZoneRules()) -> bool:

@@ -66,12 +66,17 @@ def _model(params: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 def _best_fit(n: np.ndarray, x: np.ndarray) -> np.ndarray | None:
     from scipy.optimize import least_squares  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
     lambda_0 = float(np.max(x / n))
     best, best_cost = None, math.inf
     for sigma, kappa in _STARTS:
         try:
-            found = least_squares(lambda p: _model(p, n) - x, [sigma, kappa, lambda_0], x_scale="jac",
-                                  bounds=([0.0, 0.0, 1e-12 * lambda_0], [1.0, np.inf, np.inf]))
+            found = least_squares(
+                lambda p: _model(p, n) - x,
+                [sigma, kappa, lambda_0],
+                x_scale="jac",
+                bounds=([0.0, 0.0, 1e-12 * lambda_0], [1.0, np.inf, np.inf]),
+            )
         except (ValueError, FloatingPointError):
             continue
         if found.success and np.all(np.isfinite(found.x)) and found.cost < best_cost:
@@ -88,8 +93,9 @@ def fit_usl(concurrency: Sequence[float], throughput: Sequence[float]) -> UslFit
         raise ValueError("fit_usl: concurrency and throughput differ in length")
     n, x = np.asarray(concurrency, dtype=float), np.asarray(throughput, dtype=float)
     if len(set(n.tolist())) < MIN_LEVELS:
-        return UslRefusal(f"a USL fit needs at least {MIN_LEVELS} distinct concurrency levels, "
-                          f"this sweep has {len(set(n.tolist()))}")
+        return UslRefusal(
+            f"a USL fit needs at least {MIN_LEVELS} distinct concurrency levels, this sweep has {len(set(n.tolist()))}"
+        )
     if np.any(n < 1) or not np.all(np.isfinite(n)):
         return UslRefusal("a USL fit needs concurrency levels of 1 VU or more")
     if not np.all(np.isfinite(x)) or np.any(x <= 0):

@@ -65,8 +65,10 @@ def _broken(level: Level, lighter: Sequence[Level], rules: ZoneRules) -> str | N
         return f"failure rate {failures:.1%} ≥ {rules.broken_failure_rate:.0%}{mostly}"
     best = max((v for v in (lv.figure("responses_per_s") for lv in lighter) if v is not None), default=None)
     if best is not None and x <= (1 - rules.broken_drop) * best:
-        return (f"throughput {x:,.1f}/s is {1 - x / best:.0%} below the best lighter level's {best:,.1f}/s "
-                f"(≥ {rules.broken_drop:.0%})")
+        return (
+            f"throughput {x:,.1f}/s is {1 - x / best:.0%} below the best lighter level's {best:,.1f}/s "
+            f"(≥ {rules.broken_drop:.0%})"
+        )
     return None
 
 
@@ -77,8 +79,7 @@ def _degraded(level: Level, lightest: Level, rules: ZoneRules) -> str | None:
         return f"SLO missed: {describe(missed)}" if missed else None
     p95, p95_0 = level.figure("p95_ms"), lightest.figure("p95_ms")
     if p95 is not None and p95_0 and p95 > rules.default_latency_factor * p95_0:
-        return (f"p95 {p95:,.1f}ms > {rules.default_latency_factor:g}× the lightest level's {p95_0:,.1f}ms "
-                f"(default SLO)")
+        return f"p95 {p95:,.1f}ms > {rules.default_latency_factor:g}× the lightest level's {p95_0:,.1f}ms (default SLO)"
     failures = level.figure("failure_rate")
     if failures is not None and failures > rules.default_failure_rate:
         return f"failure rate {failures:.2%} > {rules.default_failure_rate:.0%} (default SLO)"
@@ -88,8 +89,10 @@ def _degraded(level: Level, lightest: Level, rules: ZoneRules) -> str | None:
 def _stress(level: Level, previous: Level | None, lightest: Level, rules: ZoneRules) -> str | None:
     efficiency = marginal_efficiency(previous, level) if previous is not None else None
     if efficiency is not None and efficiency < rules.rising_efficiency:
-        return (f"throughput gain flattening: marginal efficiency {efficiency:.0%} < "
-                f"{rules.rising_efficiency:.0%} of the load step")
+        return (
+            f"throughput gain flattening: marginal efficiency {efficiency:.0%} < "
+            f"{rules.rising_efficiency:.0%} of the load step"
+        )
     p95, p95_0 = level.figure("p95_ms"), lightest.figure("p95_ms")
     if p95 is not None and p95_0 and p95 > rules.latency_rise * p95_0:
         return f"latency rising: p95 {p95:,.1f}ms > {rules.latency_rise:g}× the lightest level's {p95_0:,.1f}ms"
@@ -105,9 +108,11 @@ def classify(levels: Sequence[Level], rules: ZoneRules = ZoneRules()) -> list[Zo
     for i, level in enumerate(ordered):
         previous = ordered[i - 1] if i else None
         found = "optimal", "throughput rising with load, latency within the SLO"
-        for zone, reason in (("broken", _broken(level, ordered[:i], rules)),
-                             ("degraded", _degraded(level, ordered[0], rules)),
-                             ("stress", _stress(level, previous, ordered[0], rules))):
+        for zone, reason in (
+            ("broken", _broken(level, ordered[:i], rules)),
+            ("degraded", _degraded(level, ordered[0], rules)),
+            ("stress", _stress(level, previous, ordered[0], rules)),
+        ):
             if reason is not None:
                 found = zone, reason
                 break

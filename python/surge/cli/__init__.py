@@ -67,8 +67,14 @@ class LazyGroup(click.Group):
     help="Load and capacity testing for HTTP services.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, "-V", "--version", prog_name="surge", message="%(prog)s %(version)s",
-                      help="Print surge's version and exit.")
+@click.version_option(
+    __version__,
+    "-V",
+    "--version",
+    prog_name="surge",
+    message="%(prog)s %(version)s",
+    help="Print surge's version and exit.",
+)
 def app() -> None:
     """app is the ``surge`` command group."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Optional, TypeVar
+from typing import Any, TypeVar
 
 import click
 from rich.text import Text
@@ -28,10 +28,9 @@ from surge.history import (
     lookup_id,
     open_history,
 )
-from surge.history.store import History
 from surge.history.baselines import DEFAULT_TOLERANCE, load_baseline, parse_tolerance, set_baseline_runs
 from surge.history.figures import has_result
-
+from surge.history.store import History
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,23 +54,32 @@ def _experiment_runs(history: History, ref: str, variant: str | None) -> tuple[s
     document = load_experiment(history, experiment_id)
     variants = list(dict.fromkeys(e.get("variant") for e in document["runs"] if e.get("variant")))
     if document["kind"] in ("sweep", "capacity"):
-        raise BadInput("--experiment", f"{ref}: a {document['kind']}'s runs are at different loads: name the runs "
-                                       "of one load instead (RUN...)")
+        raise BadInput(
+            "--experiment",
+            f"{ref}: a {document['kind']}'s runs are at different loads: name the runs of one load instead (RUN...)",
+        )
     if variants and variant is None:
         raise BadInput("--variant", f"experiment {experiment_id[:8]} compares {', '.join(variants)}: choose one")
     if variant is not None and variant not in variants:
-        raise BadInput("--variant", f"'{variant}' is not a variant of experiment {experiment_id[:8]}"
-                                    + (f" ({', '.join(variants)})" if variants else " (it has none)"))
-    runs = [load_run(history, link.run_id) for link in experiment_runs(history, experiment_id)
-            if variant is None or link.variant == variant]
+        raise BadInput(
+            "--variant",
+            f"'{variant}' is not a variant of experiment {experiment_id[:8]}"
+            + (f" ({', '.join(variants)})" if variants else " (it has none)"),
+        )
+    runs = [
+        load_run(history, link.run_id)
+        for link in experiment_runs(history, experiment_id)
+        if variant is None or link.variant == variant
+    ]
     runs = [r for r in runs if has_result(r.summary) and r.meta.get("complete")]
     if not runs:
         raise BadInput("--experiment", f"{ref}: no run of it has a complete record")
     return experiment_id, runs
 
 
-def _chosen_runs(db: Optional[str], refs: tuple[str, ...], experiment: Optional[str], variant: Optional[str]
-                 ) -> tuple[str | None, list[StoredRun]]:
+def _chosen_runs(
+    db: str | None, refs: tuple[str, ...], experiment: str | None, variant: str | None
+) -> tuple[str | None, list[StoredRun]]:
     """_chosen_runs are the runs RUN... (each a run id, prefix, 'last' or a results directory)
     or ``--experiment`` [``--variant``] name, with the experiment's id (None for RUN...)."""
     if refs and experiment is not None:
@@ -96,10 +104,14 @@ def _chosen_runs(db: Optional[str], refs: tuple[str, ...], experiment: Optional[
 def _runs_options(command: F) -> F:
     """_runs_options adds RUN... and --experiment/--variant: the runs a baseline command works on."""
     command = click.option("--variant", help="With --experiment: the variant of a comparison whose runs to take.")(
-        command)
-    command = click.option("--experiment", metavar="ID",
-                           help="Take the runs of this experiment (an id, a unique prefix or 'last'): a repeat's, "
-                                "or one variant's of a comparison.")(command)
+        command
+    )
+    command = click.option(
+        "--experiment",
+        metavar="ID",
+        help="Take the runs of this experiment (an id, a unique prefix or 'last'): a repeat's, "
+        "or one variant's of a comparison.",
+    )(command)
     return click.argument("refs", nargs=-1, metavar="RUN...")(command)
 
 
@@ -107,8 +119,9 @@ def _runs_options(command: F) -> F:
 @_runs_options
 @click.option("--name", required=True, help="The baseline's name (an existing one is replaced).")
 @db_option
-def set_command(refs: tuple[str, ...], experiment: Optional[str], variant: Optional[str], name: str,
-                db: Optional[str]) -> None:
+def set_command(
+    refs: tuple[str, ...], experiment: str | None, variant: str | None, name: str, db: str | None
+) -> None:
     """Store RUN... (run ids, unique prefixes, 'last' or results directories of recorded runs), or
     the runs of --experiment [--variant], as baseline NAME."""
     if not name.strip():
@@ -118,8 +131,11 @@ def set_command(refs: tuple[str, ...], experiment: Optional[str], variant: Optio
         ids = [lookup_id(history, r.run_id or str(r.directory)) for r in runs]  # each must be in the history
         set_baseline_runs(history, name, ids, experiment_id)
     source = f" (experiment {experiment_id[:8]}{f', variant {variant}' if variant else ''})" if experiment_id else ""
-    print(f"baseline '{name}': run {ids[0]}" if len(ids) == 1 and not experiment_id
-          else f"baseline '{name}': {len(ids)} run(s){source}: {', '.join(i[:8] for i in ids)}")
+    print(
+        f"baseline '{name}': run {ids[0]}"
+        if len(ids) == 1 and not experiment_id
+        else f"baseline '{name}': {len(ids)} run(s){source}: {', '.join(i[:8] for i in ids)}"
+    )
 
 
 def _value(metric: str, value: float | None) -> str:
@@ -147,8 +163,13 @@ def print_comparisons(comparisons: list[Comparison], title: str) -> None:
     table = summary_table(title, ("metric", "baseline", "current", "change", "verdict"), left=("metric", "verdict"))
     style = {"regressed": "bold red", "improved": "green", "missing": "yellow"}
     for c in comparisons:
-        table.add_row(c.metric, _value(c.metric, c.baseline), _value(c.metric, c.current), _change(c.change),
-                      Text(c.verdict, style=style.get(c.verdict, "")))
+        table.add_row(
+            c.metric,
+            _value(c.metric, c.baseline),
+            _value(c.metric, c.current),
+            _change(c.change),
+            Text(c.verdict, style=style.get(c.verdict, "")),
+        )
     summary_console().print(table)
 
 
@@ -156,17 +177,25 @@ def _rule(base: int, current: int, tolerance: float, alpha: float) -> str:
     """_rule says which rule judged the figures: significance and the tolerance with repeats on
     both sides, the tolerance alone otherwise."""
     if base >= 2 and current >= 2:
-        return (f"rule: significance and tolerance (baseline {base} runs, current {current} runs): a figure regressed "
-                f"only when Welch's test finds it worse (p < {alpha:g}) and its mean is worse by more than "
-                f"{tolerance:.1%}")
-    single = "each side has one run" if base == current == 1 else \
-        f"the {'baseline' if base == 1 else 'current side'} has one run"
-    return (f"rule: tolerance alone ({single}: no test of significance): a figure regressed when its "
-            f"{'value' if base == current == 1 else 'mean'} is worse by more than {tolerance:.1%}")
+        return (
+            f"rule: significance and tolerance (baseline {base} runs, current {current} runs): a figure regressed "
+            f"only when Welch's test finds it worse (p < {alpha:g}) and its mean is worse by more than "
+            f"{tolerance:.1%}"
+        )
+    single = (
+        "each side has one run"
+        if base == current == 1
+        else f"the {'baseline' if base == 1 else 'current side'} has one run"
+    )
+    return (
+        f"rule: tolerance alone ({single}: no test of significance): a figure regressed when its "
+        f"{'value' if base == current == 1 else 'mean'} is worse by more than {tolerance:.1%}"
+    )
 
 
-def _check_repeats(base: list[StoredRun], current: list[StoredRun], chosen: list[str], tolerance: float,
-                   title: str) -> list[tuple[str, str]]:
+def _check_repeats(
+    base: list[StoredRun], current: list[StoredRun], chosen: list[str], tolerance: float, title: str
+) -> list[tuple[str, str]]:
     """_check_repeats judges each metric by baseline_significance over the runs of each side,
     prints the table, and returns the regressed metrics with their change."""
     from surge.analysis.baseline import baseline_significance
@@ -174,18 +203,28 @@ def _check_repeats(base: list[StoredRun], current: list[StoredRun], chosen: list
     from surge.summary import summary_console, summary_table
 
     metric_of = {METRICS[m][0]: m for m in chosen}
-    found = baseline_significance([figures(r.summary) for r in base], [figures(r.summary) for r in current],
-                                  list(metric_of), tolerance)
-    table = summary_table(title, ("metric", "baseline mean", "n", "current mean", "n", "change", "Welch p", "verdict",
-                                  "why"), left=("metric", "verdict", "why"))
+    found = baseline_significance(
+        [figures(r.summary) for r in base], [figures(r.summary) for r in current], list(metric_of), tolerance
+    )
+    table = summary_table(
+        title,
+        ("metric", "baseline mean", "n", "current mean", "n", "change", "Welch p", "verdict", "why"),
+        left=("metric", "verdict", "why"),
+    )
     style = {"regressed": "bold red", "improved": "green", "missing": "yellow"}
     for f in found:
         metric, c = metric_of[f.figure], f.comparison
-        table.add_row(metric, _value(metric, c.reference.mean if c.reference else None),
-                      str(c.reference.n if c.reference else 0), _value(metric, c.variant.mean if c.variant else None),
-                      str(c.variant.n if c.variant else 0), _change(f.change),
-                      "-" if c.welch_p is None else f"{c.welch_p:.3g}", Text(f.verdict, style=style.get(f.verdict, "")),
-                      f.reason)
+        table.add_row(
+            metric,
+            _value(metric, c.reference.mean if c.reference else None),
+            str(c.reference.n if c.reference else 0),
+            _value(metric, c.variant.mean if c.variant else None),
+            str(c.variant.n if c.variant else 0),
+            _change(f.change),
+            "-" if c.welch_p is None else f"{c.welch_p:.3g}",
+            Text(f.verdict, style=style.get(f.verdict, "")),
+            f.reason,
+        )
     summary_console().print(table)
     return [(metric_of[f.figure], _change(f.change)) for f in found if f.verdict == "regressed"]
 
@@ -199,13 +238,29 @@ def _sides(runs: list[StoredRun], experiment_id: str | None) -> str:
 @baseline_command.command("check")
 @_runs_options
 @click.option("--against", "against", required=True, metavar="NAME", help="The baseline to compare with.")
-@click.option("--metric", "metrics", multiple=True, type=click.Choice(list(METRICS)),
-              help=f"A figure to compare; repeatable (default: {', '.join(DEFAULT_METRICS)}).")
-@click.option("--tolerance", default=f"{DEFAULT_TOLERANCE:.0%}", show_default=True,
-              help="How much worse (relative to the baseline) a figure may be before it is a regression.")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    type=click.Choice(list(METRICS)),
+    help=f"A figure to compare; repeatable (default: {', '.join(DEFAULT_METRICS)}).",
+)
+@click.option(
+    "--tolerance",
+    default=f"{DEFAULT_TOLERANCE:.0%}",
+    show_default=True,
+    help="How much worse (relative to the baseline) a figure may be before it is a regression.",
+)
 @db_option
-def check_command(refs: tuple[str, ...], experiment: Optional[str], variant: Optional[str], against: str,
-                  metrics: tuple[str, ...], tolerance: str, db: Optional[str]) -> None:
+def check_command(
+    refs: tuple[str, ...],
+    experiment: str | None,
+    variant: str | None,
+    against: str,
+    metrics: tuple[str, ...],
+    tolerance: str,
+    db: str | None,
+) -> None:
     """Compare RUN... (run ids, prefixes, 'last' or results directories), or the runs of
     --experiment [--variant], with baseline NAME; exit 99 when a figure regressed beyond the
     tolerance (with repeats on both sides: only when the regression is also significant)."""
@@ -215,8 +270,10 @@ def check_command(refs: tuple[str, ...], experiment: Optional[str], variant: Opt
         base = [load_run(history, run_id) for run_id in baseline.run_ids]
     experiment_id, current = _chosen_runs(db, refs, experiment, variant)
     chosen = list(dict.fromkeys(metrics)) or list(DEFAULT_METRICS)
-    title = (f"{_sides(current, experiment_id)} against baseline '{against}' ({_sides(base, baseline.experiment_id)}), "
-             f"tolerance {allowed:.1%}")
+    title = (
+        f"{_sides(current, experiment_id)} against baseline '{against}' ({_sides(base, baseline.experiment_id)}), "
+        f"tolerance {allowed:.1%}"
+    )
     if len(base) == 1 and len(current) == 1:
         comparisons = compare(base[0].summary, current[0].summary, chosen, allowed)
         print_comparisons(comparisons, title.replace("run ", "Run ", 1))
@@ -225,6 +282,12 @@ def check_command(refs: tuple[str, ...], experiment: Optional[str], variant: Opt
         regressed = _check_repeats(base, current, chosen, allowed, title)
     print(_rule(len(base), len(current), allowed, ALPHA))
     if regressed:
-        finish(Outcome(exit_codes.THRESHOLDS_FAILED, f"regression against baseline '{against}': " + ", ".join(
-            f"{metric} {change}" for metric, change in regressed) + f" (tolerance {allowed:.1%})"))
+        finish(
+            Outcome(
+                exit_codes.THRESHOLDS_FAILED,
+                f"regression against baseline '{against}': "
+                + ", ".join(f"{metric} {change}" for metric, change in regressed)
+                + f" (tolerance {allowed:.1%})",
+            )
+        )
     print(f"no regression beyond {allowed:.1%} against baseline '{against}'")

@@ -5,7 +5,7 @@ a short open-model run (docs/experiments.md, "surge capacity")."""
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 import click
 
@@ -49,44 +49,99 @@ def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> 
         return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) ({kept})")
     if result.stop_reason in ("found", "max_rate") and result.rate is not None:
         return Outcome(exit_codes.OK)
-    return Outcome(exit_codes.THRESHOLDS_FAILED, {
-        "nothing_passed": "no rate passed the SLO", "unconfirmed": "no rate was confirmed",
-        "max_steps": "the step budget ran out: the rate is unconfirmed",
-        "generator_limit": "the generator could not keep its schedule: the target's capacity was not reached",
-        "client_limit": "a client cap limited the search: the target's capacity was not reached",
-    }.get(result.stop_reason, result.stop_reason))
+    return Outcome(
+        exit_codes.THRESHOLDS_FAILED,
+        {
+            "nothing_passed": "no rate passed the SLO",
+            "unconfirmed": "no rate was confirmed",
+            "max_steps": "the step budget ran out: the rate is unconfirmed",
+            "generator_limit": "the generator could not keep its schedule: the target's capacity was not reached",
+            "client_limit": "a client cap limited the search: the target's capacity was not reached",
+        }.get(result.stop_reason, result.stop_reason),
+    )
 
 
 @click.command("capacity")
 @experiment_test_options
-@click.option("--slo", multiple=True,
-              help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the "
-                   "scenario's thresholds).")
-@click.option("--start-rate", "start_rate", type=float, default=DEFAULT_START_RATE, show_default=True,
-              help="The first step's arrival rate, per second.")
+@click.option(
+    "--slo",
+    multiple=True,
+    help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the scenario's thresholds).",
+)
+@click.option(
+    "--start-rate",
+    "start_rate",
+    type=float,
+    default=DEFAULT_START_RATE,
+    show_default=True,
+    help="The first step's arrival rate, per second.",
+)
 @click.option("--max-rate", "max_rate", type=float, help="Never step above this rate, per second (default: none).")
-@click.option("--precision", default="2%", show_default=True,
-              help="Stop bisecting when the bracket is this narrow, (high − low) / low.")
-@click.option("--step-duration", "step_duration", default="10s", show_default=True,
-              help="Length of each step's open-model run (bracketing steps: half of it, at least 2 s).")
-@click.option("--max-steps", "max_steps", type=int, default=DEFAULT_MAX_STEPS, show_default=True,
-              help="At most this many steps, the confirmation runs included.")
-@click.option("--max-late", "max_late", default="5%", show_default=True,
-              help="Sends late (> 1 ms after their intended time) more often than this are pointed out in a step's "
-                   "evidence. Lateness fails nothing by itself: its effect does (sends missing from the schedule, or "
-                   "the SLO missed only through it), and then the generator is blamed, not the target.")
-@click.option("--cooldown", default="1s", show_default=True,
-              help="Pause before each step after the first (longer while requests cut off at the end of the last "
-                   "step may still be at the target, at most 30 s more).")
-@click.option("--retries", type=int, default=0, show_default=True,
-              help="Measure a failed step again up to this many times; it fails only when every attempt does "
-                   "(a pause elsewhere on the machine then cannot fail a rate the target sustains).")
-@click.option("--json", "json_output", is_flag=True,
-              help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
-                   "found) as one JSON document on stdout.")
-def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, max_rate: Optional[float],
-                     precision: str, step_duration: str, max_steps: int, max_late: str, cooldown: str,
-                     retries: int, json_output: bool) -> None:
+@click.option(
+    "--precision",
+    default="2%",
+    show_default=True,
+    help="Stop bisecting when the bracket is this narrow, (high − low) / low.",
+)
+@click.option(
+    "--step-duration",
+    "step_duration",
+    default="10s",
+    show_default=True,
+    help="Length of each step's open-model run (bracketing steps: half of it, at least 2 s).",
+)
+@click.option(
+    "--max-steps",
+    "max_steps",
+    type=int,
+    default=DEFAULT_MAX_STEPS,
+    show_default=True,
+    help="At most this many steps, the confirmation runs included.",
+)
+@click.option(
+    "--max-late",
+    "max_late",
+    default="5%",
+    show_default=True,
+    help="Sends late (> 1 ms after their intended time) more often than this are pointed out in a step's "
+    "evidence. Lateness fails nothing by itself: its effect does (sends missing from the schedule, or "
+    "the SLO missed only through it), and then the generator is blamed, not the target.",
+)
+@click.option(
+    "--cooldown",
+    default="1s",
+    show_default=True,
+    help="Pause before each step after the first (longer while requests cut off at the end of the last "
+    "step may still be at the target, at most 30 s more).",
+)
+@click.option(
+    "--retries",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Measure a failed step again up to this many times; it fails only when every attempt does "
+    "(a pause elsewhere on the machine then cannot fail a rate the target sustains).",
+)
+@click.option(
+    "--json",
+    "json_output",
+    is_flag=True,
+    help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
+    "found) as one JSON document on stdout.",
+)
+def capacity_command(
+    test: TestSpec,
+    slo: tuple[str, ...],
+    start_rate: float,
+    max_rate: float | None,
+    precision: str,
+    step_duration: str,
+    max_steps: int,
+    max_late: str,
+    cooldown: str,
+    retries: int,
+    json_output: bool,
+) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
     SLO: doubling from --start-rate until a step fails, narrowing to --precision, then a
     confirmation run. A step passes when it meets the SLO and is steady; a step the generator
@@ -116,26 +171,56 @@ def capacity_command(test: TestSpec, slo: tuple[str, ...], start_rate: float, ma
     # What a step cannot run is refused before anything is sent.
     choice = choose_slo(slo, test.prepare(Overrides(rate=start_rate, duration_s=step_s)))
     if not choice.conditions:
-        raise BadInput("--slo", "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
-                                "scenario file with thresholds")
+        raise BadInput(
+            "--slo",
+            "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
+            "scenario file with thresholds",
+        )
     ceiling = max_rate if max_rate is not None else MAX_RATE
-    parameters = {"start_rate": start_rate, "max_rate": max_rate, "precision": fraction, "step_duration_s": step_s,
-                  "max_steps": max_steps, "max_late": late, "cooldown_s": cooldown_s, "retries": retries, "slo": choice.to_dict(), "test": test.describe()}
+    parameters = {
+        "start_rate": start_rate,
+        "max_rate": max_rate,
+        "precision": fraction,
+        "step_duration_s": step_s,
+        "max_steps": max_steps,
+        "max_late": late,
+        "cooldown_s": cooldown_s,
+        "retries": retries,
+        "slo": choice.to_dict(),
+        "test": test.describe(),
+    }
     experiment = ExperimentRecord.for_test("capacity", test, parameters)
     steadiness = Steadiness(max_late=late)
-    search = CapacitySearch(choice.conditions, start_rate, max_rate=ceiling, precision=fraction,
-                            max_steps=max_steps, steadiness=steadiness, on_step=print_step)
+    search = CapacitySearch(
+        choice.conditions,
+        start_rate,
+        max_rate=ceiling,
+        precision=fraction,
+        max_steps=max_steps,
+        steadiness=steadiness,
+        on_step=print_step,
+    )
     run_ids: list[list[str]] = []
     result = None
     with experiment.running():
-        measure = measure_with(experiment, test, choice, step_s, run_ids, retries=retries, steadiness=steadiness,
-                               cooldown_s=cooldown_s)
+        measure = measure_with(
+            experiment, test, choice, step_s, run_ids, retries=retries, steadiness=steadiness, cooldown_s=cooldown_s
+        )
         result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(step_s)))
     if result is None:
         result = search.result("interrupted")
+
     def analyse() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        analysis = analysis_document(result, choice, run_ids, start_rate=start_rate, max_rate=max_rate,
-                                     precision=fraction, step_s=step_s, cooldown_s=cooldown_s)
+        analysis = analysis_document(
+            result,
+            choice,
+            run_ids,
+            start_rate=start_rate,
+            max_rate=max_rate,
+            precision=fraction,
+            step_s=step_s,
+            cooldown_s=cooldown_s,
+        )
         return analysis, findings(analysis)
 
     experiment.conclude(analyse)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import fields
 from itertools import product
-from typing import Any, Optional
+from typing import Any
 
 import click
 
@@ -49,6 +49,7 @@ MAX_GROUP_RUNS = 10_000
 HISTORY_FLAGS = "--group/--runs"
 """HISTORY_FLAGS names the flags of a comparison of runs from the history in errors."""
 
+
 def _alpha(text: str) -> float:
     try:
         value = float(text)
@@ -71,45 +72,101 @@ def _check_no_test_flags(test: TestSpec) -> None:
     """_check_no_test_flags refuses, in a comparison of recorded runs, a flag describing a test to run."""
     bare = TestSpec(target="")
     for f in fields(TestSpec):
-        if f.name not in ("target", "out", "db", "tags", "no_save", "flags") and \
-                getattr(test, f.name) != getattr(bare, f.name):
-            raise BadInput(test.flag(f.name), f"describes a test to run; a comparison of runs from the history "
-                                              f"({HISTORY_FLAGS}) runs none")
+        if f.name not in ("target", "out", "db", "tags", "no_save", "flags") and getattr(test, f.name) != getattr(
+            bare, f.name
+        ):
+            raise BadInput(
+                test.flag(f.name),
+                f"describes a test to run; a comparison of runs from the history ({HISTORY_FLAGS}) runs none",
+            )
 
 
 @click.command("compare")
 @optional_test_options
-@click.option("--variant", "variant_specs", multiple=True, metavar="SPEC",
-              help="A variant of the test: NAME=URL (another base URL), NAME:KEY=VALUE,... (-e pairs of its own, "
-                   "for a scenario file) or NAME (the test as given); repeatable, the first is the reference.")
-@click.option("--vus", help="Closed-model load levels to compare, e.g. 35,75: one variant per level (and the "
-                            "scaling between them).")
-@click.option("--rates", help="Open-model arrival rates to compare, e.g. 100,200: one variant per level (and the "
-                              "scaling between them).")
-@click.option("--group", "group_specs", multiple=True, metavar="[NAME:]KEY=VALUE,...",
-              help="A group of runs from the history: every run with all these tags; repeatable (no FILE|URL).")
-@click.option("--runs", "runs_specs", multiple=True, metavar="[NAME:]RUN,RUN,...",
-              help="A group of runs from the history, each an id, a unique prefix or a results directory; "
-                   "repeatable (no FILE|URL).")
-@click.option("--loads", help="With --group/--runs: each group's load level (VUs or rate), in the groups' order, "
-                              "increasing: adds the scaling between them; or KEY=L1,L2,... (e.g. vus=35,75): every "
-                              "group at every level, a run's level its tag KEY (variants × loads).")
-@click.option("-n", "--repeats", type=int, default=DEFAULT_REPEATS, show_default=True,
-              help="How many runs each variant gets (one a round).")
-@click.option("--order", type=click.Choice(ORDERS), default="balanced", show_default=True,
-              help="Run order of each round: balanced (A B, then B A, ...) or shuffle (seeded, recorded).")
-@click.option("--order-seed", type=int, help="With --order shuffle: the seed of the shuffles (default: a random "
-                                            "one, recorded and shown so that the order can be made again).")
+@click.option(
+    "--variant",
+    "variant_specs",
+    multiple=True,
+    metavar="SPEC",
+    help="A variant of the test: NAME=URL (another base URL), NAME:KEY=VALUE,... (-e pairs of its own, "
+    "for a scenario file) or NAME (the test as given); repeatable, the first is the reference.",
+)
+@click.option(
+    "--vus",
+    help="Closed-model load levels to compare, e.g. 35,75: one variant per level (and the scaling between them).",
+)
+@click.option(
+    "--rates",
+    help="Open-model arrival rates to compare, e.g. 100,200: one variant per level (and the scaling between them).",
+)
+@click.option(
+    "--group",
+    "group_specs",
+    multiple=True,
+    metavar="[NAME:]KEY=VALUE,...",
+    help="A group of runs from the history: every run with all these tags; repeatable (no FILE|URL).",
+)
+@click.option(
+    "--runs",
+    "runs_specs",
+    multiple=True,
+    metavar="[NAME:]RUN,RUN,...",
+    help="A group of runs from the history, each an id, a unique prefix or a results directory; "
+    "repeatable (no FILE|URL).",
+)
+@click.option(
+    "--loads",
+    help="With --group/--runs: each group's load level (VUs or rate), in the groups' order, "
+    "increasing: adds the scaling between them; or KEY=L1,L2,... (e.g. vus=35,75): every "
+    "group at every level, a run's level its tag KEY (variants × loads).",
+)
+@click.option(
+    "-n",
+    "--repeats",
+    type=int,
+    default=DEFAULT_REPEATS,
+    show_default=True,
+    help="How many runs each variant gets (one a round).",
+)
+@click.option(
+    "--order",
+    type=click.Choice(ORDERS),
+    default="balanced",
+    show_default=True,
+    help="Run order of each round: balanced (A B, then B A, ...) or shuffle (seeded, recorded).",
+)
+@click.option(
+    "--order-seed",
+    type=int,
+    help="With --order shuffle: the seed of the shuffles (default: a random "
+    "one, recorded and shown so that the order can be made again).",
+)
 @click.option("--cooldown", default="0s", show_default=True, help="Pause between two runs (nothing sent), e.g. 10s.")
 @click.option("--reference", help="The variant the others are compared with (default: the first).")
 @click.option("--alpha", default=str(ALPHA), show_default=True, help="Significance level of the verdicts.")
-@click.option("--json", "json_output", is_flag=True,
-              help="Print the experiment (parameters, every run's figures, the comparisons, the scaling, the "
-                   "findings) as one JSON document on stdout.")
-def compare_command(test: TestSpec, variant_specs: tuple[str, ...], vus: Optional[str], rates: Optional[str],
-                    group_specs: tuple[str, ...], runs_specs: tuple[str, ...], loads: Optional[str], repeats: int,
-                    order: str, order_seed: Optional[int], cooldown: str, reference: Optional[str], alpha: str,
-                    json_output: bool) -> None:
+@click.option(
+    "--json",
+    "json_output",
+    is_flag=True,
+    help="Print the experiment (parameters, every run's figures, the comparisons, the scaling, the "
+    "findings) as one JSON document on stdout.",
+)
+def compare_command(
+    test: TestSpec,
+    variant_specs: tuple[str, ...],
+    vus: str | None,
+    rates: str | None,
+    group_specs: tuple[str, ...],
+    runs_specs: tuple[str, ...],
+    loads: str | None,
+    repeats: int,
+    order: str,
+    order_seed: int | None,
+    cooldown: str,
+    reference: str | None,
+    alpha: str,
+    json_output: bool,
+) -> None:
     """Compare variants of a test (FILE|URL with --variant, --vus or --rates, or --variant with
     --vus/--rates for variants × loads), each run n times in a balanced or shuffled order, or
     groups of runs from the history (--group, --runs): per figure each variant's mean and 95%
@@ -120,8 +177,13 @@ def compare_command(test: TestSpec, variant_specs: tuple[str, ...], vus: Optiona
     if order_seed is not None and order != "shuffle":
         raise BadInput("--order-seed", "only with --order shuffle (a balanced order has no seed)")
     if group_specs or runs_specs:
-        for flag, given in (("--variant", variant_specs), ("--vus", vus), ("--rates", rates),
-                            ("--order", order != "balanced"), ("--order-seed", order_seed is not None)):
+        for flag, given in (
+            ("--variant", variant_specs),
+            ("--vus", vus),
+            ("--rates", rates),
+            ("--order", order != "balanced"),
+            ("--order-seed", order_seed is not None),
+        ):
             if given:
                 raise BadInput(flag, f"compares new runs; {HISTORY_FLAGS} compare runs from the history: give one")
         if test.target:
@@ -133,8 +195,9 @@ def compare_command(test: TestSpec, variant_specs: tuple[str, ...], vus: Optiona
         raise BadInput("FILE|URL", f"give the test to run with --variant, --vus or --rates, or {HISTORY_FLAGS}")
     if loads is not None:
         raise BadInput("--loads", f"only with {HISTORY_FLAGS} (--vus and --rates give the loads of new runs)")
-    _compare_runs(test, variant_specs, vus, rates, repeats, (order, order_seed), cooldown, reference, level,
-                  json_output)
+    _compare_runs(
+        test, variant_specs, vus, rates, repeats, (order, order_seed), cooldown, reference, level, json_output
+    )
 
 
 Cells = dict[str, tuple[str, float]]
@@ -158,9 +221,18 @@ def _variants(variant_specs: tuple[str, ...], vus: str | None, rates: str | None
     return variants, None
 
 
-def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | None, rates: str | None, repeats: int,
-                  order: tuple[str, int | None], cooldown: str, reference: str | None, alpha: float,
-                  json_output: bool) -> None:
+def _compare_runs(
+    test: TestSpec,
+    variant_specs: tuple[str, ...],
+    vus: str | None,
+    rates: str | None,
+    repeats: int,
+    order: tuple[str, int | None],
+    cooldown: str,
+    reference: str | None,
+    alpha: float,
+    json_output: bool,
+) -> None:
     if not 1 <= repeats <= MAX_RUNS:
         raise BadInput("-n/--repeats", f"must be from 1 to {MAX_RUNS:,}, got {repeats}")
     pause_s = duration_flag("--cooldown", cooldown, positive=False)
@@ -178,8 +250,16 @@ def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | Non
     prepared = {v.name: tests[v.name].prepare(v.overrides()) for v in variants}  # every BadInput before any run
     by_name = {v.name: v for v in variants}
     load_of = {v.name: float(v.load) for v in variants if v.load is not None}
-    parameters = {"runs": repeats, "order": kind, "order_seed": seed, "cooldown_s": pause_s, "alpha": alpha,
-                  "reference": chosen, "variants": [v.describe() for v in variants], "test": test.describe()}
+    parameters = {
+        "runs": repeats,
+        "order": kind,
+        "order_seed": seed,
+        "cooldown_s": pause_s,
+        "alpha": alpha,
+        "reference": chosen,
+        "variants": [v.describe() for v in variants],
+        "test": test.describe(),
+    }
     experiment = ExperimentRecord.for_test("compare", test, parameters)
     with experiment.running():
         for i, one_round in enumerate(plan, 1):
@@ -187,19 +267,34 @@ def _compare_runs(test: TestSpec, variant_specs: tuple[str, ...], vus: str | Non
                 if experiment.runs:
                     runner.cooldown(pause_s)
                 variant = by_name[name]
-                runner.run_one(experiment, tests[name], prepared[name], role=f"variant {name} {i}/{repeats}",
-                               label=f"{name} {i}", level=variant.load, variant=name)
+                runner.run_one(
+                    experiment,
+                    tests[name],
+                    prepared[name],
+                    role=f"variant {name} {i}/{repeats}",
+                    label=f"{name} {i}",
+                    level=variant.load,
+                    variant=name,
+                )
     loads = load_of if len(load_of) == len(variants) and cells is None else None
     _finish(experiment, names, chosen, alpha, loads, json_output, cells)
     finish(experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants), experiment.kept))
 
 
-def _finish(experiment: ExperimentRecord, names: list[str], reference: str, alpha: float,
-            loads: dict[str, float] | None, json_output: bool, cells: Cells | None = None) -> None:
+def _finish(
+    experiment: ExperimentRecord,
+    names: list[str],
+    reference: str,
+    alpha: float,
+    loads: dict[str, float] | None,
+    json_output: bool,
+    cells: Cells | None = None,
+) -> None:
     from surge.experiments.comparison import analyse
 
-    experiment.conclude(lambda: analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads,
-                                        cells=cells))
+    experiment.conclude(
+        lambda: analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads, cells=cells)
+    )
     report_experiment(experiment.document, json_output)
 
 
@@ -214,8 +309,15 @@ def _group_ids(history: Any, group: RunGroup) -> list[str]:
     return [r.id for r in reversed(rows)]  # oldest first
 
 
-def _compare_history(test: TestSpec, group_specs: tuple[str, ...], runs_specs: tuple[str, ...], loads: str | None,
-                     reference: str | None, alpha: float, json_output: bool) -> None:
+def _compare_history(
+    test: TestSpec,
+    group_specs: tuple[str, ...],
+    runs_specs: tuple[str, ...],
+    loads: str | None,
+    reference: str | None,
+    alpha: float,
+    json_output: bool,
+) -> None:
     from surge.history import load_run, open_history
     from surge.history.experiments import ExperimentRun
 
@@ -246,21 +348,38 @@ def _compare_history(test: TestSpec, group_specs: tuple[str, ...], runs_specs: t
     else:
         chosen = _reference(reference, names)
     run_names = {str(s.meta.get("name")) for runs in stored.values() for s in runs}
-    parameters = {"runs": {name: len(runs) for name, runs in stored.items()}, "alpha": alpha, "reference": chosen,
-                  "groups": [g.describe() for g in groups], "loads": load_of, "load_tag": key,
-                  "load_levels": levels if key is not None else None, "run_ids": ids}
-    experiment = ExperimentRecord.for_test("compare", test, parameters,
-                                           name=run_names.pop() if len(run_names) == 1 else "runs")
+    parameters = {
+        "runs": {name: len(runs) for name, runs in stored.items()},
+        "alpha": alpha,
+        "reference": chosen,
+        "groups": [g.describe() for g in groups],
+        "loads": load_of,
+        "load_tag": key,
+        "load_levels": levels if key is not None else None,
+        "run_ids": ids,
+    }
+    experiment = ExperimentRecord.for_test(
+        "compare", test, parameters, name=run_names.pop() if len(run_names) == 1 else "runs"
+    )
     with experiment.running():
         for name, runs in stored.items():
             for i, run in enumerate(runs, 1):
                 role = f"variant {name} {i}/{len(runs)}"
                 position = len(experiment.runs) + 1
                 level = load_of[name] if load_of else cells[name][1] if cells else None
-                experiment.add_run(run_entry(run.summary, position=position, role=role,
-                                             label=f"{name} {i}", directory=run.directory, exit_code=None,
-                                             level=level, variant=name),
-                                   ExperimentRun(run.run_id, position, role, f"{name} {i}", level, name))
+                experiment.add_run(
+                    run_entry(
+                        run.summary,
+                        position=position,
+                        role=role,
+                        label=f"{name} {i}",
+                        directory=run.directory,
+                        exit_code=None,
+                        level=level,
+                        variant=name,
+                    ),
+                    ExperimentRun(run.run_id, position, role, f"{name} {i}", level, name),
+                )
     _finish(experiment, names, chosen, alpha, load_of, json_output, cells)
     finish(Outcome(0))
 
@@ -277,8 +396,11 @@ def _history_loads(loads: str | None, groups: int) -> tuple[str | None, list[flo
         return key.strip(), parse_loads("--loads", rest, whole=False)
     levels = parse_loads("--loads", loads, whole=False)
     if len(levels) != groups:
-        raise BadInput("--loads", f"give one load level per group: {groups} groups, {len(levels)} levels (or a "
-                                  "tag and its levels such as vus=35,75, to split every group by that tag of its runs)")
+        raise BadInput(
+            "--loads",
+            f"give one load level per group: {groups} groups, {len(levels)} levels (or a "
+            "tag and its levels such as vus=35,75, to split every group by that tag of its runs)",
+        )
     return None, levels
 
 
@@ -303,4 +425,3 @@ def _tag_level(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
-

@@ -11,9 +11,13 @@ from surge.cli.errors import finish
 
 
 @click.command("demo")
-@click.option("--results", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
-              help="Directory under which the experiment's results directory (<UTC yyyymmdd-HHMMSS>-demo) is "
-                   "written.")
+@click.option(
+    "--results",
+    type=click.Path(path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Directory under which the experiment's results directory (<UTC yyyymmdd-HHMMSS>-demo) is written.",
+)
 def demo_command(results: Path) -> None:
     """Start the reference target, sweep 1 → 32 VUs against it (about 35 s), write results."""
     from surge.demo import run_demo

@@ -32,8 +32,9 @@ def one_line(text: str) -> str:
     """one_line is ``text`` with every control character (CR, LF, tab, the other C0 codes,
     DEL and Unicode's line separators) written as an escape (``\\r``, ``\\n``, ``\\x00``), so
     that a value quoted in a message (a URL with CR/LF in it) cannot split it over lines."""
-    return _CONTROL.sub(lambda m: _ESCAPES.get(m[0]) or f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
-                        else f"\\u{ord(m[0]):04x}", text)
+    return _CONTROL.sub(
+        lambda m: _ESCAPES.get(m[0]) or f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text
+    )
 
 
 def say(line: str) -> None:
@@ -51,8 +52,9 @@ def error(message: str) -> None:
 def usage_error(e: click.ClickException) -> str:
     """usage_error is click's usage error as ``FLAG: message``, like every other error."""
     if isinstance(e, click.NoSuchOption):
-        return f"{e.option_name}: no such option" + (f" (did you mean {', '.join(e.possibilities)}?)"
-                                                      if e.possibilities else "")
+        return f"{e.option_name}: no such option" + (
+            f" (did you mean {', '.join(e.possibilities)}?)" if e.possibilities else ""
+        )
     if isinstance(e, click.BadOptionUsage):
         return f"{e.option_name}: {re.sub(r'^Option .*? ', '', e.message)}".rstrip(".")
     if isinstance(e, click.BadParameter) and e.param is not None:

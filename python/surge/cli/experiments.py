@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import click
 
@@ -19,17 +18,23 @@ COLUMNS = ("id", "time (UTC)", "kind", "name", "runs", "complete", "directory")
 
 
 def _cells(row: ExperimentRow) -> list[str]:
-    return [row.id[:8], row.started_at[:19].replace("T", " "), row.kind, row.name, f"{row.runs:,}",
-            "yes" if row.complete else "no", row.directory or "-"]
+    return [
+        row.id[:8],
+        row.started_at[:19].replace("T", " "),
+        row.kind,
+        row.name,
+        f"{row.runs:,}",
+        "yes" if row.complete else "no",
+        row.directory or "-",
+    ]
 
 
 @click.command("experiments")
 @click.option("--kind", type=click.Choice(KINDS), help="Only experiments of this kind.")
-@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True,
-              help="List at most this many experiments.")
+@click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="List at most this many experiments.")
 @click.option("--json", "json_output", is_flag=True, help="Print the experiments as a JSON list of objects.")
 @db_option
-def experiments_command(kind: Optional[str], limit: int, json_output: bool, db: Optional[str]) -> None:
+def experiments_command(kind: str | None, limit: int, json_output: bool, db: str | None) -> None:
     """List the experiments of the history, newest first (surge show ID prints one again)."""
     check_limit(limit)
     with open_history(db) as history:
@@ -43,8 +48,11 @@ def experiments_command(kind: Optional[str], limit: int, json_output: bool, db: 
         return
     from surge.summary import summary_console, summary_table
 
-    table = summary_table(f"Experiments ({len(rows):,}, newest first)", COLUMNS,
-                          left=("id", "time (UTC)", "kind", "name", "complete", "directory"))
+    table = summary_table(
+        f"Experiments ({len(rows):,}, newest first)",
+        COLUMNS,
+        left=("id", "time (UTC)", "kind", "name", "complete", "directory"),
+    )
     for row in rows:
         table.add_row(*_cells(row))
     summary_console().print(table)

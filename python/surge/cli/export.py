@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import click
 
@@ -16,7 +15,7 @@ from surge.history import default_directory, export_run, load_run, lookup_id, op
 @click.argument("run", metavar="RUN")
 @click.argument("directory", metavar="DIR", required=False)
 @db_option
-def export_command(run: str, directory: Optional[str], db: Optional[str]) -> None:
+def export_command(run: str, directory: str | None, db: str | None) -> None:
     """Rebuild RUN's results directory from the history in DIR (default: results/<the directory
     name the run had>). RUN is a run id, a unique prefix of one, or 'last'."""
     with open_history(db) as history:

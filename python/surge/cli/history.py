@@ -4,34 +4,51 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import click
 
 from surge.cli.options import db_option
-from surge.tags import parse_tags
 from surge.history import TOOLS, RunQuery, list_runs, open_history
 from surge.history.queries import DEFAULT_LIMIT, check_limit
 from surge.history.since import parse_since
+from surge.tags import parse_tags
 
 
 @click.command("history")
 @click.option("--name", help="Only runs of this name (exactly).")
-@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag; repeatable (all "
-                                                                         "must match).")
+@click.option(
+    "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only runs with this tag; repeatable (all must match)."
+)
 @click.option("--tool", type=click.Choice(TOOLS), help="Only runs made by this tool (surge, or an import's).")
 @click.option("--target", help="Only runs whose target URL contains this text.")
-@click.option("--since", help="Only runs started since: a date or time (2026-11-23, 2026-11-23T14:00, UTC unless "
-                              "it says otherwise) or a duration back from now (30m, 2h, 7d).")
+@click.option(
+    "--since",
+    help="Only runs started since: a date or time (2026-11-23, 2026-11-23T14:00, UTC unless "
+    "it says otherwise) or a duration back from now (30m, 2h, 7d).",
+)
 @click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="List at most this many runs.")
 @click.option("--json", "json_output", is_flag=True, help="Print the runs as a JSON list of objects.")
 @db_option
-def history_command(name: Optional[str], tags: tuple[str, ...], tool: Optional[str], target: Optional[str],
-                    since: Optional[str], limit: int, json_output: bool, db: Optional[str]) -> None:
+def history_command(
+    name: str | None,
+    tags: tuple[str, ...],
+    tool: str | None,
+    target: str | None,
+    since: str | None,
+    limit: int,
+    json_output: bool,
+    db: str | None,
+) -> None:
     """List the runs of the history, newest first."""
     check_limit(limit)
-    query = RunQuery(name=name, tool=tool, target=target, tags=tuple(parse_tags(tags).items()),
-                     since=parse_since(since) if since is not None else None, limit=limit)
+    query = RunQuery(
+        name=name,
+        tool=tool,
+        target=target,
+        tags=tuple(parse_tags(tags).items()),
+        since=parse_since(since) if since is not None else None,
+        limit=limit,
+    )
     with open_history(db) as history:
         runs = list_runs(history, query)
         path = history.path

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Optional
 
 import click
 
@@ -16,17 +15,28 @@ from surge.cli.options import db_option, tag_option
 from surge.cli.run import open_run_history
 from surge.errors import BadInput
 
+
 @click.command("import")
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
-@click.option("--tool", type=click.Choice(["auto", "k6", "hey", "oha"]), default="auto", show_default=True,
-              help="The tool that made the files; auto tells by their content.")
+@click.option(
+    "--tool",
+    type=click.Choice(["auto", "k6", "hey", "oha"]),
+    default="auto",
+    show_default=True,
+    help="The tool that made the files; auto tells by their content.",
+)
 @click.option("--name", help="The run's name (default: the file's name without its extension).")
 @tag_option
-@click.option("--out", "out", metavar="DIR", help="Write the record here (one FILE only; default: "
-                                                  "results/<UTC start of the imported run>-<name>/).")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    help="Write the record here (one FILE only; default: results/<UTC start of the imported run>-<name>/).",
+)
 @db_option
-def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tags: dict[str, str],
-                   out: Optional[str], db: Optional[str]) -> None:
+def import_command(
+    files: tuple[str, ...], tool: str, name: str | None, tags: dict[str, str], out: str | None, db: str | None
+) -> None:
     """Record runs made by k6, hey or oha (FILE...) as surge runs, and print their summaries."""
     from surge.imports import Source, load
     from surge.record import check_out, create_directory, run_name
@@ -45,17 +55,30 @@ def import_command(files: tuple[str, ...], tool: str, name: Optional[str], tags:
             started = os.stat(source.path).st_mtime - (run.document.get("elapsed_s") or 0.0)
             run.document["started_at_unix_s"] = started
         run_label = name or run_name("", Path(source.path))
-        directory = create_directory(out, run_label, datetime.fromtimestamp(started, timezone.utc))
-        writer = RecordWriter(directory, name=run_label, target_url=run.target, scenario_file=None, tool=run.tool,
-                              history=history, tags=tags,
-                              started_unix_s=started,
-                              source={"file": source.name, "sha256": source.sha256, "format": run.format,
-                                      "start_from": "file-mtime" if from_file else "source"})
+        directory = create_directory(out, run_label, datetime.fromtimestamp(started, UTC))
+        writer = RecordWriter(
+            directory,
+            name=run_label,
+            target_url=run.target,
+            scenario_file=None,
+            tool=run.tool,
+            history=history,
+            tags=tags,
+            started_unix_s=started,
+            source={
+                "file": source.name,
+                "sha256": source.sha256,
+                "format": run.format,
+                "start_from": "file-mtime" if from_file else "source",
+            },
+        )
         writer.begin()
         for interval in run.document["intervals"]:
             writer.on_interval(interval)
-        document = {**run.document, "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"}
-                                                  for i in run.document["intervals"]]}
+        document = {
+            **run.document,
+            "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"} for i in run.document["intervals"]],
+        }
         writer.finish(document, interrupted=False)
         print_imported_summary(document, writer.meta)
         print(f"results: {directory}", file=sys.stderr, flush=True)

@@ -13,8 +13,10 @@ from surge.tags import parse_tags
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DB_HELP = ("The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
-           "e.g. ~/.local/share/surge/history.db).")
+DB_HELP = (
+    "The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
+    "e.g. ~/.local/share/surge/history.db)."
+)
 """DB_HELP is the help of ``--db``, the same on every command."""
 
 
@@ -31,10 +33,15 @@ def _tags(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...])
 def tag_option(command: F) -> F:
     """tag_option adds ``--tag key=value`` (repeatable) to a command, passed to it as ``tags``:
     a dict, checked by ``surge.tags.parse_tags`` (errors name --tag, exit 2)."""
-    return click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", callback=_tags,
-                        help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
-                             "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.")(
-        command)
+    return click.option(
+        "--tag",
+        "tags",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=_tags,
+        help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
+        "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.",
+    )(command)
 
 
 NO_SAVE_HELP = "Write no results directory, and record nothing in the history."

@@ -14,14 +14,14 @@ import click
 from surge import exit_codes, signals
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save
-from surge.url_plan import duration_flag
+from surge.cli.test_options import experiment_test_options
 from surge.errors import BadInput
 from surge.exit_codes import Outcome
-from surge.experiments.record import ExperimentRecord, check_experiment_out
 from surge.experiments import runner
-from surge.cli.test_options import experiment_test_options
+from surge.experiments.record import ExperimentRecord, check_experiment_out
 from surge.experiments.spec import TestSpec
 from surge.record.directory import check_out
+from surge.url_plan import duration_flag
 
 MAX_RUNS = 1000
 """MAX_RUNS bounds -n/--runs."""
@@ -54,8 +54,7 @@ def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
     watch_process(test.watch_pid)
 
 
-def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int,
-                       kept: str) -> Outcome:
+def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int, kept: str) -> Outcome:
     """experiment_outcome is the exit code of an experiment of ``planned`` runs (experiment.json's
     run ``entries``) and why: 128 + the stop signal when one ended it (130 Ctrl-C, 143 SIGTERM;
     ``kept`` says where the completed runs are), else 3 when a run measured nothing, else 99
@@ -68,8 +67,10 @@ def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None
         return Outcome(exit_codes.UNREACHABLE, f"run {', '.join(empty)} measured nothing (exit code 3)")
     failed = [str(e["label"]) for e in entries if e.get("verdict") == "failed"]
     if failed:
-        return Outcome(exit_codes.THRESHOLDS_FAILED, f"{len(failed)} of {len(entries)} runs failed a threshold "
-                                                     f"(run {', '.join(failed)})")
+        return Outcome(
+            exit_codes.THRESHOLDS_FAILED,
+            f"{len(failed)} of {len(entries)} runs failed a threshold (run {', '.join(failed)})",
+        )
     return Outcome(exit_codes.OK)
 
 
@@ -88,15 +89,29 @@ def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
 
 @click.command("repeat")
 @experiment_test_options
-@click.option("-n", "--runs", "runs", type=int, default=DEFAULT_RUNS, show_default=True,
-              help="How many times to run the test.")
-@click.option("--cooldown", default="0s", show_default=True,
-              help="Pause between two runs (nothing sent), e.g. 10s: lets the target settle.")
-@click.option("--cv-limit", "cv_limit", default="10%", show_default=True,
-              help="Flag a figure whose coefficient of variation (SD / mean) is above this.")
-@click.option("--json", "json_output", is_flag=True,
-              help="Print the experiment (parameters, every run's figures and ids, statistics, flags) as one "
-                   "JSON document on stdout.")
+@click.option(
+    "-n", "--runs", "runs", type=int, default=DEFAULT_RUNS, show_default=True, help="How many times to run the test."
+)
+@click.option(
+    "--cooldown",
+    default="0s",
+    show_default=True,
+    help="Pause between two runs (nothing sent), e.g. 10s: lets the target settle.",
+)
+@click.option(
+    "--cv-limit",
+    "cv_limit",
+    default="10%",
+    show_default=True,
+    help="Flag a figure whose coefficient of variation (SD / mean) is above this.",
+)
+@click.option(
+    "--json",
+    "json_output",
+    is_flag=True,
+    help="Print the experiment (parameters, every run's figures and ids, statistics, flags) as one "
+    "JSON document on stdout.",
+)
 def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json_output: bool) -> None:
     """Run the test (URL, or a scenario file) n times and describe every key figure over the
     runs: mean, SD, 95% CI, median, min, max, CV, outliers. Exit code 99 when a run failed a
@@ -107,8 +122,9 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     limit = parse_percent("--cv-limit", cv_limit)
     check_experiment_test(test)
     prepared = test.prepare()
-    experiment = ExperimentRecord.for_test("repeat", test, {"runs": runs, "cooldown_s": pause_s, "cv_limit": limit,
-                                                            "test": test.describe()})
+    experiment = ExperimentRecord.for_test(
+        "repeat", test, {"runs": runs, "cooldown_s": pause_s, "cv_limit": limit, "test": test.describe()}
+    )
     with experiment.running():
         for i in range(1, runs + 1):
             if i > 1:

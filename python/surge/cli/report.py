@@ -5,13 +5,11 @@ directory being there or not (docs/reports.md, "surge report")."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import click
 
 from surge.cli.options import db_option
 from surge.errors import BadInput
-from surge.history import StoredRun
 from surge.record.directory import RESULTS_DIR
 from surge.report.source import ExperimentSource, Source, load_source
 
@@ -33,12 +31,22 @@ def default_out(ref: str, source: Source) -> Path:
 
 @click.command("report")
 @click.argument("ref", metavar="RUN|EXPERIMENT")
-@click.option("--format", "format_", type=click.Choice(["md", "html", "both"]), default="md", show_default=True,
-              help="report.md with charts/*.svg, report.html, or both.")
-@click.option("--out", "out", metavar="DIR", help="Write the report here (default: the record's results "
-                                                  "directory, or results/<its name> when it is gone).")
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["md", "html", "both"]),
+    default="md",
+    show_default=True,
+    help="report.md with charts/*.svg, report.html, or both.",
+)
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    help="Write the report here (default: the record's results directory, or results/<its name> when it is gone).",
+)
 @db_option
-def report_command(ref: str, format_: str, out: Optional[str], db: Optional[str]) -> None:
+def report_command(ref: str, format_: str, out: str | None, db: str | None) -> None:
     """Write the report of RUN|EXPERIMENT from its record alone: a run or experiment id, a
     unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
     one of its runs or older than it), or a results directory. Prints the path of each report written, the last one last."""
@@ -58,7 +66,8 @@ def report_command(ref: str, format_: str, out: Optional[str], db: Optional[str]
         if format_ in ("html", "both"):
             written.append(html_path)
     except OSError as e:
-        raise BadInput("--out" if out is not None else str(directory), f"cannot write the report: "
-                                                                       f"{e.strerror or e}") from None
+        raise BadInput(
+            "--out" if out is not None else str(directory), f"cannot write the report: {e.strerror or e}"
+        ) from None
     for path in written:
         click.echo(str(path))

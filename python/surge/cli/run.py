@@ -5,26 +5,27 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Optional
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from surge import signals
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save
-from surge.diagnosis.check import watch_process
-from surge.url_plan import NOTHING_SENT
-from surge.errors import BadInput, UnreachableError
-from surge.document import result_document
-from surge.exit_codes import Outcome
 from surge.cli.test_options import test_options
+from surge.diagnosis.check import watch_process
+from surge.document import result_document
+from surge.errors import BadInput, UnreachableError
+from surge.exit_codes import Outcome
 from surge.experiments.spec import TestSpec
 from surge.record.directory import check_out
 from surge.redact import redact_text
 from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
+from surge.url_plan import NOTHING_SENT
 
 if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch
@@ -43,10 +44,19 @@ DocumentHook = Callable[[dict[str, Any]], None]
 it less ``meta``), also for a target not reachable (an experiment's runner keeps it)."""
 
 
-def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, url_plan: Plan | None = None,
-            recorder: RecordWriter | None = None, junit: Path | None = None,
-            after_summary: RunHook | None = None, quiet: bool = False,
-            on_document: DocumentHook | None = None, watch: TargetWatch | None = None) -> Outcome:
+def execute(
+    compiled: CompiledRun,
+    *,
+    threads: int | None,
+    json_output: bool,
+    url_plan: Plan | None = None,
+    recorder: RecordWriter | None = None,
+    junit: Path | None = None,
+    after_summary: RunHook | None = None,
+    quiet: bool = False,
+    on_document: DocumentHook | None = None,
+    watch: TargetWatch | None = None,
+) -> Outcome:
     """execute runs ``compiled`` (a scenario file's, or with ``url_plan`` the one a URL's flags
     made) with progress display and summary (or the JSON document); returns the Outcome (exit
     code and why). ``url_plan`` describes a URL run in its summary. ``recorder`` (unless
@@ -105,8 +115,9 @@ def execute(compiled: CompiledRun, *, threads: int | None, json_output: bool, ur
     return outcome.outcome(nothing_sent=nothing_sent, name_phase=url_plan is None)
 
 
-def _run(compiled: CompiledRun, threads: int | None, json_output: bool, recorder: RecordWriter | None,
-         quiet: bool = False) -> RunOutcome:
+def _run(
+    compiled: CompiledRun, threads: int | None, json_output: bool, recorder: RecordWriter | None, quiet: bool = False
+) -> RunOutcome:
     """_run runs the phases, telling the recorder, the progress display (when stderr is a
     terminal and the output is not --json) and stderr's phase lines (unless ``quiet``) as it goes."""
     from surge.run import run_phases
@@ -126,6 +137,7 @@ def _run(compiled: CompiledRun, threads: int | None, json_output: bool, recorder
     from surge.result import Interval
 
     with Progress(planned_s(compiled.main)) as progress:
+
         def on_interval(interval: dict[str, Any]) -> None:
             if record_interval is not None:
                 record_interval(interval)
@@ -144,8 +156,9 @@ def _print_summary(outcome: RunOutcome, compiled: CompiledRun, url_plan: Plan | 
     if url_plan is not None:
         print_summary(result, url_plan)
     else:
-        print_scenario_summary(result, compiled.main, outcome.verdicts, outcome.aborted_by,
-                               interrupted_in=outcome.interrupted_in)
+        print_scenario_summary(
+            result, compiled.main, outcome.verdicts, outcome.aborted_by, interrupted_in=outcome.interrupted_in
+        )
 
 
 def _document(outcome: RunOutcome, url_plan: Plan | None) -> dict[str, Any]:
@@ -157,8 +170,14 @@ def _document(outcome: RunOutcome, url_plan: Plan | None) -> dict[str, Any]:
     return doc
 
 
-def _write_junit(junit: Path | None, recorder: RecordWriter | None, doc: dict[str, Any], outcome: RunOutcome,
-                 *, error: str | None = None) -> None:
+def _write_junit(
+    junit: Path | None,
+    recorder: RecordWriter | None,
+    doc: dict[str, Any],
+    outcome: RunOutcome,
+    *,
+    error: str | None = None,
+) -> None:
     """_write_junit writes the --junit file, if asked; a failure to write it is one warning."""
     if junit is None:
         return
@@ -171,8 +190,9 @@ def _write_junit(junit: Path | None, recorder: RecordWriter | None, doc: dict[st
         print(f"surge: warning: --junit: cannot write {junit}: {e.strerror or e}", file=sys.stderr, flush=True)
 
 
-def _finish_record(recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any],
-                   quiet: bool = False) -> None:
+def _finish_record(
+    recorder: RecordWriter | None, outcome: RunOutcome, doc: dict[str, Any], quiet: bool = False
+) -> None:
     """_finish_record completes the results directory with the result and says where it is
     (unless ``quiet``)."""
     if recorder is None:
@@ -200,10 +220,21 @@ def check_junit(junit: str | None) -> Path | None:
     return path
 
 
-def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Path | None,
-                  target_url: str, tags: dict[str, str] | None = None, *, name: str | None = None,
-                  results: Path | None = None, db: str | None = None,
-                  plan: PlanLike | None = None, keep_meta: bool = False, lock: bool = True) -> RecordWriter | None:
+def make_recorder(
+    out: str | None,
+    no_save: bool,
+    target: str,
+    scenario_file: Path | None,
+    target_url: str,
+    tags: dict[str, str] | None = None,
+    *,
+    name: str | None = None,
+    results: Path | None = None,
+    db: str | None = None,
+    plan: PlanLike | None = None,
+    keep_meta: bool = False,
+    lock: bool = True,
+) -> RecordWriter | None:
     """make_recorder creates the run's results directory (``--out``, or a new one under
     ``results`` (default ``results/``) named after ``name`` or the target) and its RecordWriter
     (with the user's ``tags``), recording into the history ``db`` names too (--db). With
@@ -213,7 +244,7 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
     (an experiment's run, inside the experiment's locked directory)."""
     if no_save and not keep_meta:
         return None
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from surge.heading import heading
     from surge.record import RecordWriter, create_directory, run_name
@@ -221,10 +252,14 @@ def make_recorder(out: str | None, no_save: bool, target: str, scenario_file: Pa
 
     history = None if no_save else open_run_history(db)
     name = name or run_name(target, scenario_file)
-    directory = None if no_save else create_directory(out, name, datetime.now(timezone.utc),
-                                                      results or Path(RESULTS_DIR), lock=lock)
-    recorder = RecordWriter(directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags,
-                            history=history)
+    directory = (
+        None
+        if no_save
+        else create_directory(out, name, datetime.now(UTC), results or Path(RESULTS_DIR), lock=lock)
+    )
+    recorder = RecordWriter(
+        directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags, history=history
+    )
     if plan is not None:
         recorder.meta["plan"] = heading(plan).to_dict()
     return recorder
@@ -238,8 +273,11 @@ def open_run_history(db: str | None) -> History | None:
     try:
         return open_history(db)
     except HistoryUnavailable as e:
-        print(redact_text(f"surge: warning: {e}; this run is recorded only in its results directory"),
-              file=sys.stderr, flush=True)
+        print(
+            redact_text(f"surge: warning: {e}; this run is recorded only in its results directory"),
+            file=sys.stderr,
+            flush=True,
+        )
         return None
 
 
@@ -251,26 +289,54 @@ def _print_phase(name: str, result: dict[str, Any]) -> None:
     r = result["requests"]
     pools = ", ".join(f"{k} ({len(v):,} values)" for k, v in result.get("pools", {}).items())
     stopped = {"interrupted": " · interrupted", "unreachable": " · did not run: target not reachable"}.get(
-        result["stop_reason"], "")
-    Console(stderr=True).print(Text.assemble((name, "bold"), redact_text(
-        f": {r['sent']:,} requests, {r['failed']:,} failed{stopped}"
-        f"{' · captured ' + pools if pools else ''} (not in the measured results)")))
+        result["stop_reason"], ""
+    )
+    Console(stderr=True).print(
+        Text.assemble(
+            (name, "bold"),
+            redact_text(
+                f": {r['sent']:,} requests, {r['failed']:,} failed{stopped}"
+                f"{' · captured ' + pools if pools else ''} (not in the measured results)"
+            ),
+        )
+    )
 
 
 @click.command("run")
 @test_options
 @click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
-@click.option("--junit", "junit", metavar="FILE",
-              help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
-                   "fails or the run is stopped.")
-def run_command(test: TestSpec, json_output: bool, junit: Optional[str]) -> None:
+@click.option(
+    "--junit",
+    "junit",
+    metavar="FILE",
+    help="Write the thresholds' and checks' verdicts to FILE as JUnit XML (for CI), also when a threshold "
+    "fails or the run is stopped.",
+)
+def run_command(test: TestSpec, json_output: bool, junit: str | None) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     check_no_save(test.no_save, {"--out": test.out, "--db": test.db})
     check_out(test.out)
     junit_path = check_junit(junit)
     watch = watch_process(test.watch_pid)
     prepared = test.prepare()
-    recorder = make_recorder(test.out, test.no_save, test.target, prepared.scenario_file, prepared.target_url,
-                             test.tag_dict, db=test.db, plan=prepared.heading)
-    finish(execute(prepared.compiled, threads=prepared.threads, json_output=json_output, url_plan=prepared.url_plan,
-                   junit=junit_path, recorder=recorder, watch=watch))
+    recorder = make_recorder(
+        test.out,
+        test.no_save,
+        test.target,
+        prepared.scenario_file,
+        prepared.target_url,
+        test.tag_dict,
+        db=test.db,
+        plan=prepared.heading,
+    )
+    finish(
+        execute(
+            prepared.compiled,
+            threads=prepared.threads,
+            json_output=json_output,
+            url_plan=prepared.url_plan,
+            junit=junit_path,
+            recorder=recorder,
+            watch=watch,
+        )
+    )

@@ -7,18 +7,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import click
 
 from surge.cli.options import db_option
 from surge.errors import BadInput
+from surge.experiments.record import FILE_NAME as EXPERIMENT_FILE
 from surge.history import LAST, lookup, open_history, resolve_run
 from surge.history.experiments import find_experiments, load_experiment, resolve_experiment
-from surge.experiments.record import FILE_NAME as EXPERIMENT_FILE
 
 
-def _experiment_document(ref: str, db: Optional[str], only_experiments: bool) -> dict[str, Any] | None:
+def _experiment_document(ref: str, db: str | None, only_experiments: bool) -> dict[str, Any] | None:
     """_experiment_document is the experiment ``ref`` names, or None when it names a run: an
     experiment's directory, an id or prefix only an experiment has, or with --experiment any
     ref (``last`` the newest experiment). BadInput when a prefix names both a run and an experiment."""
@@ -42,12 +42,20 @@ def _experiment_document(ref: str, db: Optional[str], only_experiments: bool) ->
 
 @click.command("show")
 @click.argument("run", metavar="RUN")
-@click.option("--json", "json_output", is_flag=True, help="Print the run's summary.json (an experiment's "
-                                                           "experiment.json) document.")
-@click.option("--experiment", "only_experiments", is_flag=True,
-              help="RUN names an experiment (an id, a unique prefix, or 'last': the newest experiment).")
+@click.option(
+    "--json",
+    "json_output",
+    is_flag=True,
+    help="Print the run's summary.json (an experiment's experiment.json) document.",
+)
+@click.option(
+    "--experiment",
+    "only_experiments",
+    is_flag=True,
+    help="RUN names an experiment (an id, a unique prefix, or 'last': the newest experiment).",
+)
 @db_option
-def show_command(run: str, json_output: bool, only_experiments: bool, db: Optional[str]) -> None:
+def show_command(run: str, json_output: bool, only_experiments: bool, db: str | None) -> None:
     """Print RUN's summary as it was printed after it ran. RUN is a run id, a unique prefix of
     one, 'last', or a results directory; or an experiment's id, prefix or directory."""
     experiment = _experiment_document(run, db, only_experiments)

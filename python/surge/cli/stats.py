@@ -3,8 +3,6 @@ already in the history (surge's own or imported), recorded as an experiment of k
 
 from __future__ import annotations
 
-from typing import Optional
-
 import click
 
 from surge.cli.errors import finish
@@ -47,18 +45,37 @@ def _selected(history: History, query: RunQuery) -> list[str]:
 @click.command("stats")
 @click.argument("runs", nargs=-1, metavar="RUN...")
 @click.option("--name", help="Every run of this name (exactly).")
-@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Every run with this tag; repeatable (all "
-                                                                         "must match).")
+@click.option(
+    "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Every run with this tag; repeatable (all must match)."
+)
 @click.option("--tool", type=click.Choice(TOOLS), help="Only runs made by this tool (surge, or an import's).")
-@click.option("--cv-limit", "cv_limit", default="10%", show_default=True,
-              help="Flag a figure whose coefficient of variation (SD / mean) is above this.")
+@click.option(
+    "--cv-limit",
+    "cv_limit",
+    default="10%",
+    show_default=True,
+    help="Flag a figure whose coefficient of variation (SD / mean) is above this.",
+)
 @click.option("--json", "json_output", is_flag=True, help="Print the experiment as one JSON document on stdout.")
-@click.option("--out", "out", metavar="DIR",
-              help="Write the experiment's directory here (default: results/<UTC yyyymmdd-HHMMSS>-stats-<name>/).")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    help="Write the experiment's directory here (default: results/<UTC yyyymmdd-HHMMSS>-stats-<name>/).",
+)
 @db_option
 @no_save_option
-def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, ...], tool: Optional[str],
-                  cv_limit: str, json_output: bool, out: Optional[str], db: Optional[str], no_save: bool) -> None:
+def stats_command(
+    runs: tuple[str, ...],
+    name: str | None,
+    tags: tuple[str, ...],
+    tool: str | None,
+    cv_limit: str,
+    json_output: bool,
+    out: str | None,
+    db: str | None,
+    no_save: bool,
+) -> None:
     """Describe key figures over runs of the history: each RUN (an id, a unique prefix, 'last' or
     a results directory), or every run a selection (--name, --tag, --tool) matches, oldest
     first. Mean, SD, 95% CI, median, min, max, CV, outliers; a figure a run lacks (an import's
@@ -69,27 +86,44 @@ def stats_command(runs: tuple[str, ...], name: Optional[str], tags: tuple[str, .
     if runs and selecting:
         raise BadInput(SELECTION, "give either RUN... or a selection, not both")
     if not runs and not selecting:
-        raise BadInput("RUN", "give the runs (ids, prefixes, 'last', results directories) or a selection "
-                              f"({SELECTION})")
+        raise BadInput(
+            "RUN", f"give the runs (ids, prefixes, 'last', results directories) or a selection ({SELECTION})"
+        )
     limit = parse_percent("--cv-limit", cv_limit)
     check_no_save(no_save, {"--out": out})  # --db names the history the runs are read from
     check_out(out)
     check_experiment_out(out)
     with open_history(db) as history:
-        ids = _chosen(history, runs) if runs else _selected(history, RunQuery(
-            name=name, tool=tool, tags=tag_pairs, limit=MAX_SELECTED))
+        ids = (
+            _chosen(history, runs)
+            if runs
+            else _selected(history, RunQuery(name=name, tool=tool, tags=tag_pairs, limit=MAX_SELECTED))
+        )
         stored = [load_run(history, run_id) for run_id in ids]
     names = {str(s.meta.get("name")) for s in stored}
     title = name or (names.pop() if len(names) == 1 else "runs")
-    experiment = ExperimentRecord("stats", title, {"runs": len(ids), "cv_limit": limit, "run_ids": ids,
-                                                   "selection": selection if selecting else None},
-                                  out=out, db=db, save=not no_save)
+    experiment = ExperimentRecord(
+        "stats",
+        title,
+        {"runs": len(ids), "cv_limit": limit, "run_ids": ids, "selection": selection if selecting else None},
+        out=out,
+        db=db,
+        save=not no_save,
+    )
     with experiment.running():
         for position, run in enumerate(stored, 1):
             role = f"run {position}/{len(ids)}"
-            experiment.add_run(run_entry(run.summary, position=position, role=role, label=str(position),
-                                         directory=run.directory, exit_code=None),
-                               ExperimentRun(run.run_id, position, role, str(position)))
+            experiment.add_run(
+                run_entry(
+                    run.summary,
+                    position=position,
+                    role=role,
+                    label=str(position),
+                    directory=run.directory,
+                    exit_code=None,
+                ),
+                ExperimentRun(run.run_id, position, role, str(position)),
+            )
     from surge.experiments.over_runs import analyse
 
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))

@@ -11,7 +11,7 @@ import json
 import math
 import signal
 import sys
-from typing import Any, Optional
+from typing import Any
 
 import click
 
@@ -68,23 +68,44 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 @click.command("target", help="Serve the reference target: a system under test with known capacity.")
-@click.option("--bind", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to listen on; port 0 picks a free port.")
+@click.option(
+    "--bind", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to listen on; port 0 picks a free port."
+)
 @click.option("--threads", type=int, default=1, show_default=True, help="Server threads, each with its own event loop.")
 @click.option("--duration", help="Stop by itself after this long, e.g. 30s.")
 @click.option("--workers", type=int, help="Service slots; without it requests are answered at once.")
-@click.option("--service-time", "service_time",
-              help="Time a request holds a slot: 2ms, exp:2ms, uniform:1ms-3ms, lognormal:2ms,0.5.")
-@click.option("--queue", type=int,
-              help="Most requests (connections, with --thread-per-connection) waiting for a worker; beyond, 503. "
-                   "Default unbounded.")
-@click.option("--contention", type=float,
-              help="Universal Scalability Law σ, 0 to below 1: service time × (1 + σ(n−1) + κn(n−1)), n in service.")
+@click.option(
+    "--service-time",
+    "service_time",
+    help="Time a request holds a slot: 2ms, exp:2ms, uniform:1ms-3ms, lognormal:2ms,0.5.",
+)
+@click.option(
+    "--queue",
+    type=int,
+    help="Most requests (connections, with --thread-per-connection) waiting for a worker; beyond, 503. "
+    "Default unbounded.",
+)
+@click.option(
+    "--contention",
+    type=float,
+    help="Universal Scalability Law σ, 0 to below 1: service time × (1 + σ(n−1) + κn(n−1)), n in service.",
+)
 @click.option("--coherency", type=float, help="Universal Scalability Law κ, 0 to 1; throughput peaks at √((1−σ)/κ).")
-@click.option("--thread-per-connection", "thread_per_connection", is_flag=True, default=None,
-              help="Each worker is held by one connection until it closes; more connections wait unanswered.")
-@click.option("--service-cpu", "service_cpu", is_flag=True, default=None,
-              help="Burn each service time as CPU (the thread's CPU clock) on one of --workers threads instead of "
-                   "sleeping: --workers 1 is one event loop; capacity min(workers, cores) / mean.")
+@click.option(
+    "--thread-per-connection",
+    "thread_per_connection",
+    is_flag=True,
+    default=None,
+    help="Each worker is held by one connection until it closes; more connections wait unanswered.",
+)
+@click.option(
+    "--service-cpu",
+    "service_cpu",
+    is_flag=True,
+    default=None,
+    help="Burn each service time as CPU (the thread's CPU clock) on one of --workers threads instead of "
+    "sleeping: --workers 1 is one event loop; capacity min(workers, cores) / mean.",
+)
 @click.option("--rate-limit", "rate_limit", type=float, help="Token bucket, requests per second; beyond, 429.")
 @click.option("--burst", type=int, help="Token bucket size (default: one second of --rate-limit).")
 @click.option("--stall-every", "stall_every", help="Freeze the whole server every this long (GC pause).")
@@ -95,41 +116,60 @@ def _print_summary(summary: dict[str, Any]) -> None:
 @click.option("--max-connections", "max_connections", type=int, help="Refuse connections beyond this many open.")
 @click.option("--seed", type=int, help="Repeat the same random draws (service times, errors).")
 @click.option("--shards", type=int, default=32, show_default=True, help="Independently locked parts of the task store.")
-@click.option("--lock-hold", "lock_hold",
-              help="Each Task API operation holds its shard's lock this long, e.g. 1ms: one lock serves 1/hold per "
-                   "second, N shards N/hold.")
+@click.option(
+    "--lock-hold",
+    "lock_hold",
+    help="Each Task API operation holds its shard's lock this long, e.g. 1ms: one lock serves 1/hold per "
+    "second, N shards N/hold.",
+)
 def target_command(
     bind: str,
     threads: int,
-    duration: Optional[str],
-    workers: Optional[int],
-    service_time: Optional[str],
-    queue: Optional[int],
-    contention: Optional[float],
-    coherency: Optional[float],
-    thread_per_connection: Optional[bool],
-    service_cpu: Optional[bool],
-    rate_limit: Optional[float],
-    burst: Optional[int],
-    stall_every: Optional[str],
-    stall_for: Optional[str],
-    error_rate: Optional[float],
-    close_after: Optional[int],
-    keepalive_timeout: Optional[str],
-    max_connections: Optional[int],
-    seed: Optional[int],
+    duration: str | None,
+    workers: int | None,
+    service_time: str | None,
+    queue: int | None,
+    contention: float | None,
+    coherency: float | None,
+    thread_per_connection: bool | None,
+    service_cpu: bool | None,
+    rate_limit: float | None,
+    burst: int | None,
+    stall_every: str | None,
+    stall_for: str | None,
+    error_rate: float | None,
+    close_after: int | None,
+    keepalive_timeout: str | None,
+    max_connections: int | None,
+    seed: int | None,
     shards: int,
-    lock_hold: Optional[str],
+    lock_hold: str | None,
 ) -> None:
     """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
     stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
     try:
         config = target_config(
-            bind=bind, threads=threads, duration=duration, workers=workers, service_time=service_time,
-            queue=queue, contention=contention, coherency=coherency, thread_per_connection=thread_per_connection,
-            service_cpu=service_cpu, rate_limit=rate_limit, burst=burst, stall_every=stall_every, stall_for=stall_for,
-            error_rate=error_rate, close_after=close_after, keepalive_timeout=keepalive_timeout,
-            max_connections=max_connections, seed=seed, shards=shards, lock_hold=lock_hold,
+            bind=bind,
+            threads=threads,
+            duration=duration,
+            workers=workers,
+            service_time=service_time,
+            queue=queue,
+            contention=contention,
+            coherency=coherency,
+            thread_per_connection=thread_per_connection,
+            service_cpu=service_cpu,
+            rate_limit=rate_limit,
+            burst=burst,
+            stall_every=stall_every,
+            stall_for=stall_for,
+            error_rate=error_rate,
+            close_after=close_after,
+            keepalive_timeout=keepalive_timeout,
+            max_connections=max_connections,
+            seed=seed,
+            shards=shards,
+            lock_hold=lock_hold,
         )
         report = json.loads(_engine.check_target_config(config))
     except ValueError as e:

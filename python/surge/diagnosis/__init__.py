@@ -6,5 +6,15 @@ from surge.diagnosis.finding import ERROR, INFO, SEVERITIES, WARNING, Finding
 from surge.diagnosis.findings import findings, generator_bound
 from surge.diagnosis.littles_law import LittleInterval, LittlesLaw, littles_law
 
-__all__ = ["ERROR", "INFO", "SEVERITIES", "WARNING", "Finding", "LittleInterval", "LittlesLaw", "findings",
-           "generator_bound", "littles_law"]
+__all__ = [
+    "ERROR",
+    "INFO",
+    "SEVERITIES",
+    "WARNING",
+    "Finding",
+    "LittleInterval",
+    "LittlesLaw",
+    "findings",
+    "generator_bound",
+    "littles_law",
+]

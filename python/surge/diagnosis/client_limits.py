@@ -31,16 +31,26 @@ def port_exhaustion(document: Mapping[str, Any]) -> Finding | None:
     if not failures:
         return None
     opened = count(document.get("requests"), "connections_opened")
-    message = (f"The client ran out of local ports: {grouped(failures)} requests ({percent(failures / total)}) failed "
-               f"to connect with EADDRNOTAVAIL (address_exhausted) after {grouped(opened)} connections were opened "
-               f"(peak {grouped(peak)} open). This is the load generator's machine, not the target: each new "
-               f"connection to the same address takes a local port, and closed ones wait in TIME_WAIT. Reuse "
-               f"connections (keep-alive, fewer -c), widen net.ipv4.ip_local_port_range, or spread the load over "
-               f"more source addresses or machines.")
-    return Finding(PORT_EXHAUSTION, ERROR, message, {
-        "address_exhausted": failures, "ended": total, "share": failures / total if total else 0.0,
-        "connections_opened": opened, "peak_open_connections": peak,
-    })
+    message = (
+        f"The client ran out of local ports: {grouped(failures)} requests ({percent(failures / total)}) failed "
+        f"to connect with EADDRNOTAVAIL (address_exhausted) after {grouped(opened)} connections were opened "
+        f"(peak {grouped(peak)} open). This is the load generator's machine, not the target: each new "
+        f"connection to the same address takes a local port, and closed ones wait in TIME_WAIT. Reuse "
+        f"connections (keep-alive, fewer -c), widen net.ipv4.ip_local_port_range, or spread the load over "
+        f"more source addresses or machines."
+    )
+    return Finding(
+        PORT_EXHAUSTION,
+        ERROR,
+        message,
+        {
+            "address_exhausted": failures,
+            "ended": total,
+            "share": failures / total if total else 0.0,
+            "connections_opened": opened,
+            "peak_open_connections": peak,
+        },
+    )
 
 
 def open_file_exhaustion(document: Mapping[str, Any]) -> Finding | None:
@@ -50,11 +60,21 @@ def open_file_exhaustion(document: Mapping[str, Any]) -> Finding | None:
         return None
     limit = count(document.get("generator"), "open_file_limit")
     limit_text = f"its open-file limit (ulimit -n) is {grouped(limit)}" if limit else "its open-file limit was reached"
-    message = (f"surge ran out of file descriptors: {grouped(failures)} requests ({percent(failures / total)}) failed "
-               f"with EMFILE (too_many_open_files); {limit_text} and up to {grouped(peak)} connections were open. "
-               f"This is the load generator's limit, not the target's: raise it (ulimit -n), or lower -c / "
-               f"--max-in-flight.")
-    return Finding(OPEN_FILE_EXHAUSTION, ERROR, message, {
-        "too_many_open_files": failures, "ended": total, "share": failures / total if total else 0.0,
-        "open_file_limit": limit or None, "peak_open_connections": peak,
-    })
+    message = (
+        f"surge ran out of file descriptors: {grouped(failures)} requests ({percent(failures / total)}) failed "
+        f"with EMFILE (too_many_open_files); {limit_text} and up to {grouped(peak)} connections were open. "
+        f"This is the load generator's limit, not the target's: raise it (ulimit -n), or lower -c / "
+        f"--max-in-flight."
+    )
+    return Finding(
+        OPEN_FILE_EXHAUSTION,
+        ERROR,
+        message,
+        {
+            "too_many_open_files": failures,
+            "ended": total,
+            "share": failures / total if total else 0.0,
+            "open_file_limit": limit or None,
+            "peak_open_connections": peak,
+        },
+    )

@@ -59,8 +59,9 @@ def timeout_s(document: Mapping[str, Any], plan: PlanLike | None) -> float | Non
     found = step_timeouts(plan)
     if not found:
         return None
-    fired = {(t.get("scenario"), t.get("tag")) for t in document.get("tags") or []
-             if count(t.get("requests"), "timed_out")}
+    fired = {
+        (t.get("scenario"), t.get("tag")) for t in document.get("tags") or [] if count(t.get("requests"), "timed_out")
+    }
     timeouts = [v for k, v in found.items() if k in fired] or list(found.values())
     return max(timeouts)
 

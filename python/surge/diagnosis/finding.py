@@ -38,5 +38,9 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Finding:
         """from_dict reads a finding back from summary.json's ``findings[]``."""
-        return cls(kind=data["kind"], severity=data["severity"], message=data["message"],
-                   evidence=dict(data.get("evidence") or {}))
+        return cls(
+            kind=data["kind"],
+            severity=data["severity"],
+            message=data["message"],
+            evidence=dict(data.get("evidence") or {}),
+        )

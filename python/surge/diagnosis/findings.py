@@ -11,8 +11,8 @@ from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
 from surge.diagnosis.figures import number, open_model, timeout_s
 from surge.diagnosis.finding import Finding
 from surge.diagnosis.generator import connection_wait, generator_saturated, in_flight_limit, startup_s
-from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.littles_law import queueing
+from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.server import server_cpu_bound
 from surge.diagnosis.shed import load_shed
 from surge.diagnosis.timeouts import timeout_cascade
@@ -20,8 +20,12 @@ from surge.heading import PlanLike
 from surge.redact import redact_text
 
 
-def findings(result_document: Mapping[str, Any], *, target_samples: Sequence[Mapping[str, Any]] | None = None,
-             plan: PlanLike | None = None) -> list[Finding]:
+def findings(
+    result_document: Mapping[str, Any],
+    *,
+    target_samples: Sequence[Mapping[str, Any]] | None = None,
+    plan: PlanLike | None = None,
+) -> list[Finding]:
     """findings diagnoses one run from its result document (``surge.result/1`` as a dict: the
     ``--json`` document or summary.json), the watched target's samples (``target_samples``:
     summary.json's ``target_process.samples``, read from the document when not given) and its
@@ -33,18 +37,23 @@ def findings(result_document: Mapping[str, Any], *, target_samples: Sequence[Map
     open_ = open_model(result_document, plan)
     queue = queueing(result_document)
     server = server_cpu_bound(result_document, samples, target.get("cores")) if samples else None
-    generator = generator_saturated(result_document, open_model=open_,
-                                    server_limited=queue is not None or server is not None)
+    generator = generator_saturated(
+        result_document, open_model=open_, server_limited=queue is not None or server is not None
+    )
     steady_from = startup_s(result_document)
     found = [
         port_exhaustion(result_document),
         open_file_exhaustion(result_document),
-        machine_saturated(result_document, steady_from_s=steady_from,
-                          target_cores=target_cpu(samples, number(result_document, "duration_s"), steady_from)),
+        machine_saturated(
+            result_document,
+            steady_from_s=steady_from,
+            target_cores=target_cpu(samples, number(result_document, "duration_s"), steady_from),
+        ),
         generator,
         connection_wait(result_document, open_model=open_),
-        in_flight_limit(result_document, plan, generator_bound=generator is not None,
-                        server_slow=queue is not None) if open_ else None,
+        in_flight_limit(result_document, plan, generator_bound=generator is not None, server_slow=queue is not None)
+        if open_
+        else None,
         server,
         queue,
         timeout_cascade(result_document, timeout_s(result_document, plan)),

@@ -7,8 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import (count, grouped, load_intervals, max_in_flight, number, peak_evidence, peak_text,
-                                     percent)
+from surge.diagnosis.figures import (
+    count,
+    grouped,
+    load_intervals,
+    max_in_flight,
+    number,
+    peak_evidence,
+    peak_text,
+    percent,
+)
 from surge.diagnosis.finding import WARNING, Finding
 from surge.heading import PlanLike
 
@@ -94,14 +102,21 @@ def late_sends(document: Mapping[str, Any]) -> tuple[int, int, float, bool]:
     if steady:
         sent = sum(count(i.get("requests"), "sent") for i in steady)
         late = sum(count(i.get("requests"), "late") for i in steady)
-        lags = [number((i.get("latency") or {}).get("send_lag"), "p99_ms") for i in steady
-                if count((i.get("latency") or {}).get("send_lag"), "count")]
+        lags = [
+            number((i.get("latency") or {}).get("send_lag"), "p99_ms")
+            for i in steady
+            if count((i.get("latency") or {}).get("send_lag"), "count")
+        ]
         return sent, late, max(lags, default=0.0), True
     if document.get("intervals"):
         return 0, 0, 0.0, True  # a run too short to have a steady part
     requests = document.get("requests") or {}
-    return (count(requests, "sent"), count(requests, "late"),
-            number((document.get("latency") or {}).get("send_lag"), "p99_ms"), False)
+    return (
+        count(requests, "sent"),
+        count(requests, "late"),
+        number((document.get("latency") or {}).get("send_lag"), "p99_ms"),
+        False,
+    )
 
 
 def _late(document: Mapping[str, Any], open_model: bool) -> tuple[int, int, float, float, bool, bool]:
@@ -110,8 +125,14 @@ def _late(document: Mapping[str, Any], open_model: bool) -> tuple[int, int, floa
     (open model, ≥ LATE_MIN, ≥ LATE_SHARE_THRESHOLD, p99 ≥ LATE_LAG_P99_MS)."""
     sent, late, lag_p99, steady = late_sends(document)
     share = late / sent if sent else 0.0
-    return sent, late, share, lag_p99, steady, (open_model and late >= LATE_MIN and share >= LATE_SHARE_THRESHOLD
-                                                and lag_p99 >= LATE_LAG_P99_MS)
+    return (
+        sent,
+        late,
+        share,
+        lag_p99,
+        steady,
+        (open_model and late >= LATE_MIN and share >= LATE_SHARE_THRESHOLD and lag_p99 >= LATE_LAG_P99_MS),
+    )
 
 
 def _threads(generator: Mapping[str, Any]) -> tuple[list[float], list[float], bool, bool]:
@@ -124,8 +145,9 @@ def _threads(generator: Mapping[str, Any]) -> tuple[list[float], list[float], bo
     return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD, starved
 
 
-def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server_limited: bool = False
-                        ) -> Finding | None:
+def generator_saturated(
+    document: Mapping[str, Any], *, open_model: bool, server_limited: bool = False
+) -> Finding | None:
     """generator_saturated: a worker thread busy ≥ BUSY_THRESHOLD, or (open model) in the steady
     part of the load late sends ≥ LATE_SHARE_THRESHOLD of those sent and ≥ LATE_MIN, with a send
     lag p99 ≥ LATE_LAG_P99_MS, that the generator's threads account for: one was out of CPU, or
@@ -153,40 +175,68 @@ def generator_saturated(document: Mapping[str, Any], *, open_model: bool, server
         reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run")
     if behind:
         part = " after the start-up" if steady else ""
-        reasons.append(f"{grouped(late)} of {grouped(sent)} requests{part} ({percent(late_share)}) were sent more "
-                       f"than 1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)")
+        reasons.append(
+            f"{grouped(late)} of {grouped(sent)} requests{part} ({percent(late_share)}) were sent more "
+            f"than 1 ms after their intended time (send lag p99 {grouped(lag_p99, 1)} ms)"
+        )
         if not cpu_bound:
             reasons.append(_why_late_without_busy_threads(busy, waiting, count(requests, "connections_opened")))
     if offered is not None:
-        reasons.append(f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled "
-                       "during the load")
-    message = (f"The load generator was the bottleneck: {'; '.join(reasons)}. Throughput is a lower bound: "
-               f"≥ {grouped(throughput, 1)} responses/s{peak_text(document)}; the target may serve more (use more "
-               f"--threads, fewer other processes on this machine, or more machines).")
-    return Finding(GENERATOR_SATURATED, WARNING, message, {
-        "thread_busy": busy, "busiest_thread": busiest, "busy_threshold": BUSY_THRESHOLD,
-        "sent": sent, "late": late, "late_share": late_share, "late_share_threshold": LATE_SHARE_THRESHOLD,
-        "late_min": LATE_MIN, "late_lag_p99_threshold_ms": LATE_LAG_P99_MS, "steady_part": steady,
-        "startup_s": startup_s(document), "server_limited": server_limited,
-        "send_lag_p99_ms": lag_p99, "offered_rate_per_s": offered, "sent_per_s": sent_per_s,
-        "dropped": count(requests, "dropped"), "responses_per_s_lower_bound": throughput,
-        "connections_opened": count(requests, "connections_opened"),
-        "cpu_us_per_request": number(generator, "cpu_us_per_request"), "thread_waiting": waiting,
-        "runnable_threshold": RUNNABLE_THRESHOLD, **peak_evidence(document),
-    })
+        reasons.append(
+            f"it sent {grouped(sent_per_s, 1)} requests/s of the {grouped(offered, 1)}/s scheduled during the load"
+        )
+    message = (
+        f"The load generator was the bottleneck: {'; '.join(reasons)}. Throughput is a lower bound: "
+        f"≥ {grouped(throughput, 1)} responses/s{peak_text(document)}; the target may serve more (use more "
+        f"--threads, fewer other processes on this machine, or more machines)."
+    )
+    return Finding(
+        GENERATOR_SATURATED,
+        WARNING,
+        message,
+        {
+            "thread_busy": busy,
+            "busiest_thread": busiest,
+            "busy_threshold": BUSY_THRESHOLD,
+            "sent": sent,
+            "late": late,
+            "late_share": late_share,
+            "late_share_threshold": LATE_SHARE_THRESHOLD,
+            "late_min": LATE_MIN,
+            "late_lag_p99_threshold_ms": LATE_LAG_P99_MS,
+            "steady_part": steady,
+            "startup_s": startup_s(document),
+            "server_limited": server_limited,
+            "send_lag_p99_ms": lag_p99,
+            "offered_rate_per_s": offered,
+            "sent_per_s": sent_per_s,
+            "dropped": count(requests, "dropped"),
+            "responses_per_s_lower_bound": throughput,
+            "connections_opened": count(requests, "connections_opened"),
+            "cpu_us_per_request": number(generator, "cpu_us_per_request"),
+            "thread_waiting": waiting,
+            "runnable_threshold": RUNNABLE_THRESHOLD,
+            **peak_evidence(document),
+        },
+    )
 
 
 def _why_late_without_busy_threads(busy: list[float], waiting: list[float], connections_opened: int) -> str:
     """_why_late_without_busy_threads says why sends were late although no worker thread was
     out of CPU: a thread waited for a core other processes held (when the kernel says so), or,
     in an older record that does not say, other processes or connections still being opened."""
-    idle = f"yet no worker thread was busy {percent(BUSY_THRESHOLD)} of the run" + \
-        (f" (the busiest: {percent(max(busy))})" if busy else "")
+    idle = f"yet no worker thread was busy {percent(BUSY_THRESHOLD)} of the run" + (
+        f" (the busiest: {percent(max(busy))})" if busy else ""
+    )
     if waiting:
-        return (f"{idle}: a worker thread waited for a core {percent(max(waiting))} of the run, held by other "
-                "processes on this machine")
-    return (f"{idle}, so the sends waited for a core that other processes on this machine held, or for "
-            f"connections still being opened ({grouped(connections_opened)} opened during the run)")
+        return (
+            f"{idle}: a worker thread waited for a core {percent(max(waiting))} of the run, held by other "
+            "processes on this machine"
+        )
+    return (
+        f"{idle}, so the sends waited for a core that other processes on this machine held, or for "
+        f"connections still being opened ({grouped(connections_opened)} opened during the run)"
+    )
 
 
 def connection_wait(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
@@ -200,21 +250,36 @@ def connection_wait(document: Mapping[str, Any], *, open_model: bool) -> Finding
         return None
     opened = count(document.get("requests"), "connections_opened")
     part = " after the start-up" if steady else ""
-    message = (f"Sends waited for connections: {grouped(late)} of {grouped(sent)} requests{part} "
-               f"({percent(late_share)}) were sent more than 1 ms late (send lag p99 {grouped(lag_p99, 1)} ms), yet the "
-               f"generator's threads were at most {percent(max(busy, default=0.0))} busy and waited for a core at most "
-               f"{percent(max(waiting))} of the run: the requests waited for a connection ({grouped(opened)} opened), "
-               "which the target accepted or freed slower than the schedule needed. That is the target's doing, not "
-               "the generator's; latency from the intended send time counts the wait.")
-    return Finding(CONNECTION_WAIT, WARNING, message, {
-        "sent": sent, "late": late, "late_share": late_share, "send_lag_p99_ms": lag_p99, "thread_busy": busy,
-        "thread_waiting": waiting, "runnable_threshold": RUNNABLE_THRESHOLD, "connections_opened": opened,
-        "steady_part": steady, **peak_evidence(document),
-    })
+    message = (
+        f"Sends waited for connections: {grouped(late)} of {grouped(sent)} requests{part} "
+        f"({percent(late_share)}) were sent more than 1 ms late (send lag p99 {grouped(lag_p99, 1)} ms), yet the "
+        f"generator's threads were at most {percent(max(busy, default=0.0))} busy and waited for a core at most "
+        f"{percent(max(waiting))} of the run: the requests waited for a connection ({grouped(opened)} opened), "
+        "which the target accepted or freed slower than the schedule needed. That is the target's doing, not "
+        "the generator's; latency from the intended send time counts the wait."
+    )
+    return Finding(
+        CONNECTION_WAIT,
+        WARNING,
+        message,
+        {
+            "sent": sent,
+            "late": late,
+            "late_share": late_share,
+            "send_lag_p99_ms": lag_p99,
+            "thread_busy": busy,
+            "thread_waiting": waiting,
+            "runnable_threshold": RUNNABLE_THRESHOLD,
+            "connections_opened": opened,
+            "steady_part": steady,
+            **peak_evidence(document),
+        },
+    )
 
 
-def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, generator_bound: bool,
-                    server_slow: bool) -> Finding | None:
+def in_flight_limit(
+    document: Mapping[str, Any], plan: PlanLike | None, *, generator_bound: bool, server_slow: bool
+) -> Finding | None:
     """in_flight_limit: open-model requests never sent (``dropped``) ≥ DROPPED_SHARE_THRESHOLD
     of those scheduled. Why the slots stayed busy: the generator itself fell behind
     (``generator_bound``: a generator_saturated finding holds), else the target answered slowly
@@ -231,30 +296,52 @@ def in_flight_limit(document: Mapping[str, Any], plan: PlanLike | None, *, gener
     slots_full = not (limit and document.get("intervals") and peak < SLOTS_FULL_SHARE * limit)
     never_sent = f"{grouped(dropped)} of {grouped(scheduled)} scheduled requests ({percent(dropped / scheduled)})"
     if not slots_full:  # the slots never filled: the requests waited for a connection until the drain deadline
-        message = (f"{never_sent} were never sent, although in flight peaked at {grouped(peak)} of the "
-                   f"{grouped(limit or 0)} slots (--max-in-flight, max_vus): they waited for a connection (at most "
-                   f"{grouped(count(document, 'peak_open_connections'))} open) that the target did not accept or "
-                   f"free before the run ended. The offered load was not all delivered.")
+        message = (
+            f"{never_sent} were never sent, although in flight peaked at {grouped(peak)} of the "
+            f"{grouped(limit or 0)} slots (--max-in-flight, max_vus): they waited for a connection (at most "
+            f"{grouped(count(document, 'peak_open_connections'))} open) that the target did not accept or "
+            f"free before the run ended. The offered load was not all delivered."
+        )
     else:
-        limit_text = f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)" if limit else \
-            "every in-flight slot (--max-in-flight, max_vus)"
+        limit_text = (
+            f"all {grouped(limit)} in-flight slots (--max-in-flight, max_vus)"
+            if limit
+            else "every in-flight slot (--max-in-flight, max_vus)"
+        )
         if generator_bound:
             why = "the generator fell behind (see generator_saturated): requests waiting to be sent filled them"
         elif server_slow:
-            why = ("the target answered too slowly to free them (see the queueing finding): the server, not the "
-                   "generator, held the load back")
+            why = (
+                "the target answered too slowly to free them (see the queueing finding): the server, not the "
+                "generator, held the load back"
+            )
         else:
             # No queueing finding is no proof of fast responses (a capped open model cannot grow a
             # backlog): state what held the slots, and both readings.
             held_ms = number((document.get("latency") or {}).get("service_time"), "mean_ms")
             served = number(document.get("throughput"), "responses_per_s")
-            why = (f"each was held {held_ms:,.1f} ms on average while the target served {served:,.1f}/s: either "
-                   "the target is slower than this rate needs (then that is its capacity, and more slots only queue "
-                   "more at it) or the limit is too low for this rate; raise --max-in-flight (max_vus) to tell")
-        message = f"{never_sent} were never sent because {limit_text} were busy; {why}. The offered load was not " \
+            why = (
+                f"each was held {held_ms:,.1f} ms on average while the target served {served:,.1f}/s: either "
+                "the target is slower than this rate needs (then that is its capacity, and more slots only queue "
+                "more at it) or the limit is too low for this rate; raise --max-in-flight (max_vus) to tell"
+            )
+        message = (
+            f"{never_sent} were never sent because {limit_text} were busy; {why}. The offered load was not "
             "all delivered."
-    return Finding(IN_FLIGHT_LIMIT, WARNING, message, {
-        "dropped": dropped, "scheduled": scheduled, "dropped_share": dropped / scheduled, "max_in_flight": limit,
-        "peak_in_flight": peak, "slots_full": slots_full, "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
-        "generator_bound": generator_bound, "server_slow": server_slow,
-    })
+        )
+    return Finding(
+        IN_FLIGHT_LIMIT,
+        WARNING,
+        message,
+        {
+            "dropped": dropped,
+            "scheduled": scheduled,
+            "dropped_share": dropped / scheduled,
+            "max_in_flight": limit,
+            "peak_in_flight": peak,
+            "slots_full": slots_full,
+            "dropped_share_threshold": DROPPED_SHARE_THRESHOLD,
+            "generator_bound": generator_bound,
+            "server_slow": server_slow,
+        },
+    )

@@ -8,8 +8,18 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.diagnosis.figures import (count, grouped, load_intervals, mean, median, number, peak_evidence, peak_text,
-                                     percent, slope)
+from surge.diagnosis.figures import (
+    count,
+    grouped,
+    load_intervals,
+    mean,
+    median,
+    number,
+    peak_evidence,
+    peak_text,
+    percent,
+    slope,
+)
 from surge.diagnosis.finding import WARNING, Finding
 
 QUEUEING = "queueing"
@@ -159,39 +169,64 @@ def queueing(document: Mapping[str, Any], law: LittlesLaw | None = None) -> Find
     measured = "" if law.measured_in_flight is None else f" (the engine measured {grouped(law.measured_in_flight, 1)})"
     f = found.facts
     if found.evidence == "backlog":
-        why = (f"in the second half of the load {grouped(f['sent'])} requests were sent and only "
-               f"{grouped(f['completed'])} completed ({percent(f['backlog_share'])} left waiting), while the mean "
-               f"latency rose from {_ms(f['first_latency_s'])} to {_ms(f['last_latency_s'])}: requests "
-               f"arrived faster than the target served them")
+        why = (
+            f"in the second half of the load {grouped(f['sent'])} requests were sent and only "
+            f"{grouped(f['completed'])} completed ({percent(f['backlog_share'])} left waiting), while the mean "
+            f"latency rose from {_ms(f['first_latency_s'])} to {_ms(f['last_latency_s'])}: requests "
+            f"arrived faster than the target served them"
+        )
     else:
-        why = (f"as the load offered rose from {grouped(f['low_offered'], 1)} to {grouped(f['high_offered'], 1)} "
-               f"{f['offered_unit']} (in flight by Little's law: {grouped(f['low_in_flight'], 1)} to "
-               f"{grouped(f['high_in_flight'], 1)}), throughput went only from {grouped(f['low_per_s'], 1)}/s to "
-               f"{grouped(f['high_per_s'], 1)}/s while the mean latency from the send rose from "
-               f"{_ms(f['low_latency_s'])} to {_ms(f['high_latency_s'])}: the target was at its capacity")
+        why = (
+            f"as the load offered rose from {grouped(f['low_offered'], 1)} to {grouped(f['high_offered'], 1)} "
+            f"{f['offered_unit']} (in flight by Little's law: {grouped(f['low_in_flight'], 1)} to "
+            f"{grouped(f['high_in_flight'], 1)}), throughput went only from {grouped(f['low_per_s'], 1)}/s to "
+            f"{grouped(f['high_per_s'], 1)}/s while the mean latency from the send rose from "
+            f"{_ms(f['low_latency_s'])} to {_ms(f['high_latency_s'])}: the target was at its capacity"
+        )
     service = ""
     if found.service_s is not None:
-        service = (f" At the latency of the least-loaded seconds, {_ms(found.service_s)}, that is "
-                   f"{grouped(found.capacity_per_s * found.service_s, 1)} requests served at once.")
-    grew = f" In flight grew by {grouped(growth, 1)} a second while the queue lasted." \
-        if growth is not None and growth > 0 else ""
-    message = (f"Requests queued: {why}. By Little's law {grouped(law.little_l, 1)} requests were in flight on "
-               f"average{measured} = {grouped(law.completions_per_s, 1)} completions/s × "
-               f"{_ms(law.mean_latency_s)} mean latency from the send. The target completed "
-               f"{grouped(found.capacity_per_s, 1)} successful responses/s while it had a queue: that is its service "
-               f"capacity{peak_text(document)}.{service}{grew}")
-    return Finding(QUEUEING, WARNING, message, {
-        "evidence": found.evidence, "little_l": law.little_l, "completions_per_s": law.completions_per_s,
-        "mean_latency_ms": law.mean_latency_s * 1000, "measured_in_flight": law.measured_in_flight,
-        "service_time_ms": None if found.service_s is None else found.service_s * 1000,
-        "service_capacity_per_s": found.capacity_per_s,
-        "served_at_once": None if found.service_s is None else found.capacity_per_s * found.service_s,
-        "queued_intervals": len(found.queued), "in_flight_growth_per_s": growth, **found.facts,
-        **peak_evidence(document),
-        "queue_latency_factor": QUEUE_LATENCY_FACTOR, "queue_min_wait_ms": QUEUE_MIN_WAIT_MS,
-        "backlog_share_threshold": BACKLOG_SHARE, "backlog_min": BACKLOG_MIN, "min_load_range": MIN_LOAD_RANGE,
-        "plateau_gain": PLATEAU_GAIN, "intervals": [asdict(r) for r in law.intervals],
-    })
+        service = (
+            f" At the latency of the least-loaded seconds, {_ms(found.service_s)}, that is "
+            f"{grouped(found.capacity_per_s * found.service_s, 1)} requests served at once."
+        )
+    grew = (
+        f" In flight grew by {grouped(growth, 1)} a second while the queue lasted."
+        if growth is not None and growth > 0
+        else ""
+    )
+    message = (
+        f"Requests queued: {why}. By Little's law {grouped(law.little_l, 1)} requests were in flight on "
+        f"average{measured} = {grouped(law.completions_per_s, 1)} completions/s × "
+        f"{_ms(law.mean_latency_s)} mean latency from the send. The target completed "
+        f"{grouped(found.capacity_per_s, 1)} successful responses/s while it had a queue: that is its service "
+        f"capacity{peak_text(document)}.{service}{grew}"
+    )
+    return Finding(
+        QUEUEING,
+        WARNING,
+        message,
+        {
+            "evidence": found.evidence,
+            "little_l": law.little_l,
+            "completions_per_s": law.completions_per_s,
+            "mean_latency_ms": law.mean_latency_s * 1000,
+            "measured_in_flight": law.measured_in_flight,
+            "service_time_ms": None if found.service_s is None else found.service_s * 1000,
+            "service_capacity_per_s": found.capacity_per_s,
+            "served_at_once": None if found.service_s is None else found.capacity_per_s * found.service_s,
+            "queued_intervals": len(found.queued),
+            "in_flight_growth_per_s": growth,
+            **found.facts,
+            **peak_evidence(document),
+            "queue_latency_factor": QUEUE_LATENCY_FACTOR,
+            "queue_min_wait_ms": QUEUE_MIN_WAIT_MS,
+            "backlog_share_threshold": BACKLOG_SHARE,
+            "backlog_min": BACKLOG_MIN,
+            "min_load_range": MIN_LOAD_RANGE,
+            "plateau_gain": PLATEAU_GAIN,
+            "intervals": [asdict(r) for r in law.intervals],
+        },
+    )
 
 
 def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidence | None:
@@ -213,24 +248,35 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     if len(rows) < MIN_QUEUE_INTERVALS:
         return None
     served = {r.index: float(loaded[r.index].get("successes_per_s") or 0.0) for r in every}
-    second = every[len(every) // 2:]  # seconds without a completion count here: a stalled target
+    second = every[len(every) // 2 :]  # seconds without a completion count here: a stalled target
     # What arrived: the schedule's requests in the open model (sends that waited for a connection
     # the target did not accept are its backlog too), the requests sent in the closed model.
     sent = sum(_arrived(loaded[r.index]) for r in second)
     completed = sum(count((loaded[r.index].get("latency") or {}).get("all"), "count") for r in second)
     # The wait counted from the intended send: requests held in the generator for a connection
     # the target was slow to free waited too.
-    first_w, last_w = (number((loaded[r.index].get("latency") or {}).get("all"), "mean_ms") / 1000
-                       for r in (rows[0], rows[-1]))
+    first_w, last_w = (
+        number((loaded[r.index].get("latency") or {}).get("all"), "mean_ms") / 1000 for r in (rows[0], rows[-1])
+    )
     if sent and sent - completed >= max(BACKLOG_SHARE * sent, BACKLOG_MIN) and _slower(last_w, first_w):
         # Every second of a growing backlog had work waiting: each served at most the capacity,
         # and less only when the target lost time (the machine, accepting a burst of new
         # connections); the best second is the nearest to it.
         capacity = max(served[r.index] for r in second)
         service = first_w if served[rows[0].index] < UNSATURATED_SHARE * capacity else None
-        return QueueEvidence("backlog", capacity, second, service, {
-            "sent": sent, "completed": completed, "backlog_share": (sent - completed) / sent,
-            "first_latency_s": first_w, "last_latency_s": last_w})
+        return QueueEvidence(
+            "backlog",
+            capacity,
+            second,
+            service,
+            {
+                "sent": sent,
+                "completed": completed,
+                "backlog_share": (sent - completed) / sent,
+                "first_latency_s": first_w,
+                "last_latency_s": last_w,
+            },
+        )
     # The first second's completions are the quick ones (the slow ones it sent end later): its
     # latency and throughput read low whatever the load, so the plateau leaves it out.
     candidates = rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows
@@ -240,20 +286,31 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     third = len(by_load) // 3
     low, high = by_load[:third], by_load[-third:]
     low_o, high_o = mean(load[r.index] for r in low), mean(load[r.index] for r in high)
-    low_x, high_x = (mean(r.completions_per_s for r in low),
-                     mean(r.completions_per_s for r in high))
-    low_w, high_w = (mean(r.mean_latency_s for r in low),
-                     mean(r.mean_latency_s for r in high))
+    low_x, high_x = (mean(r.completions_per_s for r in low), mean(r.completions_per_s for r in high))
+    low_w, high_w = (mean(r.mean_latency_s for r in low), mean(r.mean_latency_s for r in high))
     if low_o <= 0 or low_x <= 0 or high_o < MIN_LOAD_RANGE * low_o:
         return None
     if high_x / low_x - 1 > PLATEAU_GAIN * (high_o / low_o - 1) or not _slower(high_w, low_w):
         return None
     capacity = median(served[r.index] for r in high)
     service = low_w if mean(served[r.index] for r in low) < UNSATURATED_SHARE * capacity else None
-    return QueueEvidence("plateau", capacity, sorted(high, key=lambda r: r.index), service, {
-        "offered_unit": unit, "low_offered": low_o, "high_offered": high_o,
-        "low_in_flight": mean(r.little_l for r in low), "high_in_flight": mean(r.little_l for r in high),
-        "low_per_s": low_x, "high_per_s": high_x, "low_latency_s": low_w, "high_latency_s": high_w})
+    return QueueEvidence(
+        "plateau",
+        capacity,
+        sorted(high, key=lambda r: r.index),
+        service,
+        {
+            "offered_unit": unit,
+            "low_offered": low_o,
+            "high_offered": high_o,
+            "low_in_flight": mean(r.little_l for r in low),
+            "high_in_flight": mean(r.little_l for r in high),
+            "low_per_s": low_x,
+            "high_per_s": high_x,
+            "low_latency_s": low_w,
+            "high_latency_s": high_w,
+        },
+    )
 
 
 def _arrived(interval: Mapping[str, Any]) -> float:

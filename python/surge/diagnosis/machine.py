@@ -47,7 +47,7 @@ def machine_reading() -> tuple[float, float] | None:
         idle = t.idle + getattr(t, "iowait", 0.0)
         total = sum(t)
         return total - idle, total
-    except Exception:  # noqa: BLE001 — no reading is a missing figure, never a failed run
+    except Exception:
         return None
 
 
@@ -88,12 +88,16 @@ class MachineCpu:
         now = machine_reading()
         if self._first is None or now is None:
             return None
-        return {"cores": self.cores, "cpu_cores_mean": busy_cores(self._first, now, self.cores),
-                "samples": list(self._samples)}
+        return {
+            "cores": self.cores,
+            "cpu_cores_mean": busy_cores(self._first, now, self.cores),
+            "samples": list(self._samples),
+        }
 
 
-def machine_saturated(document: Mapping[str, Any], *, steady_from_s: float,
-                      target_cores: float | None) -> Finding | None:
+def machine_saturated(
+    document: Mapping[str, Any], *, steady_from_s: float, target_cores: float | None
+) -> Finding | None:
     """machine_saturated: the machine's busy cores (``document["machine"]``), averaged over its
     readings in the steady part of the load (from ``steady_from_s`` to ``duration_s`` + 1; at
     least MIN_MACHINE_SAMPLES, else the whole run's mean), were ≥ MACHINE_BUSY_SHARE of its cores.
@@ -104,8 +108,11 @@ def machine_saturated(document: Mapping[str, Any], *, steady_from_s: float,
     if not cores:
         return None
     duration = number(document, "duration_s")
-    steady = [float(s["cpu_cores"]) for s in machine.get("samples") or []
-              if steady_from_s < float(s["t_s"]) <= duration + 1.0 and s.get("cpu_cores") is not None]
+    steady = [
+        float(s["cpu_cores"])
+        for s in machine.get("samples") or []
+        if steady_from_s < float(s["t_s"]) <= duration + 1.0 and s.get("cpu_cores") is not None
+    ]
     used = mean(steady) if len(steady) >= MIN_MACHINE_SAMPLES else machine.get("cpu_cores_mean")
     if used is None or float(used) < MACHINE_BUSY_SHARE * cores:
         return None
@@ -121,24 +128,38 @@ def machine_saturated(document: Mapping[str, Any], *, steady_from_s: float,
     else:
         others = "the target and other processes" if local else "other processes"
         parts.append(f"{others} {grouped(max(used - generator, 0.0), 2)}")
-    who = "generator and target share a saturated machine" if local else \
-        "the generator ran on a saturated machine"
-    message = (f"The machine was saturated: {grouped(used, 2)} of its {cores} cores were busy during the load "
-               f"({percent(used / cores)}; {', '.join(parts)}): {who}: the result measures the machine, not the "
-               f"target alone. Run the generator on a machine of its own (or stop the other processes) to measure "
-               f"the target.")
-    return Finding(MACHINE_SATURATED, WARNING, message, {
-        "machine_cores": cores, "machine_cpu_cores": used, "machine_busy_share": used / cores,
-        "generator_cpu_cores": generator, "target_cpu_cores": target_cores, "target_local": local,
-        "steady_samples": len(steady), "machine_busy_threshold": MACHINE_BUSY_SHARE,
-    })
+    who = "generator and target share a saturated machine" if local else "the generator ran on a saturated machine"
+    message = (
+        f"The machine was saturated: {grouped(used, 2)} of its {cores} cores were busy during the load "
+        f"({percent(used / cores)}; {', '.join(parts)}): {who}: the result measures the machine, not the "
+        f"target alone. Run the generator on a machine of its own (or stop the other processes) to measure "
+        f"the target."
+    )
+    return Finding(
+        MACHINE_SATURATED,
+        WARNING,
+        message,
+        {
+            "machine_cores": cores,
+            "machine_cpu_cores": used,
+            "machine_busy_share": used / cores,
+            "generator_cpu_cores": generator,
+            "target_cpu_cores": target_cores,
+            "target_local": local,
+            "steady_samples": len(steady),
+            "machine_busy_threshold": MACHINE_BUSY_SHARE,
+        },
+    )
 
 
 def target_cpu(samples: Sequence[Mapping[str, Any]], duration_s: float, steady_from_s: float) -> float | None:
     """target_cpu is the watched target's mean CPU (cores) over its samples in the steady part of
     the load, or over all its load samples when none falls there; None without samples."""
-    loaded = [(float(s["t_s"]), float(s["cpu_cores"])) for s in samples
-              if s.get("cpu_cores") is not None and 0.0 <= float(s["t_s"]) <= duration_s + 1.0]
+    loaded = [
+        (float(s["t_s"]), float(s["cpu_cores"]))
+        for s in samples
+        if s.get("cpu_cores") is not None and 0.0 <= float(s["t_s"]) <= duration_s + 1.0
+    ]
     steady = [c for t, c in loaded if t > steady_from_s]
     chosen = steady or [c for _, c in loaded]
     return mean(chosen) if chosen else None

@@ -29,8 +29,9 @@ work each request brings (an event loop accepting a burst of connections served 
 seconds and 480/s in the others), so the bound is loose; a rising throughput varies far more."""
 
 
-def server_cpu_bound(document: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
-                     cores: float | None) -> Finding | None:
+def server_cpu_bound(
+    document: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], cores: float | None
+) -> Finding | None:
     """server_cpu_bound: enough samples within the load window are saturated — the process used ≥
     CPU_SHARE_THRESHOLD of min(``cores`` available to it, its threads), or its busiest thread used
     ≥ CPU_SHARE_THRESHOLD of one core (``thread_cores_max``: one event loop or one lock holder at
@@ -58,24 +59,45 @@ def server_cpu_bound(document: Mapping[str, Any], samples: Sequence[Mapping[str,
     cpu = mean(float(s["cpu_cores"]) for s in hot)
     thread = mean(float(s.get("thread_cores_max") or 0.0) for s in hot)
     if per_thread:
-        used = (f"its busiest thread used {grouped(thread, 2)} of a core ({percent(thread)} of the one core a "
-                f"thread can use; the process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread "
-                f"(an event loop, or a lock holder) was its ceiling, whatever its thread count")
+        used = (
+            f"its busiest thread used {grouped(thread, 2)} of a core ({percent(thread)} of the one core a "
+            f"thread can use; the process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread "
+            f"(an event loop, or a lock holder) was its ceiling, whatever its thread count"
+        )
     else:
-        used = (f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it "
-                "can use")
-    message = (f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load {used}, while "
-               f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)})"
-               f"{peak_text(document)}. "
-               f"More load only queues; the server needs more CPU{' on that thread' if per_thread else ''} or less "
-               f"work per request.")
-    return Finding(SERVER_CPU_BOUND, WARNING, message, {
-        "cpu_cores_mean": cpu, "cpu_cores_cap": 1.0 if per_thread else cap, "cores": cores, "threads": threads or None,
-        "per_thread": per_thread, "busiest_thread_cores": thread if any("thread_cores_max" in s for s in hot) else None,
-        "saturated_samples": len(hot), "samples": len(loaded), "responses_per_s": mean_rate, "throughput_cv": cv,
-        "cpu_share_threshold": CPU_SHARE_THRESHOLD, "flat_cv": FLAT_CV, "min_saturated_samples": MIN_SATURATED_SAMPLES,
-        "min_saturated_share": MIN_SATURATED_SHARE, **peak_evidence(document),
-    })
+        used = (
+            f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it "
+            "can use"
+        )
+    message = (
+        f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load {used}, while "
+        f"throughput stayed flat at {grouped(mean_rate, 1)} responses/s (CV {percent(cv)})"
+        f"{peak_text(document)}. "
+        f"More load only queues; the server needs more CPU{' on that thread' if per_thread else ''} or less "
+        f"work per request."
+    )
+    return Finding(
+        SERVER_CPU_BOUND,
+        WARNING,
+        message,
+        {
+            "cpu_cores_mean": cpu,
+            "cpu_cores_cap": 1.0 if per_thread else cap,
+            "cores": cores,
+            "threads": threads or None,
+            "per_thread": per_thread,
+            "busiest_thread_cores": thread if any("thread_cores_max" in s for s in hot) else None,
+            "saturated_samples": len(hot),
+            "samples": len(loaded),
+            "responses_per_s": mean_rate,
+            "throughput_cv": cv,
+            "cpu_share_threshold": CPU_SHARE_THRESHOLD,
+            "flat_cv": FLAT_CV,
+            "min_saturated_samples": MIN_SATURATED_SAMPLES,
+            "min_saturated_share": MIN_SATURATED_SHARE,
+            **peak_evidence(document),
+        },
+    )
 
 
 def _rate_at(document: Mapping[str, Any], t_s: float) -> float | None:

@@ -33,14 +33,30 @@ def load_shed(document: Mapping[str, Any]) -> Finding | None:
     goodput = number(document.get("throughput"), "successes_per_s")
     codes_text = ", ".join(f"{code} × {grouped(n)}" for code, n in by_code.items())
     if total and other / total >= BROKEN_SHARE_THRESHOLD:
-        tail = (f"but {grouped(other)} other requests ({percent(other / total)}) failed too, so shedding did not "
-                f"protect it entirely; it served {grouped(goodput, 1)} successes/s")
+        tail = (
+            f"but {grouped(other)} other requests ({percent(other / total)}) failed too, so shedding did not "
+            f"protect it entirely; it served {grouped(goodput, 1)} successes/s"
+        )
     else:
-        tail = (f"back-pressure, not a breakdown: it kept serving {grouped(goodput, 1)} successes/s and almost "
-                f"nothing else failed ({grouped(other)} other failures)")
-    message = (f"The server shed load: {grouped(shed)} of {grouped(responses)} responses ({percent(shed / responses)}) "
-               f"were 429/503 ({codes_text}): {tail}.")
-    return Finding(LOAD_SHED, WARNING, message, {
-        "shed": shed, "responses": responses, "shed_share": shed / responses, "status_codes": by_code,
-        "other_failures": other, "successes_per_s": goodput, "shed_share_threshold": SHED_SHARE_THRESHOLD,
-    })
+        tail = (
+            f"back-pressure, not a breakdown: it kept serving {grouped(goodput, 1)} successes/s and almost "
+            f"nothing else failed ({grouped(other)} other failures)"
+        )
+    message = (
+        f"The server shed load: {grouped(shed)} of {grouped(responses)} responses ({percent(shed / responses)}) "
+        f"were 429/503 ({codes_text}): {tail}."
+    )
+    return Finding(
+        LOAD_SHED,
+        WARNING,
+        message,
+        {
+            "shed": shed,
+            "responses": responses,
+            "shed_share": shed / responses,
+            "status_codes": by_code,
+            "other_failures": other,
+            "successes_per_s": goodput,
+            "shed_share_threshold": SHED_SHARE_THRESHOLD,
+        },
+    )

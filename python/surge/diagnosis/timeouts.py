@@ -44,21 +44,42 @@ def timeout_cascade(document: Mapping[str, Any], timeout_s: float | None) -> Fin
     first = bursts[0][2]
     success = (document.get("latency") or {}).get("success") or {}
     peak_in_flight = max((count(i, "in_flight") for i in document.get("intervals") or []), default=0)
-    at = f"at the {grouped(timeout_s, 1 if timeout_s % 1 else 0)} s timeout" if timeout_s is not None else \
-        "at the request timeout"
-    served = (f", while the successful ones took p95 {grouped(number(success, 'p95_ms'), 2)} ms"
-              if count(success, "count") else ", and none succeeded")
-    message = (f"A timeout cascade: {grouped(timed_out)} of {grouped(total)} requests ({percent(timed_out / total)}) "
-               f"timed out {at}, in a burst from {grouped(float(first['start_s']), 0)} s into the run (peak "
-               f"{grouped(peak_n)} in the second ending at {grouped(float(peak['end_s']), 0)} s, "
-               f"{percent(peak_share)} of that second's requests){served}; in flight peaked at "
-               f"{grouped(peak_in_flight)}. Requests waited in a queue longer than the timeout and then failed "
-               f"together: the target ran out of capacity, not speed. Lower the load, or have the server refuse "
-               f"early (429/503) rather than queue.")
-    return Finding(TIMEOUT_CASCADE, ERROR, message, {
-        "timed_out": timed_out, "ended": total, "timed_out_share": timed_out / total, "timeout_s": timeout_s,
-        "burst_start_s": float(first["start_s"]), "burst_intervals": len(bursts), "peak_timeouts": peak_n,
-        "peak_end_s": float(peak["end_s"]), "peak_share": peak_share, "peak_in_flight": peak_in_flight,
-        "success_p95_ms": number(success, "p95_ms") if count(success, "count") else None,
-        "timeout_share_threshold": TIMEOUT_SHARE_THRESHOLD, "burst_share_threshold": BURST_SHARE_THRESHOLD,
-    })
+    at = (
+        f"at the {grouped(timeout_s, 1 if timeout_s % 1 else 0)} s timeout"
+        if timeout_s is not None
+        else "at the request timeout"
+    )
+    served = (
+        f", while the successful ones took p95 {grouped(number(success, 'p95_ms'), 2)} ms"
+        if count(success, "count")
+        else ", and none succeeded"
+    )
+    message = (
+        f"A timeout cascade: {grouped(timed_out)} of {grouped(total)} requests ({percent(timed_out / total)}) "
+        f"timed out {at}, in a burst from {grouped(float(first['start_s']), 0)} s into the run (peak "
+        f"{grouped(peak_n)} in the second ending at {grouped(float(peak['end_s']), 0)} s, "
+        f"{percent(peak_share)} of that second's requests){served}; in flight peaked at "
+        f"{grouped(peak_in_flight)}. Requests waited in a queue longer than the timeout and then failed "
+        f"together: the target ran out of capacity, not speed. Lower the load, or have the server refuse "
+        f"early (429/503) rather than queue."
+    )
+    return Finding(
+        TIMEOUT_CASCADE,
+        ERROR,
+        message,
+        {
+            "timed_out": timed_out,
+            "ended": total,
+            "timed_out_share": timed_out / total,
+            "timeout_s": timeout_s,
+            "burst_start_s": float(first["start_s"]),
+            "burst_intervals": len(bursts),
+            "peak_timeouts": peak_n,
+            "peak_end_s": float(peak["end_s"]),
+            "peak_share": peak_share,
+            "peak_in_flight": peak_in_flight,
+            "success_p95_ms": number(success, "p95_ms") if count(success, "count") else None,
+            "timeout_share_threshold": TIMEOUT_SHARE_THRESHOLD,
+            "burst_share_threshold": BURST_SHARE_THRESHOLD,
+        },
+    )

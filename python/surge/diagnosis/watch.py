@@ -34,8 +34,9 @@ class TargetWatch:
     ``interval_s`` from ``start`` until ``stop`` or until the process ends (``exited_unix_s``
     then says when; the samples so far are kept)."""
 
-    def __init__(self, pid: int, *, flag: str = "--watch-pid", children: bool = True,
-                 interval_s: float = SAMPLE_INTERVAL_S) -> None:
+    def __init__(
+        self, pid: int, *, flag: str = "--watch-pid", children: bool = True, interval_s: float = SAMPLE_INTERVAL_S
+    ) -> None:
         """__init__ checks that ``pid`` exists and can be read, else raises BadInput naming
         ``flag``; nothing is sampled before ``start``."""
         self.pid = pid
@@ -146,9 +147,17 @@ class TargetWatch:
                 machine_cores = busy_cores(self._machine, machine)
         self._cpu, self._thread_cpu, self._machine, self._last_unix_s = cpu, thread_cpu, machine, now
         with self._lock:
-            self._samples.append({"unix_s": now, "cpu_cores": cores, "rss_bytes": rss, "threads": threads,
-                                  "open_files": files, "thread_cores_max": busiest,
-                                  "machine_cpu_cores": machine_cores})
+            self._samples.append(
+                {
+                    "unix_s": now,
+                    "cpu_cores": cores,
+                    "rss_bytes": rss,
+                    "threads": threads,
+                    "open_files": files,
+                    "thread_cores_max": busiest,
+                    "machine_cpu_cores": machine_cores,
+                }
+            )
         return True
 
     def warning(self, run_started_unix_s: float | None) -> str | None:
@@ -156,19 +165,29 @@ class TargetWatch:
         if self.exited_unix_s is None:
             return None
         at = f" {self.exited_unix_s - run_started_unix_s:.1f} s into the run" if run_started_unix_s else ""
-        return (f"surge: warning: {self.flag} {self.pid}: the process ended{at}; its {len(self._samples)} samples so "
-                "far are kept")
+        return (
+            f"surge: warning: {self.flag} {self.pid}: the process ended{at}; its {len(self._samples)} samples so "
+            "far are kept"
+        )
 
     def document(self, run_started_unix_s: float | None) -> dict[str, Any]:
         """document is summary.json's ``target_process``: what was watched, the samples (``t_s``:
         seconds since the measured run started) and their summary (docs/diagnosis.md)."""
         base = run_started_unix_s or (self._samples[0]["unix_s"] if self._samples else 0.0)
-        samples = [{"t_s": round(s["unix_s"] - base, 3), **{k: v for k, v in s.items() if k != "unix_s"}}
-                   for s in self.samples()]
-        return {"pid": self.pid, "name": self.name, "children_included": self.children,
-                "interval_s": self.interval_s, "cores": self.cores,
-                "exited_at_s": None if self.exited_unix_s is None else round(self.exited_unix_s - base, 3),
-                **samples_summary(samples), "samples": samples}
+        samples = [
+            {"t_s": round(s["unix_s"] - base, 3), **{k: v for k, v in s.items() if k != "unix_s"}}
+            for s in self.samples()
+        ]
+        return {
+            "pid": self.pid,
+            "name": self.name,
+            "children_included": self.children,
+            "interval_s": self.interval_s,
+            "cores": self.cores,
+            "exited_at_s": None if self.exited_unix_s is None else round(self.exited_unix_s - base, 3),
+            **samples_summary(samples),
+            "samples": samples,
+        }
 
 
 def samples_summary(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -180,12 +199,17 @@ def samples_summary(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     def most(key: str) -> int | None:
         return max((int(s[key]) for s in samples), default=None)
 
-    return {"sample_count": len(samples),
-            "cpu_cores_mean": statistics.fmean(cpu) if cpu else None, "cpu_cores_max": max(cpu, default=None),
-            "cpu_percent_mean": statistics.fmean(cpu) * 100 if cpu else None,
-            "cpu_percent_max": max(cpu) * 100 if cpu else None,
-            "rss_bytes_mean": statistics.fmean(rss) if rss else None, "rss_bytes_max": most("rss_bytes"),
-            "threads_max": most("threads"), "open_files_max": most("open_files")}
+    return {
+        "sample_count": len(samples),
+        "cpu_cores_mean": statistics.fmean(cpu) if cpu else None,
+        "cpu_cores_max": max(cpu, default=None),
+        "cpu_percent_mean": statistics.fmean(cpu) * 100 if cpu else None,
+        "cpu_percent_max": max(cpu) * 100 if cpu else None,
+        "rss_bytes_mean": statistics.fmean(rss) if rss else None,
+        "rss_bytes_max": most("rss_bytes"),
+        "threads_max": most("threads"),
+        "open_files_max": most("open_files"),
+    }
 
 
 def _thread_times(process: psutil.Process) -> dict[tuple[int, int], float]:

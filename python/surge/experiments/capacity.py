@@ -84,8 +84,9 @@ def drain_of(summary: Mapping[str, Any]) -> tuple[float | None, int]:
 def load_intervals(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """load_intervals are the run's intervals that lie within the load window, in order."""
     window = load_window_s(summary)
-    return [i for i in summary.get("intervals") or []
-            if window is None or float(i.get("end_s") or 0.0) <= window + EDGE_S]
+    return [
+        i for i in summary.get("intervals") or [] if window is None or float(i.get("end_s") or 0.0) <= window + EDGE_S
+    ]
 
 
 def interval_p95(summary: Mapping[str, Any]) -> list[float | None]:
@@ -117,8 +118,11 @@ def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
     requests = summary.get("requests") or {}
     sent_rate = float(requests.get("sent") or 0) / window
     intervals = summary.get("intervals") or []
-    in_flight = [(float(i["end_s"]), float(i["in_flight"])) for i in load_intervals(summary)
-                 if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")]
+    in_flight = [
+        (float(i["end_s"]), float(i["in_flight"]))
+        for i in load_intervals(summary)
+        if isinstance(i.get("in_flight"), (int, float)) and i.get("end_s")
+    ]
     drain = summary.get("drain")
     if in_flight and isinstance(drain, Mapping) and "responses" in drain:  # what was in flight when the load ended
         in_flight.append((window, float(drain.get("responses") or 0) + float(drain.get("interrupted") or 0)))
@@ -137,6 +141,7 @@ def from_actual_send(summary: Mapping[str, Any]) -> dict[str, Any]:
     send (``latency.service_time``) in place of the intended time (``latency.all``), at the
     run, scenario and tag levels: the SLO judged on it tells the generator's lateness from
     the target's wait."""
+
     def swap(entry: Mapping[str, Any]) -> dict[str, Any]:
         latency = entry.get("latency")
         if not isinstance(latency, Mapping) or "service_time" not in latency:
@@ -150,18 +155,29 @@ def client_cap(prepared: PreparedRun, test: TestSpec) -> tuple[int | None, str |
     """client_cap is the step's client-side cap on requests in flight and its name: the
     arrival-rate executors' ``max_vus`` summed (``--max-in-flight N`` for a URL test, the
     default cap when none was given; ``max_vus N`` for a scenario file)."""
-    caps = [int(s["executor"]["max_vus"]) for s in prepared.compiled.main.get("scenarios") or []
-            if s.get("executor", {}).get("type") == "constant-arrival-rate" and s["executor"].get("max_vus")]
+    caps = [
+        int(s["executor"]["max_vus"])
+        for s in prepared.compiled.main.get("scenarios") or []
+        if s.get("executor", {}).get("type") == "constant-arrival-rate" and s["executor"].get("max_vus")
+    ]
     if not caps:
         return None, None
     cap = sum(caps)
     if test.is_file:
         return cap, f"max_vus {cap:,}"
-    return cap, f"--max-in-flight {cap}" if test.max_in_flight is not None else f"the in-flight cap {cap:,} (--max-in-flight)"
+    return (
+        cap,
+        f"--max-in-flight {cap}" if test.max_in_flight is not None else f"the in-flight cap {cap:,} (--max-in-flight)",
+    )
 
 
-def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float | None], slo: Slo,
-            cap: tuple[int | None, str | None] = (None, None)) -> Step:
+def step_of(
+    rate: float,
+    summary: Mapping[str, Any],
+    figures: Mapping[str, float | None],
+    slo: Slo,
+    cap: tuple[int | None, str | None] = (None, None),
+) -> Step:
     """step_of is what a step's run measured, from its summary document: the key figures, the
     per-interval p95 of the load window, the generator's sent, late and dropped counts, the
     rate served (and the rate sent), the load window and the drain, the SLO judged on the run's
@@ -170,13 +186,23 @@ def step_of(rate: float, summary: Mapping[str, Any], figures: Mapping[str, float
     achieved, sending = served(summary)
     drain_s, _ = drain_of(summary)
     peak = summary.get("peak_concurrency")
-    return Step(rate, dict(figures), interval_p95(summary), int(requests.get("sent") or 0),
-                int(requests.get("late") or 0), int(requests.get("dropped") or 0),
-                achieved if achieved is not None else figures.get("responses_per_s"),
-                slo.judge(summary) if requests else None, duration_s=load_window_s(summary), drain_s=drain_s,
-                sending_per_s=sending,
-                sent_verdicts=slo.judge(from_actual_send(summary)) if requests else None,
-                in_flight_cap=cap[0], cap_name=cap[1], peak_in_flight=int(peak) if isinstance(peak, int) else None)
+    return Step(
+        rate,
+        dict(figures),
+        interval_p95(summary),
+        int(requests.get("sent") or 0),
+        int(requests.get("late") or 0),
+        int(requests.get("dropped") or 0),
+        achieved if achieved is not None else figures.get("responses_per_s"),
+        slo.judge(summary) if requests else None,
+        duration_s=load_window_s(summary),
+        drain_s=drain_s,
+        sending_per_s=sending,
+        sent_verdicts=slo.judge(from_actual_send(summary)) if requests else None,
+        in_flight_cap=cap[0],
+        cap_name=cap[1],
+        peak_in_flight=int(peak) if isinstance(peak, int) else None,
+    )
 
 
 def settle_s(summary: Mapping[str, Any], achieved: float | None) -> float:
@@ -188,9 +214,17 @@ def settle_s(summary: Mapping[str, Any], achieved: float | None) -> float:
     return MAX_SETTLE_S if not achieved or achieved <= 0 else min(MAX_SETTLE_S, cut_off / achieved)
 
 
-def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s: float, runs: list[list[str]], *,
-                 retries: int = 0, steadiness: Steadiness = Steadiness(),
-                 cooldown_s: float = DEFAULT_COOLDOWN_S) -> Callable[[float, float | None], Step]:
+def measure_with(
+    experiment: ExperimentRecord,
+    test: TestSpec,
+    slo: Slo,
+    step_s: float,
+    runs: list[list[str]],
+    *,
+    retries: int = 0,
+    steadiness: Steadiness = Steadiness(),
+    cooldown_s: float = DEFAULT_COOLDOWN_S,
+) -> Callable[[float, float | None], Step]:
     """measure_with is the search's ``measure(rate, duration_s=None)``: one recorded open-model
     run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s`` (none before the first run)
     plus the time the target may still spend on requests cut off at the end of the last run
@@ -203,8 +237,14 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
     def run(rate: float, prepared: PreparedRun, role: str, cap: tuple[int | None, str | None]) -> tuple[Step, str]:
         if owed:
             if owed[0] > 0:
-                print(redact_text(f"waiting {cooldown_s + owed[0]:,.1f} s before {role}: requests cut off at the end "
-                                  f"of the last run may still be at the target"), file=sys.stderr, flush=True)
+                print(
+                    redact_text(
+                        f"waiting {cooldown_s + owed[0]:,.1f} s before {role}: requests cut off at the end "
+                        f"of the last run may still be at the target"
+                    ),
+                    file=sys.stderr,
+                    flush=True,
+                )
             runner.cooldown(cooldown_s + owed[0])
         report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "), level=rate)
         step = step_of(rate, report.summary, report.figures, slo, cap)
@@ -225,10 +265,14 @@ def measure_with(experiment: ExperimentRecord, test: TestSpec, slo: Slo, step_s:
                 break
             attempt += 1
             why = {"generator": "the generator could not keep its schedule"}.get(
-                verdict.outcome, "it failed by a margin a pause of the machine also makes" if verdict.marginal
-                else "it failed")
-            print(redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} "
-                              f"retries)"), file=sys.stderr, flush=True)
+                verdict.outcome,
+                "it failed by a margin a pause of the machine also makes" if verdict.marginal else "it failed",
+            )
+            print(
+                redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} retries)"),
+                file=sys.stderr,
+                flush=True,
+            )
         runs.append(ids)
         return step
 
@@ -242,8 +286,9 @@ OUTCOME_WORDS = {"pass": "pass", "target": "fail", "generator": "generator-limit
 def step_line(step: SearchStep) -> str:
     """step_line is a judged step's progress line: number, phase, rate, verdict and why."""
     why = "; ".join(step.verdict.failures if not step.passed else step.verdict.evidence)
-    return redact_text(f"step {step.number} ({step.phase}) {step.rate:,.1f}/s: "
-                       f"{OUTCOME_WORDS[step.verdict.outcome]} — {why}")
+    return redact_text(
+        f"step {step.number} ({step.phase}) {step.rate:,.1f}/s: {OUTCOME_WORDS[step.verdict.outcome]} — {why}"
+    )
 
 
 def print_step(step: SearchStep) -> None:
@@ -254,24 +299,52 @@ def print_step(step: SearchStep) -> None:
 def _step_document(step: SearchStep, run_ids: list[str]) -> dict[str, Any]:
     f, s, trend = step.step.figures, step.step, step.verdict.trend
     due = s.sent + s.dropped
-    return {"number": step.number, "phase": step.phase, "rate": step.rate,
-            "run_id": run_ids[-1] if run_ids else None, "attempts": run_ids,
-            "passed": step.passed, "outcome": step.verdict.outcome, "limit": step.verdict.limit,
-            "failures": list(step.verdict.failures), "evidence": list(step.verdict.evidence),
-            "achieved_per_s": s.achieved(), "sent_per_s": s.sent_per_s(),
-            **{k: f.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate")},
-            "sent": s.sent, "late": s.late, "dropped": s.dropped,
-            "late_share": s.late / s.sent if s.sent else None, "dropped_share": s.dropped / due if due else None,
-            "load_s": s.duration_s, "drain_s": s.drain_s, "in_flight_cap": s.in_flight_cap,
-            "peak_in_flight": s.peak_in_flight,
-            "trend": {"intervals": trend.intervals, "slope_ms": trend.slope_ms, "slope_low_ms": trend.slope_low_ms,
-                      "slope_high_ms": trend.slope_high_ms, "rise": trend.rise, "rising": trend.rising},
-            "slo": verdicts_document(step.verdict.verdicts)}
+    return {
+        "number": step.number,
+        "phase": step.phase,
+        "rate": step.rate,
+        "run_id": run_ids[-1] if run_ids else None,
+        "attempts": run_ids,
+        "passed": step.passed,
+        "outcome": step.verdict.outcome,
+        "limit": step.verdict.limit,
+        "failures": list(step.verdict.failures),
+        "evidence": list(step.verdict.evidence),
+        "achieved_per_s": s.achieved(),
+        "sent_per_s": s.sent_per_s(),
+        **{k: f.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "failure_rate")},
+        "sent": s.sent,
+        "late": s.late,
+        "dropped": s.dropped,
+        "late_share": s.late / s.sent if s.sent else None,
+        "dropped_share": s.dropped / due if due else None,
+        "load_s": s.duration_s,
+        "drain_s": s.drain_s,
+        "in_flight_cap": s.in_flight_cap,
+        "peak_in_flight": s.peak_in_flight,
+        "trend": {
+            "intervals": trend.intervals,
+            "slope_ms": trend.slope_ms,
+            "slope_low_ms": trend.slope_low_ms,
+            "slope_high_ms": trend.slope_high_ms,
+            "rise": trend.rise,
+            "rising": trend.rising,
+        },
+        "slo": verdicts_document(step.verdict.verdicts),
+    }
 
 
-def analysis_document(result: CapacityResult, slo: Slo, runs: list[list[str]], *, start_rate: float,
-                      max_rate: float | None, precision: float, step_s: float,
-                      cooldown_s: float = DEFAULT_COOLDOWN_S) -> dict[str, Any]:
+def analysis_document(
+    result: CapacityResult,
+    slo: Slo,
+    runs: list[list[str]],
+    *,
+    start_rate: float,
+    max_rate: float | None,
+    precision: float,
+    step_s: float,
+    cooldown_s: float = DEFAULT_COOLDOWN_S,
+) -> dict[str, Any]:
     """analysis_document is the search as experiment.json holds it: the rate found and whether
     it was confirmed, the bracket and what limited its top when not the target (``limit``), the
     best passing step (``best``: rate, step number, evidence; confirmed or not), how it ended,
@@ -279,14 +352,26 @@ def analysis_document(result: CapacityResult, slo: Slo, runs: list[list[str]], *
     outcome, verdict, figures, evidence and runs (``attempts``: the step's runs, retries
     included; ``run_id``: the one that counts)."""
     best = result.best
-    return {"rate": result.rate, "high": result.high, "confirmed": result.confirmed, "limit": result.limit,
-            "best": None if best is None else {"rate": best.rate, "step": best.number,
-                                               "evidence": list(best.verdict.evidence)},
-            "stop_reason": result.stop_reason, "notes": list(result.notes), "slo": slo.to_dict(),
-            "start_rate": start_rate, "max_rate": max_rate, "precision": precision, "step_duration_s": step_s,
-            "cooldown_s": cooldown_s, "bracket_duration_s": bracket_s(step_s),
-            "load_s": sum(s.step.duration_s or step_s for s in result.steps),
-            "steps": [_step_document(s, runs[i] if i < len(runs) else []) for i, s in enumerate(result.steps)]}
+    return {
+        "rate": result.rate,
+        "high": result.high,
+        "confirmed": result.confirmed,
+        "limit": result.limit,
+        "best": None
+        if best is None
+        else {"rate": best.rate, "step": best.number, "evidence": list(best.verdict.evidence)},
+        "stop_reason": result.stop_reason,
+        "notes": list(result.notes),
+        "slo": slo.to_dict(),
+        "start_rate": start_rate,
+        "max_rate": max_rate,
+        "precision": precision,
+        "step_duration_s": step_s,
+        "cooldown_s": cooldown_s,
+        "bracket_duration_s": bracket_s(step_s),
+        "load_s": sum(s.step.duration_s or step_s for s in result.steps),
+        "steps": [_step_document(s, runs[i] if i < len(runs) else []) for i, s in enumerate(result.steps)],
+    }
 
 
 def _best_text(analysis: Mapping[str, Any]) -> str:
@@ -313,10 +398,12 @@ def answer_text(analysis: Mapping[str, Any]) -> str:
         why = limit or "the generator could not keep its schedule"
         return f"{found}: {why}; the target's own limit was not reached" + _best_text(analysis)
     if rate is None:
-        return {"nothing_passed": "no rate passed the SLO", "unconfirmed": "no rate was confirmed",
-                "interrupted": "interrupted before any step passed",
-                "max_steps": "the step budget ran out before any step passed"}.get(reason, f"no rate found ({reason})") \
-            + _best_text(analysis)
+        return {
+            "nothing_passed": "no rate passed the SLO",
+            "unconfirmed": "no rate was confirmed",
+            "interrupted": "interrupted before any step passed",
+            "max_steps": "the step budget ran out before any step passed",
+        }.get(reason, f"no rate found ({reason})") + _best_text(analysis)
     state = "confirmed" if analysis["confirmed"] else "unconfirmed"
     why = {"interrupted": ", interrupted", "max_steps": ", step budget spent"}.get(reason, "")
     return f"capacity {rate:,.1f}/s ({state}{why})" + (f" · {bracket}" if bracket else "") + _best_text(analysis)
@@ -324,5 +411,6 @@ def answer_text(analysis: Mapping[str, Any]) -> str:
 
 def findings(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     """findings are the search's answer and its notes, in sentences."""
-    return [{"kind": "capacity", "text": answer_text(analysis)}] + \
-        [{"kind": "note", "text": note} for note in analysis["notes"]]
+    return [{"kind": "capacity", "text": answer_text(analysis)}] + [
+        {"kind": "note", "text": note} for note in analysis["notes"]
+    ]

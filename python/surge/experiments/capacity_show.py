@@ -16,8 +16,19 @@ from surge.experiments.sweep_show import print_run_findings, slo_text
 from surge.redact import redact_text
 from surge.summary import summary_table
 
-STEP_COLUMNS = ("step", "phase", "offered/s", "served/s", "served", "p95 ms", "p99 ms", "failure rate", "late",
-                "verdict", "run")
+STEP_COLUMNS = (
+    "step",
+    "phase",
+    "offered/s",
+    "served/s",
+    "served",
+    "p95 ms",
+    "p99 ms",
+    "failure rate",
+    "late",
+    "verdict",
+    "run",
+)
 """STEP_COLUMNS are the columns of a capacity search's step table (docs/experiments.md)."""
 
 
@@ -40,11 +51,19 @@ def steps_table(analysis: Mapping[str, Any]) -> Any:
     for step in analysis["steps"]:
         achieved = step["achieved_per_s"]
         share = achieved / step["rate"] if achieved is not None and step["rate"] > 0 else None
-        table.add_row(str(step["number"]), step["phase"], _num(step["rate"], ",.1f"), _num(achieved, ",.1f"),
-                      _num(share, ".1%"), _num(step["p95_ms"], ",.3f"), _num(step["p99_ms"], ",.3f"),
-                      _num(step["failure_rate"], ".3%"), _num(step["late_share"], ".1%"),
-                      _verdict(step),
-                      str(step["run_id"] or "")[:ID_CHARS])
+        table.add_row(
+            str(step["number"]),
+            step["phase"],
+            _num(step["rate"], ",.1f"),
+            _num(achieved, ",.1f"),
+            _num(share, ".1%"),
+            _num(step["p95_ms"], ",.3f"),
+            _num(step["p99_ms"], ",.3f"),
+            _num(step["failure_rate"], ".3%"),
+            _num(step["late_share"], ".1%"),
+            _verdict(step),
+            str(step["run_id"] or "")[:ID_CHARS],
+        )
     return table
 
 
@@ -58,13 +77,18 @@ def print_capacity(document: Mapping[str, Any], console: Console) -> None:
 
         console.print(runs_table(document))
         return
-    console.print(Text.assemble(("capacity ", "bold green" if analysis["rate"] is not None else "bold red"),
-                                answer_text(analysis).removeprefix("capacity ")))
+    console.print(
+        Text.assemble(
+            ("capacity ", "bold green" if analysis["rate"] is not None else "bold red"),
+            answer_text(analysis).removeprefix("capacity "),
+        )
+    )
     console.print(steps_table(analysis))
     for step in analysis["steps"]:
         reasons = step["failures"] if not step["passed"] else step["evidence"]
-        console.print(Text.assemble((f"step {step['number']} ", "bold"), _verdict(step).plain,
-                                    f": {'; '.join(reasons)}"))
+        console.print(
+            Text.assemble((f"step {step['number']} ", "bold"), _verdict(step).plain, f": {'; '.join(reasons)}")
+        )
     for note in analysis["notes"]:
         console.print(Text.assemble(("note ", "bold"), note))
     console.print(Text.assemble(("slo ", "bold"), slo_text(analysis["slo"])))

@@ -45,29 +45,54 @@ def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
     mean and CI, the difference, the ratio and its bootstrap CI, both p-values, the verdict."""
     ref, var = pair["reference"], pair["variant"]
     level = f"{confidence:.0%}"
-    columns = ("figure", f"{ref} mean", f"{ref} CI", f"{var} mean", f"{var} CI", "difference", "ratio", "ratio CI",
-               "Welch p", "MW p", "verdict")
+    columns = (
+        "figure",
+        f"{ref} mean",
+        f"{ref} CI",
+        f"{var} mean",
+        f"{var} CI",
+        "difference",
+        "ratio",
+        "ratio CI",
+        "Welch p",
+        "MW p",
+        "verdict",
+    )
     alpha = pair["alpha"]
-    table = summary_table(f"{var} against {ref} (reference): means with {level} CI (Student's t), difference "
-                          f"{var} − {ref}, ratio {var} / {ref} with {level} CI (bootstrap), α = {alpha:g}", columns,
-                          left=("figure", "verdict"))
+    table = summary_table(
+        f"{var} against {ref} (reference): means with {level} CI (Student's t), difference "
+        f"{var} − {ref}, ratio {var} / {ref} with {level} CI (bootstrap), α = {alpha:g}",
+        columns,
+        left=("figure", "verdict"),
+    )
     for c in pair["figures"]:
         f = c["figure"]
         sides = []
         for side in (c["reference"], c["variant"]):
             sd = None if side is None else side.get("sd")
-            sides += ["-", "-"] if side is None else \
-                [cell(side["mean"], f, sd), _interval(side["ci_low"], side["ci_high"],
-                                                      lambda v, f=f, sd=sd: cell(v, f, sd))]
+            sides += (
+                ["-", "-"]
+                if side is None
+                else [
+                    cell(side["mean"], f, sd),
+                    _interval(side["ci_low"], side["ci_high"], lambda v, f=f, sd=sd: cell(v, f, sd)),
+                ]
+            )
         ratio_ci = c["ratio_ci"] or [None, None]
         verdict = c["verdict"] if c["verdict"] != "no significant difference" else "~ no significant difference"
         if c.get("may_be_drift"):
             verdict += " (may be drift)"
         spreads = [side["sd"] for side in (c["reference"], c["variant"]) if side and side.get("sd")]
-        table.add_row(FIGURE_TITLES.get(f, f), *sides, _signed(c["difference"], f, min(spreads, default=None)),
-                      "-" if c["ratio"] is None else f"{c['ratio']:.3f}",
-                      _interval(ratio_ci[0], ratio_ci[1], lambda v: f"{v:.3f}"), _p(c["welch_p"]),
-                      _p(c["mann_whitney_p"]), Text(verdict, style=VERDICT_STYLES.get(c["verdict"], "")))
+        table.add_row(
+            FIGURE_TITLES.get(f, f),
+            *sides,
+            _signed(c["difference"], f, min(spreads, default=None)),
+            "-" if c["ratio"] is None else f"{c['ratio']:.3f}",
+            _interval(ratio_ci[0], ratio_ci[1], lambda v: f"{v:.3f}"),
+            _p(c["welch_p"]),
+            _p(c["mann_whitney_p"]),
+            Text(verdict, style=VERDICT_STYLES.get(c["verdict"], "")),
+        )
     return table
 
 
@@ -103,16 +128,24 @@ def grid_table(grid: Mapping[str, Any]) -> Any:
     ratio and efficiency = ratio / load ratio)."""
     loads = [f"{load:g}" for load in grid["loads"]]
     steps = [f"{a}→{b}" for a, b in zip(loads, loads[1:])]
-    columns = ("variant", *(f"{head} @{load}" for load in loads for head in ("req/s", "p95 ms")),
-               *(f"{head} {step}" for step in steps for head in ("throughput", "efficiency")))
-    table = summary_table("Variants × loads (means ± SD over each cell's runs; efficiency = throughput ratio / load "
-                          "ratio)", columns, left=("variant",))
+    columns = (
+        "variant",
+        *(f"{head} @{load}" for load in loads for head in ("req/s", "p95 ms")),
+        *(f"{head} {step}" for step in steps for head in ("throughput", "efficiency")),
+    )
+    table = summary_table(
+        "Variants × loads (means ± SD over each cell's runs; efficiency = throughput ratio / load ratio)",
+        columns,
+        left=("variant",),
+    )
     for row in grid["rows"]:
         figures = [_mean_sd(c.get(f), f) for c in row["cells"] for f in ("responses_per_s", "p95_ms")]
         scaling = []
         for s in row["scaling"]:
-            scaling += ["-" if s["throughput_ratio"] is None else f"{s['throughput_ratio']:.2f}×",
-                        "-" if s["efficiency"] is None else f"{s['efficiency']:.0%}".replace("%", " %")]
+            scaling += [
+                "-" if s["throughput_ratio"] is None else f"{s['throughput_ratio']:.2f}×",
+                "-" if s["efficiency"] is None else f"{s['efficiency']:.0%}".replace("%", " %"),
+            ]
         scaling += ["-"] * (2 * len(steps) - len(scaling))
         table.add_row(str(row["variant"]), *figures, *scaling)
     return table

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from itertools import combinations
 from dataclasses import asdict
+from itertools import combinations
 from typing import Any
 
 from surge.analysis.compare import ALPHA, FigureComparison, compare_figure
@@ -46,31 +46,62 @@ def _estimate(found: Estimate | None) -> dict[str, Any] | None:
 
 def comparison_dict(c: FigureComparison) -> dict[str, Any]:
     """comparison_dict is one figure's comparison as experiment.json holds it."""
-    return {"figure": c.figure, "reference": _estimate(c.reference), "variant": _estimate(c.variant),
-            "difference": _number(c.difference), "ratio": _number(c.ratio),
-            "ratio_ci": list(c.ratio_ci) if c.ratio_ci is not None else None,
-            "welch_p": _number(c.welch_p), "mann_whitney_p": _number(c.mann_whitney_p), "verdict": c.verdict,
-            "note": c.note, "alpha": c.alpha}
+    return {
+        "figure": c.figure,
+        "reference": _estimate(c.reference),
+        "variant": _estimate(c.variant),
+        "difference": _number(c.difference),
+        "ratio": _number(c.ratio),
+        "ratio_ci": list(c.ratio_ci) if c.ratio_ci is not None else None,
+        "welch_p": _number(c.welch_p),
+        "mann_whitney_p": _number(c.mann_whitney_p),
+        "verdict": c.verdict,
+        "note": c.note,
+        "alpha": c.alpha,
+    }
 
 
 def _values(runs: Sequence[Mapping[str, Any]], figure: str) -> list[float | None]:
     return [run["figures"].get(figure) for run in runs]
 
 
-def _scalings(groups: Mapping[str, list[Mapping[str, Any]]], loads: Mapping[str, float],
-              resamples: int | None, variant: str | None = None) -> list[dict[str, Any]]:
+def _scalings(
+    groups: Mapping[str, list[Mapping[str, Any]]],
+    loads: Mapping[str, float],
+    resamples: int | None,
+    variant: str | None = None,
+) -> list[dict[str, Any]]:
     ordered = sorted(loads, key=lambda name: loads[name])
     found = []
     for light, heavy in zip(ordered, ordered[1:]):
         extra = {} if resamples is None else {"resamples": resamples}
-        s = scaling(loads[light], [r["figures"] for r in groups[light]], loads[heavy],
-                    [r["figures"] for r in groups[heavy]], confidence=CONFIDENCE, seed=SEED, **extra)
-        found.append({"variant": variant, "light": light, "heavy": heavy, "light_load": s.light_load,
-                      "heavy_load": s.heavy_load, "load_ratio": s.load_ratio, "throughput_ratio": s.throughput_ratio,
-                      "throughput_ratio_ci": list(s.throughput_ratio_ci) if s.throughput_ratio_ci else None,
-                      "efficiency": s.efficiency, "efficiency_ci": list(s.efficiency_ci) if s.efficiency_ci else None,
-                      "degradation": s.degradation, "degradation_factor": s.degradation_factor, "text": s.text(),
-                      "warnings": list(s.warnings)})
+        s = scaling(
+            loads[light],
+            [r["figures"] for r in groups[light]],
+            loads[heavy],
+            [r["figures"] for r in groups[heavy]],
+            confidence=CONFIDENCE,
+            seed=SEED,
+            **extra,
+        )
+        found.append(
+            {
+                "variant": variant,
+                "light": light,
+                "heavy": heavy,
+                "light_load": s.light_load,
+                "heavy_load": s.heavy_load,
+                "load_ratio": s.load_ratio,
+                "throughput_ratio": s.throughput_ratio,
+                "throughput_ratio_ci": list(s.throughput_ratio_ci) if s.throughput_ratio_ci else None,
+                "efficiency": s.efficiency,
+                "efficiency_ci": list(s.efficiency_ci) if s.efficiency_ci else None,
+                "degradation": s.degradation,
+                "degradation_factor": s.degradation_factor,
+                "text": s.text(),
+                "warnings": list(s.warnings),
+            }
+        )
     return found
 
 
@@ -101,12 +132,15 @@ def _drift(used: Sequence[Mapping[str, Any]], groups: Mapping[str, list[Mapping[
 def drift_text(d: Mapping[str, Any]) -> str:
     """drift_text says one trend in words: ``req/s trends with run order in A (Kendall τ = -0.87,
     p = 0.0014; -42 % from its first run to its last)``."""
-    return (f"{_title(d['figure'])} trends with run order in {d['variant']} (Kendall τ = {d['tau']:+.2f}, "
-            f"p = {d['p']:.2g}; {d['relative']:+.0%} from its first run to its last)").replace("%", " %")
+    return (
+        f"{_title(d['figure'])} trends with run order in {d['variant']} (Kendall τ = {d['tau']:+.2f}, "
+        f"p = {d['p']:.2g}; {d['relative']:+.0%} from its first run to its last)"
+    ).replace("%", " %")
 
 
-def _pairs(variants: Sequence[str], reference: str, cells: Mapping[str, tuple[str, float]] | None
-           ) -> list[tuple[str, str]]:
+def _pairs(
+    variants: Sequence[str], reference: str, cells: Mapping[str, tuple[str, float]] | None
+) -> list[tuple[str, str]]:
     """_pairs are the (reference side, variant side) pairs compared: every pair of variants, the
     reference first; with ``cells`` (variants × loads) every pair of variants at each load."""
     ordered = [reference] + [v for v in variants if v != reference]
@@ -119,8 +153,9 @@ def _pairs(variants: Sequence[str], reference: str, cells: Mapping[str, tuple[st
     return [pair for load in sorted(by_load) for pair in combinations(by_load[load], 2)]
 
 
-def _grid(cells: Mapping[str, tuple[str, float]], estimates: Mapping[str, Mapping[str, Any]],
-          scalings: list[dict[str, Any]]) -> dict[str, Any]:
+def _grid(
+    cells: Mapping[str, tuple[str, float]], estimates: Mapping[str, Mapping[str, Any]], scalings: list[dict[str, Any]]
+) -> dict[str, Any]:
     """_grid is the variants × loads table: per variant, per load, its cell and estimates of
     throughput and p95, and its scaling between consecutive loads."""
     variants = list(dict.fromkeys(v for v, _ in cells.values()))
@@ -130,10 +165,16 @@ def _grid(cells: Mapping[str, tuple[str, float]], estimates: Mapping[str, Mappin
         row_cells = []
         for load in loads:
             cell = next((c for c, (v, lv) in cells.items() if v == variant and lv == load), None)
-            row_cells.append({"load": load, "cell": cell, **{f: (estimates.get(cell) or {}).get(f) if cell else None
-                                                             for f in ("responses_per_s", "p95_ms")}})
-        rows.append({"variant": variant, "cells": row_cells,
-                     "scaling": [s for s in scalings if s["variant"] == variant]})
+            row_cells.append(
+                {
+                    "load": load,
+                    "cell": cell,
+                    **{f: (estimates.get(cell) or {}).get(f) if cell else None for f in ("responses_per_s", "p95_ms")},
+                }
+            )
+        rows.append(
+            {"variant": variant, "cells": row_cells, "scaling": [s for s in scalings if s["variant"] == variant]}
+        )
     return {"variants": variants, "loads": loads, "rows": rows}
 
 
@@ -151,25 +192,38 @@ SIGNIFICANT = ("better", "worse", "different")
 """SIGNIFICANT are the verdicts that state a difference (those drift may explain)."""
 
 
-def _findings(comparisons: list[dict[str, Any]], scalings: list[dict[str, Any]],
-              drift: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    found = [{"kind": "drift", "text": f"{drift_text(d)}: a difference of {d['variant']} from another variant may "
-                                       "be drift (the machine or the target changing over the experiment), not the "
-                                       "variants"} for d in drift]
+def _findings(
+    comparisons: list[dict[str, Any]], scalings: list[dict[str, Any]], drift: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    found = [
+        {
+            "kind": "drift",
+            "text": f"{drift_text(d)}: a difference of {d['variant']} from another variant may "
+            "be drift (the machine or the target changing over the experiment), not the "
+            "variants",
+        }
+        for d in drift
+    ]
     for pair in comparisons:
         if pair["mann_whitney_floor"] is not None and pair["mann_whitney_floor"] >= pair["alpha"]:
-            found.append({"kind": "few_runs", "text": f"{pair['variant']} against {pair['reference']}: with "
-                          f"{pair['n'][0]} and {pair['n'][1]} runs Mann–Whitney's p is at least "
-                          f"{pair['mann_whitney_floor']:.3g}, never below α = {pair['alpha']:g} (the verdicts "
-                          "follow Welch's test; run more for both to agree)"})
+            found.append(
+                {
+                    "kind": "few_runs",
+                    "text": f"{pair['variant']} against {pair['reference']}: with "
+                    f"{pair['n'][0]} and {pair['n'][1]} runs Mann–Whitney's p is at least "
+                    f"{pair['mann_whitney_floor']:.3g}, never below α = {pair['alpha']:g} (the verdicts "
+                    "follow Welch's test; run more for both to agree)",
+                }
+            )
         for c in pair["figures"]:
             where = f"{pair['variant']} against {pair['reference']}: {_title(c['figure'])}"
             if c["verdict"] in SIGNIFICANT:
                 ratio = f" ({c['ratio']:.3f}× the reference)" if c["ratio"] is not None else ""
                 p = f"Welch p = {c['welch_p']:.3g}" if c["welch_p"] is not None else "exact"
                 maybe = " (may be drift)" if c.get("may_be_drift") else ""
-                found.append({"kind": "difference",
-                              "text": f"{where} {c['verdict']}{maybe}{ratio}, {p} < α = {c['alpha']:g}"})
+                found.append(
+                    {"kind": "difference", "text": f"{where} {c['verdict']}{maybe}{ratio}, {p} < α = {c['alpha']:g}"}
+                )
             elif c["verdict"] == "not tested":
                 found.append({"kind": "not_tested", "text": f"{where} not tested: {c['note']}"})
     for s in scalings:
@@ -177,23 +231,56 @@ def _findings(comparisons: list[dict[str, Any]], scalings: list[dict[str, Any]],
     return found
 
 
-def _pair(reference: str, variant: str, groups: Mapping[str, list[Mapping[str, Any]]], names: list[str],
-          alpha: float, drift: list[dict[str, Any]], resamples: int | None) -> dict[str, Any]:
+def _pair(
+    reference: str,
+    variant: str,
+    groups: Mapping[str, list[Mapping[str, Any]]],
+    names: list[str],
+    alpha: float,
+    drift: list[dict[str, Any]],
+    resamples: int | None,
+) -> dict[str, Any]:
     extra = {} if resamples is None else {"resamples": resamples}
     ref, var = groups[reference], groups[variant]
     trends = [d for d in drift if d["variant"] in (reference, variant)]
-    figures = [comparison_dict(compare_figure(f, _values(ref, f), _values(var, f), alpha=alpha, confidence=CONFIDENCE,
-                                              seed=SEED, direction=direction_of(f), **extra)) for f in names]
+    figures = [
+        comparison_dict(
+            compare_figure(
+                f,
+                _values(ref, f),
+                _values(var, f),
+                alpha=alpha,
+                confidence=CONFIDENCE,
+                seed=SEED,
+                direction=direction_of(f),
+                **extra,
+            )
+        )
+        for f in names
+    ]
     for c in figures:
         c["may_be_drift"] = bool(trends) and c["verdict"] in SIGNIFICANT
-    return {"reference": reference, "variant": variant, "alpha": alpha, "n": [len(ref), len(var)],
-            "mann_whitney_floor": mann_whitney_floor(len(ref), len(var)) if ref and var else None,
-            "drift": [drift_text(d) for d in trends], "figures": figures}
+    return {
+        "reference": reference,
+        "variant": variant,
+        "alpha": alpha,
+        "n": [len(ref), len(var)],
+        "mann_whitney_floor": mann_whitney_floor(len(ref), len(var)) if ref and var else None,
+        "drift": [drift_text(d) for d in trends],
+        "figures": figures,
+    }
 
 
-def analyse(entries: Sequence[Mapping[str, Any]], variants: Sequence[str], *, reference: str, alpha: float = ALPHA,
-            loads: Mapping[str, float] | None = None, resamples: int | None = None,
-            cells: Mapping[str, tuple[str, float]] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def analyse(
+    entries: Sequence[Mapping[str, Any]],
+    variants: Sequence[str],
+    *,
+    reference: str,
+    alpha: float = ALPHA,
+    loads: Mapping[str, float] | None = None,
+    resamples: int | None = None,
+    cells: Mapping[str, tuple[str, float]] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """analyse is (analysis, findings) of a comparison over the run entries (each with its
     ``variant``): the runs used by variant and those left out (with why); every figure's
     estimate per variant; every pair of variants (``reference`` first), figure by figure at
@@ -205,11 +292,13 @@ def analyse(entries: Sequence[Mapping[str, Any]], variants: Sequence[str], *, re
     ``grid`` is the variants × loads table."""
     used = [e for e in entries if usable(e) is None]
     left_out = [{"label": e["label"], "why": usable(e)} for e in entries if usable(e) is not None]
-    groups: dict[str, list[Mapping[str, Any]]] = {name: [e for e in used if e.get("variant") == name]
-                                                  for name in variants}
+    groups: dict[str, list[Mapping[str, Any]]] = {
+        name: [e for e in used if e.get("variant") == name] for name in variants
+    }
     names = figure_names([e["figures"] for e in used])
-    estimates = {name: {f: _estimate(estimate(_values(runs, f), CONFIDENCE)) for f in names}
-                 for name, runs in groups.items()}
+    estimates = {
+        name: {f: _estimate(estimate(_values(runs, f), CONFIDENCE)) for f in names} for name, runs in groups.items()
+    }
     drift = _drift(used, groups)
     comparisons = [_pair(a, b, groups, names, alpha, drift, resamples) for a, b in _pairs(variants, reference, cells)]
     if cells:
@@ -219,11 +308,20 @@ def analyse(entries: Sequence[Mapping[str, Any]], variants: Sequence[str], *, re
             scalings += _scalings(groups, mine, resamples, variant) if len(mine) > 1 else []
     else:
         scalings = _scalings(groups, loads, resamples) if loads else []
-    analysis = {"confidence": CONFIDENCE, "alpha": alpha, "reference": reference, "variants": list(variants),
-                "used": {name: [str(e["label"]) for e in runs] for name, runs in groups.items()},
-                "left_out": left_out, "figures": names, "estimates": estimates, "comparisons": comparisons,
-                "drift": drift, "drift_rule": {"alpha": DRIFT_ALPHA, "min_change": DRIFT_MIN_CHANGE,
-                                               "min_runs": DRIFT_MIN_RUNS},
-                "scaling": scalings, "grid": _grid(cells, estimates, scalings) if cells else None,
-                "verdicts": verdict_counts(entries)}
+    analysis = {
+        "confidence": CONFIDENCE,
+        "alpha": alpha,
+        "reference": reference,
+        "variants": list(variants),
+        "used": {name: [str(e["label"]) for e in runs] for name, runs in groups.items()},
+        "left_out": left_out,
+        "figures": names,
+        "estimates": estimates,
+        "comparisons": comparisons,
+        "drift": drift,
+        "drift_rule": {"alpha": DRIFT_ALPHA, "min_change": DRIFT_MIN_CHANGE, "min_runs": DRIFT_MIN_RUNS},
+        "scaling": scalings,
+        "grid": _grid(cells, estimates, scalings) if cells else None,
+        "verdicts": verdict_counts(entries),
+    }
     return analysis, _findings(comparisons, scalings, drift)

@@ -16,8 +16,14 @@ Figures = dict[str, "float | None"]
 KEY_FIGURES = ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
 """KEY_FIGURES are the figures every run has a place for, in the order tables show them."""
 
-FIGURE_TITLES = {"responses_per_s": "req/s", "successes_per_s": "goodput/s", "p50_ms": "p50 ms",
-                 "p95_ms": "p95 ms", "p99_ms": "p99 ms", "failure_rate": "failure rate"}
+FIGURE_TITLES = {
+    "responses_per_s": "req/s",
+    "successes_per_s": "goodput/s",
+    "p50_ms": "p50 ms",
+    "p95_ms": "p95 ms",
+    "p99_ms": "p99 ms",
+    "failure_rate": "failure rate",
+}
 """FIGURE_TITLES are the key figures' short names in tables (a threshold's key is its own title)."""
 
 
@@ -28,8 +34,9 @@ def _number(value: Any) -> float | None:
 def threshold_key(entry: Mapping[str, Any]) -> str:
     """threshold_key names a threshold's figure by its expression and scope, as the summary
     prints them: ``p(95) < 200ms [all]``, ``failure_rate < 1% [scenario 'reads', tag 'list']``."""
-    parts = ([f"scenario '{entry['scenario']}'"] if entry.get("scenario") else []) + \
-            ([f"tag '{entry['tag']}'"] if entry.get("tag") else [])
+    parts = ([f"scenario '{entry['scenario']}'"] if entry.get("scenario") else []) + (
+        [f"tag '{entry['tag']}'"] if entry.get("tag") else []
+    )
     return f"{entry.get('expr', '?')} [{', '.join(parts) or 'all'}]"
 
 
@@ -45,9 +52,15 @@ def key_figures(summary: Mapping[str, Any]) -> Figures:
     found: Figures = {
         "responses_per_s": _number(value_at(summary, "throughput", "responses_per_s")),
         "successes_per_s": _number(value_at(summary, "throughput", "successes_per_s")),
-        **{f"p{p}_ms": _number(value_at(summary, "latency", "all", f"p{p}_ms")) if timed else None for p in (50, 95, 99)},
-        "failure_rate": (None if value_at(summary, "requests", "sent") == 0
-                         else _number(value_at(summary, "requests", "failure_rate"))),
+        **{
+            f"p{p}_ms": _number(value_at(summary, "latency", "all", f"p{p}_ms")) if timed else None
+            for p in (50, 95, 99)
+        },
+        "failure_rate": (
+            None
+            if value_at(summary, "requests", "sent") == 0
+            else _number(value_at(summary, "requests", "failure_rate"))
+        ),
     }
     for entry in summary.get("thresholds") or []:
         if isinstance(entry, Mapping):

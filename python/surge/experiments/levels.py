@@ -39,7 +39,7 @@ def _series(flag: str, start: float, end: float, op: str, step: float) -> list[f
     terms: list[float] = []
     i = 0
     while True:
-        term = start * step ** i if op == "x" else start + step * i
+        term = start * step**i if op == "x" else start + step * i
         if term > end * (1 + _EPSILON):
             return terms
         terms.append(min(term, end))
@@ -61,8 +61,9 @@ def parse_levels(flag: str, text: str, *, whole: bool, most: float) -> list[floa
             raise BadInput(flag, f"START must be above 0, got {start:g}")
         values = _series(flag, start, end, match.group(3), step)
     elif ":" in text:
-        raise BadInput(flag, f"expected a list (100,500,1000) or a series START:END:xFACTOR or START:END:+STEP, "
-                             f"got '{text}'")
+        raise BadInput(
+            flag, f"expected a list (100,500,1000) or a series START:END:xFACTOR or START:END:+STEP, got '{text}'"
+        )
     else:
         values = [_number(flag, part, "a level") for part in text.split(",")] if text.strip() else []
     if not values:
@@ -78,8 +79,11 @@ def parse_levels(flag: str, text: str, *, whole: bool, most: float) -> list[floa
             raise BadInput(flag, f"a level must be from {low} to {most:,.0f}{unit}, got {value:g}")
     if len(set(values)) != len(values):
         repeated = sorted({v for v in values if values.count(v) > 1})
-        raise BadInput(flag, f"a level is given twice: {', '.join(f'{v:g}' for v in repeated)}"
-                             + (" (once rounded to whole VUs)" if whole else ""))
+        raise BadInput(
+            flag,
+            f"a level is given twice: {', '.join(f'{v:g}' for v in repeated)}"
+            + (" (once rounded to whole VUs)" if whole else ""),
+        )
     if len(values) > MAX_LEVELS:
         raise BadInput(flag, f"more than {MAX_LEVELS} levels")
     return sorted(values)

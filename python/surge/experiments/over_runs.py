@@ -30,8 +30,9 @@ def verdict_counts(entries: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def analyse(entries: Sequence[Mapping[str, Any]], *, confidence: float = DEFAULT_CONFIDENCE,
-            cv_limit: float = DEFAULT_CV_LIMIT) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def analyse(
+    entries: Sequence[Mapping[str, Any]], *, confidence: float = DEFAULT_CONFIDENCE, cv_limit: float = DEFAULT_CV_LIMIT
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """analyse is (analysis, findings) over the run entries: the statistics of every figure
     over the usable runs (``used``, by label; ``left_out`` with why), the verdict counts over
     every run; findings are the flags as JSON objects."""
@@ -39,10 +40,17 @@ def analyse(entries: Sequence[Mapping[str, Any]], *, confidence: float = DEFAULT
     left_out = [{"label": e["label"], "why": usable(e)} for e in entries if usable(e) is not None]
     figures = [e["figures"] for e in used]
     descriptions = describe_runs(figures, figure_names(figures), confidence=confidence)
-    found = flags(descriptions, [str(e["label"]) for e in used], cv_limit=cv_limit, titles=FIGURE_TITLES) if used else []
-    analysis = {"confidence": confidence, "cv_limit": cv_limit, "used": [e["label"] for e in used],
-                "left_out": left_out, "statistics": {k: d.to_dict() for k, d in descriptions.items()},
-                "verdicts": verdict_counts(entries)}
+    found = (
+        flags(descriptions, [str(e["label"]) for e in used], cv_limit=cv_limit, titles=FIGURE_TITLES) if used else []
+    )
+    analysis = {
+        "confidence": confidence,
+        "cv_limit": cv_limit,
+        "used": [e["label"] for e in used],
+        "left_out": left_out,
+        "statistics": {k: d.to_dict() for k, d in descriptions.items()},
+        "verdicts": verdict_counts(entries),
+    }
     return analysis, [f.to_dict() for f in found]
 
 

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,9 +53,18 @@ class ExperimentRecord:
     document is only held (and printed). ``document`` is experiment.json as it stands;
     ``stopped`` becomes the stop signal's number when one ended the experiment early (``running``)."""
 
-    def __init__(self, kind: str, name: str, parameters: Mapping[str, Any], *, out: str | None = None,
-                 db: str | None = None, tags: Mapping[str, str] | None = None,
-                 results: Path = Path(RESULTS_DIR), save: bool = True) -> None:
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        parameters: Mapping[str, Any],
+        *,
+        out: str | None = None,
+        db: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        results: Path = Path(RESULTS_DIR),
+        save: bool = True,
+    ) -> None:
         self.kind = kind
         self.save = save
         self._out, self._db, self._results = out, db, results
@@ -65,10 +74,22 @@ class ExperimentRecord:
         self.write_error: str | None = None
         self.failed = False
         self.document: dict[str, Any] = {
-            "schema": SCHEMA, "experiment_id": uuid.uuid4().hex, "kind": kind, "name": name,
-            "surge_version": __version__, "command": command_line(), "started_at": iso_utc(time.time()),
-            "ended_at": None, "complete": False, "stop_signal": None, "directory": None,
-            "parameters": dict(parameters), "tags": dict(tags or {}), "runs": [], "analysis": None, "findings": [],
+            "schema": SCHEMA,
+            "experiment_id": uuid.uuid4().hex,
+            "kind": kind,
+            "name": name,
+            "surge_version": __version__,
+            "command": command_line(),
+            "started_at": iso_utc(time.time()),
+            "ended_at": None,
+            "complete": False,
+            "stop_signal": None,
+            "directory": None,
+            "parameters": dict(parameters),
+            "tags": dict(tags or {}),
+            "runs": [],
+            "analysis": None,
+            "findings": [],
         }
 
     @property
@@ -83,12 +104,14 @@ class ExperimentRecord:
         return runs
 
     @classmethod
-    def for_test(cls, kind: str, test: TestSpec, parameters: Mapping[str, Any], name: str | None = None
-                 ) -> ExperimentRecord:
+    def for_test(
+        cls, kind: str, test: TestSpec, parameters: Mapping[str, Any], name: str | None = None
+    ) -> ExperimentRecord:
         """for_test is the record of an experiment of ``test`` (named ``name``, else the test's),
         kept where the test's ``--out``, ``--db`` and ``--no-save`` say, labelled with its ``--tag``s."""
-        return cls(kind, name or test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict,
-                   save=not test.no_save)
+        return cls(
+            kind, name or test.name(), parameters, out=test.out, db=test.db, tags=test.tag_dict, save=not test.no_save
+        )
 
     @property
     def kept(self) -> str:
@@ -105,7 +128,7 @@ class ExperimentRecord:
         if not self.save:
             return
         name = f"{self.kind}-{self.document['name']}"
-        self.directory = create_directory(self._out, name, datetime.now(timezone.utc), self._results)
+        self.directory = create_directory(self._out, name, datetime.now(UTC), self._results)
         self.document["directory"] = str(self.directory)
         self._write()
         self.history = open_run_history(self._db)
@@ -140,9 +163,13 @@ class ExperimentRecord:
         from surge.history.experiments import finish_experiment
 
         with signals.deferred():
-            self.document.update(analysis=analysis, findings=[*(findings or []), *run_findings(self.runs)], ended_at=iso_utc(time.time()),
-                                 complete=self.stopped is None and self.write_error is None and not self.failed,
-                                 stop_signal=signals.signal_name(self.stopped) if self.stopped else None)
+            self.document.update(
+                analysis=analysis,
+                findings=[*(findings or []), *run_findings(self.runs)],
+                ended_at=iso_utc(time.time()),
+                complete=self.stopped is None and self.write_error is None and not self.failed,
+                stop_signal=signals.signal_name(self.stopped) if self.stopped else None,
+            )
             self._write()
             self._to_history(lambda h: finish_experiment(h, self.document))
             self._write_report()
@@ -174,7 +201,7 @@ class ExperimentRecord:
 
         try:
             source = experiment_from_directory(self.directory)
-        except Exception:  # noqa: BLE001 - experiment.json is written; render from the document in hand
+        except Exception:
             source = ExperimentSource(redact_document(self.document))
         write_report_quietly(source, self.directory)
 
@@ -203,17 +230,26 @@ class ExperimentRecord:
             write_summary(path, self.document)
         except OSError as e:
             self.write_error = f"{path}: {e.strerror or e}"
-            print(f"surge: warning: cannot write {self.write_error}; the experiment's directory is left incomplete",
-                  file=sys.stderr, flush=True)
+            print(
+                f"surge: warning: cannot write {self.write_error}; the experiment's directory is left incomplete",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def _to_history(self, step: Callable[[History], None]) -> None:
         if self.history is None:
             return
         try:
             step(self.history)
-        except Exception as e:  # noqa: BLE001 - whatever the history's failure, the experiment goes on
-            print(redact_text(f"surge: warning: history {self.history.path}: {e}; this experiment is recorded "
-                              f"only in {self.directory}"), file=sys.stderr, flush=True)
+        except Exception as e:
+            print(
+                redact_text(
+                    f"surge: warning: history {self.history.path}: {e}; this experiment is recorded "
+                    f"only in {self.directory}"
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
             self.history = None
 
 

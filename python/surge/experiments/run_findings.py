@@ -12,14 +12,14 @@ PREFIX = "run."
 
 ADVICE = {
     "generator_saturated": "these runs' throughput is a lower bound: the generator, not the target, limited it; "
-                           "give surge more cores (--threads) or a machine of its own, then run again",
+    "give surge more cores (--threads) or a machine of its own, then run again",
     "in_flight_limit": "requests were not sent because the in-flight limit was reached; raise --max-in-flight "
-                       "if the generator has room, or read it as the target falling behind",
+    "if the generator has room, or read it as the target falling behind",
     "port_exhaustion": "the client ran out of local ports: fewer connections, keep-alive, or more source addresses",
     "open_file_exhaustion": "the client ran out of file descriptors: raise the open-file limit (ulimit -n)",
     "machine_saturated": "these runs measured the machine, not the target alone: the generator, the target and "
-                         "other processes used its cores; run the generator on a machine of its own (or stop the "
-                         "other work) before reading a capacity from them",
+    "other processes used its cores; run the generator on a machine of its own (or stop the "
+    "other work) before reading a capacity from them",
 }
 """ADVICE says what follows from a kind of finding for the experiment; other kinds get DEFAULT_ADVICE."""
 
@@ -48,8 +48,12 @@ def run_findings(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     lifted = []
     for kind, hits in seen.items():
         labels = ", ".join(label for label, _ in hits)
-        lifted.append({"kind": PREFIX + kind,
-                       "text": f"{kind.replace('_', ' ')} in {len(hits)} of {len(entries)} runs ({labels}); "
-                               f"run {hits[0][0]}: {hits[0][1]}",
-                       "advice": ADVICE.get(kind, DEFAULT_ADVICE)})
+        lifted.append(
+            {
+                "kind": PREFIX + kind,
+                "text": f"{kind.replace('_', ' ')} in {len(hits)} of {len(entries)} runs ({labels}); "
+                f"run {hits[0][0]}: {hits[0][1]}",
+                "advice": ADVICE.get(kind, DEFAULT_ADVICE),
+            }
+        )
     return lifted

@@ -53,23 +53,52 @@ class RunReport:
 
     def entry(self, directory: str | None) -> dict[str, Any]:
         """entry is the run as experiment.json lists it (``directory`` relative to the experiment's)."""
-        return run_entry(self.summary, position=self.position, role=self.role, label=self.label,
-                         directory=directory, exit_code=self.outcome.code, level=self.level, variant=self.variant)
+        return run_entry(
+            self.summary,
+            position=self.position,
+            role=self.role,
+            label=self.label,
+            directory=directory,
+            exit_code=self.outcome.code,
+            level=self.level,
+            variant=self.variant,
+        )
 
 
-def run_entry(summary: Mapping[str, Any], *, position: int, role: str, label: str, directory: str | None,
-              exit_code: int | None, level: float | None = None, variant: str | None = None) -> dict[str, Any]:
+def run_entry(
+    summary: Mapping[str, Any],
+    *,
+    position: int,
+    role: str,
+    label: str,
+    directory: str | None,
+    exit_code: int | None,
+    level: float | None = None,
+    variant: str | None = None,
+) -> dict[str, Any]:
     """run_entry is a run's entry in experiment.json, from its summary document: where it sits
     (position, role, label, level, variant), which run it is (run_id, name, tool, started_at,
     directory), how it ended (complete, stop_reason, verdict, exit_code: None for a run not
     made by this experiment), its key figures and its findings (docs/diagnosis.md)."""
     meta = summary.get("meta") or {}
-    return {"position": position, "role": role, "label": label, "level": level, "variant": variant,
-            "run_id": meta.get("run_id"), "name": meta.get("name"), "tool": meta.get("tool") or "surge",
-            "started_at": meta.get("started_at"), "directory": directory, "complete": bool(meta.get("complete")),
-            "stop_reason": summary.get("stop_reason"), "verdict": verdict(summary) if has_result(summary) else "none",
-            "exit_code": exit_code, "figures": key_figures(summary) if has_result(summary) else {},
-            "findings": compact(summary.get("findings"))}
+    return {
+        "position": position,
+        "role": role,
+        "label": label,
+        "level": level,
+        "variant": variant,
+        "run_id": meta.get("run_id"),
+        "name": meta.get("name"),
+        "tool": meta.get("tool") or "surge",
+        "started_at": meta.get("started_at"),
+        "directory": directory,
+        "complete": bool(meta.get("complete")),
+        "stop_reason": summary.get("stop_reason"),
+        "verdict": verdict(summary) if has_result(summary) else "none",
+        "exit_code": exit_code,
+        "figures": key_figures(summary) if has_result(summary) else {},
+        "findings": compact(summary.get("findings")),
+    }
 
 
 def _watch(test: TestSpec) -> TargetWatch | None:
@@ -84,8 +113,16 @@ def _watch(test: TestSpec) -> TargetWatch | None:
         return None
 
 
-def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun, *, role: str, label: str,
-            level: float | None = None, variant: str | None = None) -> RunReport:
+def run_one(
+    experiment: ExperimentRecord,
+    test: TestSpec,
+    prepared: PreparedRun,
+    *,
+    role: str,
+    label: str,
+    level: float | None = None,
+    variant: str | None = None,
+) -> RunReport:
     """run_one runs ``prepared`` (``test`` prepared, with an experiment's overrides or not) as the
     experiment's next run, playing ``role`` (``repeat 3/10``, ``level vus=500``, ``variant A``;
     ``label`` is its short name in tables and its folder's name); records it; prints its progress
@@ -96,27 +133,55 @@ def run_one(experiment: ExperimentRecord, test: TestSpec, prepared: PreparedRun,
 
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)
-    recorder = make_recorder(None if out is None else str(out), not experiment.save, test.target,
-                             prepared.scenario_file, prepared.target_url, test.tag_dict, db=test.db,
-                             plan=prepared.heading, name=test.name(), keep_meta=True, lock=False)
+    recorder = make_recorder(
+        None if out is None else str(out),
+        not experiment.save,
+        test.target,
+        prepared.scenario_file,
+        prepared.target_url,
+        test.tag_dict,
+        db=test.db,
+        plan=prepared.heading,
+        name=test.name(),
+        keep_meta=True,
+        lock=False,
+    )
     assert recorder is not None  # keep_meta: a RecordWriter, writing nothing with --no-save
     recorder.meta["experiment"] = {"id": experiment.id, "kind": experiment.kind, "position": position, "role": role}
     documents: list[dict[str, Any]] = []
     unreachable: UnreachableError | None = None
     try:
-        outcome = execute(prepared.compiled, threads=prepared.threads, json_output=False,
-                          url_plan=prepared.url_plan, recorder=recorder, quiet=True, on_document=documents.append,
-                          watch=_watch(test))
+        outcome = execute(
+            prepared.compiled,
+            threads=prepared.threads,
+            json_output=False,
+            url_plan=prepared.url_plan,
+            recorder=recorder,
+            quiet=True,
+            on_document=documents.append,
+            watch=_watch(test),
+        )
     except UnreachableError as e:
         unreachable = e
         outcome = Outcome(exit_codes.UNREACHABLE, str(e.args[0]) if e.args else str(e))
     summary = {**(documents[-1] if documents else {}), "meta": recorder.meta}
     with signals.deferred():
-        report = RunReport(position, role, label, recorder.meta["run_id"], summary, key_figures(summary),
-                           verdict(summary) if has_result(summary) else "none", outcome,
-                           bool(recorder.meta["complete"]), level, variant)
-        directory = str(out.relative_to(experiment.directory)) \
-            if out is not None and experiment.directory is not None else None
+        report = RunReport(
+            position,
+            role,
+            label,
+            recorder.meta["run_id"],
+            summary,
+            key_figures(summary),
+            verdict(summary) if has_result(summary) else "none",
+            outcome,
+            bool(recorder.meta["complete"]),
+            level,
+            variant,
+        )
+        directory = (
+            str(out.relative_to(experiment.directory)) if out is not None and experiment.directory is not None else None
+        )
         link = ExperimentRun(report.run_id, position, role, label, level, variant) if recorder.history else None
         if recorder.history is not None:
             recorder.history.close()
@@ -137,14 +202,18 @@ def progress_line(report: RunReport) -> str:
     """progress_line is a finished run's one line: role, run id prefix, throughput, p50/p95/p99,
     failure rate, verdict, and how it ended when not by its plan."""
     f = report.figures
-    ended = "" if report.outcome.code == exit_codes.OK or report.outcome.code == exit_codes.THRESHOLDS_FAILED \
+    ended = (
+        ""
+        if report.outcome.code == exit_codes.OK or report.outcome.code == exit_codes.THRESHOLDS_FAILED
         else f" · {report.outcome.reason}"
+    )
     rate = f.get("failure_rate")
     return redact_text(
         f"{report.role}: {report.run_id[:8]} · {_figure(f.get('responses_per_s'), ',.1f')} req/s · "
         f"p50 {_figure(f.get('p50_ms'), ',.2f')} · p95 {_figure(f.get('p95_ms'), ',.2f')} · "
         f"p99 {_figure(f.get('p99_ms'), ',.2f')} ms · failures {'-' if rate is None else f'{rate:.2%}'} · "
-        f"{report.verdict}{ended}")
+        f"{report.verdict}{ended}"
+    )
 
 
 def cooldown(seconds: float) -> None:

@@ -70,14 +70,23 @@ class Settled:
         if self.probes <= 1 and self.drained:
             return f"target idle (probe p50 {_ms(self.last_ms)}, idle {_ms(self.baseline_ms)})"
         verb = "drained" if self.drained else "still not drained"
-        return (f"waited {self.waited_s:.1f}s for the target to drain: {verb} (probe p50 {_ms(self.first_ms)} → "
-                f"{_ms(self.last_ms)}, idle {_ms(self.baseline_ms)}, {self.probes} probes)")
+        return (
+            f"waited {self.waited_s:.1f}s for the target to drain: {verb} (probe p50 {_ms(self.first_ms)} → "
+            f"{_ms(self.last_ms)}, idle {_ms(self.baseline_ms)}, {self.probes} probes)"
+        )
 
     def document(self) -> dict[str, Any]:
         """document is the wait as experiment.json keeps it."""
-        return {"waited_s": self.waited_s, "probes": self.probes, "first_p50_ms": self.first_ms,
-                "last_p50_ms": self.last_ms, "baseline_p50_ms": self.baseline_ms, "drained": self.drained,
-                "probe_requests": self.sent, "note": self.note}
+        return {
+            "waited_s": self.waited_s,
+            "probes": self.probes,
+            "first_p50_ms": self.first_ms,
+            "last_p50_ms": self.last_ms,
+            "baseline_p50_ms": self.baseline_ms,
+            "drained": self.drained,
+            "probe_requests": self.sent,
+            "note": self.note,
+        }
 
 
 class Settler:
@@ -96,7 +105,7 @@ class Settler:
         plan = self.test.prepare(Overrides(vus=1, duration_s=PROBE_S)).compiled.main
         # A response slower than the probe still ends it (up to PROBE_GRACE_S): its latency is the answer.
         result = run_engine_plan({**plan, "limits": {**plan["limits"], "grace_period_s": PROBE_GRACE_S}})
-        latency = ((result.get("latency") or {}).get("all") or {})
+        latency = (result.get("latency") or {}).get("all") or {}
         requests = result.get("requests") or {}
         responses = int(requests.get("responses") or 0)
         return Probe(latency.get("p50_ms") if responses else None, responses, int(requests.get("sent") or 0))
@@ -137,8 +146,9 @@ class Settler:
         while True:
             probe = self._safe_probe()
             if probe is None:
-                return Settled(time.monotonic() - started, probes, first, last, self.baseline_ms, False, sent,
-                               self.unprobed)
+                return Settled(
+                    time.monotonic() - started, probes, first, last, self.baseline_ms, False, sent, self.unprobed
+                )
             probes, sent = probes + 1, sent + probe.sent
             last = probe.p50_ms
             first = last if probes == 1 else first

@@ -60,10 +60,12 @@ def runs_table(document: Mapping[str, Any]) -> Any:
     for entry in runs:
         f = entry.get("figures") or {}
         ended = "" if entry.get("complete") else f" (incomplete: {entry.get('stop_reason') or 'no result'})"
-        table.add_row(str(entry["label"]), str(entry.get("run_id") or "")[:ID_CHARS],
-                      *(_number(f.get(k), k) for k in ("responses_per_s", "p50_ms", "p95_ms", "p99_ms",
-                                                       "failure_rate")),
-                      f"{entry.get('verdict') or 'none'}{ended}")
+        table.add_row(
+            str(entry["label"]),
+            str(entry.get("run_id") or "")[:ID_CHARS],
+            *(_number(f.get(k), k) for k in ("responses_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")),
+            f"{entry.get('verdict') or 'none'}{ended}",
+        )
     return table
 
 
@@ -71,13 +73,18 @@ def statistics_table(analysis: Mapping[str, Any]) -> Any:
     """statistics_table is one row per figure: n, mean, SD, the CI on the mean, median, min,
     max, CV (``-`` where it cannot be computed)."""
     level = f"{analysis['confidence']:.0%}"
-    table = summary_table(f"Statistics over the runs (CI: {level} on the mean, Student's t)", STAT_COLUMNS,
-                          left=("figure",))
+    table = summary_table(
+        f"Statistics over the runs (CI: {level} on the mean, Student's t)", STAT_COLUMNS, left=("figure",)
+    )
     for figure, data in analysis["statistics"].items():
         d = Description.from_dict(data)
         values = (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)
-        table.add_row(FIGURE_TITLES.get(figure, figure), str(d.n), *(cell(v, figure, d.sd) for v in values),
-                      "-" if d.cv is None else f"{d.cv:.1%}")
+        table.add_row(
+            FIGURE_TITLES.get(figure, figure),
+            str(d.n),
+            *(cell(v, figure, d.sd) for v in values),
+            "-" if d.cv is None else f"{d.cv:.1%}",
+        )
     return table
 
 
@@ -105,10 +112,12 @@ def print_over_runs(document: Mapping[str, Any], console: Console) -> None:
 def heading(document: Mapping[str, Any]) -> str:
     """heading is the experiment's first line: kind, name, id prefix and what it was asked."""
     params = document.get("parameters") or {}
-    asked = ", ".join(f"{k}={v}" for k, v in params.items()
-                      if k != "test" and v is not None and not isinstance(v, (dict, list)))  # None: not asked
-    return f"{document['kind']} {document['name']} · experiment {document['experiment_id'][:ID_CHARS]}" + \
-        (f" · {asked}" if asked else "")
+    asked = ", ".join(
+        f"{k}={v}" for k, v in params.items() if k != "test" and v is not None and not isinstance(v, (dict, list))
+    )  # None: not asked
+    return f"{document['kind']} {document['name']} · experiment {document['experiment_id'][:ID_CHARS]}" + (
+        f" · {asked}" if asked else ""
+    )
 
 
 def print_runs_only(document: Mapping[str, Any], console: Console) -> None:
@@ -155,5 +164,4 @@ def print_experiment(document: Mapping[str, Any], console: Console | None = None
         why = f"stopped by {signal}" if signal else "it did not finish"
         done = sum(1 for e in document["runs"] if e.get("complete"))
         kept = KEPT if document.get("directory") else NOT_KEPT  # no directory: --no-save
-        console.print(Text(f"experiment incomplete: {why}; {done} completed run(s) {kept}",
-                           style="bold yellow"))
+        console.print(Text(f"experiment incomplete: {why}; {done} completed run(s) {kept}", style="bold yellow"))

@@ -29,8 +29,7 @@ class Slo:
     def to_dict(self) -> dict[str, Any]:
         """to_dict is the SLO as experiment.json holds it: its source and each condition's
         expression and scope."""
-        return {"source": self.source,
-                "conditions": [{"expr": t.expr, "scope": t.scope()} for t in self.conditions]}
+        return {"source": self.source, "conditions": [{"expr": t.expr, "scope": t.scope()} for t in self.conditions]}
 
     def judge(self, summary: Mapping[str, Any]) -> list[Verdict]:
         """judge evaluates every condition against a run's summary document (its result)."""
@@ -65,5 +64,14 @@ def with_slo_percentiles(prepared: PreparedRun, slo: Slo) -> PreparedRun:
 def verdicts_document(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
     """verdicts_document lists verdicts as experiment.json holds them: expression, scope,
     status (pass, fail, no-data), observed value and its text, and a note."""
-    return [{"expr": v.threshold.expr, "scope": v.threshold.scope(), "status": v.status, "observed": v.observed,
-             "observed_text": v.observed_text(), "note": v.note} for v in verdicts]
+    return [
+        {
+            "expr": v.threshold.expr,
+            "scope": v.threshold.scope(),
+            "status": v.status,
+            "observed": v.observed,
+            "observed_text": v.observed_text(),
+            "note": v.note,
+        }
+        for v in verdicts
+    ]

@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from surge.errors import BadInput
+from surge.limits import MAX_RATE, MAX_VUS
+from surge.redact import redact_url
+from surge.run import CompiledRun, planned_s
 from surge.url_plan import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
@@ -30,10 +34,6 @@ from surge.url_plan import (
     duration_flag,
     send_slack_flag,
 )
-from surge.errors import BadInput
-from surge.limits import MAX_RATE, MAX_VUS
-from surge.redact import redact_url
-from surge.run import CompiledRun, planned_s
 
 if TYPE_CHECKING:
     from surge.heading import PlanLike
@@ -141,8 +141,9 @@ class TestSpec:
         """is_file tells whether the test is a scenario file (a .yaml/.yml name, or an existing
         file that is not an http(s) URL) rather than a URL."""
         lower = self.target.lower()
-        return lower.endswith((".yaml", ".yml")) or (not lower.startswith(("http://", "https://"))
-                                                      and Path(self.target).is_file())
+        return lower.endswith((".yaml", ".yml")) or (
+            not lower.startswith(("http://", "https://")) and Path(self.target).is_file()
+        )
 
     @property
     def scenario_file(self) -> Path | None:
@@ -163,11 +164,18 @@ class TestSpec:
     def describe(self) -> dict[str, Any]:
         """describe is the test as an experiment's parameters record it: what it is (secrets
         masked; headers and body left out), the overridable flags and the tags."""
-        return {"test": redact_url(self.target) if not self.is_file else self.target,
-                "scenario_file": self.is_file, "connections": self.connections, "duration": self.duration,
-                "rate": self.rate, "time_scale": self.time_scale,
-                "target": redact_url(self.target_url) if self.target_url else None,
-                "threads": self.threads, "send_slack": self.send_slack, "tags": self.tag_dict}
+        return {
+            "test": redact_url(self.target) if not self.is_file else self.target,
+            "scenario_file": self.is_file,
+            "connections": self.connections,
+            "duration": self.duration,
+            "rate": self.rate,
+            "time_scale": self.time_scale,
+            "target": redact_url(self.target_url) if self.target_url else None,
+            "threads": self.threads,
+            "send_slack": self.send_slack,
+            "tags": self.tag_dict,
+        }
 
     def prepare(self, overrides: Overrides | None = None) -> PreparedRun:
         """prepare checks the flags and compiles the test, with ``overrides`` applied (the module's
@@ -179,14 +187,18 @@ class TestSpec:
         return self._prepare_url(overrides)
 
     def _prepare_url(self, overrides: Overrides) -> PreparedRun:
-        for name, value in (("time_scale", self.time_scale), ("target_url", self.target_url),
-                            ("env_pairs", self.env_pairs or None)):
+        for name, value in (
+            ("time_scale", self.time_scale),
+            ("target_url", self.target_url),
+            ("env_pairs", self.env_pairs or None),
+        ):
             if value is not None:
                 raise BadInput(self.flag(name), "only applies to a scenario file (surge run FILE.yaml)")
         connections, rate, max_in_flight = self.connections, self.rate, self.max_in_flight
         if not overrides.is_empty() and self.requests is not None:
-            raise BadInput(self.flag("requests"), "an experiment sets each run's load and length: use "
-                                                  f"{self.flag('duration')}")
+            raise BadInput(
+                self.flag("requests"), f"an experiment sets each run's load and length: use {self.flag('duration')}"
+            )
         if overrides.vus is not None:
             for name, value in (("max_in_flight", max_in_flight), ("send_slack", self.send_slack)):
                 if value is not None:
@@ -194,21 +206,43 @@ class TestSpec:
             connections, rate = overrides.vus, None
         elif overrides.rate is not None:
             rate = overrides.rate
-        plan = build_plan(self.target, connections=connections, duration=self.duration, requests=self.requests,
-                          rate=rate, method=self.method or "GET", headers=list(self.header), body=self.body,
-                          timeout=self.timeout or DEFAULT_TIMEOUT, threads=self.threads, insecure=self.insecure,
-                          max_in_flight=max_in_flight, grace=self.grace or DEFAULT_GRACE,
-                          flags=self.flag_names, duration_s=overrides.duration_s, send_slack=self.send_slack)
+        plan = build_plan(
+            self.target,
+            connections=connections,
+            duration=self.duration,
+            requests=self.requests,
+            rate=rate,
+            method=self.method or "GET",
+            headers=list(self.header),
+            body=self.body,
+            timeout=self.timeout or DEFAULT_TIMEOUT,
+            threads=self.threads,
+            insecure=self.insecure,
+            max_in_flight=max_in_flight,
+            grace=self.grace or DEFAULT_GRACE,
+            flags=self.flag_names,
+            duration_s=overrides.duration_s,
+            send_slack=self.send_slack,
+        )
         return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan)
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
-        given = {"connections": self.connections, "duration": self.duration, "requests": self.requests,
-                 "rate": self.rate, "method": self.method, "header": self.header or None,
-                 "body": self.body, "max_in_flight": self.max_in_flight}
+        given = {
+            "connections": self.connections,
+            "duration": self.duration,
+            "requests": self.requests,
+            "rate": self.rate,
+            "method": self.method,
+            "header": self.header or None,
+            "body": self.body,
+            "max_in_flight": self.max_in_flight,
+        }
         for name, value in given.items():
             if value is not None:
-                raise BadInput(self.flag(name), f"does not apply to a scenario file ({self.target}): set it in the file")
+                raise BadInput(
+                    self.flag(name), f"does not apply to a scenario file ({self.target}): set it in the file"
+                )
         timeout = duration_flag(self.flag("timeout"), self.timeout) if self.timeout is not None else None
         grace = duration_flag(self.flag("grace"), self.grace, positive=False) if self.grace is not None else None
         send_slack_s = send_slack_flag(self.send_slack, self.flag("send_slack"))
@@ -226,12 +260,17 @@ class TestSpec:
                 scenario_file = scenario_file.with_target(self.target_url)
             except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
                 raise BadInput(self.flag("target_url"), str(e)) from None
-        scenario_file = scenario_file.with_overrides(timeout=timeout, graceful_stop=grace, insecure=self.insecure,
-                                                     send_slack=send_slack_s)
+        scenario_file = scenario_file.with_overrides(
+            timeout=timeout, graceful_stop=grace, insecure=self.insecure, send_slack=send_slack_s
+        )
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
         if not overrides.is_empty():
-            compiled = CompiledRun(main=override_scenarios(compiled.main, overrides), setup=compiled.setup,
-                                   teardown=compiled.teardown, thresholds=compiled.thresholds)
+            compiled = CompiledRun(
+                main=override_scenarios(compiled.main, overrides),
+                setup=compiled.setup,
+                teardown=compiled.teardown,
+                thresholds=compiled.thresholds,
+            )
         return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main)
 
 
@@ -260,26 +299,40 @@ def override_scenarios(main: dict[str, Any], overrides: Overrides) -> dict[str, 
     scenarios = main["scenarios"]
     vus = shares(overrides.vus, len(scenarios)) if overrides.vus is not None else None
     if vus is not None and min(vus) < 1:
-        raise BadInput(LEVEL, f"{overrides.vus} VUs cannot be shared among the file's {len(scenarios)} scenarios "
-                              "(each needs at least one)")
+        raise BadInput(
+            LEVEL,
+            f"{overrides.vus} VUs cannot be shared among the file's {len(scenarios)} scenarios "
+            "(each needs at least one)",
+        )
     changed = []
     for i, scenario in enumerate(scenarios):
         executor = scenario["executor"]
         duration = overrides.duration_s or planned_s({"scenarios": [dict(scenario, start_time_s=0.0)]})
         if duration <= 0:
-            raise BadInput(LEVEL, f"scenario '{scenario['name']}' runs a count of iterations ({executor['type']}): "
-                                  "an experiment needs a duration to override it")
+            raise BadInput(
+                LEVEL,
+                f"scenario '{scenario['name']}' runs a count of iterations ({executor['type']}): "
+                "an experiment needs a duration to override it",
+            )
         if vus is not None:
             executor = {"type": "constant-vus", "vus": vus[i], "duration_s": duration}
         elif overrides.rate is not None:
             max_vus = executor.get("max_vus") or default_max_in_flight()
-            executor = {"type": "constant-arrival-rate", "rate": overrides.rate / len(scenarios),
-                        "duration_s": duration, "max_vus": max_vus, "pre_allocated_vus": None}
+            executor = {
+                "type": "constant-arrival-rate",
+                "rate": overrides.rate / len(scenarios),
+                "duration_s": duration,
+                "max_vus": max_vus,
+                "pre_allocated_vus": None,
+            }
         elif executor["type"] in ("constant-vus", "constant-arrival-rate"):
             executor = dict(executor, duration_s=duration)
         else:
-            raise BadInput(LEVEL, f"scenario '{scenario['name']}' has a {executor['type']} executor: only a "
-                                  "constant one's duration can be overridden without a VU count or a rate")
+            raise BadInput(
+                LEVEL,
+                f"scenario '{scenario['name']}' has a {executor['type']} executor: only a "
+                "constant one's duration can be overridden without a VU count or a rate",
+            )
         changed.append(dict(scenario, start_time_s=0.0, executor=executor))
     plan = dict(main, scenarios=changed)
     _validate(plan)

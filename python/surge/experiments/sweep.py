@@ -113,9 +113,14 @@ def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | 
     return prepared
 
 
-def run_sweep(experiment: ExperimentRecord, test: TestSpec, plan: SweepPlan,
-              prepared: Sequence[tuple[PreparedRun | None, PreparedRun]], done: list[LevelRun],
-              settler: Settler | None = None) -> str | None:
+def run_sweep(
+    experiment: ExperimentRecord,
+    test: TestSpec,
+    plan: SweepPlan,
+    prepared: Sequence[tuple[PreparedRun | None, PreparedRun]],
+    done: list[LevelRun],
+    settler: Settler | None = None,
+) -> str | None:
     """run_sweep runs the levels in order, appending each measured level to ``done`` (kept
     when a stop signal ends the sweep: KeyboardInterrupt passes through) and printing its
     line; before each level after the first, ``settler`` waits for the target to drain (None:
@@ -132,18 +137,24 @@ def run_sweep(experiment: ExperimentRecord, test: TestSpec, plan: SweepPlan,
         label = level_label(plan.model, load)
         warmup_id = None
         if warmup is not None:
-            warmup_id = runner.run_one(experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}",
-                                       level=load).run_id
+            warmup_id = runner.run_one(
+                experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load
+            ).run_id
         report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
         levels = [d.level for d in done]
         zone = classify(levels, plan.rules())[-1]
-        print(redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
-              file=sys.stderr, flush=True)
+        print(
+            redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
+            file=sys.stderr,
+            flush=True,
+        )
         if plan.stop_when_broken and stop_when_broken(levels, plan.rules()) and i + 1 < len(plan.loads):
-            rest = ", ".join(offered_text(plan.model, x) for x in plan.loads[i + 1:])
-            return (f"level {offered_text(plan.model, load)} is broken ({zone.reason}): --stop-when broken "
-                    f"ended the sweep; not run: {rest}")
+            rest = ", ".join(offered_text(plan.model, x) for x in plan.loads[i + 1 :])
+            return (
+                f"level {offered_text(plan.model, load)} is broken ({zone.reason}): --stop-when broken "
+                f"ended the sweep; not run: {rest}"
+            )
     return None
 
 
@@ -166,11 +177,13 @@ def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -
     success rate, p50/p95/p99, failure classes and zone."""
     f, requests = done.level.figures, done.report.summary.get("requests") or {}
     x, good = f.get("responses_per_s"), f.get("successes_per_s")
-    return (f"level {number}/{total} · {offered_text(model, done.level.load)}: "
-            f"throughput {'-' if x is None else f'{x:,.1f}'}/s · goodput {'-' if good is None else f'{good:,.1f}'}/s · "
-            f"success {_percent(requests.get('success_rate'))} · p50 {_ms(f.get('p50_ms'))} · "
-            f"p95 {_ms(f.get('p95_ms'))} · p99 {_ms(f.get('p99_ms'))} ms · "
-            f"failures {failure_classes_text(done.level.failure_classes)} · zone {zone}")
+    return (
+        f"level {number}/{total} · {offered_text(model, done.level.load)}: "
+        f"throughput {'-' if x is None else f'{x:,.1f}'}/s · goodput {'-' if good is None else f'{good:,.1f}'}/s · "
+        f"success {_percent(requests.get('success_rate'))} · p50 {_ms(f.get('p50_ms'))} · "
+        f"p95 {_ms(f.get('p95_ms'))} · p99 {_ms(f.get('p99_ms'))} ms · "
+        f"failures {failure_classes_text(done.level.failure_classes)} · zone {zone}"
+    )
 
 
 def _usl_document(usl: UslFit | UslRefusal | None) -> dict[str, Any] | None:
@@ -178,17 +191,29 @@ def _usl_document(usl: UslFit | UslRefusal | None) -> dict[str, Any] | None:
         return None
     if isinstance(usl, UslRefusal):
         return {"refused": usl.reason}
-    return {"sigma": usl.sigma, "kappa": usl.kappa, "lambda": usl.lambda_, "peak_n": usl.peak_n,
-            "peak_throughput": usl.peak_throughput, "r_squared": usl.r_squared, "levels": usl.levels,
-            "warnings": list(usl.warnings)}
+    return {
+        "sigma": usl.sigma,
+        "kappa": usl.kappa,
+        "lambda": usl.lambda_,
+        "peak_n": usl.peak_n,
+        "peak_throughput": usl.peak_throughput,
+        "r_squared": usl.r_squared,
+        "levels": usl.levels,
+        "warnings": list(usl.warnings),
+    }
 
 
 def _knee_document(knee: Knee) -> dict[str, Any]:
     return {"load": knee.load, "throughput": knee.throughput, "reason": knee.reason}
 
 
-def analysis_document(plan: SweepPlan, done: Sequence[LevelRun], analysis: SweepAnalysis,
-                      stopped_early: str | None, baseline: Settler | None = None) -> dict[str, Any]:
+def analysis_document(
+    plan: SweepPlan,
+    done: Sequence[LevelRun],
+    analysis: SweepAnalysis,
+    stopped_early: str | None,
+    baseline: Settler | None = None,
+) -> dict[str, Any]:
     """analysis_document is the sweep's analysis as experiment.json holds it: the model, the
     SLO, the levels planned, each measured level (figures, success rate, failure classes, SLO
     verdicts, zone and why), the peak, the knee, the USL fit (closed model) and why the sweep
@@ -198,23 +223,43 @@ def analysis_document(plan: SweepPlan, done: Sequence[LevelRun], analysis: Sweep
     for zone in analysis.zones:
         d = by_load[zone.load]
         f, requests = d.level.figures, d.report.summary.get("requests") or {}
-        levels.append({
-            "load": d.level.load, "label": level_label(plan.model, d.level.load), "run_id": d.report.run_id,
-            "position": d.report.position, "warmup_run_id": d.warmup_run_id,
-            **{k: f.get(k) for k in ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms",
-                                     "failure_rate")},
-            "success_rate": requests.get("success_rate"), "failure_classes": dict(d.level.failure_classes),
-            "drain": d.report.summary.get("drain"),
-            "settled": None if d.settled is None else d.settled.document(),
-            "slo": verdicts_document(d.level.verdicts or []), "zone": zone.zone, "zone_reason": zone.reason})
+        levels.append(
+            {
+                "load": d.level.load,
+                "label": level_label(plan.model, d.level.load),
+                "run_id": d.report.run_id,
+                "position": d.report.position,
+                "warmup_run_id": d.warmup_run_id,
+                **{
+                    k: f.get(k)
+                    for k in ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
+                },
+                "success_rate": requests.get("success_rate"),
+                "failure_classes": dict(d.level.failure_classes),
+                "drain": d.report.summary.get("drain"),
+                "settled": None if d.settled is None else d.settled.document(),
+                "slo": verdicts_document(d.level.verdicts or []),
+                "zone": zone.zone,
+                "zone_reason": zone.reason,
+            }
+        )
     peak = analysis.peak
-    return {"model": plan.model, "slo": plan.slo.to_dict(), "planned": list(plan.loads),
-            "duration_s": plan.duration_s, "warmup_s": plan.warmup_s, "levels": levels,
-            "peak": None if peak is None else {"load": peak.load, "throughput": peak.throughput},
-            "knee": _knee_document(analysis.knee), "usl": _usl_document(analysis.usl),
-            "stopped_early": stopped_early, "drain_wait_s": plan.drain_wait_s,
-            "idle_probe": None if baseline is None else {"p50_ms": baseline.baseline_ms,
-                                                         "probe_requests": baseline.baseline_sent}}
+    return {
+        "model": plan.model,
+        "slo": plan.slo.to_dict(),
+        "planned": list(plan.loads),
+        "duration_s": plan.duration_s,
+        "warmup_s": plan.warmup_s,
+        "levels": levels,
+        "peak": None if peak is None else {"load": peak.load, "throughput": peak.throughput},
+        "knee": _knee_document(analysis.knee),
+        "usl": _usl_document(analysis.usl),
+        "stopped_early": stopped_early,
+        "drain_wait_s": plan.drain_wait_s,
+        "idle_probe": None
+        if baseline is None
+        else {"p50_ms": baseline.baseline_ms, "probe_requests": baseline.baseline_sent},
+    }
 
 
 def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -223,12 +268,21 @@ def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     model, found = document["model"], []
     peak, knee, usl = document["peak"], document["knee"], document["usl"]
     if peak is not None:
-        found.append({"kind": "peak", "text": f"peak throughput {peak['throughput']:,.1f}/s at "
-                                              f"{offered_text(model, peak['load'])}"})
+        found.append(
+            {
+                "kind": "peak",
+                "text": f"peak throughput {peak['throughput']:,.1f}/s at {offered_text(model, peak['load'])}",
+            }
+        )
     if knee["load"] is not None:
-        found.append({"kind": "knee", "text": f"knee at {offered_text(model, knee['load'])} "
-                                              f"({knee['throughput']:,.1f}/s): throughput stops growing in "
-                                              "proportion to load beyond it"})
+        found.append(
+            {
+                "kind": "knee",
+                "text": f"knee at {offered_text(model, knee['load'])} "
+                f"({knee['throughput']:,.1f}/s): throughput stops growing in "
+                "proportion to load beyond it",
+            }
+        )
     else:
         found.append({"kind": "knee", "text": f"no knee: {knee['reason']}"})
     if usl is not None:
@@ -237,8 +291,13 @@ def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     for level in document["levels"]:
         starts.setdefault(level["zone"], level["load"])
     if starts:
-        found.append({"kind": "zones", "text": "zones: " + ", ".join(
-            f"{zone} from {offered_text(model, load)}" for zone, load in starts.items())})
+        found.append(
+            {
+                "kind": "zones",
+                "text": "zones: "
+                + ", ".join(f"{zone} from {offered_text(model, load)}" for zone, load in starts.items()),
+            }
+        )
     if document.get("stopped_early"):
         found.append({"kind": "stopped_early", "text": document["stopped_early"]})
     return found
@@ -248,16 +307,22 @@ def usl_text(usl: Mapping[str, Any]) -> str:
     """usl_text is the USL fit in one sentence (σ, κ, λ, N*, R²) or why there is none."""
     if "refused" in usl:
         return f"no USL fit: {usl['refused']}"
-    peak = "no peak (κ = 0: throughput levels off)" if usl["peak_n"] is None else \
-        f"N* = {usl['peak_n']:,.1f} VUs" + ("" if usl["peak_throughput"] is None
-                                            else f" (X = {usl['peak_throughput']:,.1f}/s)")
-    text = (f"USL fit: σ = {usl['sigma']:.4g}, κ = {usl['kappa']:.4g}, λ = {usl['lambda']:,.4g}/s per VU, "
-            f"{peak}, R² = {usl['r_squared']:.3f} over {usl['levels']} levels")
+    peak = (
+        "no peak (κ = 0: throughput levels off)"
+        if usl["peak_n"] is None
+        else f"N* = {usl['peak_n']:,.1f} VUs"
+        + ("" if usl["peak_throughput"] is None else f" (X = {usl['peak_throughput']:,.1f}/s)")
+    )
+    text = (
+        f"USL fit: σ = {usl['sigma']:.4g}, κ = {usl['kappa']:.4g}, λ = {usl['lambda']:,.4g}/s per VU, "
+        f"{peak}, R² = {usl['r_squared']:.3f} over {usl['levels']} levels"
+    )
     return text + "".join(f"; {w}" for w in usl["warnings"])
 
 
-def analyse(plan: SweepPlan, done: Sequence[LevelRun], stopped_early: str | None,
-            baseline: Settler | None = None) -> dict[str, Any]:
+def analyse(
+    plan: SweepPlan, done: Sequence[LevelRun], stopped_early: str | None, baseline: Settler | None = None
+) -> dict[str, Any]:
     """analyse is the analysis document of the levels measured so far (``baseline``: the
     settler whose idle probe preceded them)."""
     analysis = analyse_sweep([d.level for d in done], plan.model, plan.rules())

@@ -16,8 +16,18 @@ from surge.experiments.sweep import failure_classes_text, findings, offered_text
 from surge.redact import redact_text
 from surge.summary import summary_table
 
-CURVE_COLUMNS = ("level", "throughput/s", "goodput/s", "success", "p50 ms", "p95 ms", "p99 ms", "failures", "zone",
-                 "run")
+CURVE_COLUMNS = (
+    "level",
+    "throughput/s",
+    "goodput/s",
+    "success",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "failures",
+    "zone",
+    "run",
+)
 """CURVE_COLUMNS are the columns of a sweep's curve table (docs/experiments.md)."""
 
 CHART_WIDTH = 40
@@ -35,16 +45,23 @@ def curve_table(analysis: Mapping[str, Any]) -> Any:
     """curve_table is one row per measured level: offered load, throughput, goodput, success
     rate, p50/p95/p99, failure classes, zone and the measured run's id prefix."""
     model = analysis["model"]
-    table = summary_table(f"Sweep ({len(analysis['levels'])} of {len(analysis['planned'])} levels measured)",
-                          CURVE_COLUMNS, left=("level", "failures", "zone", "run"))
+    table = summary_table(
+        f"Sweep ({len(analysis['levels'])} of {len(analysis['planned'])} levels measured)",
+        CURVE_COLUMNS,
+        left=("level", "failures", "zone", "run"),
+    )
     for level in analysis["levels"]:
         success = level.get("success_rate")
-        table.add_row(offered_text(model, level["load"]), _num(level["responses_per_s"]),
-                      _num(level["successes_per_s"]), "-" if success is None else f"{success:.2%}",
-                      *(_num(level[k], ",.3f") for k in ("p50_ms", "p95_ms", "p99_ms")),
-                      failure_classes_text(level["failure_classes"]),
-                      Text(level["zone"], style=ZONE_STYLES.get(level["zone"], "")),
-                      str(level["run_id"])[:ID_CHARS])
+        table.add_row(
+            offered_text(model, level["load"]),
+            _num(level["responses_per_s"]),
+            _num(level["successes_per_s"]),
+            "-" if success is None else f"{success:.2%}",
+            *(_num(level[k], ",.3f") for k in ("p50_ms", "p95_ms", "p99_ms")),
+            failure_classes_text(level["failure_classes"]),
+            Text(level["zone"], style=ZONE_STYLES.get(level["zone"], "")),
+            str(level["run_id"])[:ID_CHARS],
+        )
     return table
 
 
@@ -59,18 +76,24 @@ def chart_lines(analysis: Mapping[str, Any]) -> list[Text]:
     for label, level in zip(labels, levels):
         x = level["responses_per_s"] or 0.0
         bar = "█" * (round(CHART_WIDTH * x / top) if top > 0 else 0)
-        lines.append(Text.assemble(f"{label:>{width}} │", (bar, ZONE_STYLES.get(level["zone"], "")),
-                                   f" {x:,.1f}/s {level['zone']}"))
+        lines.append(
+            Text.assemble(
+                f"{label:>{width}} │", (bar, ZONE_STYLES.get(level["zone"], "")), f" {x:,.1f}/s {level['zone']}"
+            )
+        )
     return lines
 
 
 def slo_text(slo: Mapping[str, Any]) -> str:
     """slo_text says which SLO judged the levels: the conditions and where they came from."""
-    conditions = ", ".join(f"{c['expr']}" + ("" if c["scope"] == "all" else f" [{c['scope']}]")
-                           for c in slo["conditions"])
+    conditions = ", ".join(
+        f"{c['expr']}" + ("" if c["scope"] == "all" else f" [{c['scope']}]") for c in slo["conditions"]
+    )
     if slo["source"] == "default":
-        return "SLO: none given (no --slo, no thresholds): the default SLO, p95 within 5× the lightest level's " \
-               "and failure rate ≤ 1%"
+        return (
+            "SLO: none given (no --slo, no thresholds): the default SLO, p95 within 5× the lightest level's "
+            "and failure rate ≤ 1%"
+        )
     return f"SLO ({'the scenario thresholds' if slo['source'] == 'thresholds' else '--slo'}): {conditions}"
 
 
@@ -96,8 +119,14 @@ def print_sweep(document: Mapping[str, Any], console: Console) -> None:
     model = analysis["model"]
     console.print(curve_table(analysis))
     for level in analysis["levels"]:
-        console.print(Text.assemble(("zone ", "bold"), f"{offered_text(model, level['load'])} ",
-                                    (level["zone"], ZONE_STYLES.get(level["zone"], "")), f": {level['zone_reason']}"))
+        console.print(
+            Text.assemble(
+                ("zone ", "bold"),
+                f"{offered_text(model, level['load'])} ",
+                (level["zone"], ZONE_STYLES.get(level["zone"], "")),
+                f": {level['zone_reason']}",
+            )
+        )
     if analysis["levels"]:
         console.print(Text(f"Throughput against {'VUs' if model == 'closed' else 'offered rate'}", style="bold"))
         for line in chart_lines(analysis):

@@ -52,17 +52,24 @@ class Variant:
         path), a scenario file with ``--target`` the variant's URL; its -e pairs after the test's."""
         changed = test
         if self.url is not None:
-            changed = replace(changed, target_url=self.url) if test.is_file else \
-                replace(changed, target=with_base(test.target, self.url))
+            changed = (
+                replace(changed, target_url=self.url)
+                if test.is_file
+                else replace(changed, target=with_base(test.target, self.url))
+            )
         if self.env:
             changed = replace(changed, env_pairs=test.env_pairs + tuple(f"{k}={v}" for k, v in self.env))
         return changed
 
     def describe(self) -> dict[str, Any]:
         """describe is the variant as the experiment's parameters record it (secrets masked)."""
-        return {"name": self.name, "url": redact_url(self.url) if self.url else None,
-                "env": {k: MASK if is_secret_name(k) else v for k, v in self.env}, "vus": self.vus,
-                "rate": self.rate}
+        return {
+            "name": self.name,
+            "url": redact_url(self.url) if self.url else None,
+            "env": {k: MASK if is_secret_name(k) else v for k, v in self.env},
+            "vus": self.vus,
+            "rate": self.rate,
+        }
 
 
 def with_base(test_url: str, base: str) -> str:
@@ -77,8 +84,11 @@ def with_base(test_url: str, base: str) -> str:
 
 def _name(flag: str, name: str, spec: str) -> str:
     if not VARIANT_NAME.fullmatch(name):
-        raise BadInput(flag, f"'{name}' in '{spec}' is not a name: letters, digits and _ . + - (up to 40), starting "
-                             "with a letter or digit")
+        raise BadInput(
+            flag,
+            f"'{name}' in '{spec}' is not a name: letters, digits and _ . + - (up to 40), starting "
+            "with a letter or digit",
+        )
     return name
 
 
@@ -90,18 +100,23 @@ def parse_variant(spec: str) -> Variant:
     if cut < 0:
         return Variant(_name(flag, spec, spec))
     name = _name(flag, spec[:cut], spec)
-    rest = spec[cut + 1:]
+    rest = spec[cut + 1 :]
     if spec[cut] == "=":
         if not rest.lower().startswith(("http://", "https://")) or not urlsplit(rest).netloc:
-            raise BadInput(flag, f"'{redact_url(rest)}' in variant '{name}' is not an http(s) URL "
-                                 "(write NAME=URL, or NAME:KEY=VALUE,... for -e pairs)")
+            raise BadInput(
+                flag,
+                f"'{redact_url(rest)}' in variant '{name}' is not an http(s) URL "
+                "(write NAME=URL, or NAME:KEY=VALUE,... for -e pairs)",
+            )
         return Variant(name, url=rest)
     pairs = []
     for pair in rest.split(","):
         key, sep, value = pair.partition("=")
         if not sep or not ENV_NAME.fullmatch(key):
-            raise BadInput(flag, f"variant '{name}': expected NAME=VALUE pairs separated by commas, got "
-                                 f"'{key if not sep else pair}'")
+            raise BadInput(
+                flag,
+                f"variant '{name}': expected NAME=VALUE pairs separated by commas, got '{key if not sep else pair}'",
+            )
         pairs.append((key, value))
     return Variant(name, env=tuple(pairs))
 
@@ -153,8 +168,9 @@ def run_plan(names: list[str], repeats: int, order: str, seed: int | None = None
 def cross(variants: list[Variant], levels: list[Variant]) -> list[Variant]:
     """cross is variants × loads: every variant at every load level (``levels`` from
     load_variants), named ``VARIANT LEVEL`` (``scaleout vus=35``), variant by variant."""
-    return [replace(v, name=f"{v.name} {level.name}", vus=level.vus, rate=level.rate)
-            for v in variants for level in levels]
+    return [
+        replace(v, name=f"{v.name} {level.name}", vus=level.vus, rate=level.rate) for v in variants for level in levels
+    ]
 
 
 def load_variants(vus: str | None, rates: str | None) -> list[Variant]:

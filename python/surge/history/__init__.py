@@ -5,15 +5,37 @@ directory; several surge processes may record at once."""
 from surge.history.baselines import DEFAULT_METRICS, METRICS, Comparison, baseline_run, compare, set_baseline
 from surge.history.export import default_directory, export_run
 from surge.history.location import history_path
+from surge.history.lookup import lookup, lookup_id
 from surge.history.migrations import MIGRATIONS, SCHEMA_VERSION, HistoryTooNew, migrate
 from surge.history.queries import LAST, RunQuery, RunRow, list_runs, load_run, resolve_run
-from surge.history.lookup import lookup, lookup_id
 from surge.history.store import TOOLS, History, HistoryUnavailable, open_history
 from surge.history.stored import StoredRun
 
 __all__ = [
-    "DEFAULT_METRICS", "LAST", "METRICS", "MIGRATIONS", "SCHEMA_VERSION", "Comparison", "History", "HistoryTooNew",
-    "HistoryUnavailable", "RunQuery", "RunRow", "StoredRun", "TOOLS", "baseline_run", "compare", "default_directory",
-    "export_run", "history_path", "list_runs", "load_run", "lookup", "lookup_id", "migrate", "open_history", "resolve_run",
+    "DEFAULT_METRICS",
+    "LAST",
+    "METRICS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "TOOLS",
+    "Comparison",
+    "History",
+    "HistoryTooNew",
+    "HistoryUnavailable",
+    "RunQuery",
+    "RunRow",
+    "StoredRun",
+    "baseline_run",
+    "compare",
+    "default_directory",
+    "export_run",
+    "history_path",
+    "list_runs",
+    "load_run",
+    "lookup",
+    "lookup_id",
+    "migrate",
+    "open_history",
+    "resolve_run",
     "set_baseline",
 ]

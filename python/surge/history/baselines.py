@@ -8,7 +8,7 @@ import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from surge.errors import BadInput
@@ -41,14 +41,18 @@ def set_baseline(history: History, name: str, run_id: str) -> None:
 def set_baseline_runs(history: History, name: str, run_ids: list[str], experiment_id: str | None = None) -> None:
     """set_baseline_runs stores ``run_ids`` (one or more, in order; the runs of ``experiment_id``
     when given) as the baseline ``name``, replacing one of that name."""
-    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
 
     def store(c: sqlite3.Connection) -> None:
         c.execute("DELETE FROM baseline_runs WHERE name = ?", (name,))
-        c.execute("INSERT OR REPLACE INTO baselines (name, run_id, set_at, experiment_id) VALUES (?, ?, ?, ?)",
-                  (name, run_ids[0], now, experiment_id))
-        c.executemany("INSERT INTO baseline_runs (name, position, run_id) VALUES (?, ?, ?)",
-                      [(name, i, run_id) for i, run_id in enumerate(run_ids, 1)])
+        c.execute(
+            "INSERT OR REPLACE INTO baselines (name, run_id, set_at, experiment_id) VALUES (?, ?, ?, ?)",
+            (name, run_ids[0], now, experiment_id),
+        )
+        c.executemany(
+            "INSERT INTO baseline_runs (name, position, run_id) VALUES (?, ?, ?)",
+            [(name, i, run_id) for i, run_id in enumerate(run_ids, 1)],
+        )
 
     history.write(store)
 
@@ -68,8 +72,10 @@ def load_baseline(history: History, name: str) -> Baseline:
     BadInput when there is none."""
     first = baseline_run(history, name)
     row = history.conn.execute("SELECT experiment_id FROM baselines WHERE name = ?", (name,)).fetchone()
-    ids = [str(r[0]) for r in history.conn.execute(
-        "SELECT run_id FROM baseline_runs WHERE name = ? ORDER BY position", (name,))]
+    ids = [
+        str(r[0])
+        for r in history.conn.execute("SELECT run_id FROM baseline_runs WHERE name = ? ORDER BY position", (name,))
+    ]
     return Baseline(name, ids or [first], row[0] if row else None)
 
 
@@ -116,8 +122,9 @@ def relative_change(baseline: float, current: float) -> float:
     return (current - baseline) / abs(baseline)
 
 
-def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], metrics: list[str],
-            tolerance: float) -> list[Comparison]:
+def compare(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], metrics: list[str], tolerance: float
+) -> list[Comparison]:
     """compare compares the ``metrics`` of two summary documents, allowing ``tolerance``
     (a fraction) of relative worsening."""
     before, after = figures(baseline), figures(current)

@@ -54,8 +54,9 @@ def is_busy(error: sqlite3.Error) -> bool:
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
-def retrying(action: Callable[[], T], *, retry_for_s: float = RETRY_FOR_S,
-             on_wait: Callable[[], None] | None = None) -> T:
+def retrying(
+    action: Callable[[], T], *, retry_for_s: float = RETRY_FOR_S, on_wait: Callable[[], None] | None = None
+) -> T:
     """retrying runs ``action`` and, while it fails because the database is busy, runs it again
     after a short random pause (so waiting processes do not retry in step), for up to
     ``retry_for_s``; any other error, or the last busy one, is raised. ``on_wait`` is told
@@ -75,12 +76,18 @@ def retrying(action: Callable[[], T], *, retry_for_s: float = RETRY_FOR_S,
         pause = min(pause * 2, 0.25)
 
 
-def write(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T], *,
-          on_wait: Callable[[], None] | None = None, retry_for_s: float = RETRY_FOR_S) -> T:
+def write(
+    conn: sqlite3.Connection,
+    work: Callable[[sqlite3.Connection], T],
+    *,
+    on_wait: Callable[[], None] | None = None,
+    retry_for_s: float = RETRY_FOR_S,
+) -> T:
     """write runs ``work`` in one ``BEGIN IMMEDIATE`` transaction (the write lock taken at the
     start, so it never fails half-way for a lock), committed at the end, retried whole while
     the database is busy (for ``retry_for_s``; ``on_wait`` told once when it first is); rolled
     back on any error."""
+
     def attempt() -> T:
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -38,25 +38,36 @@ def begin_experiment(history: History, document: Mapping[str, Any]) -> None:
     """begin_experiment records an experiment as it starts, from its experiment.json document
     (incomplete, no runs yet), secrets masked (``surge.redact``)."""
     document = redact_document(document)
-    history.write(lambda c: c.execute(
-        "INSERT INTO experiments (id, kind, name, parameters, started_at, ended_at, complete, directory, document) "
-        "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-        (document["experiment_id"], document["kind"], document["name"], json.dumps(document["parameters"]),
-         normal_time(document["started_at"]), normal_time(document.get("ended_at")), document.get("directory"),
-         json.dumps(document))))
+    history.write(
+        lambda c: c.execute(
+            "INSERT INTO experiments (id, kind, name, parameters, started_at, ended_at, complete, directory, document) "
+            "VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            (
+                document["experiment_id"],
+                document["kind"],
+                document["name"],
+                json.dumps(document["parameters"]),
+                normal_time(document["started_at"]),
+                normal_time(document.get("ended_at")),
+                document.get("directory"),
+                json.dumps(document),
+            ),
+        )
+    )
 
 
-def add_experiment_run(history: History, experiment_id: str, run: ExperimentRun,
-                       document: Mapping[str, Any]) -> None:
+def add_experiment_run(history: History, experiment_id: str, run: ExperimentRun, document: Mapping[str, Any]) -> None:
     """add_experiment_run records that ``run`` belongs to the experiment (the run itself is
     already in the history) and the experiment.json ``document`` as it now is, secrets masked."""
     document = redact_document(document)
     role, label = redact_text(run.role), None if run.label is None else redact_text(run.label)
 
     def insert(c: sqlite3.Connection) -> None:
-        c.execute("INSERT OR REPLACE INTO experiment_runs (experiment_id, run_id, position, role, label, level, "
-                  "variant) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                  (experiment_id, run.run_id, run.position, role, label, run.level, run.variant))
+        c.execute(
+            "INSERT OR REPLACE INTO experiment_runs (experiment_id, run_id, position, role, label, level, "
+            "variant) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (experiment_id, run.run_id, run.position, role, label, run.level, run.variant),
+        )
         c.execute("UPDATE experiments SET document = ? WHERE id = ?", (json.dumps(document), experiment_id))
 
     history.write(insert)
@@ -66,11 +77,19 @@ def finish_experiment(history: History, document: Mapping[str, Any]) -> None:
     """finish_experiment records the experiment's end from its final experiment.json document:
     when it ended, whether it is complete, its analysis and findings, secrets masked."""
     document = redact_document(document)
-    history.write(lambda c: c.execute(
-        "UPDATE experiments SET ended_at = ?, complete = ?, analysis = ?, findings = ?, document = ? WHERE id = ?",
-        (normal_time(document.get("ended_at")), int(bool(document.get("complete"))),
-         json.dumps(document.get("analysis")), json.dumps(document.get("findings")), json.dumps(document),
-         document["experiment_id"])))
+    history.write(
+        lambda c: c.execute(
+            "UPDATE experiments SET ended_at = ?, complete = ?, analysis = ?, findings = ?, document = ? WHERE id = ?",
+            (
+                normal_time(document.get("ended_at")),
+                int(bool(document.get("complete"))),
+                json.dumps(document.get("analysis")),
+                json.dumps(document.get("findings")),
+                json.dumps(document),
+                document["experiment_id"],
+            ),
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -97,7 +116,9 @@ def list_experiments(history: History, *, kind: str | None = None, limit: int = 
     rows = history.conn.execute(
         "SELECT id, kind, name, started_at, ended_at, complete, "
         "(SELECT COUNT(*) FROM experiment_runs r WHERE r.experiment_id = e.id), directory "
-        f"FROM experiments e {where} ORDER BY started_at DESC, rowid DESC LIMIT ?", [*args, limit]).fetchall()
+        f"FROM experiments e {where} ORDER BY started_at DESC, rowid DESC LIMIT ?",
+        [*args, limit],
+    ).fetchall()
     return [ExperimentRow(r[0], r[1], r[2], r[3], r[4], bool(r[5]), int(r[6]), r[7]) for r in rows]
 
 
@@ -110,9 +131,13 @@ def find_experiments(history: History, ref: str) -> list[str]:
     if not re.fullmatch(r"[0-9a-fA-F-]{1,64}", ref):
         return []
     prefix = ref.lower().replace("-", "")
-    ids = [str(r[0]) for r in history.conn.execute(
-        "SELECT id FROM experiments WHERE id >= ? AND id < ? ORDER BY started_at DESC LIMIT 11",
-        (prefix, prefix + "g"))]
+    ids = [
+        str(r[0])
+        for r in history.conn.execute(
+            "SELECT id FROM experiments WHERE id >= ? AND id < ? ORDER BY started_at DESC LIMIT 11",
+            (prefix, prefix + "g"),
+        )
+    ]
     return [prefix] if prefix in ids else ids
 
 
@@ -122,11 +147,16 @@ def resolve_experiment(history: History, ref: str, *, where: str = "EXPERIMENT")
     ids = find_experiments(history, ref)
     if not ids:
         empty = ref == LAST
-        raise BadInput(where, f"there is no experiment in the history ({history.path})" if empty
-                       else f"no experiment '{ref}' in the history ({history.path})")
+        raise BadInput(
+            where,
+            f"there is no experiment in the history ({history.path})"
+            if empty
+            else f"no experiment '{ref}' in the history ({history.path})",
+        )
     if len(ids) > 1:
-        raise BadInput(where, f"'{ref}' matches several experiments: {', '.join(i[:12] for i in ids[:10])}; "
-                              "give more of the id")
+        raise BadInput(
+            where, f"'{ref}' matches several experiments: {', '.join(i[:12] for i in ids[:10])}; give more of the id"
+        )
     return ids[0]
 
 
@@ -139,6 +169,11 @@ def load_experiment(history: History, experiment_id: str) -> dict[str, Any]:
 
 def experiment_runs(history: History, experiment_id: str) -> list[ExperimentRun]:
     """experiment_runs are the experiment's runs as the history links them, by position."""
-    return [ExperimentRun(*r) for r in history.conn.execute(
-        "SELECT run_id, position, role, label, level, variant FROM experiment_runs WHERE experiment_id = ? "
-        "ORDER BY position", (experiment_id,))]
+    return [
+        ExperimentRun(*r)
+        for r in history.conn.execute(
+            "SELECT run_id, position, role, label, level, variant FROM experiment_runs WHERE experiment_id = ? "
+            "ORDER BY position",
+            (experiment_id,),
+        )
+    ]

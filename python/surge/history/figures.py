@@ -24,11 +24,13 @@ def value_at(doc: Mapping[str, Any], *keys: str) -> Any:
 def figures(doc: Mapping[str, Any]) -> dict[str, Any]:
     """figures reads FIGURES from a summary document: requests sent, responses per second over
     the run's window, success and failure rates (fractions), p50/p95/p99 of every response (ms)."""
-    return {"requests": value_at(doc, "requests", "sent"),
-            "responses_per_s": value_at(doc, "throughput", "responses_per_s"),
-            "success_rate": value_at(doc, "requests", "success_rate"),
-            "failure_rate": value_at(doc, "requests", "failure_rate"),
-            **{f"p{p}_ms": value_at(doc, "latency", "all", f"p{p}_ms") for p in (50, 95, 99)}}
+    return {
+        "requests": value_at(doc, "requests", "sent"),
+        "responses_per_s": value_at(doc, "throughput", "responses_per_s"),
+        "success_rate": value_at(doc, "requests", "success_rate"),
+        "failure_rate": value_at(doc, "requests", "failure_rate"),
+        **{f"p{p}_ms": value_at(doc, "latency", "all", f"p{p}_ms") for p in (50, 95, 99)},
+    }
 
 
 def verdict(doc: Mapping[str, Any]) -> str:

@@ -111,6 +111,7 @@ def _script(sql: str) -> Callable[[sqlite3.Connection], None]:
         for statement in sql.split(";"):
             if statement.strip():
                 conn.execute(statement)
+
     return apply
 
 
@@ -148,8 +149,11 @@ def check_ours(conn: sqlite3.Connection, path: Path) -> None:
     if found == 0:
         taken = sorted(names & set(_TABLES))
         if taken:
-            raise HistoryForeign(str(path), f"not a surge history (it holds a table '{taken[0]}' of another "
-                                            "program): choose another database with --db")
+            raise HistoryForeign(
+                str(path),
+                f"not a surge history (it holds a table '{taken[0]}' of another "
+                "program): choose another database with --db",
+            )
 
 
 def _version_and_tables(conn: sqlite3.Connection) -> tuple[int, set[str]]:
@@ -167,8 +171,11 @@ def _version_and_tables(conn: sqlite3.Connection) -> tuple[int, set[str]]:
 
 def _check_version(found: int, path: Path) -> None:
     if found > SCHEMA_VERSION:
-        raise HistoryTooNew(str(path), f"history schema version {found} is newer than this surge reads "
-                                       f"({SCHEMA_VERSION}): upgrade surge, or choose another database with --db")
+        raise HistoryTooNew(
+            str(path),
+            f"history schema version {found} is newer than this surge reads "
+            f"({SCHEMA_VERSION}): upgrade surge, or choose another database with --db",
+        )
 
 
 def version(conn: sqlite3.Connection) -> int:

@@ -24,10 +24,11 @@ MAX_LIMIT = 1_000_000_000
 def check_limit(limit: int) -> int:
     """check_limit is ``--limit`` when it is from 1 to MAX_LIMIT; BadInput naming it otherwise."""
     if limit < 1:
-        raise BadInput("--limit", f"must be at least 1, got {limit:,}" if limit > -10**30 else "must be at least 1")
+        raise BadInput("--limit", f"must be at least 1, got {limit:,}" if limit > -(10**30) else "must be at least 1")
     if limit > MAX_LIMIT:
         raise BadInput("--limit", f"must be at most {MAX_LIMIT:,}" + (f", got {limit:,}" if limit < 10**30 else ""))
     return limit
+
 
 LAST = "last"
 """LAST names the newest run of the history where a RUN is expected."""
@@ -94,8 +95,10 @@ def list_runs(history: History, query: RunQuery) -> list[RunRow]:
     for key, value in query.tags:
         where.append("id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)")
         args.extend([key, value])
-    sql = (f"SELECT {', '.join(_COLUMNS)} FROM runs {'WHERE ' + ' AND '.join(where) if where else ''} "
-           "ORDER BY started_at DESC, rowid DESC LIMIT ?")
+    sql = (
+        f"SELECT {', '.join(_COLUMNS)} FROM runs {'WHERE ' + ' AND '.join(where) if where else ''} "
+        "ORDER BY started_at DESC, rowid DESC LIMIT ?"
+    )
     rows = history.conn.execute(sql, [*args, query.limit]).fetchall()
     tags = _tags(history, [r[0] for r in rows])
     return [RunRow(**{**dict(zip(_COLUMNS, r)), "complete": bool(r[6])}, tags=tags.get(r[0], {})) for r in rows]
@@ -106,7 +109,8 @@ def _tags(history: History, ids: list[str]) -> dict[str, dict[str, str]]:
     if ids:
         marks = ", ".join("?" * len(ids))
         for run_id, key, value in history.conn.execute(
-                f"SELECT run_id, key, value FROM run_tags WHERE run_id IN ({marks}) ORDER BY key", ids):
+            f"SELECT run_id, key, value FROM run_tags WHERE run_id IN ({marks}) ORDER BY key", ids
+        ):
             found.setdefault(run_id, {})[key] = value
     return found
 
@@ -122,8 +126,10 @@ def resolve_run(history: History, ref: str, *, where: str = "RUN") -> str:
     if not re.fullmatch(r"[0-9a-fA-F-]{1,64}", ref):
         raise BadInput(where, f"'{ref}' is neither a run id, a prefix of one, 'last', nor a results directory")
     prefix = ref.lower().replace("-", "")
-    rows = history.conn.execute("SELECT id, name, started_at FROM runs WHERE id >= ? AND id < ? "
-                                "ORDER BY started_at DESC LIMIT 11", (prefix, prefix + "g")).fetchall()
+    rows = history.conn.execute(
+        "SELECT id, name, started_at FROM runs WHERE id >= ? AND id < ? ORDER BY started_at DESC LIMIT 11",
+        (prefix, prefix + "g"),
+    ).fetchall()
     if not rows:
         raise BadInput(where, f"no run '{ref}' in the history ({history.path})")
     exact = [r for r in rows if r[0] == prefix]
@@ -142,10 +148,17 @@ def load_run(history: History, run_id: str) -> StoredRun:
     from surge.record.read import parse_summary
 
     directory, summary, inputs_name, inputs, start = history.conn.execute(
-        "SELECT directory, summary, inputs_name, inputs, hlog_start_unix_s FROM records WHERE run_id = ?",
-        (run_id,)).fetchone()
-    intervals = history.conn.execute("SELECT timeseries, hlog FROM intervals WHERE run_id = ? ORDER BY idx",
-                                     (run_id,)).fetchall()
-    return StoredRun(summary=parse_summary(summary, f"{history.path}: run {run_id}"), directory=directory, inputs_name=inputs_name, inputs=inputs,
-                     hlog_start_unix_s=start, timeseries="".join(t for t, _ in intervals),
-                     hlog_lines=[h for _, h in intervals])
+        "SELECT directory, summary, inputs_name, inputs, hlog_start_unix_s FROM records WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    intervals = history.conn.execute(
+        "SELECT timeseries, hlog FROM intervals WHERE run_id = ? ORDER BY idx", (run_id,)
+    ).fetchall()
+    return StoredRun(
+        summary=parse_summary(summary, f"{history.path}: run {run_id}"),
+        directory=directory,
+        inputs_name=inputs_name,
+        inputs=inputs,
+        hlog_start_unix_s=start,
+        timeseries="".join(t for t, _ in intervals),
+        hlog_lines=[h for _, h in intervals],
+    )

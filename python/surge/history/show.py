@@ -35,9 +35,14 @@ def record_heading(run: StoredRun) -> Heading:
 def stored_verdict(doc: dict[str, Any]) -> Verdict:
     """stored_verdict rebuilds a threshold's Verdict from its entry in a summary's ``thresholds``."""
     no_data: Literal["fail", "pass"] = "pass" if doc["status"] == "no-data" and doc.get("passed") else "fail"
-    threshold = parse_threshold(doc["expr"], tag=doc.get("tag"), scenario=doc.get("scenario"),
-                                abort_on_fail=bool(doc.get("abort_on_fail")), delay_s=float(doc.get("delay_s") or 0.0),
-                                no_data=no_data)
+    threshold = parse_threshold(
+        doc["expr"],
+        tag=doc.get("tag"),
+        scenario=doc.get("scenario"),
+        abort_on_fail=bool(doc.get("abort_on_fail")),
+        delay_s=float(doc.get("delay_s") or 0.0),
+        no_data=no_data,
+    )
     return Verdict(threshold, doc["status"], doc.get("observed"), doc.get("note") or "")
 
 
@@ -55,11 +60,27 @@ def _intervals_table(run: StoredRun) -> Any:
     rows = run.interval_rows()
     if not rows:
         return Text("no interval was recorded")
-    table = summary_table(f"Intervals recorded ({len(rows):,})", ("time s", "sent/s", "responses/s", "successes", "failures",
-                                                           "p50 ms", "p95 ms", "p99 ms", "max ms"))
+    table = summary_table(
+        f"Intervals recorded ({len(rows):,})",
+        ("time s", "sent/s", "responses/s", "successes", "failures", "p50 ms", "p95 ms", "p99 ms", "max ms"),
+    )
     for row in rows:
-        table.add_row(row["time_s"], *(row[k] for k in ("sent_per_s", "responses_per_s", "successes", "failures",
-                                                          "p50_ms", "p95_ms", "p99_ms", "max_ms")))
+        table.add_row(
+            row["time_s"],
+            *(
+                row[k]
+                for k in (
+                    "sent_per_s",
+                    "responses_per_s",
+                    "successes",
+                    "failures",
+                    "p50_ms",
+                    "p95_ms",
+                    "p99_ms",
+                    "max_ms",
+                )
+            ),
+        )
     return table
 
 
@@ -96,8 +117,14 @@ def print_record(run: StoredRun, console: Console | None = None) -> None:
         if "thresholds" in doc:  # a scenario file's document
             verdicts = [stored_verdict(v) for v in doc["thresholds"]]
             aborted = set(doc.get("aborted_by_threshold") or [])
-            print_scenario_summary(result, plan, verdicts, [v for v in verdicts if v.threshold.expr in aborted],
-                                   console=console, interrupted_in=doc.get("interrupted_in"))
+            print_scenario_summary(
+                result,
+                plan,
+                verdicts,
+                [v for v in verdicts if v.threshold.expr in aborted],
+                console=console,
+                interrupted_in=doc.get("interrupted_in"),
+            )
         else:
             print_summary(result, plan, console)
     line = incomplete_line(run)

@@ -4,7 +4,7 @@ now (``2h``, ``7d``, ``1w``, ``1d12h``)."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from surge.durations import parse_duration
 from surge.errors import BadInput
@@ -18,7 +18,7 @@ def _duration_s(text: str) -> float | None:
     rest, seconds = text.strip().lower(), 0.0
     while (match := _LONG_UNITS.match(rest)) is not None:
         seconds += float(match[1]) * _SECONDS[match[2]]
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
     if not rest:
         return seconds if text.strip() else None
     try:
@@ -32,13 +32,15 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     seconds = _duration_s(text)
     if seconds is not None:
         try:
-            return (now or datetime.now(timezone.utc)) - timedelta(seconds=seconds)
+            return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
         except (OverflowError, ValueError):  # further back than year 1, or not a number of seconds
-            raise BadInput("--since", f"'{text}' reaches back before the year 1 (give a shorter duration, or a date)"
-                           ) from None
+            raise BadInput(
+                "--since", f"'{text}' reaches back before the year 1 (give a shorter duration, or a date)"
+            ) from None
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise BadInput("--since", f"'{text}' is neither a date or time (2026-11-23, 2026-11-23T14:00) nor a duration "
-                                  "(30m, 2h, 7d)") from None
-    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+        raise BadInput(
+            "--since", f"'{text}' is neither a date or time (2026-11-23, 2026-11-23T14:00) nor a duration (30m, 2h, 7d)"
+        ) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)

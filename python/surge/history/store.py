@@ -8,7 +8,7 @@ import json
 import sqlite3
 import sys
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,8 @@ def normal_time(text: str | None) -> str | None:
         return None
     when = datetime.fromisoformat(text)
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 def tag_pairs(tags: Any) -> list[tuple[str, str]]:
@@ -113,13 +113,16 @@ class History:
                 raise
             finally:
                 self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        del self._pending[:len(pending)]
+        del self._pending[: len(pending)]
 
     def _waiting(self) -> None:
         if not self.waited:
             self.waited = True
-            print(redact_text(f"surge: waiting for the history {self.path}: another process holds its lock"),
-                  file=sys.stderr, flush=True)
+            print(
+                redact_text(f"surge: waiting for the history {self.path}: another process holds its lock"),
+                file=sys.stderr,
+                flush=True,
+            )
 
     def __enter__(self) -> History:
         return self
@@ -127,8 +130,9 @@ class History:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def begin(self, meta: Mapping[str, Any], *, directory: str | None, inputs_name: str | None,
-              inputs: str | None) -> None:
+    def begin(
+        self, meta: Mapping[str, Any], *, directory: str | None, inputs_name: str | None, inputs: str | None
+    ) -> None:
         """begin records a run as it starts, from its record's ``meta``: its row (incomplete, no
         figures yet), its tags, its inputs and the summary so far (``meta`` only), secrets masked
         (``surge.redact``) whatever the caller passed."""
@@ -137,28 +141,54 @@ class History:
         run_id = meta["run_id"]
 
         def insert(c: sqlite3.Connection) -> None:
-            c.execute("INSERT INTO runs (id, name, tool, target, started_at, ended_at, complete) "
-                      "VALUES (?, ?, ?, ?, ?, ?, 0)",
-                      (run_id, meta["name"], meta.get("tool") or DEFAULT_TOOL, meta.get("target"),
-                       normal_time(meta["started_at"]), normal_time(meta.get("ended_at"))))
-            c.executemany("INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?, ?, ?)",
-                          [(run_id, k, v) for k, v in tag_pairs(meta.get("tags"))])
-            c.execute("INSERT INTO records (run_id, directory, summary, inputs_name, inputs) VALUES (?, ?, ?, ?, ?)",
-                      (run_id, directory, json.dumps({"meta": dict(meta)}, allow_nan=False), inputs_name, inputs))
+            c.execute(
+                "INSERT INTO runs (id, name, tool, target, started_at, ended_at, complete) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                (
+                    run_id,
+                    meta["name"],
+                    meta.get("tool") or DEFAULT_TOOL,
+                    meta.get("target"),
+                    normal_time(meta["started_at"]),
+                    normal_time(meta.get("ended_at")),
+                ),
+            )
+            c.executemany(
+                "INSERT OR REPLACE INTO run_tags (run_id, key, value) VALUES (?, ?, ?)",
+                [(run_id, k, v) for k, v in tag_pairs(meta.get("tags"))],
+            )
+            c.execute(
+                "INSERT INTO records (run_id, directory, summary, inputs_name, inputs) VALUES (?, ?, ?, ?, ?)",
+                (run_id, directory, json.dumps({"meta": dict(meta)}, allow_nan=False), inputs_name, inputs),
+            )
 
         self.write(insert)
 
-    def add_interval(self, run_id: str, index: int, end_s: float, *, timeseries: str, hlog: str,
-                     hlog_start_unix_s: float, wait: bool = True) -> None:
+    def add_interval(
+        self,
+        run_id: str,
+        index: int,
+        end_s: float,
+        *,
+        timeseries: str,
+        hlog: str,
+        hlog_start_unix_s: float,
+        wait: bool = True,
+    ) -> None:
         """add_interval records one interval, committed at once: its timeseries.csv lines and its
         latency.hlog line; the first one dates the log (``hlog_start_unix_s``). Without ``wait``
         (a run's interval, in the engine's time), it is kept pending while another process holds
         the lock, and written with the next write that gets it."""
+
         def insert(c: sqlite3.Connection) -> None:
-            c.execute("INSERT OR REPLACE INTO intervals (run_id, idx, end_s, timeseries, hlog) VALUES (?, ?, ?, ?, ?)",
-                      (run_id, index, end_s, timeseries, hlog))
-            c.execute("UPDATE records SET hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) WHERE run_id = ?",
-                      (hlog_start_unix_s, run_id))
+            c.execute(
+                "INSERT OR REPLACE INTO intervals (run_id, idx, end_s, timeseries, hlog) VALUES (?, ?, ?, ?, ?)",
+                (run_id, index, end_s, timeseries, hlog),
+            )
+            c.execute(
+                "UPDATE records SET hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) WHERE run_id = ?",
+                (hlog_start_unix_s, run_id),
+            )
 
         self._pending.append(insert)
         self._flush(wait=wait)
@@ -174,13 +204,22 @@ class History:
         start = hlog_start_unix_s
 
         def update(c: sqlite3.Connection) -> None:
-            c.execute(f"UPDATE runs SET started_at = ?, ended_at = ?, complete = ?, verdict = ?, "
-                      f"{', '.join(f'{k} = ?' for k in FIGURES)} WHERE id = ?",
-                      (normal_time(meta["started_at"]), normal_time(meta.get("ended_at")),
-                       int(bool(meta.get("complete"))), verdict(summary),
-                       *found.values(), meta["run_id"]))
-            c.execute("UPDATE records SET summary = ?, hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) "
-                      "WHERE run_id = ?", (json.dumps(summary, allow_nan=False), start, meta["run_id"]))
+            c.execute(
+                f"UPDATE runs SET started_at = ?, ended_at = ?, complete = ?, verdict = ?, "
+                f"{', '.join(f'{k} = ?' for k in FIGURES)} WHERE id = ?",
+                (
+                    normal_time(meta["started_at"]),
+                    normal_time(meta.get("ended_at")),
+                    int(bool(meta.get("complete"))),
+                    verdict(summary),
+                    *found.values(),
+                    meta["run_id"],
+                ),
+            )
+            c.execute(
+                "UPDATE records SET summary = ?, hlog_start_unix_s = COALESCE(hlog_start_unix_s, ?) WHERE run_id = ?",
+                (json.dumps(summary, allow_nan=False), start, meta["run_id"]),
+            )
 
         self.write(update)
 

@@ -57,7 +57,11 @@ class StoredRun:
         inputs_name = next((n for n in INPUT_FILES if (path / n).is_file()), None)
         timeseries = read_text(path / "timeseries.csv", missing_ok=True) or ""
         hlog = read_text(path / "latency.hlog", missing_ok=True) or ""
-        return cls(summary=summary, directory=str(path), inputs_name=inputs_name,
-                   inputs=read_text(path / inputs_name, missing_ok=True) if inputs_name else None,
-                   timeseries=check_timeseries(timeseries, str(path / "timeseries.csv")),
-                   hlog_lines=check_hlog(hlog, str(path / "latency.hlog")))
+        return cls(
+            summary=summary,
+            directory=str(path),
+            inputs_name=inputs_name,
+            inputs=read_text(path / inputs_name, missing_ok=True) if inputs_name else None,
+            timeseries=check_timeseries(timeseries, str(path / "timeseries.csv")),
+            hlog_lines=check_hlog(hlog, str(path / "latency.hlog")),
+        )

@@ -62,8 +62,14 @@ class Imported:
 
 def missing_latency() -> dict[str, Any]:
     """missing_latency is a latency summary whose source kept nothing: every field None."""
-    return {"count": None, "min_ms": None, "mean_ms": None, "stdev_ms": None,
-            **{name: None for name, _ in PERCENTILES}, "max_ms": None}
+    return {
+        "count": None,
+        "min_ms": None,
+        "mean_ms": None,
+        "stdev_ms": None,
+        **{name: None for name, _ in PERCENTILES},
+        "max_ms": None,
+    }
 
 
 def empty_latency() -> dict[str, Any]:
@@ -78,8 +84,14 @@ def latency_from_values(values: Sequence[float], percentile: Percentile) -> dict
         return empty_latency()
     mean = math.fsum(values) / len(values)
     stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
-    return {"count": len(values), "min_ms": values[0], "mean_ms": mean, "stdev_ms": stdev,
-            **{name: percentile(values, p) for name, p in PERCENTILES}, "max_ms": values[-1]}
+    return {
+        "count": len(values),
+        "min_ms": values[0],
+        "mean_ms": mean,
+        "stdev_ms": stdev,
+        **{name: percentile(values, p) for name, p in PERCENTILES},
+        "max_ms": values[-1],
+    }
 
 
 def encode_histogram(values_ms: Sequence[float]) -> str:
@@ -92,17 +104,39 @@ def encode_histogram(values_ms: Sequence[float]) -> str:
     return encoded.decode("ascii")
 
 
-def requests_block(*, sent: int | None, responses: int | None, succeeded: int, failed: int,
-                   status_codes: dict[str, int] | None, failure_classes: dict[str, int] | None = None,
-                   bytes_received: int | None = None) -> dict[str, Any]:
+def requests_block(
+    *,
+    sent: int | None,
+    responses: int | None,
+    succeeded: int,
+    failed: int,
+    status_codes: dict[str, int] | None,
+    failure_classes: dict[str, int] | None = None,
+    bytes_received: int | None = None,
+) -> dict[str, Any]:
     """requests_block is a ``requests`` object; counts a tool does not keep (shed, late,
     bytes sent...) are None. Rates are over the requests that ended (succeeded + failed)."""
     ended = succeeded + failed
-    return {"sent": sent, "responses": responses, "unanswered": None, "succeeded": succeeded, "failed": failed,
-            "shed": None, "timed_out": None, "interrupted": None, "interrupted_unsent": None, "dropped": None,
-            "late": None, "bytes_sent": None, "bytes_received": bytes_received, "connections_opened": None,
-            "status_codes": status_codes, "failure_classes": failure_classes or {},
-            "success_rate": succeeded / ended if ended else 0.0, "failure_rate": failed / ended if ended else 0.0}
+    return {
+        "sent": sent,
+        "responses": responses,
+        "unanswered": None,
+        "succeeded": succeeded,
+        "failed": failed,
+        "shed": None,
+        "timed_out": None,
+        "interrupted": None,
+        "interrupted_unsent": None,
+        "dropped": None,
+        "late": None,
+        "bytes_sent": None,
+        "bytes_received": bytes_received,
+        "connections_opened": None,
+        "status_codes": status_codes,
+        "failure_classes": failure_classes or {},
+        "success_rate": succeeded / ended if ended else 0.0,
+        "failure_rate": failed / ended if ended else 0.0,
+    }
 
 
 def _status_codes(samples: Sequence[Sample]) -> dict[str, int]:
@@ -118,27 +152,45 @@ def _requests_of(samples: Sequence[Sample], *, errors_kept: bool) -> dict[str, A
     are in the source (if not, how many were sent is unknown)."""
     succeeded = sum(1 for s in samples if s.ok)
     no_response = sum(1 for s in samples if s.status is None)
-    return requests_block(sent=len(samples) if errors_kept else None, responses=len(samples) - no_response,
-                          succeeded=succeeded, failed=len(samples) - succeeded, status_codes=_status_codes(samples),
-                          failure_classes={"no_response": no_response} if no_response else {})
+    return requests_block(
+        sent=len(samples) if errors_kept else None,
+        responses=len(samples) - no_response,
+        succeeded=succeeded,
+        failed=len(samples) - succeeded,
+        status_codes=_status_codes(samples),
+        failure_classes={"no_response": no_response} if no_response else {},
+    )
 
 
 def _latencies(samples: Sequence[Sample], percentile: Percentile) -> dict[str, Any]:
     every = sorted(s.latency_ms for s in samples)
     ok = sorted(s.latency_ms for s in samples if s.ok)
-    return {"all": latency_from_values(every, percentile), "success": latency_from_values(ok, percentile),
-            "service_time": missing_latency(), "send_lag": missing_latency()}
+    return {
+        "all": latency_from_values(every, percentile),
+        "success": latency_from_values(ok, percentile),
+        "service_time": missing_latency(),
+        "send_lag": missing_latency(),
+    }
 
 
 def _interval(index: int, samples: Sequence[Sample], percentile: Percentile, errors_kept: bool) -> dict[str, Any]:
     requests = _requests_of(samples, errors_kept=errors_kept)
-    return {"index": index, "start_s": index * INTERVAL_S, "end_s": (index + 1) * INTERVAL_S,
-            "requests": requests, "latency": _latencies(samples, percentile),
-            "responses_per_s": requests["responses"] / INTERVAL_S,
-            "successes_per_s": requests["succeeded"] / INTERVAL_S,
-            "sent_per_s": None if requests["sent"] is None else requests["sent"] / INTERVAL_S,
-            "target_rate_per_s": None, "open_connections": None, "in_flight": None, "peak_concurrency": None,
-            "latency_histogram": encode_histogram([s.latency_ms for s in samples]), "scenarios": []}
+    return {
+        "index": index,
+        "start_s": index * INTERVAL_S,
+        "end_s": (index + 1) * INTERVAL_S,
+        "requests": requests,
+        "latency": _latencies(samples, percentile),
+        "responses_per_s": requests["responses"] / INTERVAL_S,
+        "successes_per_s": requests["succeeded"] / INTERVAL_S,
+        "sent_per_s": None if requests["sent"] is None else requests["sent"] / INTERVAL_S,
+        "target_rate_per_s": None,
+        "open_connections": None,
+        "in_flight": None,
+        "peak_concurrency": None,
+        "latency_histogram": encode_histogram([s.latency_ms for s in samples]),
+        "scenarios": [],
+    }
 
 
 def kept_intervals(filled: set[int]) -> list[int]:
@@ -155,8 +207,15 @@ def kept_intervals(filled: set[int]) -> list[int]:
     return sorted(kept)
 
 
-def document_from_samples(samples: Sequence[Sample], *, url: str, started_unix_s: float | None,
-                          percentile: Percentile, errors_kept: bool, notes: list[str]) -> dict[str, Any]:
+def document_from_samples(
+    samples: Sequence[Sample],
+    *,
+    url: str,
+    started_unix_s: float | None,
+    percentile: Percentile,
+    errors_kept: bool,
+    notes: list[str],
+) -> dict[str, Any]:
     """document_from_samples builds the document of a per-request source: totals, latency
     with the tool's percentile method, one-second intervals by the time each request ended
     (those kept_intervals keeps: memory and output grow with the requests, not the time they
@@ -167,31 +226,71 @@ def document_from_samples(samples: Sequence[Sample], *, url: str, started_unix_s
     for s in samples:
         buckets.setdefault(min(int(s.end_s // INTERVAL_S), last), []).append(s)
     requests = _requests_of(samples, errors_kept=errors_kept)
-    doc = base_document(url=url, started_unix_s=started_unix_s, elapsed_s=window, requests=requests,
-                        latency=_latencies(samples, percentile), notes=notes)
-    doc["histograms"] = {**NO_HISTOGRAMS, "latency": encode_histogram([s.latency_ms for s in samples]),
-                         "latency_success": encode_histogram([s.latency_ms for s in samples if s.ok])}
-    doc["intervals"] = [_interval(i, buckets.get(i, []), percentile, errors_kept)
-                        for i in kept_intervals(set(buckets))]
+    doc = base_document(
+        url=url,
+        started_unix_s=started_unix_s,
+        elapsed_s=window,
+        requests=requests,
+        latency=_latencies(samples, percentile),
+        notes=notes,
+    )
+    doc["histograms"] = {
+        **NO_HISTOGRAMS,
+        "latency": encode_histogram([s.latency_ms for s in samples]),
+        "latency_success": encode_histogram([s.latency_ms for s in samples if s.ok]),
+    }
+    doc["intervals"] = [_interval(i, buckets.get(i, []), percentile, errors_kept) for i in kept_intervals(set(buckets))]
     return doc
 
 
 def throughput(window_s: float | None, requests: dict[str, Any]) -> dict[str, Any]:
     """throughput is responses, successes and sent requests per second over ``window_s``
     (None when the window or the count is unknown)."""
+
     def per_s(count: int | None) -> float | None:
         return None if count is None or not window_s else count / window_s
 
-    return {"window_s": window_s, "responses_per_s": per_s(requests["responses"]),
-            "successes_per_s": per_s(requests["succeeded"]), "sent_per_s": per_s(requests["sent"])}
+    return {
+        "window_s": window_s,
+        "responses_per_s": per_s(requests["responses"]),
+        "successes_per_s": per_s(requests["succeeded"]),
+        "sent_per_s": per_s(requests["sent"]),
+    }
 
 
-def base_document(*, url: str, started_unix_s: float | None, elapsed_s: float | None, requests: dict[str, Any],
-                  latency: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def base_document(
+    *,
+    url: str,
+    started_unix_s: float | None,
+    elapsed_s: float | None,
+    requests: dict[str, Any],
+    latency: dict[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
     """base_document is the ``surge.result/1`` document of an imported run without intervals
     or histograms (a summary source has neither)."""
-    return {"schema": "surge.result/1", "url": url, "addresses": [], "started_at_unix_s": started_unix_s,
-            "duration_s": elapsed_s, "elapsed_s": elapsed_s, "threads": None, "stop_reason": STOP_REASON,
-            "requests": requests, "latency": latency, "throughput": throughput(elapsed_s, requests),
-            "histograms": dict(NO_HISTOGRAMS), "peak_open_connections": None, "peak_concurrency": None, "generator": None, "scenarios": [], "tags": [],
-            "checks": [], "captures": [], "pools": {}, "intervals": [], "notes": notes, "stop_signal": None}
+    return {
+        "schema": "surge.result/1",
+        "url": url,
+        "addresses": [],
+        "started_at_unix_s": started_unix_s,
+        "duration_s": elapsed_s,
+        "elapsed_s": elapsed_s,
+        "threads": None,
+        "stop_reason": STOP_REASON,
+        "requests": requests,
+        "latency": latency,
+        "throughput": throughput(elapsed_s, requests),
+        "histograms": dict(NO_HISTOGRAMS),
+        "peak_open_connections": None,
+        "peak_concurrency": None,
+        "generator": None,
+        "scenarios": [],
+        "tags": [],
+        "checks": [],
+        "captures": [],
+        "pools": {},
+        "intervals": [],
+        "notes": notes,
+        "stop_signal": None,
+    }

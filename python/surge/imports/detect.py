@@ -3,7 +3,6 @@ check that a file is the ``--tool`` named."""
 
 from __future__ import annotations
 
-
 from surge.imports import hey_csv, k6_ndjson, k6_summary, oha_json
 from surge.imports.builder import Imported
 from surge.imports.source import Source
@@ -12,8 +11,7 @@ from surge.record.check import RecordError, check_document
 TOOLS = ("k6", "hey", "oha")
 """TOOLS are the tools whose output ``surge import`` reads."""
 
-FORMATS = {"k6-summary-export": "k6", "k6-handle-summary": "k6", "k6-ndjson": "k6", "hey-csv": "hey",
-           "oha-json": "oha"}
+FORMATS = {"k6-summary-export": "k6", "k6-handle-summary": "k6", "k6-ndjson": "k6", "hey-csv": "hey", "oha-json": "oha"}
 """FORMATS map each format surge reads to the tool that writes it."""
 
 KNOWN = "k6 --summary-export or handleSummary JSON, k6 --out json NDJSON, hey -o csv, oha JSON"
@@ -62,6 +60,7 @@ def load(source: Source, tool: str = "auto") -> Imported:
     try:
         check_document(document, with_meta=False)
     except RecordError as e:
-        raise source.error(f"{e.message} (in the record it makes: {fmt}'s figures cannot be a run's)",
-                           key=e.field or None) from None
+        raise source.error(
+            f"{e.message} (in the record it makes: {fmt}'s figures cannot be a run's)", key=e.field or None
+        ) from None
     return imported

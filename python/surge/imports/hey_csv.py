@@ -56,18 +56,23 @@ def parse(source: Source) -> Imported:
             raise source.error("response-time and offset must be numbers (seconds)", line=number) from None
         for name, value, cell in (("response-time", response_s, cells[0]), ("offset", offset_s, cells[7])):
             if not (math.isfinite(value) and 0 <= value <= MAX_SPAN_S):
-                raise source.error(f"{name}: {cell[:20]} is not a time from 0 to {MAX_SPAN_S:,} s (31 days)",
-                                   line=number)
+                raise source.error(
+                    f"{name}: {cell[:20]} is not a time from 0 to {MAX_SPAN_S:,} s (31 days)", line=number
+                )
         status = http_status(cells[6])
         if status is None:
             raise source.error(f"status-code: {cells[6][:20]!r} is not an HTTP status (100-599)", line=number)
-        samples.append(Sample(end_s=offset_s + response_s, latency_ms=round(response_s * 1000, 1), status=status,
-                              ok=status < 400))
-    notes = ["hey's CSV has only requests that got a response: requests that ended in an error are not in it, "
-             "so the number sent is unknown",
-             "latencies are rounded to 0.1 ms (hey writes seconds with four decimals)"]
+        samples.append(
+            Sample(end_s=offset_s + response_s, latency_ms=round(response_s * 1000, 1), status=status, ok=status < 400)
+        )
+    notes = [
+        "hey's CSV has only requests that got a response: requests that ended in an error are not in it, "
+        "so the number sent is unknown",
+        "latencies are rounded to 0.1 ms (hey writes seconds with four decimals)",
+    ]
     if len(samples) >= MAX_ROWS:
         notes.append(f"hey keeps at most {MAX_ROWS:,} results: later requests are not in the file")
-    doc = document_from_samples(samples, url="", started_unix_s=None, percentile=hey_percentile, errors_kept=False,
-                                notes=notes)
+    doc = document_from_samples(
+        samples, url="", started_unix_s=None, percentile=hey_percentile, errors_kept=False, notes=notes
+    )
     return Imported(tool="hey", format="hey-csv", document=doc, started_unix_s=None)

@@ -49,7 +49,7 @@ def _unix_s(text: Any) -> float | None:
     return when if 0 <= when <= MAX_UNIX_S else None
 
 
-def _status(tags: dict[str, Any]) -> int | None | str:
+def _status(tags: dict[str, Any]) -> int | str | None:
     """_status is a request's ``status`` tag: an HTTP status (100-599), None for "0" (k6: no
     response), or the tag as text when it is neither."""
     code = tags.get("status", "0")
@@ -91,17 +91,20 @@ def parse(source: Source) -> Imported:
             continue
         value = data.get("value")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_LATENCY_MS:
-            raise source.error(f"data.value of http_req_duration must be a duration from 0 to {MAX_LATENCY_MS:,.0f} ms",
-                               line=number)
+            raise source.error(
+                f"data.value of http_req_duration must be a duration from 0 to {MAX_LATENCY_MS:,.0f} ms", line=number
+            )
         tags: dict[str, Any] = data["tags"] if isinstance(data.get("tags"), dict) else {}
         status = _status(tags)
         if isinstance(status, str):
-            raise source.error(f"data.tags.status: {status!r} is not an HTTP status (100-599, or 0: no response)",
-                               line=number)
+            raise source.error(
+                f"data.tags.status: {status!r} is not an HTTP status (100-599, or 0: no response)", line=number
+            )
         ok = _ok(tags, status)
         if ok and status is None:
-            raise source.error("data.tags: a request without a response (status 0) cannot be expected_response true",
-                               line=number)
+            raise source.error(
+                "data.tags: a request without a response (status 0) cannot be expected_response true", line=number
+            )
         url = url or str(tags.get("url", ""))
         requests.append((when, float(value), status, ok))
     if earliest is None:
@@ -109,9 +112,12 @@ def parse(source: Source) -> Imported:
     started = min([earliest, *(end - ms / 1000 for end, ms, _, _ in requests)])
     latest = max((end for end, _, _, _ in requests), default=started)
     if latest - started > MAX_SPAN_S:
-        raise source.error(f"the points span {latest - started:,.0f} s, more than the {MAX_SPAN_S:,} s (31 days) "
-                           "surge imports", key="data.time")
+        raise source.error(
+            f"the points span {latest - started:,.0f} s, more than the {MAX_SPAN_S:,} s (31 days) surge imports",
+            key="data.time",
+        )
     samples = [Sample(end_s=end - started, latency_ms=ms, status=status, ok=ok) for end, ms, status, ok in requests]
-    doc = document_from_samples(samples, url=url, started_unix_s=started, percentile=k6_percentile, errors_kept=True,
-                                notes=[])
+    doc = document_from_samples(
+        samples, url=url, started_unix_s=started, percentile=k6_percentile, errors_kept=True, notes=[]
+    )
     return Imported(tool="k6", format="k6-ndjson", document=doc, started_unix_s=started, target=url)

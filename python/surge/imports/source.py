@@ -41,7 +41,7 @@ class Source:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            line = data[:e.start].count(b"\n") + 1
+            line = data[: e.start].count(b"\n") + 1
             raise BadInput(f"{path}:{line}", "not UTF-8 text") from None
         if not text.strip():
             raise BadInput(path, "empty file: nothing to import")

@@ -211,8 +211,10 @@ def schema_problems(document: Any, *, with_meta: bool = True) -> list[str]:
     schema = load_schema() if with_meta else _result_schema()
     shapes = _Shapes(document)
     out = []
-    for error in sorted(jsonschema.Draft202012Validator(schema).iter_errors(shapes.document),
-                        key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(shapes.document),
+        key=lambda e: list(map(str, e.absolute_path)),
+    ):
         best = jsonschema.exceptions.best_match([error])
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shapes.original(best.absolute_path))
         out.append(f"{path.lstrip('.') or 'the document'}: {best.message[:200]}")
@@ -244,8 +246,10 @@ def histogram_problem(encoded: Any) -> str | None:
     if payload_cookie & ~0xF0 != _V2_ENCODING_COOKIE:
         return "not a V2 HdrHistogram payload (wrong cookie)"
     if (lowest, highest, digits) != HISTOGRAM_CONFIG:
-        return (f"tracks {lowest}..{highest} with {digits} digits, not the engine's "
-                f"{HISTOGRAM_CONFIG[0]}..{HISTOGRAM_CONFIG[1]} µs with {HISTOGRAM_CONFIG[2]}")
+        return (
+            f"tracks {lowest}..{highest} with {digits} digits, not the engine's "
+            f"{HISTOGRAM_CONFIG[0]}..{HISTOGRAM_CONFIG[1]} µs with {HISTOGRAM_CONFIG[2]}"
+        )
     return None
 
 
@@ -258,7 +262,7 @@ def decode_histogram(encoded: str) -> Any:
     if problem is None:
         try:
             return HdrHistogram.decode(encoded)
-        except Exception as e:  # noqa: BLE001 - hdrh raises whatever its ctypes and zlib raise
+        except Exception as e:
             problem = f"its counts are corrupt ({type(e).__name__})"
     raise RecordError("", problem)
 
@@ -308,19 +312,28 @@ class _Physics:
 
         # An interval's responses may answer requests sent in an earlier one: responses <= sent
         # holds for a whole run only.
-        pairs = (("succeeded", "responses"), ("shed", "failed"), ("timed_out", "failed"),
-                 ("interrupted_unsent", "interrupted"))
-        for small, large in ((("responses", "sent"), *pairs) if top or not surge else pairs):
+        pairs = (
+            ("succeeded", "responses"),
+            ("shed", "failed"),
+            ("timed_out", "failed"),
+            ("interrupted_unsent", "interrupted"),
+        )
+        for small, large in (("responses", "sent"), *pairs) if top or not surge else pairs:
             if known(small, large) and r[small] > r[large]:
                 self.bad(f"{where}{small}", f"{r[small]:,} is more than {large} ({r[large]:,})")
         if not surge and known("succeeded", "failed", "sent") and r["succeeded"] + r["failed"] > r["sent"]:
-            self.bad(f"{where}failed", f"succeeded + failed ({r['succeeded'] + r['failed']:,}) is more than sent "
-                                       f"({r['sent']:,})")
+            self.bad(
+                f"{where}failed",
+                f"succeeded + failed ({r['succeeded'] + r['failed']:,}) is more than sent ({r['sent']:,})",
+            )
         keys = ("sent", "responses", "unanswered", "interrupted", "interrupted_unsent")
-        if surge and top and known(*keys) and r["sent"] != (r["responses"] + r["unanswered"] + r["interrupted"]
-                                                             - r["interrupted_unsent"]):
-            self.bad(f"{where}sent", f"{r['sent']:,} is not responses + unanswered + interrupted − "
-                                     "interrupted_unsent")
+        if (
+            surge
+            and top
+            and known(*keys)
+            and r["sent"] != (r["responses"] + r["unanswered"] + r["interrupted"] - r["interrupted_unsent"])
+        ):
+            self.bad(f"{where}sent", f"{r['sent']:,} is not responses + unanswered + interrupted − interrupted_unsent")
         codes = r.get("status_codes")
         if top and isinstance(codes, Mapping) and known("responses") and sum(codes.values()) != r["responses"]:
             self.bad(f"{where}status_codes", f"add up to {sum(codes.values()):,}, not the {r['responses']:,} responses")
@@ -366,8 +379,10 @@ class _Physics:
         for where, block in blocks:
             for _, path, value in _walk(block):
                 if value is None and path is not None:
-                    self.bad(f"{where}.{_spell(path)}",
-                             "null, but a surge run records every figure (only an import's may be missing)")
+                    self.bad(
+                        f"{where}.{_spell(path)}",
+                        "null, but a surge run records every figure (only an import's may be missing)",
+                    )
                     return
 
     def histogram(self, encoded: Any, field: str) -> None:

@@ -35,8 +35,18 @@ def run_name(target: str, scenario_file: Path | None) -> str:
     return slug or "run"
 
 
-RECORD_FILES = ("experiment.json", "summary.json", "report.md", "report.html", "timeseries.csv", "latency.hlog",
-                "command.txt", "scenario.yaml", "runs", "charts")
+RECORD_FILES = (
+    "experiment.json",
+    "summary.json",
+    "report.md",
+    "report.html",
+    "timeseries.csv",
+    "latency.hlog",
+    "command.txt",
+    "scenario.yaml",
+    "runs",
+    "charts",
+)
 """RECORD_FILES are the names a record (a run's or an experiment's) writes in its directory: an
 ``--out`` holding any of them holds another record, and is refused."""
 
@@ -74,8 +84,9 @@ def lock_directory(path: Path, flag: str) -> None:
     _locked.append(fd)
 
 
-def create_directory(out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR), *,
-                     lock: bool = True) -> Path:
+def create_directory(
+    out: str | None, name: str, started: datetime, base: Path = Path(RESULTS_DIR), *, lock: bool = True
+) -> Path:
     """create_directory makes the record's directory: ``out`` (created if missing, locked for the
     process's life, refused when it holds another record or another process writes it), or a new
     ``<base>/<yyyymmdd-HHMMSS>-<name>`` (base ``results``; ``-2``, ``-3``... when two runs share
@@ -99,6 +110,7 @@ def create_directory(out: str | None, name: str, started: datetime, base: Path =
         except FileExistsError:
             continue
         except OSError as e:
-            raise BadInput(RESULTS_DIR, f"cannot create {path}: {e.strerror or e} (choose another with --out, "
-                                        "or --no-save)") from None
+            raise BadInput(
+                RESULTS_DIR, f"cannot create {path}: {e.strerror or e} (choose another with --out, or --no-save)"
+            ) from None
     raise BadInput(RESULTS_DIR, f"{base} and 998 more like it exist (choose another with --out)")

@@ -10,8 +10,14 @@ from typing import Any
 
 def environment() -> dict[str, Any]:
     """environment describes this machine: CPU model, cores, memory, OS, kernel, Python."""
-    return {"cpu_model": _cpu_model(), "cores": os.cpu_count(), "memory_bytes": _memory_bytes(),
-            "os": platform.system(), "kernel": platform.release(), "python": platform.python_version()}
+    return {
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_bytes": _memory_bytes(),
+        "os": platform.system(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
 
 
 def _proc_field(path: str, key: str) -> str | None:

@@ -4,7 +4,7 @@ package read. Values are microseconds; ``MaxValueDivisor: 1000`` makes readers s
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
 LEGEND = '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"'
@@ -19,11 +19,13 @@ def header_lines(start_unix_s: float) -> list[str]:
     lines' timestamps are seconds since the start (a base time of 0 would make readers take
     them as absolute and skip every interval as before the start); the max value divisor and
     the legend."""
-    date = datetime.fromtimestamp(start_unix_s, timezone.utc).isoformat(timespec="milliseconds")
-    return [f"#[StartTime: {start_unix_s:.3f} (seconds since epoch), {date}]",
-            f"#[BaseTime: {start_unix_s:.3f} (seconds since epoch)]",
-            f"#[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3f}]",
-            LEGEND]
+    date = datetime.fromtimestamp(start_unix_s, UTC).isoformat(timespec="milliseconds")
+    return [
+        f"#[StartTime: {start_unix_s:.3f} (seconds since epoch), {date}]",
+        f"#[BaseTime: {start_unix_s:.3f} (seconds since epoch)]",
+        f"#[MaxValueDivisor: {MAX_VALUE_DIVISOR:.3f}]",
+        LEGEND,
+    ]
 
 
 def interval_line(interval: dict[str, Any]) -> str:

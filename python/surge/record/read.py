@@ -37,7 +37,7 @@ def read_text(path: Path, *, missing_ok: bool = False) -> str | None:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
+        line = data[: e.start].count(b"\n") + 1
         raise BadInput(f"{path}:{line}", "not UTF-8 text") from None
 
 

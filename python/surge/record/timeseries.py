@@ -8,9 +8,19 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
-FAILURE_CLASSES = ("connection_refused", "connect_timeout", "request_timeout", "connection_reset",
-                   "closed_before_response", "invalid_response", "dns_failure", "tls_failure", "address_exhausted",
-                   "too_many_open_files", "other_io")
+FAILURE_CLASSES = (
+    "connection_refused",
+    "connect_timeout",
+    "request_timeout",
+    "connection_reset",
+    "closed_before_response",
+    "invalid_response",
+    "dns_failure",
+    "tls_failure",
+    "address_exhausted",
+    "too_many_open_files",
+    "other_io",
+)
 """FAILURE_CLASSES are the engine's failure classes that count as failed requests, in its order
 (crates/surge-engine/src/measure/failure.rs ``FailureClass::ALL``, less ``interrupted``, counted apart)."""
 
@@ -22,9 +32,29 @@ TARGET_COLUMNS = ("target_cpu_cores", "target_rss_bytes", "target_threads", "tar
 """TARGET_COLUMNS hold the watched target process's latest sample (--watch-pid, docs/diagnosis.md);
 empty when no process is watched."""
 
-COLUMNS = ("time_s", "scenario", "active_vus", "offered_rate_per_s", "sent_per_s", "responses_per_s", "successes",
-           "failures", *FAILURE_COLUMNS, "interrupted", "shed", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms",
-           "in_flight", "peak_concurrency", "open_connections", "cpu_cores", *TARGET_COLUMNS)
+COLUMNS = (
+    "time_s",
+    "scenario",
+    "active_vus",
+    "offered_rate_per_s",
+    "sent_per_s",
+    "responses_per_s",
+    "successes",
+    "failures",
+    *FAILURE_COLUMNS,
+    "interrupted",
+    "shed",
+    "p50_ms",
+    "p90_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+    "in_flight",
+    "peak_concurrency",
+    "open_connections",
+    "cpu_cores",
+    *TARGET_COLUMNS,
+)
 """COLUMNS are timeseries.csv's columns, in order (docs/record.md says what each holds)."""
 
 ALL_SCENARIOS = "all"
@@ -36,8 +66,11 @@ def failure_cells(requests: dict[str, Any]) -> dict[str, int]:
     ``failed``) and counts its ``interrupted`` ones."""
     classes = requests.get("failure_classes") or {}
     cells = {f"failed_{name}": int(classes.get(name, 0)) for name in FAILURE_CLASSES}
-    return {"failed_status": requests["failed"] - sum(cells.values()), **cells,
-            "interrupted": int(classes.get("interrupted", 0))}
+    return {
+        "failed_status": requests["failed"] - sum(cells.values()),
+        **cells,
+        "interrupted": int(classes.get("interrupted", 0)),
+    }
 
 
 def target_cells(sample: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -46,12 +79,17 @@ def target_cells(sample: Mapping[str, Any] | None) -> dict[str, Any]:
     if sample is None:
         return {}
     cpu = sample.get("cpu_cores")
-    return {"target_cpu_cores": "" if cpu is None else round(cpu, 3), "target_rss_bytes": sample["rss_bytes"],
-            "target_threads": sample["threads"], "target_open_files": sample["open_files"]}
+    return {
+        "target_cpu_cores": "" if cpu is None else round(cpu, 3),
+        "target_rss_bytes": sample["rss_bytes"],
+        "target_threads": sample["threads"],
+        "target_open_files": sample["open_files"],
+    }
 
 
-def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None,
-                  target: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def interval_rows(
+    interval: dict[str, Any], cpu_cores: float | None = None, target: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """interval_rows are an engine interval's rows: ``all`` (with the generator's ``cpu_cores``
     over the interval, when measured, and the watched ``target`` process's latest sample), then
     one per scenario (cells the engine does not count per scenario are left empty)."""
@@ -60,19 +98,35 @@ def interval_rows(interval: dict[str, Any], cpu_cores: float | None = None,
     latency = interval["latency"]["all"]
     time_s = round(interval["end_s"], 3)
     offered = interval.get("target_rate_per_s")
-    rows = [{"time_s": time_s, "scenario": ALL_SCENARIOS,
-             "active_vus": sum(s["active_vus"] for s in scenarios),
-             "offered_rate_per_s": "" if offered is None else offered,
-             "sent_per_s": interval["sent_per_s"], "responses_per_s": interval["responses_per_s"],
-             "successes": requests["succeeded"], "failures": requests["failed"], **failure_cells(requests),
-             "shed": requests["shed"],
-             **{f"{p}_ms": latency[f"{p}_ms"] for p in ("p50", "p90", "p95", "p99", "max")},
-             "in_flight": interval["in_flight"], "peak_concurrency": interval["peak_concurrency"],
-             "open_connections": interval["open_connections"],
-             "cpu_cores": "" if cpu_cores is None else round(cpu_cores, 3), **target_cells(target)}]
+    rows = [
+        {
+            "time_s": time_s,
+            "scenario": ALL_SCENARIOS,
+            "active_vus": sum(s["active_vus"] for s in scenarios),
+            "offered_rate_per_s": "" if offered is None else offered,
+            "sent_per_s": interval["sent_per_s"],
+            "responses_per_s": interval["responses_per_s"],
+            "successes": requests["succeeded"],
+            "failures": requests["failed"],
+            **failure_cells(requests),
+            "shed": requests["shed"],
+            **{f"{p}_ms": latency[f"{p}_ms"] for p in ("p50", "p90", "p95", "p99", "max")},
+            "in_flight": interval["in_flight"],
+            "peak_concurrency": interval["peak_concurrency"],
+            "open_connections": interval["open_connections"],
+            "cpu_cores": "" if cpu_cores is None else round(cpu_cores, 3),
+            **target_cells(target),
+        }
+    ]
     for s in scenarios:
-        rows.append({"time_s": time_s, "scenario": s["name"], "active_vus": s["active_vus"],
-                     "responses_per_s": s["responses_per_s"]})
+        rows.append(
+            {
+                "time_s": time_s,
+                "scenario": s["name"],
+                "active_vus": s["active_vus"],
+                "responses_per_s": s["responses_per_s"],
+            }
+        )
     return rows
 
 
@@ -117,8 +171,9 @@ class TimeseriesWriter:
         file.write(csv_text([], header=True))
         file.flush()
 
-    def write(self, interval: dict[str, Any], cpu_cores: float | None = None,
-              target: Mapping[str, Any] | None = None) -> None:
+    def write(
+        self, interval: dict[str, Any], cpu_cores: float | None = None, target: Mapping[str, Any] | None = None
+    ) -> None:
         """write appends ``interval``'s rows (``cpu_cores``: the generator's CPU over it;
         ``target``: the watched process's latest sample) and flushes them."""
         self._file.write(csv_text(interval_rows(interval, cpu_cores, target)))

@@ -14,9 +14,9 @@ import shlex
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from surge import __version__
@@ -48,7 +48,7 @@ def command_line(argv: list[str] | None = None) -> str:
 
 def iso_utc(unix_s: float) -> str:
     """iso_utc is a time as UTC ISO 8601 (``2026-11-23T22:15:33.123+00:00``)."""
-    return datetime.fromtimestamp(unix_s, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(unix_s, UTC).isoformat(timespec="milliseconds")
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
@@ -75,10 +75,20 @@ class RecordWriter:
     ``history`` when given. Without a ``directory`` (an experiment's run with --no-save) it
     writes nothing and keeps only ``meta``, completed by ``finish`` as for a saved run."""
 
-    def __init__(self, directory: Path | None, *, name: str, target_url: str, scenario_file: Path | None,
-                 argv: list[str] | None = None, tags: dict[str, str] | None = None, history: History | None = None,
-                 tool: str = "surge", started_unix_s: float | None = None,
-                 source: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | None,
+        *,
+        name: str,
+        target_url: str,
+        scenario_file: Path | None,
+        argv: list[str] | None = None,
+        tags: dict[str, str] | None = None,
+        history: History | None = None,
+        tool: str = "surge",
+        started_unix_s: float | None = None,
+        source: dict[str, Any] | None = None,
+    ) -> None:
         """An imported run (docs/imports.md) passes the ``tool`` that made it, its own start
         (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown."""
         self.directory = directory
@@ -89,11 +99,20 @@ class RecordWriter:
         scenario_bytes = scenario_file.read_bytes() if scenario_file is not None else None
         self._scenario_text = scenario_bytes.decode("utf-8", errors="replace") if scenario_bytes is not None else None
         self.meta: dict[str, Any] = {
-            "schema": SCHEMA, "surge_version": __version__, "run_id": uuid.uuid4().hex, "name": redact_text(name),
-            "started_at": iso_utc(self._started), "ended_at": None, "command": command_line(argv),
+            "schema": SCHEMA,
+            "surge_version": __version__,
+            "run_id": uuid.uuid4().hex,
+            "name": redact_text(name),
+            "started_at": iso_utc(self._started),
+            "ended_at": None,
+            "command": command_line(argv),
             "scenario_sha256": hashlib.sha256(scenario_bytes).hexdigest() if scenario_bytes is not None else None,
-            "environment": None if self._imported else environment(), "target": redact_url(target_url),
-            "tags": dict(tags or {}), "tool": tool, "source": source, "complete": False,
+            "environment": None if self._imported else environment(),
+            "target": redact_url(target_url),
+            "tags": dict(tags or {}),
+            "tool": tool,
+            "source": source,
+            "complete": False,
         }
         self._files: list[IO[str]] = []
         self._timeseries: TimeseriesWriter | None = None
@@ -124,8 +143,9 @@ class RecordWriter:
         self._cpu.restart()
         # The history is written beside the directory, never behind its guard: a full results
         # directory does not stop the history.
-        self._to_history(lambda h: h.begin(self.meta, directory=str(self.directory), inputs_name=inputs_name,
-                                           inputs=inputs))
+        self._to_history(
+            lambda h: h.begin(self.meta, directory=str(self.directory), inputs_name=inputs_name, inputs=inputs)
+        )
         if self.history is not None and self.history.waited and not self._imported:
             self._started = time.time()  # the run starts now: the wait for a locked history is not in its times
             self.meta["started_at"] = iso_utc(self._started)
@@ -146,10 +166,17 @@ class RecordWriter:
         if timeseries is not None and hlog is not None:
             self._guarded("timeseries.csv", lambda: timeseries.write(interval, cpu_cores, target))
             self._guarded("latency.hlog", lambda: hlog.write(interval, now))
-        self._to_history(lambda h: h.add_interval(
-            self.meta["run_id"], int(interval["index"]), float(interval["end_s"]),
-            timeseries=csv_text(interval_rows(interval, cpu_cores, target)), hlog=interval_line(interval),
-            hlog_start_unix_s=hlog_start, wait=False))
+        self._to_history(
+            lambda h: h.add_interval(
+                self.meta["run_id"],
+                int(interval["index"]),
+                float(interval["end_s"]),
+                timeseries=csv_text(interval_rows(interval, cpu_cores, target)),
+                hlog=interval_line(interval),
+                hlog_start_unix_s=hlog_start,
+                wait=False,
+            )
+        )
 
     def _hlog_start(self, now: float, interval: dict[str, Any]) -> float:
         """_hlog_start is latency.hlog's start time: an imported run's own, else the time the
@@ -168,10 +195,12 @@ class RecordWriter:
         if hlog is not None:
             self._guarded("latency.hlog", lambda: hlog.start(start))
         elapsed = document.get("elapsed_s")
-        self.meta["ended_at"] = iso_utc(self._started + elapsed if self._imported and elapsed is not None
-                                        else time.time())
-        self.meta["complete"] = (not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS
-                                 and self.write_error is None)
+        self.meta["ended_at"] = iso_utc(
+            self._started + elapsed if self._imported and elapsed is not None else time.time()
+        )
+        self.meta["complete"] = (
+            not interrupted and document.get("stop_reason") in COMPLETE_STOP_REASONS and self.write_error is None
+        )
         summary = {**document, "meta": self.meta}
         if self.write_error is None:
             self._guarded("summary.json", lambda: self._write_summary(summary))
@@ -194,7 +223,7 @@ class RecordWriter:
 
         try:
             run = StoredRun.from_directory(directory)
-        except Exception as e:  # noqa: BLE001 - the record is written; its report is a convenience
+        except Exception as e:
             print(f"surge: warning: cannot write {directory / 'report.md'}: {e}", file=sys.stderr, flush=True)
             return
         write_report_quietly(run, directory)
@@ -207,9 +236,14 @@ class RecordWriter:
             return
         try:
             step(self.history)
-        except Exception as e:  # noqa: BLE001 - whatever the history's failure, the run must not pay for it
-            print(redact_text(f"surge: warning: history {self.history.path}: {e}; this run is recorded "
-                              f"only in {self.directory}"), file=sys.stderr, flush=True)
+        except Exception as e:
+            print(
+                redact_text(
+                    f"surge: warning: history {self.history.path}: {e}; this run is recorded only in {self.directory}"
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
             self.history = None
 
     def _guarded(self, name: str, write: Callable[[], T]) -> T | None:
@@ -223,8 +257,12 @@ class RecordWriter:
             return write()
         except OSError as e:
             self.write_error = f"{self._path(name)}: {e.strerror or e}"
-            print(f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
-                  "(the run goes on)", file=sys.stderr, flush=True)
+            print(
+                f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
+                "(the run goes on)",
+                file=sys.stderr,
+                flush=True,
+            )
             return None
 
     def _open(self, name: str) -> IO[str]:

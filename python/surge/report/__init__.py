@@ -5,5 +5,12 @@ an experiment (``write_markdown``), from what ``load_source`` finds (a run id, a
 from surge.report.source import ExperimentSource, Source, experiment_from_directory, load_source
 from surge.report.write import REPORT_FILE, write_markdown, write_report_quietly
 
-__all__ = ["REPORT_FILE", "ExperimentSource", "Source", "experiment_from_directory", "load_source", "write_markdown",
-           "write_report_quietly"]
+__all__ = [
+    "REPORT_FILE",
+    "ExperimentSource",
+    "Source",
+    "experiment_from_directory",
+    "load_source",
+    "write_markdown",
+    "write_report_quietly",
+]

@@ -77,8 +77,13 @@ def _rules(axes: Axes, rules: list[Rule], chart: str) -> None:
     """_rules draws each threshold bounding ``chart`` as a dashed horizontal line, labelled."""
     for rule in rules:
         if rule.chart == chart:
-            axes.axhline(rule.value, linestyle="--", linewidth=1.2, color=RULE_COLOURS[rule.passed],
-                         label=f"threshold {rule.label}")
+            axes.axhline(
+                rule.value,
+                linestyle="--",
+                linewidth=1.2,
+                color=RULE_COLOURS[rule.passed],
+                label=f"threshold {rule.label}",
+            )
 
 
 def _time_axes(line: Timeline, axes: Axes, title: str) -> str:
@@ -112,8 +117,14 @@ def throughput_chart(run: StoredRun, directory: Path) -> str | None:
         if profiles:
             load = axes.twinx()
             for i, (name, values) in enumerate(profiles):
-                load.plot(line.ends, [math.nan if v is None else v for v in values], linestyle=":", marker=".",
-                          color=f"C{(i + 4) % 10}", label=name)
+                load.plot(
+                    line.ends,
+                    [math.nan if v is None else v for v in values],
+                    linestyle=":",
+                    marker=".",
+                    color=f"C{(i + 4) % 10}",
+                    label=name,
+                )
             load.set_ylabel(label)
             load.set_ylim(bottom=0)
             more_handles, more_labels = load.get_legend_handles_labels()
@@ -137,8 +148,12 @@ def latency_chart(run: StoredRun, directory: Path) -> str | None:
 
     def draw(axes: Axes) -> str:
         for column in PERCENTILE_COLUMNS:
-            axes.plot(line.ends, [math.nan if v is None else v for v in line.column(column)], marker=".",
-                      label=column.removesuffix("_ms"))
+            axes.plot(
+                line.ends,
+                [math.nan if v is None else v for v in line.column(column)],
+                marker=".",
+                label=column.removesuffix("_ms"),
+            )
         _rules(axes, rules, "latency")
         title = _time_axes(line, axes, "Latency percentiles per interval")
         return _labelled(axes, "time since start (s)", "latency (ms)", title)
@@ -201,13 +216,25 @@ def sweep_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
             from surge.analysis.usl import usl_throughput
 
             grid = [loads[0] + (loads[-1] - loads[0]) * k / 100 for k in range(101)]
-            axes.plot(grid, [usl_throughput(n, usl["sigma"], usl["kappa"], usl["lambda"]) for n in grid],
-                      linestyle="--", color="C2", label="USL fit")
+            axes.plot(
+                grid,
+                [usl_throughput(n, usl["sigma"], usl["kappa"], usl["lambda"]) for n in grid],
+                linestyle="--",
+                color="C2",
+                label="USL fit",
+            )
         for key, marker in (("peak", "*"), ("knee", "D")):
             point = analysis.get(key)
             if point and point.get("load") is not None:
-                axes.plot([point["load"]], [point["throughput"]], marker=marker, markersize=12, linestyle="",
-                          color="C3" if key == "peak" else "C4", label=key)
+                axes.plot(
+                    [point["load"]],
+                    [point["throughput"]],
+                    marker=marker,
+                    markersize=12,
+                    linestyle="",
+                    color="C3" if key == "peak" else "C4",
+                    label=key,
+                )
         axes.set_xlabel("VUs" if closed else "arrival rate (/s)")
         axes.xaxis.set_major_locator(FixedLocator(loads))
         axes.xaxis.set_minor_locator(NullLocator())
@@ -222,8 +249,12 @@ def sweep_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
         more_handles, more_labels = p95.get_legend_handles_labels()
         zones = [z for z in ZONE_COLOURS if any(lv.get("zone") == z for lv in levels)]
         patches: list[Any] = [Patch(facecolor=ZONE_COLOURS[z], label=f"zone {z}") for z in zones]
-        axes.legend([*handles, *more_handles, *patches], [*labels, *more_labels, *(f"zone {z}" for z in zones)],
-                    loc="upper left", fontsize="small")
+        axes.legend(
+            [*handles, *more_handles, *patches],
+            [*labels, *more_labels, *(f"zone {z}" for z in zones)],
+            loc="upper left",
+            fontsize="small",
+        )
         return "Throughput and p95 against load (zones shaded)"
 
     return _drawn(draw, directory, "sweep.svg")
@@ -242,8 +273,14 @@ def capacity_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
         for passed, colour, label in ((True, "C2", "passed"), (False, "C3", "failed")):
             chosen = [s for s in steps if bool(s.get("passed")) is passed]
             if chosen:
-                axes.plot([s["number"] for s in chosen], [s["rate"] for s in chosen], marker="o", linestyle="",
-                          color=colour, label=label)
+                axes.plot(
+                    [s["number"] for s in chosen],
+                    [s["rate"] for s in chosen],
+                    marker="o",
+                    linestyle="",
+                    color=colour,
+                    label=label,
+                )
         if analysis.get("rate") is not None:
             axes.axhline(analysis["rate"], linestyle="--", color="C0", label="rate found")
         return _labelled(axes, "step", "offered rate (/s)", "Capacity search path")
@@ -251,8 +288,9 @@ def capacity_chart(analysis: Mapping[str, Any], directory: Path) -> str | None:
     return _drawn(draw, directory, "capacity.svg")
 
 
-def estimates_chart(estimates: Mapping[str, Mapping[str, Any]], figure: str, directory: Path, name: str,
-                    title: str) -> str | None:
+def estimates_chart(
+    estimates: Mapping[str, Mapping[str, Any]], figure: str, directory: Path, name: str, title: str
+) -> str | None:
     """estimates_chart draws one figure's mean with its CI bar per group (a compare's variants,
     a repeat's single group): ``charts/NAME``."""
     groups = [(g, e[figure]) for g, e in estimates.items() if (e.get(figure) or {}).get("mean") is not None]

@@ -44,8 +44,10 @@ def co_located(summary: Mapping[str, Any]) -> str | None:
     return None
 
 
-CO_LOCATED = ("the generator ran on the same machine as the target ({host}): they shared its CPU, memory "
-              "and network stack, so the figures are those of the pair, not of the target alone")
+CO_LOCATED = (
+    "the generator ran on the same machine as the target ({host}): they shared its CPU, memory "
+    "and network stack, so the figures are those of the pair, not of the target alone"
+)
 """CO_LOCATED says what a co-located generator means for the figures."""
 
 
@@ -69,9 +71,17 @@ def incomplete_reason(summary: Mapping[str, Any]) -> str | None:
     return f"the run ended with stop reason '{summary.get('stop_reason')}' or a failed write to its results directory"
 
 
-RUN_FIGURES = (("throughput", "responses_per_s"), ("throughput", "successes_per_s"), ("latency", "all", "p50_ms"),
-               ("latency", "all", "p95_ms"), ("latency", "all", "p99_ms"), ("requests", "status_codes"),
-               ("requests", "failure_classes"), ("histograms",), ("intervals",))
+RUN_FIGURES = (
+    ("throughput", "responses_per_s"),
+    ("throughput", "successes_per_s"),
+    ("latency", "all", "p50_ms"),
+    ("latency", "all", "p95_ms"),
+    ("latency", "all", "p99_ms"),
+    ("requests", "status_codes"),
+    ("requests", "failure_classes"),
+    ("histograms",),
+    ("intervals",),
+)
 """RUN_FIGURES are the parts of a record an import may lack, which its report then cannot show."""
 
 
@@ -94,19 +104,25 @@ def run_limitations(summary: Mapping[str, Any]) -> list[str]:
     if host:
         found.append(CO_LOCATED.format(host=host))
     if saturated(summary.get("findings") or []):
-        found.append("the generator itself was saturated (finding generator_saturated): the target may be able "
-                     "to do more than measured")
+        found.append(
+            "the generator itself was saturated (finding generator_saturated): the target may be able "
+            "to do more than measured"
+        )
     if any(f.get("kind") == "machine_saturated" for f in summary.get("findings") or []):
-        found.append("the machine's cores were all busy (finding machine_saturated): the generator, the target "
-                     "and other processes shared them, so the figures measure the machine, not the target alone")
+        found.append(
+            "the machine's cores were all busy (finding machine_saturated): the generator, the target "
+            "and other processes shared them, so the figures measure the machine, not the target alone"
+        )
     reason = incomplete_reason(summary)
     if reason:
         found.append(f"incomplete record: {reason}")
     meta = summary.get("meta") or {}
     if meta.get("tool") not in (None, "surge"):
         missing = missing_figures(summary)
-        found.append(f"imported from {meta.get('tool')}: the machine that ran it is unknown"
-                     + (f"; the import holds no {', '.join(missing)} (shown as -, never estimated)" if missing else ""))
+        found.append(
+            f"imported from {meta.get('tool')}: the machine that ran it is unknown"
+            + (f"; the import holds no {', '.join(missing)} (shown as -, never estimated)" if missing else "")
+        )
     return found
 
 
@@ -132,8 +148,10 @@ def repetition_limitations(groups: Mapping[str, Mapping[str, Mapping[str, Any]]]
         label = f"variant {group}: " if group else ""
         counts = [int(s["n"]) for s in statistics.values() if s and s.get("n")]  # n 0: a figure no run has
         if counts and min(counts) < MIN_RUNS_FOR_CI:
-            found.append(f"{label}only {min(counts)} run(s) behind a figure: fewer than {MIN_RUNS_FOR_CI} "
-                         "repetitions give confidence intervals too wide to rely on (run more with -n)")
+            found.append(
+                f"{label}only {min(counts)} run(s) behind a figure: fewer than {MIN_RUNS_FOR_CI} "
+                "repetitions give confidence intervals too wide to rely on (run more with -n)"
+            )
         wide = wide_cis(statistics)
         if wide:
             found.append(f"{label}confidence intervals wider than ±10% of the mean: {', '.join(wide)}")

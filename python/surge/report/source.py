@@ -65,11 +65,19 @@ def _experiment_from_history(history: History, experiment_id: str) -> Experiment
 def _last(history: History) -> Source:
     """_last is what was done last: the newest experiment when the newest run is one of its runs
     or older than its start (``surge stats`` makes no run), else the newest run."""
-    newest = history.conn.execute("SELECT id, started_at FROM experiments ORDER BY started_at DESC, rowid DESC "
-                                  "LIMIT 1").fetchone()
-    run = history.conn.execute("SELECT id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").fetchone()
-    if newest is not None and (run is None or newest[1] >= run[1] or history.conn.execute(
-            "SELECT 1 FROM experiment_runs WHERE experiment_id = ? AND run_id = ?", (newest[0], run[0])).fetchone()):
+    newest = history.conn.execute(
+        "SELECT id, started_at FROM experiments ORDER BY started_at DESC, rowid DESC LIMIT 1"
+    ).fetchone()
+    run = history.conn.execute(
+        "SELECT id, started_at FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1"
+    ).fetchone()
+    if newest is not None and (
+        run is None
+        or newest[1] >= run[1]
+        or history.conn.execute(
+            "SELECT 1 FROM experiment_runs WHERE experiment_id = ? AND run_id = ?", (newest[0], run[0])
+        ).fetchone()
+    ):
         return _experiment_from_history(history, str(newest[0]))
     return load_run(history, resolve_run(history, LAST, where="RUN|EXPERIMENT"))
 

@@ -7,8 +7,24 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-SPECTRUM_PERCENTILES = (0.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999,
-                        99.9999, 100.0)
+SPECTRUM_PERCENTILES = (
+    0.0,
+    10.0,
+    25.0,
+    50.0,
+    75.0,
+    90.0,
+    95.0,
+    99.0,
+    99.5,
+    99.9,
+    99.95,
+    99.99,
+    99.995,
+    99.999,
+    99.9999,
+    100.0,
+)
 """SPECTRUM_PERCENTILES are the percentiles the spectrum is read at (those a histogram of n
 samples resolves: 1/(1−p) up to n)."""
 

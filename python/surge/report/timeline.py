@@ -64,12 +64,16 @@ class Timeline:
         notes = []
         if self.partial is not None:
             start, end = self.partial
-            notes.append(f"The last interval ({fmt.seconds(start)}–{fmt.seconds(end)} s, {fmt.seconds(end - start)} s "
-                         "long) was partial: the charts leave it out (its rates are not comparable with whole "
-                         "intervals); the tables count it.")
+            notes.append(
+                f"The last interval ({fmt.seconds(start)}–{fmt.seconds(end)} s, {fmt.seconds(end - start)} s "
+                "long) was partial: the charts leave it out (its rates are not comparable with whole "
+                "intervals); the tables count it."
+            )
         if self.load_end is not None and self.ends and self.ends[-1] >= self.load_end - 1e-6:
-            notes.append(f"The load stopped at {fmt.seconds(self.load_end)} s: the VUs counted at the end of an interval "
-                         "ending then or later are not drawn (they were counted after the load stopped).")
+            notes.append(
+                f"The load stopped at {fmt.seconds(self.load_end)} s: the VUs counted at the end of an interval "
+                "ending then or later are not drawn (they were counted after the load stopped)."
+            )
         return " ".join(notes)
 
 
@@ -94,8 +98,14 @@ def timeline(run: StoredRun) -> Timeline | None:
         if name != ALL_SCENARIOS and (_float(r.get("time_s")) or 0.0) in kept:
             scenarios.setdefault(name, []).append(r)
     load_end = run.summary.get("duration_s")
-    return Timeline(rows, scenarios, ends, [n if n > 0 else 1.0 for n in lengths], partial,
-                    float(load_end) if fmt.is_number(load_end) and load_end > 0 else None)
+    return Timeline(
+        rows,
+        scenarios,
+        ends,
+        [n if n > 0 else 1.0 for n in lengths],
+        partial,
+        float(load_end) if fmt.is_number(load_end) and load_end > 0 else None,
+    )
 
 
 def load_profiles(line: Timeline) -> tuple[str, list[tuple[str, list[float | None]]]]:
@@ -107,14 +117,22 @@ def load_profiles(line: Timeline) -> tuple[str, list[tuple[str, list[float | Non
     if any(v is not None for v in rate):
         profiles.append(("offered rate /s", rate))
     if len(line.scenarios) > 1:
-        by_end = {name: {_float(r.get("time_s")): _float(r.get("active_vus")) for r in rows}
-                  for name, rows in line.scenarios.items()}
-        profiles += [(f"VUs {name}", line.during_load([by_end[name].get(end) for end in line.ends]))
-                     for name in line.scenarios]
+        by_end = {
+            name: {_float(r.get("time_s")): _float(r.get("active_vus")) for r in rows}
+            for name, rows in line.scenarios.items()
+        }
+        profiles += [
+            (f"VUs {name}", line.during_load([by_end[name].get(end) for end in line.ends])) for name in line.scenarios
+        ]
     elif not profiles:
         profiles.append(("active VUs", line.during_load(line.column("active_vus"))))
-    label = "offered rate /s" if profiles[0][0] == "offered rate /s" and len(profiles) == 1 else \
-        "VUs" if not any(v is not None for v in rate) else "load (VUs, rate /s)"
+    label = (
+        "offered rate /s"
+        if profiles[0][0] == "offered rate /s" and len(profiles) == 1
+        else "VUs"
+        if not any(v is not None for v in rate)
+        else "load (VUs, rate /s)"
+    )
     return label, profiles
 
 
@@ -141,18 +159,35 @@ def threshold_rules(summary: Mapping[str, Any]) -> list[Rule]:
             parsed = parse_threshold(str(t.get("expr") or ""))
         except ThresholdError:
             continue
-        chart = "latency" if parsed.is_latency() and parsed.metric == "latency" else \
-            "throughput" if parsed.stat == "rate" else None
+        chart = (
+            "latency"
+            if parsed.is_latency() and parsed.metric == "latency"
+            else "throughput"
+            if parsed.stat == "rate"
+            else None
+        )
         if chart is None:
             continue
         scope = [f"{k} {t[k]}" for k in ("scenario", "tag") if t.get(k)]
-        label = f"{parsed.expr}{' [' + ', '.join(scope) + ']' if scope else ''} ({'pass' if t.get('passed') else 'fail'})"
+        label = (
+            f"{parsed.expr}{' [' + ', '.join(scope) + ']' if scope else ''} ({'pass' if t.get('passed') else 'fail'})"
+        )
         rules.append(Rule(chart, parsed.limit, label, bool(t.get("passed"))))
     return rules
 
 
-STAGE_COLUMNS = ("scenario", "stage", "from (s)", "to (s)", "target", "requests", "responses", "responses/s",
-                 "error rate", "p95 ms")
+STAGE_COLUMNS = (
+    "scenario",
+    "stage",
+    "from (s)",
+    "to (s)",
+    "target",
+    "requests",
+    "responses",
+    "responses/s",
+    "error rate",
+    "p95 ms",
+)
 """STAGE_COLUMNS are the per-stage table's columns."""
 
 
@@ -175,19 +210,36 @@ def _p95(lines: Sequence[str]) -> float | None:
     return None if merged is None or merged.get_total_count() == 0 else merged.get_value_at_percentile(95.0) / 1000
 
 
-def _stage_row(run: StoredRun, name: str, label: str, span: tuple[float, float], target: str,
-               intervals: Sequence[Mapping[str, Any]], hlog: Mapping[float, str]) -> list[str]:
+def _stage_row(
+    run: StoredRun,
+    name: str,
+    label: str,
+    span: tuple[float, float],
+    target: str,
+    intervals: Sequence[Mapping[str, Any]],
+    hlog: Mapping[float, str],
+) -> list[str]:
     low, high = span
     inside = [iv for iv in intervals if low <= (iv.get("start_s", 0.0) + iv.get("end_s", 0.0)) / 2 < high]
-    counts = {k: sum(int((iv.get("requests") or {}).get(k) or 0) for iv in inside)
-              for k in ("sent", "responses", "succeeded", "failed")}
+    counts = {
+        k: sum(int((iv.get("requests") or {}).get(k) or 0) for iv in inside)
+        for k in ("sent", "responses", "succeeded", "failed")
+    }
     length = sum(iv.get("end_s", 0.0) - iv.get("start_s", 0.0) for iv in inside)
     judged = counts["succeeded"] + counts["failed"]
     lines = [hlog[round(iv.get("start_s", 0.0), 3)] for iv in inside if round(iv.get("start_s", 0.0), 3) in hlog]
-    return [name, label, fmt.seconds(low), fmt.seconds(high), target, fmt.count(counts["sent"]),
-            fmt.count(counts["responses"]), fmt.rate(counts["responses"] / length if length > 0 else None),
-            fmt.percent(counts["failed"] / judged if judged else None),
-            fmt.ms(_p95(lines) if len(lines) == len(inside) else None)]
+    return [
+        name,
+        label,
+        fmt.seconds(low),
+        fmt.seconds(high),
+        target,
+        fmt.count(counts["sent"]),
+        fmt.count(counts["responses"]),
+        fmt.rate(counts["responses"] / length if length > 0 else None),
+        fmt.percent(counts["failed"] / judged if judged else None),
+        fmt.ms(_p95(lines) if len(lines) == len(inside) else None),
+    ]
 
 
 def stage_note(run: StoredRun) -> str:
@@ -195,8 +247,10 @@ def stage_note(run: StoredRun) -> str:
     schedule = (run.meta.get("plan") or {}).get("scenarios") or []
     if len(schedule) < 2:
         return ""
-    return ("The run has several scenarios: each stage's requests, responses, error rate and p95 are those of every "
-            "scenario during that stage's time span (the record's intervals are not split by scenario).")
+    return (
+        "The run has several scenarios: each stage's requests, responses, error rate and p95 are those of every "
+        "scenario during that stage's time span (the record's intervals are not split by scenario)."
+    )
 
 
 def stage_rows(run: StoredRun) -> list[list[str]]:
@@ -224,16 +278,22 @@ def stage_rows(run: StoredRun) -> list[list[str]]:
         previous = scenario.get("start") or 0
         for number, stage in enumerate(scenario["stages"], 1):
             end = t + float(stage.get("duration_s") or 0.0)
-            target = f"{fmt.plain(previous)} → {fmt.plain(stage.get('target'))}{unit}" \
-                if previous != stage.get("target") else f"{fmt.plain(previous)}{unit} (hold)"
+            target = (
+                f"{fmt.plain(previous)} → {fmt.plain(stage.get('target'))}{unit}"
+                if previous != stage.get("target")
+                else f"{fmt.plain(previous)}{unit} (hold)"
+            )
             rows.append(_stage_row(run, name, str(number), (t, end), target, intervals, hlog))
             previous, t = stage.get("target"), end
         last_end = max(last_end, t)
     finish = max(iv.get("end_s", 0.0) for iv in intervals)
     if any((iv.get("start_s", 0.0) + iv.get("end_s", 0.0)) / 2 >= last_end for iv in intervals):
         owner = str(staged[0].get("name")) if len(staged) == 1 else "all"
-        rows.append(_stage_row(run, owner, "after the stages", (last_end, finish + 1.0), "0 (ramp-down, drain)",
-                               intervals, hlog))
+        rows.append(
+            _stage_row(
+                run, owner, "after the stages", (last_end, finish + 1.0), "0 (ramp-down, drain)", intervals, hlog
+            )
+        )
     return rows
 
 
@@ -259,13 +319,28 @@ def resource_rows(run: StoredRun) -> list[list[str]]:
         busy = [b for b in generator.get("thread_busy") or [] if fmt.is_number(b)]
         rss = generator.get("max_rss_kib")
         threads = f"{fmt.count(len(busy))} event loops, busiest {fmt.percent(max(busy))} busy" if busy else fmt.MISSING
-        rows.append(["generator (surge)", fmt.cores(mean), fmt.cores(peak),
-                     fmt.mib(rss * 1024 if fmt.is_number(rss) else None), threads,
-                     f"limit {fmt.count(generator.get('open_file_limit'))}", fmt.count(len(every))])
+        rows.append(
+            [
+                "generator (surge)",
+                fmt.cores(mean),
+                fmt.cores(peak),
+                fmt.mib(rss * 1024 if fmt.is_number(rss) else None),
+                threads,
+                f"limit {fmt.count(generator.get('open_file_limit'))}",
+                fmt.count(len(every)),
+            ]
+        )
     target = summary.get("target_process")
     if isinstance(target, Mapping):
-        rows.append([f"target (pid {target.get('pid') or fmt.MISSING}, {target.get('name') or 'unnamed'})",
-                     fmt.cores(target.get("cpu_cores_mean")), fmt.cores(target.get("cpu_cores_max")),
-                     fmt.mib(target.get("rss_bytes_max")), fmt.count(target.get("threads_max")),
-                     fmt.count(target.get("open_files_max")), fmt.count(target.get("sample_count"))])
+        rows.append(
+            [
+                f"target (pid {target.get('pid') or fmt.MISSING}, {target.get('name') or 'unnamed'})",
+                fmt.cores(target.get("cpu_cores_mean")),
+                fmt.cores(target.get("cpu_cores_max")),
+                fmt.mib(target.get("rss_bytes_max")),
+                fmt.count(target.get("threads_max")),
+                fmt.count(target.get("open_files_max")),
+                fmt.count(target.get("sample_count")),
+            ]
+        )
     return rows

@@ -15,19 +15,23 @@ from surge.report import numbers as fmt
 SIGNAL_CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 """SIGNAL_CODES are the exit codes of the stop signals surge handles (128 + the signal's number)."""
 
-EXIT_MEANINGS = {0: "the run completed and every threshold passed (or none was set)",
-                 3: "the run measured nothing: the target was never reached, or nothing was sent",
-                 99: "a threshold failed (or stopped the run)"}
+EXIT_MEANINGS = {
+    0: "the run completed and every threshold passed (or none was set)",
+    3: "the run measured nothing: the target was never reached, or nothing was sent",
+    99: "a threshold failed (or stopped the run)",
+}
 """EXIT_MEANINGS say what each exit code of a run means (README, "Exit codes")."""
 
-CAPACITY_STOPS = {"found": "the search narrowed the capacity down to its precision",
-                  "max_rate": "the search reached its highest rate (--max-rate) with every step passing",
-                  "max_steps": "the search used up its step budget (--max-steps)",
-                  "nothing_passed": "no rate passed the SLO",
-                  "unconfirmed": "no rate was confirmed",
-                  "generator_limit": "the generator could not keep the schedule: the target's limit was not reached",
-                  "client_limit": "a client-side cap (--max-in-flight, connections) limited the steps, not the target",
-                  "interrupted": "a stop signal ended the search"}
+CAPACITY_STOPS = {
+    "found": "the search narrowed the capacity down to its precision",
+    "max_rate": "the search reached its highest rate (--max-rate) with every step passing",
+    "max_steps": "the search used up its step budget (--max-steps)",
+    "nothing_passed": "no rate passed the SLO",
+    "unconfirmed": "no rate was confirmed",
+    "generator_limit": "the generator could not keep the schedule: the target's limit was not reached",
+    "client_limit": "a client-side cap (--max-in-flight, connections) limited the steps, not the target",
+    "interrupted": "a stop signal ended the search",
+}
 """CAPACITY_STOPS say in words why a capacity search stopped (``analysis.stop_reason``)."""
 
 
@@ -70,8 +74,9 @@ def run_exit_code(summary: Mapping[str, Any]) -> tuple[int | None, str]:
     requests = summary.get("requests")
     if not isinstance(requests, Mapping):
         return None, "no exit code: the record holds no result (the process ended before writing it)"
-    if summary.get("stop_reason") == "unreachable" or (requests.get("sent") == 0
-                                                       and not requests.get("connections_opened")):
+    if summary.get("stop_reason") == "unreachable" or (
+        requests.get("sent") == 0 and not requests.get("connections_opened")
+    ):
         return 3, EXIT_MEANINGS[3]
     thresholds = summary.get("thresholds") or []
     if summary.get("aborted_by_threshold") or any(not t.get("passed") for t in thresholds):
@@ -89,9 +94,15 @@ def thresholds_verdict(thresholds: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _threshold_checks(thresholds: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
-    return [(str(t.get("expr") or fmt.MISSING), threshold_scope(t),
-             str(t.get("status") or ("pass" if t.get("passed") else "fail")),
-             str(t.get("observed_text") or fmt.MISSING)) for t in thresholds]
+    return [
+        (
+            str(t.get("expr") or fmt.MISSING),
+            threshold_scope(t),
+            str(t.get("status") or ("pass" if t.get("passed") else "fail")),
+            str(t.get("observed_text") or fmt.MISSING),
+        )
+        for t in thresholds
+    ]
 
 
 def run_verdict(summary: Mapping[str, Any]) -> Verdict:
@@ -101,14 +112,18 @@ def run_verdict(summary: Mapping[str, Any]) -> Verdict:
     code, meaning = run_exit_code(summary)
     exit_text = meaning if code is None else f"{code}: {meaning}"
     if code is None and isinstance(summary.get("requests"), Mapping):
-        state, headline = "info", f"Imported from {_get(summary, 'meta', 'tool')}: the figures are the tool's; no " \
-            "threshold was judged."
+        state, headline = (
+            "info",
+            f"Imported from {_get(summary, 'meta', 'tool')}: the figures are the tool's; no threshold was judged.",
+        )
     elif code is None:
         state, headline = "info", "No result: the record holds none (the process ended before writing it)."
     elif failed:
         state = "fail"
-        headline = (f"FAILED: {len(failed)} of {len(thresholds)} thresholds failed "
-                    f"({'; '.join(str(t.get('expr')) for t in failed)}); exit code {code}.")
+        headline = (
+            f"FAILED: {len(failed)} of {len(thresholds)} thresholds failed "
+            f"({'; '.join(str(t.get('expr')) for t in failed)}); exit code {code}."
+        )
     elif code == 3:
         state, headline = "fail", "FAILED: the run measured nothing (exit code 3)."
     elif code != 0:
@@ -119,22 +134,29 @@ def run_verdict(summary: Mapping[str, Any]) -> Verdict:
         state, headline = "info", "No thresholds were set: the run completed (exit code 0)."
     latency = _get(summary, "latency", "all")
     timed = latency if isinstance(latency, Mapping) and latency.get("count") != 0 else None
-    rows = [("exit code", exit_text),
-            ("responses/s", fmt.rate(_get(summary, "throughput", "responses_per_s"))),
-            ("goodput (successes/s)", fmt.rate(_get(summary, "throughput", "successes_per_s"))),
-            ("success rate", fmt.percent(_get(summary, "requests", "success_rate"))),
-            ("failure rate", fmt.percent(_get(summary, "requests", "failure_rate"))),
-            ("p50 latency (ms)", fmt.ms(_get(timed, "p50_ms"))),
-            ("p95 latency (ms)", fmt.ms(_get(timed, "p95_ms"))),
-            ("p99 latency (ms)", fmt.ms(_get(timed, "p99_ms"))),
-            ("requests sent", fmt.count(_get(summary, "requests", "sent"))),
-            ("thresholds", thresholds_verdict(thresholds)),
-            ("load window (s)", fmt.seconds(summary.get("duration_s")))]
+    rows = [
+        ("exit code", exit_text),
+        ("responses/s", fmt.rate(_get(summary, "throughput", "responses_per_s"))),
+        ("goodput (successes/s)", fmt.rate(_get(summary, "throughput", "successes_per_s"))),
+        ("success rate", fmt.percent(_get(summary, "requests", "success_rate"))),
+        ("failure rate", fmt.percent(_get(summary, "requests", "failure_rate"))),
+        ("p50 latency (ms)", fmt.ms(_get(timed, "p50_ms"))),
+        ("p95 latency (ms)", fmt.ms(_get(timed, "p95_ms"))),
+        ("p99 latency (ms)", fmt.ms(_get(timed, "p99_ms"))),
+        ("requests sent", fmt.count(_get(summary, "requests", "sent"))),
+        ("thresholds", thresholds_verdict(thresholds)),
+        ("load window (s)", fmt.seconds(summary.get("duration_s"))),
+    ]
     drain = summary.get("drain")
     if isinstance(drain, Mapping):
-        rows.append(("drain after the load", f"{fmt.seconds(drain.get('seconds'))} s: {fmt.count(drain.get('responses'))} "
-                     f"responses ({fmt.count(drain.get('succeeded'))} succeeded, {fmt.count(drain.get('failed'))} "
-                     f"failed), {fmt.count(drain.get('interrupted'))} interrupted; not in the rates"))
+        rows.append(
+            (
+                "drain after the load",
+                f"{fmt.seconds(drain.get('seconds'))} s: {fmt.count(drain.get('responses'))} "
+                f"responses ({fmt.count(drain.get('succeeded'))} succeeded, {fmt.count(drain.get('failed'))} "
+                f"failed), {fmt.count(drain.get('interrupted'))} interrupted; not in the rates",
+            )
+        )
     return Verdict(state, headline, _threshold_checks(thresholds), rows)
 
 
@@ -179,13 +201,21 @@ def _sweep(analysis: Mapping[str, Any]) -> Verdict:
     if peak.get("load") is None:
         return Verdict("info", "No peak: no level was measured.", rows=[("levels measured", fmt.count(len(levels)))])
     headline = f"Peak: {fmt.rate(peak.get('throughput'))} responses/s at {load_text(model, peak['load'])}."
-    rows = [("peak", f"{fmt.rate(peak.get('throughput'))}/s at {load_text(model, peak['load'])}"),
-            ("knee", f"{fmt.rate(knee.get('throughput'))}/s at {load_text(model, knee['load'])}"
-             if knee.get("load") is not None else f"none: {knee.get('reason') or 'not found'}"),
-            ("zones", zone_spans(levels, model)),
-            ("levels measured", f"{fmt.count(len(levels))} of {fmt.count(len(analysis.get('planned') or levels))}")]
+    rows = [
+        ("peak", f"{fmt.rate(peak.get('throughput'))}/s at {load_text(model, peak['load'])}"),
+        (
+            "knee",
+            f"{fmt.rate(knee.get('throughput'))}/s at {load_text(model, knee['load'])}"
+            if knee.get("load") is not None
+            else f"none: {knee.get('reason') or 'not found'}",
+        ),
+        ("zones", zone_spans(levels, model)),
+        ("levels measured", f"{fmt.count(len(levels))} of {fmt.count(len(analysis.get('planned') or levels))}"),
+    ]
     if "sigma" in usl:
-        rows.append(("USL peak (N*)", f"{fmt.general(usl.get('peak_n'))} VUs, {fmt.rate(usl.get('peak_throughput'))}/s"))
+        rows.append(
+            ("USL peak (N*)", f"{fmt.general(usl.get('peak_n'))} VUs, {fmt.rate(usl.get('peak_throughput'))}/s")
+        )
     if analysis.get("stopped_early"):
         rows.append(("stopped early", str(analysis["stopped_early"])))
     return Verdict("info", headline, rows=rows)
@@ -204,31 +234,51 @@ def _capacity(analysis: Mapping[str, Any]) -> Verdict:
     stop = str(analysis.get("stop_reason") or "")
     if fmt.is_number(rate) and stop in ("max_rate", "generator_limit", "client_limit"):
         state = "info" if stop != "max_rate" else "pass"
-        headline = f"Capacity: at least {fmt.rate(rate)}/s, " + ("confirmed" if confirmed else "not confirmed") + \
-            f"; {CAPACITY_STOPS[stop]}."
+        headline = (
+            f"Capacity: at least {fmt.rate(rate)}/s, "
+            + ("confirmed" if confirmed else "not confirmed")
+            + f"; {CAPACITY_STOPS[stop]}."
+        )
     elif fmt.is_number(rate):
         state = "pass" if confirmed else "fail"
         headline = f"Capacity: {fmt.rate(rate)}/s, " + ("confirmed." if confirmed else "not confirmed.")
     else:
         state, headline = "fail", "No capacity found: " + CAPACITY_STOPS.get(stop, "no rate passed") + "."
-    rows = [("capacity", f"{fmt.rate(rate)}/s" if fmt.is_number(rate) else "none found"),
-            ("confirmed", "yes" if confirmed else "no"),
-            ("best passing rate", f"{fmt.rate(best['rate'])}/s (step {fmt.count(best.get('number'))}, achieved "
-                                  f"{fmt.rate(best.get('achieved_per_s'))}/s, p99 {fmt.ms(best.get('p99_ms'))} ms)"
-             if best else "none: no step passed"),
-            ("lowest failing rate", f"{fmt.rate(analysis.get('high'))}/s" if fmt.is_number(analysis.get("high"))
-             else "none: no step failed"),
-            ("why the search stopped", CAPACITY_STOPS.get(stop, stop or fmt.MISSING))]
+    rows = [
+        ("capacity", f"{fmt.rate(rate)}/s" if fmt.is_number(rate) else "none found"),
+        ("confirmed", "yes" if confirmed else "no"),
+        (
+            "best passing rate",
+            f"{fmt.rate(best['rate'])}/s (step {fmt.count(best.get('number'))}, achieved "
+            f"{fmt.rate(best.get('achieved_per_s'))}/s, p99 {fmt.ms(best.get('p99_ms'))} ms)"
+            if best
+            else "none: no step passed",
+        ),
+        (
+            "lowest failing rate",
+            f"{fmt.rate(analysis.get('high'))}/s" if fmt.is_number(analysis.get("high")) else "none: no step failed",
+        ),
+        ("why the search stopped", CAPACITY_STOPS.get(stop, stop or fmt.MISSING)),
+    ]
     if analysis.get("limit"):
         rows.append(("what limited it", str(analysis["limit"])))
     judged = next((s for s in analysis.get("steps") or [] if s.get("passed") and s.get("rate") == rate), best)
     if judged and judged.get("slo"):
-        checks = [(str(c.get("expr") or fmt.MISSING), f"{c.get('scope') or 'all'}, step {fmt.count(judged.get('number'))} "
-                   f"at {fmt.rate(judged.get('rate'))}/s", "pass" if c.get("status") == "pass" else
-                   str(c.get("status") or "fail"), str(c.get("observed_text") or fmt.MISSING)) for c in judged["slo"]]
+        checks = [
+            (
+                str(c.get("expr") or fmt.MISSING),
+                f"{c.get('scope') or 'all'}, step {fmt.count(judged.get('number'))} "
+                f"at {fmt.rate(judged.get('rate'))}/s",
+                "pass" if c.get("status") == "pass" else str(c.get("status") or "fail"),
+                str(c.get("observed_text") or fmt.MISSING),
+            )
+            for c in judged["slo"]
+        ]
     else:
-        checks = [(str(c.get("expr") or fmt.MISSING), str(c.get("scope") or "all"), "no step passed", fmt.MISSING)
-                  for c in _get(analysis, "slo", "conditions") or []]
+        checks = [
+            (str(c.get("expr") or fmt.MISSING), str(c.get("scope") or "all"), "no step passed", fmt.MISSING)
+            for c in _get(analysis, "slo", "conditions") or []
+        ]
     return Verdict(state, headline, checks, rows)
 
 
@@ -246,8 +296,9 @@ def _compare(analysis: Mapping[str, Any]) -> Verdict:
             note = f"; {c['note']}" if c.get("note") else ""
             said.append(f"{FIGURE_TITLES.get(name, name)} {verdict} (ratio {fmt.general(c.get('ratio'))}{note})")
         rows.append((f"{pair.get('variant')} against {pair.get('reference')}", "; ".join(said) or fmt.MISSING))
-    headline = f"{len(rows)} comparison(s) against the reference {analysis.get('reference')}" + \
-        (": a variant is worse on some figure." if worse else ".")
+    headline = f"{len(rows)} comparison(s) against the reference {analysis.get('reference')}" + (
+        ": a variant is worse on some figure." if worse else "."
+    )
     return Verdict("fail" if worse else "info", headline, rows=rows)
 
 
@@ -260,10 +311,14 @@ def _repeat(analysis: Mapping[str, Any]) -> Verdict:
         s = statistics.get(name)
         if isinstance(s, Mapping):
             sd = s.get("sd")
-            rows.append((f"{FIGURE_TITLES.get(name, name)} mean (CI)",
-                         f"{fmt.figure_with_spread(s.get('mean'), name, sd)} "
-                         f"({fmt.figure_with_spread(s.get('ci_low'), name, sd)} – "
-                         f"{fmt.figure_with_spread(s.get('ci_high'), name, sd)})"))
+            rows.append(
+                (
+                    f"{FIGURE_TITLES.get(name, name)} mean (CI)",
+                    f"{fmt.figure_with_spread(s.get('mean'), name, sd)} "
+                    f"({fmt.figure_with_spread(s.get('ci_low'), name, sd)} – "
+                    f"{fmt.figure_with_spread(s.get('ci_high'), name, sd)})",
+                )
+            )
     verdicts = analysis.get("verdicts") or {}
     failed = int(verdicts.get("failed") or 0)
     runs = int(verdicts.get("runs") or 0)

@@ -23,9 +23,11 @@ def run_charts(run: StoredRun, directory: Path) -> dict[str, str]:
     the record has data for)."""
     from surge.report.charts import latency_chart, spectrum_chart, throughput_chart
 
-    drawn = {"Throughput per interval": throughput_chart(run, directory),
-             "Latency percentiles per interval": latency_chart(run, directory),
-             "Latency by percentile": spectrum_chart(run, directory)}
+    drawn = {
+        "Throughput per interval": throughput_chart(run, directory),
+        "Latency percentiles per interval": latency_chart(run, directory),
+        "Latency by percentile": spectrum_chart(run, directory),
+    }
     return {title: path for title, path in drawn.items() if path}
 
 
@@ -70,6 +72,5 @@ def write_report_quietly(source: Source, directory: Path) -> None:
         with signals.deferred():  # a first Ctrl-C now is noted (the exit code says so), the report finishes
             write_markdown(source, directory)
             write_html(source, directory)
-    except Exception as e:  # noqa: BLE001 - the report is a convenience: the run and its record come first
-        print(redact_text(f"surge: warning: cannot write the report in {directory}: {e}"), file=sys.stderr,
-              flush=True)
+    except Exception as e:
+        print(redact_text(f"surge: warning: cannot write the report in {directory}: {e}"), file=sys.stderr, flush=True)

@@ -77,25 +77,37 @@ def _plan_problems(f: ScenarioFile, plan: Mapping[str, Any], phases: list[Phase]
                 continue
             before, csv_bytes = csv_bytes, csv_bytes + len(spec["cells"])
             if before <= MAX_CSV_PLAN_BYTES < csv_bytes:
-                out.append((["scenarios", i, "variables", j],
-                            f"the CSV data of this run adds up to {size_text(csv_bytes)} of cells (a csv variable "
-                            f"counts once for each scenario using it), more than the {size_text(MAX_CSV_PLAN_BYTES)} "
-                            f"a run may hold {_DOC}: use a smaller file, or fewer scenarios using it"))
+                out.append(
+                    (
+                        ["scenarios", i, "variables", j],
+                        f"the CSV data of this run adds up to {size_text(csv_bytes)} of cells (a csv variable "
+                        f"counts once for each scenario using it), more than the {size_text(MAX_CSV_PLAN_BYTES)} "
+                        f"a run may hold {_DOC}: use a smaller file, or fewer scenarios using it",
+                    )
+                )
         before, vu_bytes = vu_bytes, vu_bytes + phase.executor.peak_vus() * 2 * sum(v for v, _ in values)
         if before <= MAX_VU_VALUE_BYTES < vu_bytes:
             widest, j = max(values, key=lambda v: (v[0], -v[1]))  # the first of the widest
-            out.append((["scenarios", i, "variables", j],
-                        f"{phase.executor.peak_vus():,} VUs each holding {len(values)} variable value(s) of up to "
-                        f"{size_text(widest)} and the requests rendered from them need about "
-                        f"{size_text(vu_bytes)}, more than the {size_text(MAX_VU_VALUE_BYTES)} a run may hold for "
-                        f"them {_DOC}: draw shorter values or run fewer VUs"))
+            out.append(
+                (
+                    ["scenarios", i, "variables", j],
+                    f"{phase.executor.peak_vus():,} VUs each holding {len(values)} variable value(s) of up to "
+                    f"{size_text(widest)} and the requests rendered from them need about "
+                    f"{size_text(vu_bytes)}, more than the {size_text(MAX_VU_VALUE_BYTES)} a run may hold for "
+                    f"them {_DOC}: draw shorter values or run fewer VUs",
+                )
+            )
         for k, seq in enumerate(scenario["flow"]["sequences"]):
             for m, step in enumerate(seq["steps"]):
                 tags.add((i, step["tag"]))
                 if len(tags) == MAX_TAGS + 1:
-                    out.append((["scenarios", i, "flow", "sequences", k, "steps", m],
-                                f"this step's tag '{step['tag']}' passes the {MAX_TAGS:,} distinct tags a run "
-                                "keeps figures for (a tag is a step's name, else METHOD /path, in its scenario; "
-                                "docs/scenarios.md, Memory): give the steps that need no figures of their own "
-                                "one name"))
+                    out.append(
+                        (
+                            ["scenarios", i, "flow", "sequences", k, "steps", m],
+                            f"this step's tag '{step['tag']}' passes the {MAX_TAGS:,} distinct tags a run "
+                            "keeps figures for (a tag is a step's name, else METHOD /path, in its scenario; "
+                            "docs/scenarios.md, Memory): give the steps that need no figures of their own "
+                            "one name",
+                        )
+                    )
     return out

@@ -27,8 +27,9 @@ class Capture(FileModel):
     def problems(self) -> list[Finding]:
         """problems reports zero or several sources, a bad JSON path or regex, and a group the
         regex lacks."""
-        sources = [k for k, v in (("json", self.json_path), ("header", self.header), ("regex", self.regex))
-                   if v is not None]
+        sources = [
+            k for k, v in (("json", self.json_path), ("header", self.header), ("regex", self.regex)) if v is not None
+        ]
         if len(sources) != 1:
             what = "none" if not sources else " and ".join(sources)
             return [((), f"give exactly one source, json, header or regex (got {what})")]
@@ -42,8 +43,7 @@ class Capture(FileModel):
             if why is not None:
                 found.append((("regex",), why))
             elif self.group is not None and self.group > re.compile(self.regex).groups:
-                found.append((("group",), f"the regex has {re.compile(self.regex).groups} group(s), "
-                                          f"not {self.group}"))
+                found.append((("group",), f"the regex has {re.compile(self.regex).groups} group(s), not {self.group}"))
         return found
 
     def regex_group(self) -> int:

@@ -12,7 +12,6 @@ from surge.scenario.base import FileModel, Finding
 from surge.scenario.jsonpath import JSON_PATH_FORMS, is_json_path
 from surge.scenario.units import Duration
 
-
 _LITERAL = "checks compare literal values: {{slots}} are not filled in checks"
 
 
@@ -38,7 +37,8 @@ class Check(FileModel):
     a list) and ``latency_under`` (a duration). Each item is one named check."""
 
     status: Annotated[list[Annotated[int, Field(ge=100, le=599)]], BeforeValidator(_as_list)] = Field(
-        default_factory=list)
+        default_factory=list
+    )
     body_contains: Annotated[list[str], BeforeValidator(_as_list)] = Field(default_factory=list)
     body_matches: Annotated[list[str], BeforeValidator(_as_list)] = Field(default_factory=list)
     json_equals: dict[str, Any] = Field(default_factory=dict, alias="json")
@@ -48,10 +48,21 @@ class Check(FileModel):
     def problems(self) -> list[Finding]:
         """problems reports an empty check, bad regular expressions and bad JSON paths."""
         found: list[Finding] = []
-        if not (self.status or self.body_contains or self.body_matches or self.json_equals
-                or self.header_present or self.latency_under is not None):
-            found.append(((), "the check checks nothing: give status, body_contains, body_matches, json, "
-                              "header_present or latency_under"))
+        if not (
+            self.status
+            or self.body_contains
+            or self.body_matches
+            or self.json_equals
+            or self.header_present
+            or self.latency_under is not None
+        ):
+            found.append(
+                (
+                    (),
+                    "the check checks nothing: give status, body_contains, body_matches, json, "
+                    "header_present or latency_under",
+                )
+            )
         for i, pattern in enumerate(self.body_matches):
             if (why := regex_problem(pattern)) is not None:
                 found.append((("body_matches", i), why))

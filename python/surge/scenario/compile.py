@@ -12,10 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from surge.run import CompiledRun
+from surge.scenario.budget import budget_problems
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
-from surge.scenario.budget import budget_problems
-from surge.scenario.budget import budget_problems
 from surge.scenario.engine_check import engine_problems
 from surge.scenario.errors import ScenarioError
 from surge.scenario.executors import (
@@ -49,7 +49,6 @@ from surge.scenario.variables import (
     Vu,
     Zipf,
 )
-from surge.run import CompiledRun
 from surge.thresholds import percentiles
 
 Plan = dict[str, Any]
@@ -113,8 +112,10 @@ def _scenario(f: ScenarioFile, name: str, phase: Phase, start: float, env: Mappi
         "name": name,
         "start_time_s": start,
         "executor": executor_spec(phase.executor),
-        "variables": [variable_spec(n, visible[n], f, env)
-                      for n in _used(visible, [step for _, steps in sequences for step in steps])],
+        "variables": [
+            variable_spec(n, visible[n], f, env)
+            for n in _used(visible, [step for _, steps in sequences for step in steps])
+        ],
         "flow": {
             "sequences": [{"name": seq.name, "weight": seq.weight, "steps": steps} for seq, steps in sequences],
             "think_after_iteration": think_spec(phase.think_time),
@@ -151,18 +152,30 @@ def executor_spec(ex: Any) -> Plan:
     if isinstance(ex, ConstantVus):
         return {"type": ex.type, "vus": ex.vus, "duration_s": ex.duration}
     if isinstance(ex, RampingVus):
-        return {"type": ex.type, "start_vus": ex.start_vus,
-                "stages": [{"duration_s": s.duration, "target": s.target} for s in ex.stages],
-                "graceful_ramp_down_s": ex.graceful_ramp_down}
+        return {
+            "type": ex.type,
+            "start_vus": ex.start_vus,
+            "stages": [{"duration_s": s.duration, "target": s.target} for s in ex.stages],
+            "graceful_ramp_down_s": ex.graceful_ramp_down,
+        }
     if isinstance(ex, (PerVuIterations, SharedIterations)):
         return {"type": ex.type, "vus": ex.vus, "iterations": ex.iterations, "max_duration_s": ex.max_duration}
     if isinstance(ex, ConstantArrivalRate):
-        return {"type": ex.type, "rate": ex.rate, "duration_s": ex.duration,
-                "max_vus": ex.max_vus or ex.pre_allocated_vus, "pre_allocated_vus": ex.pre_allocated_vus}
+        return {
+            "type": ex.type,
+            "rate": ex.rate,
+            "duration_s": ex.duration,
+            "max_vus": ex.max_vus or ex.pre_allocated_vus,
+            "pre_allocated_vus": ex.pre_allocated_vus,
+        }
     if isinstance(ex, RampingArrivalRate):
-        return {"type": ex.type, "start_rate": ex.start_rate,
-                "stages": [{"duration_s": s.duration, "target_rate": s.target} for s in ex.stages],
-                "max_vus": ex.max_vus or ex.pre_allocated_vus, "pre_allocated_vus": ex.pre_allocated_vus}
+        return {
+            "type": ex.type,
+            "start_rate": ex.start_rate,
+            "stages": [{"duration_s": s.duration, "target_rate": s.target} for s in ex.stages],
+            "max_vus": ex.max_vus or ex.pre_allocated_vus,
+            "pre_allocated_vus": ex.pre_allocated_vus,
+        }
     raise TypeError(f"not an executor: {ex!r}")
 
 
@@ -196,8 +209,7 @@ def variable_spec(name: str, var: AnyVariable, f: ScenarioFile, env: Mapping[str
         return {**head, "length": var.length, "alphabet": var.alphabet}
     if isinstance(var, Csv):
         table = var.table(f.base_dir())
-        return {"name": name, "type": "rows", "columns": list(table.columns),
-                "cells": table.cells, "pick": var.pick}
+        return {"name": name, "type": "rows", "columns": list(table.columns), "cells": table.cells, "pick": var.pick}
     if isinstance(var, Pool):
         return {**head, "pool": var.pool, "pick": var.pick, "s": var.s}
     if isinstance(var, Env):
@@ -234,12 +246,19 @@ def check_specs(c: Check | None) -> list[Plan]:
     # Names show the text and pattern as written (no escaping: a regex reads as in the file).
     out += [{"name": f"body contains '{t}'", "type": "body_contains", "text": t} for t in c.body_contains]
     out += [{"name": f"body matches /{p}/", "type": "body_matches", "pattern": p} for p in c.body_matches]
-    out += [{"name": f"{path} == {json.dumps(v)}", "type": "json_equals", "path": path, "value": v}
-            for path, v in c.json_equals.items()]
+    out += [
+        {"name": f"{path} == {json.dumps(v)}", "type": "json_equals", "path": path, "value": v}
+        for path, v in c.json_equals.items()
+    ]
     out += [{"name": f"header {h} present", "type": "header_present", "header": h} for h in c.header_present]
     if c.latency_under is not None:
-        out.append({"name": f"latency < {format_seconds(c.latency_under)}", "type": "latency_under",
-                    "ms": c.latency_under * 1000})
+        out.append(
+            {
+                "name": f"latency < {format_seconds(c.latency_under)}",
+                "type": "latency_under",
+                "ms": c.latency_under * 1000,
+            }
+        )
     return out
 
 

@@ -20,10 +20,20 @@ if TYPE_CHECKING:
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 # The engine's names of keys the file spells otherwise.
-_KEYS = {"duration_s": "duration", "max_duration_s": "max_duration", "graceful_ramp_down_s": "graceful_ramp_down",
-         "target_rate": "target", "start_time_s": "start_time", "think_after_iteration": "think_time"}
-_TOP = {"target": ("target",), "limits.timeout_s": ("defaults", "timeout"), "limits.grace_period_s": ("graceful_stop",),
-        "percentiles": ("thresholds",)}
+_KEYS = {
+    "duration_s": "duration",
+    "max_duration_s": "max_duration",
+    "graceful_ramp_down_s": "graceful_ramp_down",
+    "target_rate": "target",
+    "start_time_s": "start_time",
+    "think_after_iteration": "think_time",
+}
+_TOP = {
+    "target": ("target",),
+    "limits.timeout_s": ("defaults", "timeout"),
+    "limits.grace_period_s": ("graceful_stop",),
+    "percentiles": ("thresholds",),
+}
 
 
 def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
@@ -104,8 +114,7 @@ def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) 
     return (*at, "request", rest[0])
 
 
-def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int,
-                   rest: list[str | int]) -> Path:
+def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int, rest: list[str | int]) -> Path:
     sequences = phase.sequences(name, f.default_path())
     if index >= len(sequences):
         return base

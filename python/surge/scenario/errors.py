@@ -70,8 +70,10 @@ class ScenarioError(BadInput):
         self.problems = list(problems)
         lines = [str(p) for p in self.problems[:MAX_PROBLEMS]]
         if len(self.problems) > MAX_PROBLEMS:
-            lines.append(f"{file or 'scenario'}: {len(self.problems) - MAX_PROBLEMS:,} more mistakes not listed "
-                         "(fix these first)")
+            lines.append(
+                f"{file or 'scenario'}: {len(self.problems) - MAX_PROBLEMS:,} more mistakes not listed "
+                "(fix these first)"
+            )
         super().__init__(file or "scenario", "\n".join(lines))
         self.lines = lines
         self.text = "\n".join(lines)

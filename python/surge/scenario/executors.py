@@ -7,7 +7,7 @@ does), so that one file error lists them all.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -104,8 +104,13 @@ class SharedIterations(FileModel):
     def problems(self) -> list[Finding]:
         """problems reports fewer iterations than VUs (k6 refuses it too: some VUs would idle)."""
         if self.iterations < self.vus:
-            return [(("iterations",), f"{self.iterations} iterations cannot be shared by {self.vus} VUs: "
-                                      "give at least as many iterations as VUs")]
+            return [
+                (
+                    ("iterations",),
+                    f"{self.iterations} iterations cannot be shared by {self.vus} VUs: "
+                    "give at least as many iterations as VUs",
+                )
+            ]
         return []
 
     def peak_vus(self) -> int:
@@ -153,8 +158,10 @@ class RampingArrivalRate(FileModel):
 
     def problems(self) -> list[Finding]:
         """problems reports senseless stages and a missing or inconsistent VU pool."""
-        return [*_stage_problems(self.stages, self.start_rate, "iterations/s"),
-                *_vu_pool_problems(self.pre_allocated_vus, self.max_vus)]
+        return [
+            *_stage_problems(self.stages, self.start_rate, "iterations/s"),
+            *_vu_pool_problems(self.pre_allocated_vus, self.max_vus),
+        ]
 
     def peak_vus(self) -> int:
         """peak_vus is the most VUs this executor may run at once (``max_vus``)."""
@@ -162,11 +169,17 @@ class RampingArrivalRate(FileModel):
 
 
 Executor = Annotated[
-    Union[ConstantVus, RampingVus, PerVuIterations, SharedIterations, ConstantArrivalRate, RampingArrivalRate],
+    ConstantVus | RampingVus | PerVuIterations | SharedIterations | ConstantArrivalRate | RampingArrivalRate,
     Field(discriminator="type"),
 ]
 """Executor is one of the six executors, chosen by its ``type``."""
 
-EXECUTOR_TYPES = ("constant-vus", "ramping-vus", "per-vu-iterations", "shared-iterations",
-                  "constant-arrival-rate", "ramping-arrival-rate")
+EXECUTOR_TYPES = (
+    "constant-vus",
+    "ramping-vus",
+    "per-vu-iterations",
+    "shared-iterations",
+    "constant-arrival-rate",
+    "ramping-arrival-rate",
+)
 """EXECUTOR_TYPES are the accepted ``type`` values, in the order the docs list them."""

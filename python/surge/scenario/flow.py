@@ -46,8 +46,9 @@ class MixEntry(FileModel):
         if self.flow is None and self.request is None:
             return [((), "give flow (a list of steps) or request (one step)")]
         if self.flow is not None:
-            extra = [k for k, v in (("check", self.check), ("capture", self.capture),
-                                    ("think_time", self.think_time)) if v]
+            extra = [
+                k for k, v in (("check", self.check), ("capture", self.capture), ("think_time", self.think_time)) if v
+            ]
             if extra:
                 return [((extra[0],), f"{extra[0]} belongs to a step: move it into one of the flow's steps")]
             if not self.flow:
@@ -58,5 +59,12 @@ class MixEntry(FileModel):
         """steps are the entry's steps: its flow, or its one inline step."""
         if self.flow is not None:
             return self.flow
-        return [Step(name=self.name, request=self.request or Request(), check=self.check,
-                     capture=self.capture, think_time=self.think_time)]
+        return [
+            Step(
+                name=self.name,
+                request=self.request or Request(),
+                check=self.check,
+                capture=self.capture,
+                think_time=self.think_time,
+            )
+        ]

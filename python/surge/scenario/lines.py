@@ -106,9 +106,13 @@ def _compose(text: str, track: bool) -> YamlDocument:
     except yaml.reader.ReaderError as e:  # a character YAML does not allow (a control character)
         where = text.find(chr(e.character)) if isinstance(e.character, int) else -1
         line = text.count("\n", 0, where) + 1 if where >= 0 else 1
-        raise YamlSyntaxError(line, f"not valid YAML: the character U+{e.character:04X} is not allowed (write it "
-                                    "escaped in a double-quoted string, e.g. \"\\x01\")"
-                              if isinstance(e.character, int) else f"not valid YAML: {e.reason}") from None
+        raise YamlSyntaxError(
+            line,
+            f"not valid YAML: the character U+{e.character:04X} is not allowed (write it "
+            'escaped in a double-quoted string, e.g. "\\x01")'
+            if isinstance(e.character, int)
+            else f"not valid YAML: {e.reason}",
+        ) from None
     except yaml.YAMLError as e:
         raise YamlSyntaxError(1, "not valid YAML: " + " ".join(str(e).split())) from None
     finally:
@@ -199,11 +203,15 @@ class _Composer:
                 if event.tag not in (None, "!", _MAP if is_map else _SEQ):
                     raise YamlSyntaxError(_line(event), _unknown_tag(event.tag), path)
                 if top is not None and top.is_map and top.key is _NO_KEY:
-                    raise YamlSyntaxError(_line(event), "a key must be a single value (text), not a list or mapping",
-                                          path)
+                    raise YamlSyntaxError(
+                        _line(event), "a key must be a single value (text), not a list or mapping", path
+                    )
                 if len(stack) >= MAX_DEPTH:
-                    raise YamlSyntaxError(_line(event), f"lists and mappings nest more than {MAX_DEPTH} levels deep "
-                                                        "(the most a scenario file may)", _outer(path))
+                    raise YamlSyntaxError(
+                        _line(event),
+                        f"lists and mappings nest more than {MAX_DEPTH} levels deep (the most a scenario file may)",
+                        _outer(path),
+                    )
                 if top is None or (track and not top.is_map):  # a key's line is the line of its value
                     lines[path] = _line(event)
                 if event.anchor is not None:
@@ -268,10 +276,12 @@ class _Composer:
             top.key = _NO_KEY
         elif top.key is _NO_KEY:  # an alias as a key
             if isinstance(value, (dict, list)):
-                raise YamlSyntaxError(_line(event), "a key must be a single value (text), not a list or mapping",
-                                      top.path)
-            self.set_key(top, value if isinstance(value, (str, int)) and not isinstance(value, bool) else str(value),
-                         event)
+                raise YamlSyntaxError(
+                    _line(event), "a key must be a single value (text), not a list or mapping", top.path
+                )
+            self.set_key(
+                top, value if isinstance(value, (str, int)) and not isinstance(value, bool) else str(value), event
+            )
         else:
             top.value[top.key] = value
             top.key = _NO_KEY
@@ -302,16 +312,25 @@ class _Composer:
         if found is None:
             raise YamlSyntaxError(line, f"alias *{name} names no anchor (&{name}) given before it", path)
         if found is _OPEN:
-            raise YamlSyntaxError(line, f"alias *{name} is inside the value &{name} names: it would repeat "
-                                        "itself forever", path)
+            raise YamlSyntaxError(
+                line, f"alias *{name} is inside the value &{name} names: it would repeat itself forever", path
+            )
         value, size, height = found
         self.repeated += size
         if self.repeated > MAX_ALIAS_VALUES:
-            raise YamlSyntaxError(line, f"aliases repeat more than {MAX_ALIAS_VALUES:,} values, the most a "
-                                        f"scenario file may (*{name} passes it)", path)
+            raise YamlSyntaxError(
+                line,
+                f"aliases repeat more than {MAX_ALIAS_VALUES:,} values, the most a "
+                f"scenario file may (*{name} passes it)",
+                path,
+            )
         if depth + height > MAX_DEPTH:
-            raise YamlSyntaxError(line, f"lists and mappings nest more than {MAX_DEPTH} levels deep through "
-                                        f"alias *{name} (the most a scenario file may)", _outer(path))
+            raise YamlSyntaxError(
+                line,
+                f"lists and mappings nest more than {MAX_DEPTH} levels deep through "
+                f"alias *{name} (the most a scenario file may)",
+                _outer(path),
+            )
         return value, size, height
 
     def scalar(self, event: ScalarEvent, top: _Frame | None) -> Any:
@@ -343,20 +362,28 @@ class _Composer:
             return value
         if tag in (_INT, _FLOAT):
             if ":" in text:
-                raise YamlSyntaxError(line, f"'{_clip(text)}' is not a number: base-60 numbers (1:30) are not "
-                                            "read as numbers; write the number itself", path)
+                raise YamlSyntaxError(
+                    line,
+                    f"'{_clip(text)}' is not a number: base-60 numbers (1:30) are not "
+                    "read as numbers; write the number itself",
+                    path,
+                )
             if len(text) > MAX_NUMBER_DIGITS:
-                raise YamlSyntaxError(line, f"a number of {len(text):,} characters: numbers may have at most "
-                                            f"{MAX_NUMBER_DIGITS} (quote it to make it text)", path)
+                raise YamlSyntaxError(
+                    line,
+                    f"a number of {len(text):,} characters: numbers may have at most "
+                    f"{MAX_NUMBER_DIGITS} (quote it to make it text)",
+                    path,
+                )
             node = ScalarNode(tag, text)
             try:
-                number = (_CONSTRUCTOR.construct_yaml_int(node) if tag == _INT
-                          else _CONSTRUCTOR.construct_yaml_float(node))
+                number = (
+                    _CONSTRUCTOR.construct_yaml_int(node) if tag == _INT else _CONSTRUCTOR.construct_yaml_float(node)
+                )
             except (ValueError, IndexError):
                 raise YamlSyntaxError(line, f"'{_clip(text)}' is not a number", path) from None
             if isinstance(number, float) and not math.isfinite(number):
-                raise YamlSyntaxError(line, f"'{_clip(text)}' is not a finite number (quote it to make it text)",
-                                      path)
+                raise YamlSyntaxError(line, f"'{_clip(text)}' is not a finite number (quote it to make it text)", path)
             return number
         raise YamlSyntaxError(line, _unknown_tag(tag), path)
 
@@ -373,7 +400,7 @@ def _resolve(value: str, implicit: tuple[bool, bool]) -> str:
 
 
 def _unknown_tag(tag: str | None) -> str:
-    shown = f"!!{tag[len(_T):]}" if tag and tag.startswith(_T) else str(tag)
+    shown = f"!!{tag[len(_T) :]}" if tag and tag.startswith(_T) else str(tag)
     return f"unknown tag '{_clip(shown)}': scenario files use plain YAML (the only tags are {_TAGS})"
 
 

@@ -52,8 +52,9 @@ def load(path: str | FsPath, env: Mapping[str, str] | None = None) -> ScenarioFi
     return loads(text, source=str(file), base_dir=file.parent, env=env)
 
 
-def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
-          env: Mapping[str, str] | None = None) -> ScenarioFile:
+def loads(
+    text: str, source: str = "<scenario>", base_dir: str | FsPath = ".", env: Mapping[str, str] | None = None
+) -> ScenarioFile:
     """loads is ``load`` for YAML text; ``source`` names it in errors, ``base_dir`` is where
     relative CSV paths start."""
     with paused_gc():
@@ -62,14 +63,22 @@ def loads(text: str, source: str = "<scenario>", base_dir: str | FsPath = ".",
 
 def _loads(text: str, source: str, base_dir: str | FsPath, env: Mapping[str, str] | None) -> ScenarioFile:
     if len(text) > MAX_SCENARIO_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SCENARIO_FILE_BYTES:
-        raise ScenarioError([Problem((), f"is larger than {size_text(MAX_SCENARIO_FILE_BYTES)}, the most a scenario "
-                                         "file may be", source)], source)
+        raise ScenarioError(
+            [
+                Problem(
+                    (), f"is larger than {size_text(MAX_SCENARIO_FILE_BYTES)}, the most a scenario file may be", source
+                )
+            ],
+            source,
+        )
     try:
         doc = parse_yaml(text, lines=False)  # lines are read again only for a file with mistakes
     except YamlSyntaxError as e:
         raise ScenarioError([Problem(e.path, e.message, source, e.line)], source) from None
-    problems = [Problem(p, f"duplicate key '{p[-1]}' (first given on line {first})", source, line)
-                for p, line, first in doc.duplicates]
+    problems = [
+        Problem(p, f"duplicate key '{p[-1]}' (first given on line {first})", source, line)
+        for p, line, first in doc.duplicates
+    ]
     if not isinstance(doc.data, dict):
         got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
         problems.append(Problem((), f"expected a mapping with target: and scenarios:, got {got}", source, 1))
@@ -106,10 +115,7 @@ def translate(err: Any, data: Any) -> tuple[Path, str]:
     node = data
     model_loc: list[str | int] = []
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-            path.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
             node = node[part]
             path.append(part)
         model_loc.append(part)
@@ -235,5 +241,8 @@ def _union_tags(root: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
         tp = _step(tp, part)
         if tp is None:
             return []
-    return [str(t.model_fields["type"].default) for t in _unwrap(tp)
-            if isinstance(t, type) and issubclass(t, BaseModel) and "type" in t.model_fields]
+    return [
+        str(t.model_fields["type"].default)
+        for t in _unwrap(tp)
+        if isinstance(t, type) and issubclass(t, BaseModel) and "type" in t.model_fields
+    ]

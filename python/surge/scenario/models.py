@@ -70,8 +70,14 @@ class ThresholdSpec(FileModel):
 
     def threshold(self) -> Threshold:
         """threshold is the parsed rule, scoped and with its abort settings."""
-        return parse_threshold(self.expr, tag=self.tag, scenario=self.scenario, abort_on_fail=self.abort_on_fail,
-                               delay_s=self.delay, no_data=self.no_data)
+        return parse_threshold(
+            self.expr,
+            tag=self.tag,
+            scenario=self.scenario,
+            abort_on_fail=self.abort_on_fail,
+            delay_s=self.delay,
+            no_data=self.no_data,
+        )
 
 
 @dataclass(frozen=True)
@@ -167,13 +173,16 @@ class ScenarioFile(FileModel):
     def _url(cls, target: str) -> str:
         parts = urlsplit(target)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise PydanticCustomError("url", "'{target}' is not an http:// or https:// URL with a host",
-                                      {"target": target})
+            raise PydanticCustomError(
+                "url", "'{target}' is not an http:// or https:// URL with a host", {"target": target}
+            )
         if parts.query or parts.fragment:
             raise PydanticCustomError("url", "the target is a base URL: put the query on each request's path")
         if "@" in parts.netloc:
-            raise PydanticCustomError("url", "credentials in the URL are not supported: send them in a header "
-                                             "(defaults: headers: Authorization)")
+            raise PydanticCustomError(
+                "url",
+                "credentials in the URL are not supported: send them in a header (defaults: headers: Authorization)",
+            )
         return target
 
     def with_target(self, url: str) -> ScenarioFile:
@@ -183,8 +192,13 @@ class ScenarioFile(FileModel):
         copy._checked = None  # the target's path names the steps that give none
         return copy
 
-    def with_overrides(self, timeout: float | None = None, graceful_stop: float | None = None,
-                       insecure: bool = False, send_slack: float | None = None) -> ScenarioFile:
+    def with_overrides(
+        self,
+        timeout: float | None = None,
+        graceful_stop: float | None = None,
+        insecure: bool = False,
+        send_slack: float | None = None,
+    ) -> ScenarioFile:
         """with_overrides returns a copy with ``defaults.timeout``, ``graceful_stop`` and
         ``send_slack`` (in seconds) replaced where given, and ``insecure`` set when true: what
         ``surge run FILE --timeout/--grace/--send-slack/--insecure`` change. A request's own

@@ -52,12 +52,22 @@ class _Checker:
                 self.tables[id(var)] = None
                 self.add((*path, "file"), str(e))
         elif isinstance(var, Env) and var.resolve(self.env) is None:
-            self.add((*path, "name"), f"environment variable {var.name} is not set and has no default "
-                                      "(set it, or give default:)")
+            self.add(
+                (*path, "name"),
+                f"environment variable {var.name} is not set and has no default (set it, or give default:)",
+            )
 
     # templates --------------------------------------------------------------------------
-    def template(self, path: Path, text: str, defined: dict[str, tuple[Path, AnyVariable | None]],
-                 later: dict[str, Path], phase: str, pools: set[str], where: str = "") -> None:
+    def template(
+        self,
+        path: Path,
+        text: str,
+        defined: dict[str, tuple[Path, AnyVariable | None]],
+        later: dict[str, Path],
+        phase: str,
+        pools: set[str],
+        where: str = "",
+    ) -> None:
         try:
             found = slots(text)
         except TemplateError as e:
@@ -66,12 +76,17 @@ class _Checker:
         for slot in found:
             if slot.name not in defined:
                 if slot.name in later:
-                    hint = (f": it is captured only later, at {key_path(later[slot.name])}; a capture "
-                            "serves the steps after it")
+                    hint = (
+                        f": it is captured only later, at {key_path(later[slot.name])}; a capture "
+                        "serves the steps after it"
+                    )
                 else:
                     hint = suggest(slot.name, defined)
-                self.add(path, f"'{slot}' uses '{slot.name}', which is not a variable or an earlier "
-                               f"capture{where or ''} in {phase}{hint}")
+                self.add(
+                    path,
+                    f"'{slot}' uses '{slot.name}', which is not a variable or an earlier "
+                    f"capture{where or ''} in {phase}{hint}",
+                )
                 continue
             def_path, var = defined[slot.name]
             if isinstance(var, Csv):
@@ -80,13 +95,19 @@ class _Checker:
                     columns = f": one of {', '.join(table.columns)}" if table else ""
                     self.add(path, f"'{slot}' is a CSV row: name a column, {{{{{slot.name}.COLUMN}}}}{columns}")
                 elif table is not None and slot.column not in table.columns:
-                    self.add(path, f"'{slot}': {var.file} has no column '{slot.column}'"
-                                   f"{suggest(slot.column, table.columns)} (columns: {', '.join(table.columns)})")
+                    self.add(
+                        path,
+                        f"'{slot}': {var.file} has no column '{slot.column}'"
+                        f"{suggest(slot.column, table.columns)} (columns: {', '.join(table.columns)})",
+                    )
             elif slot.column is not None:
                 self.add(path, f"'{slot}': only CSV variables have columns; write {{{{{slot.name}}}}}")
             if isinstance(var, Pool) and var.pool not in pools:
-                self.add((*def_path, "pool"), f"pool '{var.pool}' is never filled before {phase}: capture values "
-                                              f"into it with to_pool: true in setup")
+                self.add(
+                    (*def_path, "pool"),
+                    f"pool '{var.pool}' is never filled before {phase}: capture values "
+                    f"into it with to_pool: true in setup",
+                )
 
     def json_templates(self, path: Path, value: Any, *args: Any) -> None:
         if isinstance(value, str):
@@ -117,8 +138,12 @@ class _Checker:
             self.problems += _prefixed((*base, "mix", i), entry.problems())
         for seq in phase.sequences(name, self.f.default_path()):
             defined = dict(visible)
-            captured_later = {cname: (*base, *spath, "capture", cname)
-                              for spath, step in seq.steps for cname, c in step.capture.items() if not c.to_pool}
+            captured_later = {
+                cname: (*base, *spath, "capture", cname)
+                for spath, step in seq.steps
+                for cname, c in step.capture.items()
+                if not c.to_pool
+            }
             for spath, step in seq.steps:
                 self.step((*base, *spath), step, defined, captured_later, label, pools)
         for hname, value in self.f.defaults.headers.items():
@@ -127,9 +152,12 @@ class _Checker:
             if isinstance(seen, Csv) and seen.pick == "unique":
                 table = self.tables.get(id(seen))
                 if table is not None and self._uses(phase, name, vname) and phase.executor.peak_vus() > table.rows:
-                    self.add((*vpath, "pick"), f"pick: unique needs a row per VU: {label} runs up to "
-                                               f"{phase.executor.peak_vus()} VUs but {seen.file} has "
-                                               f"{table.rows} rows")
+                    self.add(
+                        (*vpath, "pick"),
+                        f"pick: unique needs a row per VU: {label} runs up to "
+                        f"{phase.executor.peak_vus()} VUs but {seen.file} has "
+                        f"{table.rows} rows",
+                    )
 
     def _uses(self, phase: Phase, name: str, variable: str) -> bool:
         texts = list(self.f.defaults.headers.values())
@@ -145,8 +173,15 @@ class _Checker:
                 continue
         return False
 
-    def step(self, path: Path, step: Step, defined: dict[str, tuple[Path, AnyVariable | None]],
-             later: dict[str, Path], label: str, pools: set[str]) -> None:
+    def step(
+        self,
+        path: Path,
+        step: Step,
+        defined: dict[str, tuple[Path, AnyVariable | None]],
+        later: dict[str, Path],
+        label: str,
+        pools: set[str],
+    ) -> None:
         r = step.request
         self.problems += _prefixed((*path, "request"), r.problems())
         args = (defined, later, label, pools)
@@ -188,8 +223,10 @@ class _Checker:
             if spec.delay > 0 and not spec.abort_on_fail:
                 self.add((*path, "delay"), "delay only applies with abort_on_fail: true")
             if spec.scenario is not None and spec.scenario not in self.f.scenarios:
-                self.add((*path, "scenario"), f"no scenario is named '{spec.scenario}'"
-                                              f"{suggest(spec.scenario, self.f.scenarios)}")
+                self.add(
+                    (*path, "scenario"),
+                    f"no scenario is named '{spec.scenario}'{suggest(spec.scenario, self.f.scenarios)}",
+                )
                 continue
             if spec.tag is None:
                 continue
@@ -199,13 +236,17 @@ class _Checker:
             if not where:
                 scope = f" of scenario '{spec.scenario}'" if spec.scenario else ""
                 elsewhere = sorted(tags.get(spec.tag, set()))
-                hint = (f" (it is a tag of scenario {', '.join(elsewhere)})" if elsewhere
-                        else suggest(spec.tag, tags))
-                self.add((*path, "tag"), f"no step{scope} has the tag '{spec.tag}'{hint} "
-                                         "(a step's tag is its name, else 'METHOD /path')")
+                hint = f" (it is a tag of scenario {', '.join(elsewhere)})" if elsewhere else suggest(spec.tag, tags)
+                self.add(
+                    (*path, "tag"),
+                    f"no step{scope} has the tag '{spec.tag}'{hint} (a step's tag is its name, else 'METHOD /path')",
+                )
             elif len(where) > 1 and spec.threshold().stat == "p":
-                self.add((*path, "tag"), f"tag '{spec.tag}' is in scenarios {', '.join(sorted(where))}: a "
-                                         "percentile needs one of them, give scenario:")
+                self.add(
+                    (*path, "tag"),
+                    f"tag '{spec.tag}' is in scenarios {', '.join(sorted(where))}: a "
+                    "percentile needs one of them, give scenario:",
+                )
 
     def tag(self, step: Step) -> str:
         return step.name or step.request.default_tag(self.f.default_path())

@@ -43,8 +43,10 @@ def slots(text: str) -> list[Slot]:
     for match in _SLOT.finditer(text):
         body = _SLOT_BODY.fullmatch(match.group(1))
         if body is None:
-            raise TemplateError(f"'{match.group(0)}' is not a slot: write {{{{name}}}} or {{{{name.column}}}} "
-                                f"(names: {NAME_RULE}; no spaces)")
+            raise TemplateError(
+                f"'{match.group(0)}' is not a slot: write {{{{name}}}} or {{{{name.column}}}} "
+                f"(names: {NAME_RULE}; no spaces)"
+            )
         found.append(Slot(body.group(1), body.group(2)))
     if "{{" in _SLOT.sub("", text):
         raise TemplateError("a '{{' is never closed with '}}'")

@@ -7,7 +7,7 @@ part of what a test measures (it sets a closed model's rate).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
@@ -56,7 +56,7 @@ def _shorthand(value: Any) -> Any:
 
 
 ThinkTime = Annotated[
-    Annotated[Union[FixedThink, UniformThink, ExponentialThink], Field(discriminator="type")],
+    Annotated[FixedThink | UniformThink | ExponentialThink, Field(discriminator="type")],
     BeforeValidator(_shorthand),
 ]
 """ThinkTime is a pause: a duration (fixed) or a uniform or exponential distribution."""

@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from surge.durations import format_limit
 from surge.scenario.base import Path
 from surge.scenario.errors import BadInput, key_path
-from surge.durations import format_limit
 from surge.scenario.units import Scaled
 
 M = TypeVar("M", bound=BaseModel)
@@ -43,8 +43,9 @@ def check_factor(factor: float) -> float:
     """check_factor returns ``factor`` if it is a finite number above zero; otherwise a
     BadInput naming ``--time-scale`` (a ValueError; exit code 2 in the CLI)."""
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) or factor <= 0:
-        raise BadInput("--time-scale", f"the time scale must be a number above 0 (0.1 runs ten times faster), "
-                                       f"got {factor!r}")
+        raise BadInput(
+            "--time-scale", f"the time scale must be a number above 0 (0.1 runs ten times faster), got {factor!r}"
+        )
     return float(factor)
 
 
@@ -81,6 +82,8 @@ def _scale(value: Any, factor: float, path: Path) -> Any:
 
 def _stretched(seconds: float, most: float, factor: float, path: Path) -> float:
     if seconds > most:
-        raise BadInput("--time-scale", f"{factor:g} makes {key_path(path)} {seconds:.6g}s, longer than "
-                                       f"{format_limit(most)}, the most it may be")
+        raise BadInput(
+            "--time-scale",
+            f"{factor:g} makes {key_path(path)} {seconds:.6g}s, longer than {format_limit(most)}, the most it may be",
+        )
     return seconds

@@ -23,8 +23,17 @@ from surge.limits import MAX_DURATION_S, MAX_RATE, MAX_SEND_SLACK_S, MAX_START_T
 
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 _RATE = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?:/\s*(ms|s|m|h|sec|min|second|minute|hour))?\s*")
-_PER_SECOND = {"ms": 1000.0, "s": 1.0, "sec": 1.0, "second": 1.0,
-               "m": 1 / 60, "min": 1 / 60, "minute": 1 / 60, "h": 1 / 3600, "hour": 1 / 3600}
+_PER_SECOND = {
+    "ms": 1000.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "second": 1.0,
+    "m": 1 / 60,
+    "min": 1 / 60,
+    "minute": 1 / 60,
+    "h": 1 / 3600,
+    "hour": 1 / 3600,
+}
 
 
 class Scaled:
@@ -56,7 +65,8 @@ def to_seconds(value: Any) -> float:
             seconds = parse_duration(value)
         except ValueError:
             raise PydanticCustomError(
-                "duration", "'{value}' is not a duration (examples: 500ms, 1.5s, 2m, 1m30s, 1h)",
+                "duration",
+                "'{value}' is not a duration (examples: 500ms, 1.5s, 2m, 1m30s, 1h)",
                 {"value": value},
             ) from None
     if not math.isfinite(seconds) or seconds < 0:
@@ -67,8 +77,11 @@ def to_seconds(value: Any) -> float:
 def _at_most(value: Any, seconds: float, most: float, what: str) -> float:
     if seconds > most:
         shown = _clip(value) if isinstance(value, str) else format_seconds(seconds)
-        raise PydanticCustomError("duration", "'{value}' is longer than {most}, {what}",
-                                  {"value": shown, "most": format_limit(most), "what": what})
+        raise PydanticCustomError(
+            "duration",
+            "'{value}' is longer than {most}, {what}",
+            {"value": shown, "most": format_limit(most), "what": what},
+        )
     return seconds
 
 
@@ -112,8 +125,11 @@ def to_rate(value: Any) -> float:
     if per_second < 0:
         raise PydanticCustomError("rate", "a rate cannot be negative")
     if per_second > MAX_RATE:
-        raise PydanticCustomError("rate", "{value} per second is above the most one plan may ask for "
-                                  "(10,000,000/s, the engine's bound)", {"value": f"{per_second:g}"})
+        raise PydanticCustomError(
+            "rate",
+            "{value} per second is above the most one plan may ask for (10,000,000/s, the engine's bound)",
+            {"value": f"{per_second:g}"},
+        )
     return per_second
 
 
@@ -135,8 +151,7 @@ Duration = Annotated[float, BeforeValidator(to_seconds), PlainSerializer(format_
 ScheduledDuration = Annotated[float, BeforeValidator(to_seconds), PlainSerializer(format_seconds), Scaled()]
 """ScheduledDuration is seconds, written with a unit, multiplied by ``--time-scale``."""
 
-StartTime = Annotated[float, BeforeValidator(to_start_time), PlainSerializer(format_seconds),
-                      Scaled(MAX_START_TIME_S)]
+StartTime = Annotated[float, BeforeValidator(to_start_time), PlainSerializer(format_seconds), Scaled(MAX_START_TIME_S)]
 """StartTime is a scenario's start offset: a ScheduledDuration of at most a day."""
 
 ThinkDuration = Annotated[float, BeforeValidator(to_think_seconds), PlainSerializer(format_seconds)]

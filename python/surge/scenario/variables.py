@@ -84,8 +84,9 @@ class Choice(FileModel):
             return []
         found: list[Finding] = []
         if len(self.weights) != len(self.values):
-            found.append((("weights",), f"{len(self.weights)} weights for {len(self.values)} values: "
-                                        "give one weight per value"))
+            found.append(
+                (("weights",), f"{len(self.weights)} weights for {len(self.values)} values: give one weight per value")
+            )
         found += [(("weights", i), f"weight {w:g} must be above 0") for i, w in enumerate(self.weights) if w <= 0]
         return found
 
@@ -227,13 +228,27 @@ def _shorthand(value: Any) -> Any:
     return value
 
 
-AnyVariable = Union[Counter, Uniform, Zipf, Choice, Uuid, RandomString, Csv, Pool, Env, Constant, Decimal, Vu,
-                    Timestamp]
+AnyVariable = Union[
+    Counter, Uniform, Zipf, Choice, Uuid, RandomString, Csv, Pool, Env, Constant, Decimal, Vu, Timestamp
+]
 """AnyVariable is any one of the variable kinds."""
 
 Variable = Annotated[Annotated[AnyVariable, Field(discriminator="type")], BeforeValidator(_shorthand)]
 """Variable is a variable of the kind its ``type`` names; a bare scalar is a Constant."""
 
-VARIABLE_TYPES = ("counter", "uniform", "zipf", "choice", "uuid", "random-string", "csv", "pool", "env", "constant",
-                  "decimal", "vu", "timestamp")
+VARIABLE_TYPES = (
+    "counter",
+    "uniform",
+    "zipf",
+    "choice",
+    "uuid",
+    "random-string",
+    "csv",
+    "pool",
+    "env",
+    "constant",
+    "decimal",
+    "vu",
+    "timestamp",
+)
 """VARIABLE_TYPES are the accepted ``type`` values of a variable."""

@@ -17,8 +17,12 @@ USL_POINTS = 60
 
 RED, GREEN, GREY = "#d62728", "#2ca02c", "#7f7f7f"
 
-ZONE_COLOURS = {"optimal": "rgba(46,160,67,0.16)", "stress": "rgba(233,196,106,0.30)",
-                "degraded": "rgba(231,111,81,0.26)", "broken": "rgba(198,40,40,0.24)"}
+ZONE_COLOURS = {
+    "optimal": "rgba(46,160,67,0.16)",
+    "stress": "rgba(233,196,106,0.30)",
+    "degraded": "rgba(231,111,81,0.26)",
+    "broken": "rgba(198,40,40,0.24)",
+}
 """ZONE_COLOURS shade a sweep's zones (docs/analysis.md, "Zones"): the charts and the legend
 under them take their colours from here, so they cannot disagree."""
 
@@ -43,15 +47,25 @@ def over_runs_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not any(v is not None for v in values):
             continue
         flat = [stats.get(k) for k in ("mean", "ci_low", "ci_high")]
-        series = [{"label": "run", "values": values, "style": "points"},
-                  {"label": "mean", "values": [flat[0]] * len(runs), "colour": GREY}]
-        chart: dict[str, Any] = {"id": _chart_id("figure", i), "title": f"{_title(figure)}: each run, mean and "
-                                 f"{analysis.get('confidence', 0.95):.0%} CI", "x": list(range(len(runs))),
-                                 "xcats": labels, "xlabel": "run", "ylabel": _title(figure), "series": series,
-                                 "yzero": figure.endswith("_per_s")}
+        series = [
+            {"label": "run", "values": values, "style": "points"},
+            {"label": "mean", "values": [flat[0]] * len(runs), "colour": GREY},
+        ]
+        chart: dict[str, Any] = {
+            "id": _chart_id("figure", i),
+            "title": f"{_title(figure)}: each run, mean and {analysis.get('confidence', 0.95):.0%} CI",
+            "x": list(range(len(runs))),
+            "xcats": labels,
+            "xlabel": "run",
+            "ylabel": _title(figure),
+            "series": series,
+            "yzero": figure.endswith("_per_s"),
+        }
         if flat[1] is not None and flat[2] is not None:
-            series += [{"label": "CI high", "values": [flat[2]] * len(runs), "style": "dash", "colour": "#1f77b4"},
-                       {"label": "CI low", "values": [flat[1]] * len(runs), "style": "dash", "colour": "#1f77b4"}]
+            series += [
+                {"label": "CI high", "values": [flat[2]] * len(runs), "style": "dash", "colour": "#1f77b4"},
+                {"label": "CI low", "values": [flat[1]] * len(runs), "style": "dash", "colour": "#1f77b4"},
+            ]
             chart["band"] = [3, 4]
         charts.append(chart)
     return charts
@@ -89,8 +103,10 @@ def sweep_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     x = sorted(set(loads))
     if _usl(usl, 1.0) is not None:
         lo, hi = min(loads), max(loads)
-        dense = [lo * (hi / lo) ** (k / (USL_POINTS - 1)) if log else lo + (hi - lo) * k / (USL_POINTS - 1)
-                 for k in range(USL_POINTS)]
+        dense = [
+            lo * (hi / lo) ** (k / (USL_POINTS - 1)) if log else lo + (hi - lo) * k / (USL_POINTS - 1)
+            for k in range(USL_POINTS)
+        ]
         x = sorted(set(x) | set(dense))
     at = {lv["load"]: lv for lv in levels}
 
@@ -107,17 +123,44 @@ def sweep_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         marks.append({"x": knee["load"], "label": f"knee {fmt.rate(knee.get('throughput'))}/s", "colour": RED})
     series: list[dict[str, Any]] = [
         {"label": "throughput/s", "values": column("responses_per_s"), "unit": "/s"},
-        {"label": "goodput/s", "values": column("successes_per_s"), "unit": "/s"}]
+        {"label": "goodput/s", "values": column("successes_per_s"), "unit": "/s"},
+    ]
     if usl is not None and _usl(usl, 1.0) is not None:
-        series.append({"label": f"USL fit (R² {fmt.general(usl.get('r_squared'))})", "values": [_usl(usl, n) for n in x],
-                       "style": "dash", "colour": "#9467bd", "unit": "/s"})
-    base = {"x": x, "xlabel": unit, "xlog": 2 if log else None, "xticks": sorted(set(loads)), "zones": zones,
-            "zoneColours": ZONE_COLOURS, "marks": marks, "yzero": True}
-    throughput = {**base, "id": "sweep-throughput", "title": "Throughput against load (zones shaded, peak and "
-                  "knee marked, USL curve)", "ylabel": "per second", "series": series}
-    latency = {**base, "id": "sweep-latency", "title": "Latency against load (zones shaded)",
-               "ylabel": "latency ms", "series": [{"label": k.removesuffix("_ms"), "values": column(k), "unit": " ms"}
-                                                  for k in ("p50_ms", "p95_ms", "p99_ms")]}
+        series.append(
+            {
+                "label": f"USL fit (R² {fmt.general(usl.get('r_squared'))})",
+                "values": [_usl(usl, n) for n in x],
+                "style": "dash",
+                "colour": "#9467bd",
+                "unit": "/s",
+            }
+        )
+    base = {
+        "x": x,
+        "xlabel": unit,
+        "xlog": 2 if log else None,
+        "xticks": sorted(set(loads)),
+        "zones": zones,
+        "zoneColours": ZONE_COLOURS,
+        "marks": marks,
+        "yzero": True,
+    }
+    throughput = {
+        **base,
+        "id": "sweep-throughput",
+        "title": "Throughput against load (zones shaded, peak and knee marked, USL curve)",
+        "ylabel": "per second",
+        "series": series,
+    }
+    latency = {
+        **base,
+        "id": "sweep-latency",
+        "title": "Latency against load (zones shaded)",
+        "ylabel": "latency ms",
+        "series": [
+            {"label": k.removesuffix("_ms"), "values": column(k), "unit": " ms"} for k in ("p50_ms", "p95_ms", "p99_ms")
+        ],
+    }
     return [throughput, latency]
 
 
@@ -146,20 +189,54 @@ def capacity_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
     x = [s["number"] for s in steps]
     series = [
-        {"label": "offered/s (pass)", "values": [s["rate"] if s["passed"] else None for s in steps], "style": "points",
-         "colour": GREEN, "unit": "/s"},
-        {"label": "offered/s (fail)", "values": [None if s["passed"] else s["rate"] for s in steps], "style": "points",
-         "colour": RED, "unit": "/s"},
-        {"label": "achieved/s", "values": [s.get("achieved_per_s") for s in steps], "unit": "/s", "colour": "#1f77b4"}]
+        {
+            "label": "offered/s (pass)",
+            "values": [s["rate"] if s["passed"] else None for s in steps],
+            "style": "points",
+            "colour": GREEN,
+            "unit": "/s",
+        },
+        {
+            "label": "offered/s (fail)",
+            "values": [None if s["passed"] else s["rate"] for s in steps],
+            "style": "points",
+            "colour": RED,
+            "unit": "/s",
+        },
+        {"label": "achieved/s", "values": [s.get("achieved_per_s") for s in steps], "unit": "/s", "colour": "#1f77b4"},
+    ]
     if analysis.get("rate") is not None:
-        series.append({"label": "capacity found", "values": [analysis["rate"]] * len(steps), "style": "dash",
-                       "colour": GREY, "unit": "/s"})
-    path = {"id": "capacity-path", "title": "Search path: rate per step (pass or fail)", "x": x, "xlabel": "step",
-            "ylabel": "per second", "series": series, "yzero": True}
-    latency = {"id": "capacity-latency", "title": "Latency per step (the SLO's latency limits as lines)", "x": x,
-               "xlabel": "step", "ylabel": "latency ms", "yzero": True, "rules": slo_rules(analysis),
-               "series": [{"label": k.removesuffix("_ms"), "values": [s.get(k) for s in steps], "unit": " ms"}
-                          for k in ("p50_ms", "p95_ms", "p99_ms")]}
+        series.append(
+            {
+                "label": "capacity found",
+                "values": [analysis["rate"]] * len(steps),
+                "style": "dash",
+                "colour": GREY,
+                "unit": "/s",
+            }
+        )
+    path = {
+        "id": "capacity-path",
+        "title": "Search path: rate per step (pass or fail)",
+        "x": x,
+        "xlabel": "step",
+        "ylabel": "per second",
+        "series": series,
+        "yzero": True,
+    }
+    latency = {
+        "id": "capacity-latency",
+        "title": "Latency per step (the SLO's latency limits as lines)",
+        "x": x,
+        "xlabel": "step",
+        "ylabel": "latency ms",
+        "yzero": True,
+        "rules": slo_rules(analysis),
+        "series": [
+            {"label": k.removesuffix("_ms"), "values": [s.get(k) for s in steps], "unit": " ms"}
+            for k in ("p50_ms", "p95_ms", "p99_ms")
+        ],
+    }
     return [path, latency]
 
 
@@ -192,21 +269,33 @@ def compare_charts(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         def by_variant(key: str) -> list[float | None]:
             return [sides[at_mean[p]].get(key) if p in at_mean else None for p in x]
 
-        charts.append({"id": _chart_id("compare", i), "title": f"{_title(figure)}: variants' means with "
-                       f"{analysis.get('confidence', 0.95):.0%} CI, and each run", "x": x,
-                       "xcats": variants, "xlabel": "variant",
-                       "ylabel": _title(figure), "yzero": figure.endswith("_per_s"),
-                       "series": [{"label": "mean", "values": by_variant("mean"), "style": "points"},
-                                  {"label": "CI low", "values": by_variant("ci_low"), "style": "points",
-                                   "colour": GREY},
-                                  {"label": "CI high", "values": by_variant("ci_high"), "style": "points",
-                                   "colour": GREY},
-                                  {"label": "run", "values": [run_values.get(p) for p in x], "style": "points",
-                                   "colour": "#ff7f0e"}],
-                       "whiskers": [{"low": 2, "high": 3}]})
+        charts.append(
+            {
+                "id": _chart_id("compare", i),
+                "title": f"{_title(figure)}: variants' means with "
+                f"{analysis.get('confidence', 0.95):.0%} CI, and each run",
+                "x": x,
+                "xcats": variants,
+                "xlabel": "variant",
+                "ylabel": _title(figure),
+                "yzero": figure.endswith("_per_s"),
+                "series": [
+                    {"label": "mean", "values": by_variant("mean"), "style": "points"},
+                    {"label": "CI low", "values": by_variant("ci_low"), "style": "points", "colour": GREY},
+                    {"label": "CI high", "values": by_variant("ci_high"), "style": "points", "colour": GREY},
+                    {"label": "run", "values": [run_values.get(p) for p in x], "style": "points", "colour": "#ff7f0e"},
+                ],
+                "whiskers": [{"low": 2, "high": 3}],
+            }
+        )
     return charts
 
 
-CHARTS = {"repeat": over_runs_charts, "stats": over_runs_charts, "sweep": sweep_charts,
-          "capacity": capacity_charts, "compare": compare_charts}
+CHARTS = {
+    "repeat": over_runs_charts,
+    "stats": over_runs_charts,
+    "sweep": sweep_charts,
+    "capacity": capacity_charts,
+    "compare": compare_charts,
+}
 """CHARTS maps an experiment kind to the function making its chart specs."""

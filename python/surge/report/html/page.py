@@ -10,8 +10,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-       "connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'")
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+    "connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'"
+)
 """CSP is report.html's Content-Security-Policy: inline scripts and styles only, no request of
 any kind (a chart library that tried one would be refused and say so on the console)."""
 
@@ -38,19 +40,21 @@ def chart_div(chart_id: str, title: str) -> str:
 def page(title: str, body: str, charts: list[dict[str, Any]]) -> str:
     """page is the whole report.html: ``body`` (HTML already escaped) and ``charts`` (chart specs
     report.js draws, each with an ``id`` matching a chart_div in the body)."""
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(title)}</title>",
-        f"<style>{asset('vendor/uPlot.min.css')}</style>",
-        f"<style>{asset('assets/report.css')}</style>",
-        "</head><body>",
-        body,
-        f'<script type="application/json" id="surge-data">{data_block({"charts": charts})}</script>',
-        f"<script>{asset('vendor/uPlot.iife.min.js')}</script>",
-        f"<script>{asset('assets/report.js')}</script>",
-        "</body></html>",
-        "",
-    ])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{asset('vendor/uPlot.min.css')}</style>",
+            f"<style>{asset('assets/report.css')}</style>",
+            "</head><body>",
+            body,
+            f'<script type="application/json" id="surge-data">{data_block({"charts": charts})}</script>',
+            f"<script>{asset('vendor/uPlot.iife.min.js')}</script>",
+            f"<script>{asset('assets/report.js')}</script>",
+            "</body></html>",
+            "",
+        ]
+    )

@@ -47,37 +47,106 @@ def time_charts_of(line: Timeline, rules: list[Rule]) -> list[dict[str, Any]]:
     """time_charts_of is time_charts for a timeline and the threshold lines to draw."""
     x = [0.0, *line.ends]
     load_label, profiles = load_profiles(line)
-    load = [{"label": label, "values": [None, *values], "axis": "y2", "style": "dash",
-             "colour": PROFILE_COLOURS[i % len(PROFILE_COLOURS)]} for i, (label, values) in enumerate(profiles)]
+    load = [
+        {
+            "label": label,
+            "values": [None, *values],
+            "axis": "y2",
+            "style": "dash",
+            "colour": PROFILE_COLOURS[i % len(PROFILE_COLOURS)],
+        }
+        for i, (label, values) in enumerate(profiles)
+    ]
     note = line.partial_note()
-    throughput = {"id": "throughput", "x": x, "xlabel": "time s", "ylabel": "per second", "y2label": load_label,
-                  "yzero": True, "note": note, "rules": _rules(rules, "throughput"),
-                  "series": [{"label": "sent/s", "values": _interval(line.column("sent_per_s")), "unit": "/s",
-                              "style": "interval"},
-                             {"label": "responses/s", "values": _interval(line.column("responses_per_s")),
-                              "unit": "/s", "style": "interval"},
-                             {"label": "successes/s", "values": _interval(line.per_second("successes")),
-                              "unit": "/s", "style": "interval"}, *load]}
-    latency = {"id": "latency", "x": x, "xlabel": "time s", "ylabel": "latency ms", "y2label": load_label,
-               "yzero": True, "note": note, "rules": _rules(rules, "latency"),
-               "series": [*({"label": c.removesuffix("_ms"), "values": [None, *line.column(c)], "unit": " ms"}
-                            for c in LATENCY_COLUMNS), *load]}
-    failures = [{"label": "failures/s (all)", "values": _interval(line.per_second("failures")), "unit": "/s",
-                 "style": "interval"}]
+    throughput = {
+        "id": "throughput",
+        "x": x,
+        "xlabel": "time s",
+        "ylabel": "per second",
+        "y2label": load_label,
+        "yzero": True,
+        "note": note,
+        "rules": _rules(rules, "throughput"),
+        "series": [
+            {"label": "sent/s", "values": _interval(line.column("sent_per_s")), "unit": "/s", "style": "interval"},
+            {
+                "label": "responses/s",
+                "values": _interval(line.column("responses_per_s")),
+                "unit": "/s",
+                "style": "interval",
+            },
+            {
+                "label": "successes/s",
+                "values": _interval(line.per_second("successes")),
+                "unit": "/s",
+                "style": "interval",
+            },
+            *load,
+        ],
+    }
+    latency = {
+        "id": "latency",
+        "x": x,
+        "xlabel": "time s",
+        "ylabel": "latency ms",
+        "y2label": load_label,
+        "yzero": True,
+        "note": note,
+        "rules": _rules(rules, "latency"),
+        "series": [
+            *(
+                {"label": c.removesuffix("_ms"), "values": [None, *line.column(c)], "unit": " ms"}
+                for c in LATENCY_COLUMNS
+            ),
+            *load,
+        ],
+    }
+    failures = [
+        {
+            "label": "failures/s (all)",
+            "values": _interval(line.per_second("failures")),
+            "unit": "/s",
+            "style": "interval",
+        }
+    ]
     for name in (*FAILURE_COLUMNS, "interrupted", "shed"):
         values = line.column(name)
         if any(v for v in values):
-            failures.append({"label": name.removeprefix("failed_") + "/s", "values": _interval(line.per_second(name)),
-                             "unit": "/s", "style": "interval"})
-    failed = {"id": "failures", "x": x, "xlabel": "time s", "ylabel": "per second", "yzero": True, "note": note,
-              "series": failures}
+            failures.append(
+                {
+                    "label": name.removeprefix("failed_") + "/s",
+                    "values": _interval(line.per_second(name)),
+                    "unit": "/s",
+                    "style": "interval",
+                }
+            )
+    failed = {
+        "id": "failures",
+        "x": x,
+        "xlabel": "time s",
+        "ylabel": "per second",
+        "yzero": True,
+        "note": note,
+        "series": failures,
+    }
     charts = [throughput, latency, failed]
     cpu = [("generator CPU (cores)", line.column("cpu_cores")), ("target CPU (cores)", line.column("target_cpu_cores"))]
     drawn = [(label, values) for label, values in cpu if any(v is not None for v in values)]
     if drawn:
-        charts.append({"id": "cpu", "x": x, "xlabel": "time s", "ylabel": "cores", "yzero": True, "note": note,
-                       "series": [{"label": label, "values": _interval(values), "unit": " cores", "style": "interval"}
-                                  for label, values in drawn]})
+        charts.append(
+            {
+                "id": "cpu",
+                "x": x,
+                "xlabel": "time s",
+                "ylabel": "cores",
+                "yzero": True,
+                "note": note,
+                "series": [
+                    {"label": label, "values": _interval(values), "unit": " cores", "style": "interval"}
+                    for label, values in drawn
+                ],
+            }
+        )
     return charts
 
 
@@ -87,6 +156,12 @@ def status_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
     if not codes:
         return None
     names = sorted(codes, key=str)
-    return {"id": "status", "x": list(range(len(names))), "xcats": [str(n) for n in names], "xlabel": "status",
-            "ylabel": "responses", "yzero": True,
-            "series": [{"label": "responses", "values": [codes[n] for n in names], "style": "bars"}]}
+    return {
+        "id": "status",
+        "x": list(range(len(names))),
+        "xcats": [str(n) for n in names],
+        "xlabel": "status",
+        "ylabel": "responses",
+        "yzero": True,
+        "series": [{"label": "responses", "values": [codes[n] for n in names], "style": "bars"}],
+    }

@@ -44,6 +44,11 @@ def spectrum_chart(summary: dict[str, Any]) -> dict[str, Any] | None:
     points = spectrum_points((summary.get("histograms") or {}).get("latency"))
     if not points:
         return None
-    return {"id": "spectrum", "x": [x for x, _ in points], "xlabel": "percentile, as 1/(1−p): 10 = p90, 100 = p99",
-            "xlog": 10, "ylabel": "latency ms",
-            "series": [{"label": "latency", "values": [y for _, y in points], "unit": " ms", "style": "step"}]}
+    return {
+        "id": "spectrum",
+        "x": [x for x, _ in points],
+        "xlabel": "percentile, as 1/(1−p): 10 = p90, 100 = p99",
+        "xlog": 10,
+        "ylabel": "latency ms",
+        "series": [{"label": "latency", "values": [y for _, y in points], "unit": " ms", "style": "step"}],
+    }

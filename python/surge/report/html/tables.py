@@ -47,12 +47,14 @@ def verdict(text: str) -> Cell:
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1, caption: str = "") -> str:
     """table is an HTML table: ``columns`` headings, the first ``left`` columns aligned left."""
+
     def cls(i: int) -> str:
         return ' class="l"' if i < left else ""
 
     head = "".join(f"<th{cls(i)}>{esc(c)}</th>" for i, c in enumerate(columns))
-    body = "".join("<tr>" + "".join(f"<td{cls(i)}>{esc(v)}</td>" for i, v in enumerate(row)) + "</tr>\n"
-                   for row in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td{cls(i)}>{esc(v)}</td>" for i, v in enumerate(row)) + "</tr>\n" for row in rows
+    )
     title = f"<h3>{esc(caption)}</h3>\n" if caption else ""
     return f"{title}<table><thead><tr>{head}</tr></thead><tbody>\n{body}</tbody></table>\n"
 
@@ -60,6 +62,7 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1, 
 def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     """key_values is a two-column table of labelled values: pairs whose value is None are left
     out, a flag is written yes/no, a number by the number formatter (never a Python repr)."""
+
     def text(value: Any) -> Any:
         if isinstance(value, bool):
             return "yes" if value else "no"
@@ -78,8 +81,11 @@ def findings_list(findings: Iterable[Mapping[str, Any]]) -> str:
         tag = f'<b class="{"warn" if severity == "warning" else ""}">{esc(f.get("kind", ""))}</b>'
         text = f.get("message") or f.get("text") or ""
         advice = f.get("advice")
-        items.append(f"<li>{tag}{' (' + esc(severity) + ')' if severity else ''}: {esc(text)}"
-                     + (f"<br><span class=\"note\">{esc(advice)}</span>" if advice else "") + "</li>")
+        items.append(
+            f"<li>{tag}{' (' + esc(severity) + ')' if severity else ''}: {esc(text)}"
+            + (f'<br><span class="note">{esc(advice)}</span>' if advice else "")
+            + "</li>"
+        )
     return f"<ul>{''.join(items)}</ul>\n" if items else '<p class="note">No findings.</p>\n'
 
 
@@ -91,11 +97,19 @@ def section(title: str, *parts: str) -> str:
 def verdict_block(v: Verdict) -> str:
     """verdict_block is the verdict that opens a report: the headline coloured by its state, the
     thresholds or SLO with pass/fail and the observed values, and the answer's figures."""
-    checks = table(("threshold", "scope", "verdict", "observed"), ([expr, scope, verdict(state), observed]
-                                                                  for expr, scope, state, observed in v.checks),
-                   left=2) if v.checks else ""
-    return (f'<section class="verdict verdict-{esc(v.state)}" id="verdict"><h2>Verdict</h2>\n'
-            f'<p class="headline">{esc(v.headline)}</p>\n{checks}{key_values(v.rows)}</section>\n')
+    checks = (
+        table(
+            ("threshold", "scope", "verdict", "observed"),
+            ([expr, scope, verdict(state), observed] for expr, scope, state, observed in v.checks),
+            left=2,
+        )
+        if v.checks
+        else ""
+    )
+    return (
+        f'<section class="verdict verdict-{esc(v.state)}" id="verdict"><h2>Verdict</h2>\n'
+        f'<p class="headline">{esc(v.headline)}</p>\n{checks}{key_values(v.rows)}</section>\n'
+    )
 
 
 def bullet_list(items: Iterable[str], empty: str) -> str:
