@@ -7,22 +7,22 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::measure::aggregator::Aggregator;
-use crate::schedule::budget::Budget;
 use crate::error::EngineError;
-use crate::spec::executor::{Iterations, Model};
+use crate::http::tls::TlsSetup;
+use crate::measure::aggregator::Aggregator;
+use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::measure::failure::FailureClass;
 use crate::measure::metrics::{Metrics, MetricsShape};
+use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
+use crate::schedule::budget::Budget;
 use crate::schedule::pacer::Stripe;
+use crate::spec::executor::{Iterations, Model};
 use crate::spec::plan::Plan;
 use crate::spec::plan_error::PlanError;
-use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
-use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::spec::scenario::{self, secs_to_ns, Scenario};
-use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, CpuTime};
 use crate::spec::target::Target;
-use crate::http::tls::TlsSetup;
 use crate::spec::variables::ThreadShare;
+use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, CpuTime};
 use crate::worker::{run_worker, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).
@@ -67,8 +67,8 @@ const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(5);
 /// run executes `plan`, reporting intervals to `observer`; setting `cancel` stops it.
 pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) -> Result<RunResult, EngineError> {
     plan.validate().map_err(EngineError::InvalidPlan)?;
-    let target = Target::parse(&plan.target.url)
-        .map_err(|m| EngineError::InvalidPlan(vec![PlanError::new("target.url", m)]))?;
+    let target =
+        Target::parse(&plan.target.url).map_err(|m| EngineError::InvalidPlan(vec![PlanError::new("target.url", m)]))?;
     let addresses = target
         .resolve()
         .map_err(|e| EngineError::Unresolvable { host: target.host.clone(), message: e.to_string() })?;
@@ -101,8 +101,8 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
         false => None,
     };
-    let compiled =
-        scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools).map_err(EngineError::InvalidPlan)?;
+    let compiled = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools)
+        .map_err(EngineError::InvalidPlan)?;
     check_unique_rows(&compiled.scenarios, plan.stripe, threads).map_err(EngineError::InvalidPlan)?;
     let shape = MetricsShape {
         slots: compiled.slots.len(),
@@ -139,7 +139,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             .iter()
             .zip(&budgets)
             .map(|(s, budget)| match &s.model {
-                Model::Closed { .. } => Share::Closed { vus: vus_on_thread(&s.model, threads, thread), budget: budget.clone() },
+                Model::Closed { .. } => {
+                    Share::Closed { vus: vus_on_thread(&s.model, threads, thread), budget: budget.clone() }
+                }
                 Model::Open { pre_allocated_vus, .. } => Share::Open {
                     stripe,
                     max_vus: vus_on_thread(&s.model, threads, thread),
@@ -238,8 +240,14 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let counts = totals.counts();
     let cpu = cpu_after.since(&cpu_before);
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
-    let (scenario_results, tag_results) =
-        breakdowns(&aggregator.totals, &scenarios, &slots, &aggregator.spans(), Some(&aggregator.load), &plan.percentiles);
+    let (scenario_results, tag_results) = breakdowns(
+        &aggregator.totals,
+        &scenarios,
+        &slots,
+        &aggregator.spans(),
+        Some(&aggregator.load),
+        &plan.percentiles,
+    );
     let (run_window, load_window) = (aggregator.run_window(), aggregator.run_load_window());
     let check_results = check_results(&aggregator.totals, &scenarios, &checks);
     let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);

@@ -6,10 +6,30 @@ use pyo3::prelude::*;
 use surge_engine::EngineError;
 
 create_exception!(_engine, SurgeError, PyException, "SurgeError is the base of every error surge raises.");
-create_exception!(_engine, PlanError, PyValueError, "PlanError: the plan is invalid; args are (message, errors as JSON).");
-create_exception!(_engine, UnreachableError, SurgeError, "UnreachableError: the target could not be resolved or connected to.");
-create_exception!(_engine, ConnectionLimitError, SurgeError, "ConnectionLimitError: the plan needs more connections than the open-file limit allows.");
-create_exception!(_engine, SetupError, SurgeError, "SetupError: the engine could not start (threads, poll, TLS setup).");
+create_exception!(
+    _engine,
+    PlanError,
+    PyValueError,
+    "PlanError: the plan is invalid; args are (message, errors as JSON)."
+);
+create_exception!(
+    _engine,
+    UnreachableError,
+    SurgeError,
+    "UnreachableError: the target could not be resolved or connected to."
+);
+create_exception!(
+    _engine,
+    ConnectionLimitError,
+    SurgeError,
+    "ConnectionLimitError: the plan needs more connections than the open-file limit allows."
+);
+create_exception!(
+    _engine,
+    SetupError,
+    SurgeError,
+    "SetupError: the engine could not start (threads, poll, TLS setup)."
+);
 
 /// to_py_err maps an engine error to the matching Python exception.
 pub fn to_py_err(error: EngineError) -> PyErr {

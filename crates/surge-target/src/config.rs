@@ -5,12 +5,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::cpu::MAX_CPU_WORKERS;
 use crate::duration::parse_duration;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::plan::{RateLimitPlan, ServicePlan, TargetPlan};
 use crate::service_time::ServiceTime;
 use crate::stall::Stall;
-use crate::cpu::MAX_CPU_WORKERS;
 use crate::usl::{Usl, MAX_COHERENCY};
 
 /// MAX_LOCK_HOLD is the longest `--lock-hold` accepted.
@@ -145,9 +145,8 @@ impl TargetConfig {
     /// from_json reads a configuration from a JSON object; every unknown key and every value
     /// of the wrong type is reported, each naming its flag.
     pub fn from_json(text: &str) -> Result<Self, ConfigErrors> {
-        let map: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
-            ConfigErrors(vec![ConfigError::new("config", format!("not a JSON object: {e}"))])
-        })?;
+        let map: Map<String, Value> = serde_json::from_str(text)
+            .map_err(|e| ConfigErrors(vec![ConfigError::new("config", format!("not a JSON object: {e}"))]))?;
         let mut errors = Vec::new();
         for (key, value) in &map {
             let Some((_, expected)) = FIELDS.iter().find(|(name, _)| name == key) else {
@@ -175,11 +174,8 @@ impl TargetConfig {
         for &(key, low, high) in INT_LIMITS {
             if let Some(v) = self.int(key) {
                 if v < low || v > high {
-                    let range = if high == i64::MAX {
-                        format!("at least {low}")
-                    } else {
-                        format!("from {low} to {high}")
-                    };
+                    let range =
+                        if high == i64::MAX { format!("at least {low}") } else { format!("from {low} to {high}") };
                     fail(key, format!("must be {range}, got {v}"));
                 }
             }
@@ -209,7 +205,10 @@ impl TargetConfig {
         }
         if let Some(kappa) = self.coherency {
             if !(0.0..=MAX_COHERENCY).contains(&kappa) {
-                fail("coherency", format!("must be from 0 to {MAX_COHERENCY} (κ, the cost per pair in service), got {kappa}"));
+                fail(
+                    "coherency",
+                    format!("must be from 0 to {MAX_COHERENCY} (κ, the cost per pair in service), got {kappa}"),
+                );
             }
         }
         for (key, set) in [
@@ -442,8 +441,14 @@ mod tests {
                 r#"{"workers": 2000, "service_time": "1ms", "service_cpu": true}"#,
                 "--workers: with --service-cpu each worker is a thread: must be from 1 to 1024, got 2000",
             ),
-            (r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "contention": 0.1}"#, "--contention: not with --service-cpu"),
-            (r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "coherency": 0.1}"#, "--coherency: not with --service-cpu"),
+            (
+                r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "contention": 0.1}"#,
+                "--contention: not with --service-cpu",
+            ),
+            (
+                r#"{"workers": 2, "service_time": "1ms", "service_cpu": true, "coherency": 0.1}"#,
+                "--coherency: not with --service-cpu",
+            ),
             (r#"{"lock_hold": "0s"}"#, "--lock-hold: must be longer than 0"),
             (r#"{"lock_hold": "1"}"#, "--lock-hold: `1` has no unit"),
             (r#"{"lock_hold": "2s"}"#, "--lock-hold: must be at most 1s, got 2s"),

@@ -129,7 +129,14 @@ impl Conn {
                     self.turned_away = true;
                     let reply = Reply::error(503, "every worker is held and the queue of connections is full");
                     let framing = Framing { close: true, ..framing };
-                    http::write_response(&mut self.out, 503, reply.content_type, &[("Retry-After", "1")], reply.body.bytes(), framing);
+                    http::write_response(
+                        &mut self.out,
+                        503,
+                        reply.content_type,
+                        &[("Retry-After", "1")],
+                        reply.body.bytes(),
+                        framing,
+                    );
                     self.counters.record_response(route, 503);
                     return true;
                 }
@@ -232,9 +239,10 @@ impl Conn {
         let Some(cpu) = &self.shared.cpu else { return Some(Ok(())) };
         let Some(burned) = cpu.submit(burn_ns) else {
             let waiting = cpu.load().queue_depth as u64 + 1;
-            let (mean_ns, workers) = self.shared.plan.service.as_ref().map_or((0, 1), |s| {
-                (crate::service_time::nanos_of(s.service_time.mean()), s.workers.max(1) as u64)
-            });
+            let (mean_ns, workers) =
+                self.shared.plan.service.as_ref().map_or((0, 1), |s| {
+                    (crate::service_time::nanos_of(s.service_time.mean()), s.workers.max(1) as u64)
+                });
             let retry_after_s = (mean_ns.saturating_mul(waiting) / workers).div_ceil(1_000_000_000).max(1);
             let reply = Reply::error(503, "all workers busy and the queue is full")
                 .with_header("Retry-After", retry_after_s.to_string());

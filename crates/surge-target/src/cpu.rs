@@ -68,15 +68,11 @@ impl CpuPool {
             stop: AtomicBool::new(false),
             burned_ns: AtomicU64::new(0),
         });
-        let mut pool = Self {
-            inner,
-            handles: Vec::with_capacity(workers),
-        };
+        let mut pool = Self { inner, handles: Vec::with_capacity(workers) };
         for index in 0..workers {
             let inner = Arc::clone(&pool.inner);
-            let handle = std::thread::Builder::new()
-                .name(format!("surge-target-cpu-{index}"))
-                .spawn(move || inner.run())?;
+            let handle =
+                std::thread::Builder::new().name(format!("surge-target-cpu-{index}")).spawn(move || inner.run())?;
             pool.handles.push(handle);
         }
         Ok(pool)
@@ -87,12 +83,7 @@ impl CpuPool {
     pub fn submit(&self, cpu_ns: u64) -> Option<Burned> {
         let mut state = self.inner.lock();
         let all_busy = state.busy + state.waiting.len() >= self.inner.workers;
-        if all_busy
-            && self
-                .inner
-                .queue_limit
-                .is_some_and(|limit| self.inner.queued(&state) >= limit)
-        {
+        if all_busy && self.inner.queue_limit.is_some_and(|limit| self.inner.queued(&state) >= limit) {
             return None;
         }
         let (done, burned) = oneshot::channel();
@@ -106,10 +97,7 @@ impl CpuPool {
     /// (`busy_workers`).
     pub fn load(&self) -> Load {
         let state = self.inner.lock();
-        Load {
-            queue_depth: self.inner.queued(&state),
-            busy_workers: state.busy,
-        }
+        Load { queue_depth: self.inner.queued(&state), busy_workers: state.busy }
     }
 
     /// burned_s is the CPU seconds the threads burned (by their own clocks) since the pool
@@ -154,10 +142,7 @@ impl Inner {
                 return;
             }
             let Some(job) = state.waiting.pop_front() else {
-                state = self
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
+                state = self.wake.wait(state).unwrap_or_else(PoisonError::into_inner);
                 continue;
             };
             state.busy += 1;
@@ -208,20 +193,14 @@ fn burn_unless(cpu_ns: u64, stop: &AtomicBool) -> u64 {
 /// the first call.
 #[cfg(unix)]
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec through a valid pointer; the clock id is a
     // constant every supported Unix defines.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
         return 0;
     }
-    u64::try_from(ts.tv_sec)
-        .unwrap_or(0)
-        .saturating_mul(1_000_000_000)
-        + u64::try_from(ts.tv_nsec).unwrap_or(0)
+    u64::try_from(ts.tv_sec).unwrap_or(0).saturating_mul(1_000_000_000) + u64::try_from(ts.tv_nsec).unwrap_or(0)
 }
 
 /// thread_cpu_ns is the wall clock since the first call (no thread CPU clock off Unix).
@@ -248,15 +227,9 @@ mod tests {
             let (cpu, wall) = (thread_cpu_ns() - cpu0, wall0.elapsed());
             // Measured independently of burn's own figure: at least what was asked, within
             // half a millisecond (a check every few µs), and never more than the wall time.
-            assert!(
-                used >= want && cpu >= want,
-                "asked {want}, burn said {used}, clock says {cpu}"
-            );
+            assert!(used >= want && cpu >= want, "asked {want}, burn said {used}, clock says {cpu}");
             assert!(cpu < want + MS / 2, "asked {want}, used {cpu}");
-            assert!(
-                wall >= Duration::from_nanos(cpu - 100_000),
-                "cpu {cpu} ns in {wall:?}"
-            );
+            assert!(wall >= Duration::from_nanos(cpu - 100_000), "cpu {cpu} ns in {wall:?}");
         }
     }
 
@@ -285,17 +258,12 @@ mod tests {
         let wall = wall0.elapsed();
         let other_used = other.join().unwrap_or(0);
         assert!(used >= 30 * MS && other_used >= 30 * MS);
-        assert!(
-            wall >= Duration::from_millis(45),
-            "30 ms of CPU on a shared core took {wall:?}"
-        );
+        assert!(wall >= Duration::from_millis(45), "30 ms of CPU on a shared core took {wall:?}");
     }
 
     fn block_on<F: std::future::Future>(future: F) -> F::Output {
         let runtime = tokio::runtime::Builder::new_current_thread().build();
-        runtime
-            .map(|r| r.block_on(future))
-            .unwrap_or_else(|e| panic!("runtime: {e}"))
+        runtime.map(|r| r.block_on(future)).unwrap_or_else(|e| panic!("runtime: {e}"))
     }
 
     #[test]
@@ -304,10 +272,7 @@ mod tests {
         let wall0 = Instant::now();
         let burns: Vec<Burned> = (0..3).filter_map(|_| pool.submit(10 * MS)).collect();
         let zero = CpuPool::new(1, Some(0)).unwrap_or_else(|e| panic!("pool: {e}"));
-        assert!(
-            zero.submit(MS).is_some() && zero.submit(MS).is_none(),
-            "queue 0: only a free thread takes one"
-        );
+        assert!(zero.submit(MS).is_some() && zero.submit(MS).is_none(), "queue 0: only a free thread takes one");
         // One burning (or about to), two waiting: a fourth finds the queue full.
         assert_eq!(burns.len(), 3);
         assert!(pool.submit(MS).is_none());
@@ -320,11 +285,7 @@ mod tests {
         });
         assert!(used.iter().all(|&u| u >= 10 * MS), "{used:?}");
         // One thread: three 10 ms burns one after the other, however many cores there are.
-        assert!(
-            wall0.elapsed() >= Duration::from_millis(30),
-            "{:?}",
-            wall0.elapsed()
-        );
+        assert!(wall0.elapsed() >= Duration::from_millis(30), "{:?}", wall0.elapsed());
         assert!(pool.burned_s() >= 0.030, "{}", pool.burned_s());
         assert_eq!(pool.load(), Load::default());
         pool.reset();

@@ -6,16 +6,8 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000);
 
 /// UNITS maps each accepted unit suffix to its length in nanoseconds.
-const UNITS: [(&str, f64); 8] = [
-    ("ns", 1.0),
-    ("us", 1e3),
-    ("µs", 1e3),
-    ("ms", 1e6),
-    ("s", 1e9),
-    ("m", 60e9),
-    ("min", 60e9),
-    ("h", 3600e9),
-];
+const UNITS: [(&str, f64); 8] =
+    [("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("min", 60e9), ("h", 3600e9)];
 
 /// parse_duration reads a non-negative duration written as a decimal number followed by a unit
 /// (`ns`, `us` or `µs`, `ms`, `s`, `m` or `min`, `h`), or several such parts in a row: `10ms`,

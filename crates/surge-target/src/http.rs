@@ -79,7 +79,10 @@ pub fn parse(buf: &[u8]) -> Parsed<'_> {
                 (Some(n), _) => content_length = Some(n),
             }
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            return Parsed::Invalid { status: 501, reason: "chunked request bodies are not supported; send Content-Length" };
+            return Parsed::Invalid {
+                status: 501,
+                reason: "chunked request bodies are not supported; send Content-Length",
+            };
         } else if h.name.eq_ignore_ascii_case("connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -215,7 +218,16 @@ mod tests {
             ("GET / HTTP/1.1\r\nConnection: close\r\n\r\n", "GET", "/", "", 0, false, false, false),
             ("GET / HTTP/1.0\r\n\r\n", "GET", "/", "", 0, false, true, false),
             ("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", "GET", "/", "", 0, true, true, false),
-            ("PUT /t HTTP/1.1\r\ncontent-length: 3\r\nExpect: 100-continue\r\n\r\n", "PUT", "/t", "", 3, true, false, true),
+            (
+                "PUT /t HTTP/1.1\r\ncontent-length: 3\r\nExpect: 100-continue\r\n\r\n",
+                "PUT",
+                "/t",
+                "",
+                3,
+                true,
+                false,
+                true,
+            ),
             ("GET / HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", "GET", "/", "", 0, true, false, false),
         ];
         for &(raw, method, path, query, len, keep_alive, http10, expect) in cases {
@@ -272,7 +284,14 @@ mod tests {
         write_response(&mut out, 204, "", &[], b"", Framing { http10: true, ..Framing::default() });
         assert_eq!(String::from_utf8_lossy(&out), "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n");
         out.clear();
-        write_response(&mut out, 200, "application/json", &[], b"{}", Framing { head_only: true, ..Framing::default() });
+        write_response(
+            &mut out,
+            200,
+            "application/json",
+            &[],
+            b"{}",
+            Framing { head_only: true, ..Framing::default() },
+        );
         assert_eq!(
             String::from_utf8_lossy(&out),
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n"

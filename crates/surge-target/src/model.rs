@@ -176,8 +176,7 @@ mod tests {
 
     #[test]
     fn rate_limit_comes_before_slots() {
-        let Some(m) = model(r#"{"rate_limit": 1, "burst": 2, "workers": 1, "service_time": "1s", "queue": 0}"#)
-        else {
+        let Some(m) = model(r#"{"rate_limit": 1, "burst": 2, "workers": 1, "service_time": "1s", "queue": 0}"#) else {
             panic!("valid config")
         };
         assert!(matches!(m.decide(), Decision::Serve { .. }));

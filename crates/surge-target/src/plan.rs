@@ -138,8 +138,11 @@ impl TargetPlan {
                     ));
                 }
                 if s.service_cpu {
-                    let bound =
-                        if s.workers == 1 { "1 thread (one event loop)".to_string() } else { format!("{} threads", s.workers) };
+                    let bound = if s.workers == 1 {
+                        "1 thread (one event loop)".to_string()
+                    } else {
+                        format!("{} threads", s.workers)
+                    };
                     out.push(format!(
                         "service CPU: each request burns its service time as CPU (the thread's own CPU clock) on one of {bound}; capacity min({} threads, {} cores) / {:?} = {:.1} req/s while no other process needs those cores",
                         s.workers,
@@ -201,8 +204,14 @@ mod tests {
 
     #[test]
     fn warns_only_off_loopback() {
-        let cases: &[(&str, bool)] =
-            &[("127.0.0.1:0", false), ("127.8.9.10:80", false), ("[::1]:0", false), ("0.0.0.0:8080", true), ("[::]:0", true), ("10.1.2.3:80", true)];
+        let cases: &[(&str, bool)] = &[
+            ("127.0.0.1:0", false),
+            ("127.8.9.10:80", false),
+            ("[::1]:0", false),
+            ("0.0.0.0:8080", true),
+            ("[::]:0", true),
+            ("10.1.2.3:80", true),
+        ];
         for &(bind, warns) in cases {
             let config = TargetConfig { bind: bind.into(), ..TargetConfig::default() };
             let warnings = config.validate().map(|p| p.warnings()).unwrap_or_default();
@@ -241,8 +250,12 @@ mod tests {
         let lock = "lock hold: every Task API operation holds the one lock for 1ms";
         assert!(lines.iter().any(|l| l.starts_with(lock) && l.contains("at most 1000.0 req/s (1 / 1ms)")), "{lines:?}");
         // Eight threads can burn on at most as many cores as there are.
-        let config =
-            TargetConfig { workers: Some(8), service_time: Some("2ms".into()), service_cpu: true, ..TargetConfig::default() };
+        let config = TargetConfig {
+            workers: Some(8),
+            service_time: Some("2ms".into()),
+            service_cpu: true,
+            ..TargetConfig::default()
+        };
         let Ok(plan) = config.validate() else { panic!("valid config") };
         let Some(service) = &plan.service else { panic!("service model") };
         assert_eq!(service.capacity(), service.workers.min(service.cores) as f64 / 0.002);

@@ -149,15 +149,13 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
             Ok(task) => Reply::task(200, task),
             Err(reply) => reply,
         },
-        Route::TasksUpdate => {
-            match task_fields(body).and_then(|f| task_id(path).map(|id| (id, f))) {
-                Ok((id, fields)) => match store.update(id, fields) {
-                    Some(task) => Reply::task(200, task),
-                    None => not_found(path),
-                },
-                Err(reply) => reply,
-            }
-        }
+        Route::TasksUpdate => match task_fields(body).and_then(|f| task_id(path).map(|id| (id, f))) {
+            Ok((id, fields)) => match store.update(id, fields) {
+                Some(task) => Reply::task(200, task),
+                None => not_found(path),
+            },
+            Err(reply) => reply,
+        },
         Route::TasksDelete => match task_id(path) {
             Ok(id) if store.delete(id) => Reply { status: 204, content_type: JSON, body: Body::Empty, header: None },
             _ => not_found(path),
@@ -197,7 +195,9 @@ fn other(method: &str, path: &str) -> Reply {
         _ => None,
     };
     match allow {
-        Some(allow) => Reply::error(405, format!("{method} is not allowed on {path}")).with_header("Allow", allow.into()),
+        Some(allow) => {
+            Reply::error(405, format!("{method} is not allowed on {path}")).with_header("Allow", allow.into())
+        }
         None => not_found(path),
     }
 }
@@ -229,9 +229,14 @@ fn page_params(query: &str) -> Result<(usize, usize), Reply> {
         match (key, parsed) {
             ("offset", Ok(v)) => offset = v,
             ("limit", Ok(v)) if v <= MAX_LIMIT => limit = v,
-            ("offset", Err(_)) => return Err(Reply::error(400, format!("offset must be a whole number, got `{value}`"))),
+            ("offset", Err(_)) => {
+                return Err(Reply::error(400, format!("offset must be a whole number, got `{value}`")))
+            }
             ("limit", _) => {
-                return Err(Reply::error(400, format!("limit must be a whole number from 0 to {MAX_LIMIT}, got `{value}`")))
+                return Err(Reply::error(
+                    400,
+                    format!("limit must be a whole number from 0 to {MAX_LIMIT}, got `{value}`"),
+                ))
             }
             _ => {}
         }

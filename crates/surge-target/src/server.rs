@@ -133,17 +133,19 @@ fn listen(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
 
 /// run_thread runs one thread's event loop: accept, spawn a task per connection, stop when
 /// told; dropping the runtime closes its connections.
-fn run_thread(listener: TcpListener, index: usize, shared: Arc<Shared>, control: &Control<'_>) -> Result<(), TargetError> {
+fn run_thread(
+    listener: TcpListener,
+    index: usize,
+    shared: Arc<Shared>,
+    control: &Control<'_>,
+) -> Result<(), TargetError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()
         .map_err(TargetError::Runtime)?;
-    let counters = shared
-        .counters
-        .get(index)
-        .cloned()
-        .ok_or_else(|| TargetError::Internal("no counters for thread".into()))?;
+    let counters =
+        shared.counters.get(index).cloned().ok_or_else(|| TargetError::Internal("no counters for thread".into()))?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener).map_err(TargetError::Runtime)?;
         let (timer, driver) = Timer::new();

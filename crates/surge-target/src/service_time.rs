@@ -55,22 +55,20 @@ impl ServiceTime {
                 Ok(ServiceTime::Uniform { low, high })
             }
             "lognormal" => {
-                let (median, sigma) = rest.split_once(',').ok_or_else(|| {
-                    format!("`{text}`: write lognormal:MEDIAN,SIGMA, e.g. lognormal:2ms,0.5")
-                })?;
+                let (median, sigma) = rest
+                    .split_once(',')
+                    .ok_or_else(|| format!("`{text}`: write lognormal:MEDIAN,SIGMA, e.g. lognormal:2ms,0.5"))?;
                 let median = parse_duration(median)?;
-                let sigma: f64 = sigma
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("`{text}`: SIGMA `{sigma}` is not a number"))?;
+                let sigma: f64 =
+                    sigma.trim().parse().map_err(|_| format!("`{text}`: SIGMA `{sigma}` is not a number"))?;
                 if !(0.0..=MAX_SIGMA).contains(&sigma) {
                     return Err(format!("`{text}`: SIGMA must be between 0 and {MAX_SIGMA}"));
                 }
                 Ok(ServiceTime::LogNormal { median, sigma })
             }
-            other => Err(format!(
-                "`{text}`: unknown distribution `{other}` (use a duration, exp:, uniform: or lognormal:)"
-            )),
+            other => {
+                Err(format!("`{text}`: unknown distribution `{other}` (use a duration, exp:, uniform: or lognormal:)"))
+            }
         }
     }
 
@@ -95,9 +93,7 @@ impl ServiceTime {
                 let (low, high) = (nanos_of(low) as f64, nanos_of(high) as f64);
                 low + rng.next_f64() * (high - low)
             }
-            ServiceTime::LogNormal { median, sigma } => {
-                nanos_of(median) as f64 * (sigma * rng.standard_normal()).exp()
-            }
+            ServiceTime::LogNormal { median, sigma } => nanos_of(median) as f64 * (sigma * rng.standard_normal()).exp(),
         };
         nanos.round().clamp(0.0, nanos_of(MAX_DURATION) as f64) as u64
     }

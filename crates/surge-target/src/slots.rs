@@ -115,14 +115,7 @@ mod tests {
     #[allow(clippy::type_complexity)]
     const CASES: &[(&str, usize, Option<usize>, u64, &[u64], &[Option<(u64, u64)>])] = &[
         ("idle slot starts at once", 1, None, 10, &[0, 20], &[Some((0, 10)), Some((20, 30))]),
-        (
-            "one slot queues unbounded",
-            1,
-            None,
-            10,
-            &[0, 1, 2],
-            &[Some((0, 10)), Some((10, 20)), Some((20, 30))],
-        ),
+        ("one slot queues unbounded", 1, None, 10, &[0, 1, 2], &[Some((0, 10)), Some((10, 20)), Some((20, 30))]),
         (
             "two slots share",
             2,
@@ -132,14 +125,7 @@ mod tests {
             &[Some((0, 10)), Some((0, 10)), Some((10, 20)), Some((10, 20))],
         ),
         ("queue 0 rejects when busy", 1, Some(0), 10, &[0, 1, 10], &[Some((0, 10)), None, Some((10, 20))]),
-        (
-            "queue 1 holds one",
-            1,
-            Some(1),
-            10,
-            &[0, 1, 2, 11],
-            &[Some((0, 10)), Some((10, 20)), None, Some((20, 30))],
-        ),
+        ("queue 1 holds one", 1, Some(1), 10, &[0, 1, 2, 11], &[Some((0, 10)), Some((10, 20)), None, Some((20, 30))]),
         (
             "queue drains as slots free",
             2,
@@ -154,10 +140,8 @@ mod tests {
     fn admits_in_fifo_order() {
         for (name, workers, queue, service, arrivals, want) in CASES {
             let mut slots = ServiceSlots::new(*workers, *queue, None);
-            let got: Vec<Option<(u64, u64)>> = arrivals
-                .iter()
-                .map(|&t| slots.admit(t, *service).map(|s| (s.start_ns, s.finish_ns)))
-                .collect();
+            let got: Vec<Option<(u64, u64)>> =
+                arrivals.iter().map(|&t| slots.admit(t, *service).map(|s| (s.start_ns, s.finish_ns))).collect();
             assert_eq!(&got, want, "{name}");
         }
     }

@@ -35,16 +35,8 @@ mod tests {
     #[test]
     fn holds_inside_windows_only() {
         let stall = Stall { every_ns: 100, for_ns: 30 };
-        let cases: &[(u64, u64)] = &[
-            (0, 0),
-            (99, 99),
-            (100, 130),
-            (129, 130),
-            (130, 130),
-            (150, 150),
-            (205, 230),
-            (1_000_000, 1_000_030),
-        ];
+        let cases: &[(u64, u64)] =
+            &[(0, 0), (99, 99), (100, 130), (129, 130), (130, 130), (150, 150), (205, 230), (1_000_000, 1_000_030)];
         for &(due, want) in cases {
             assert_eq!(stall.release_ns(due), want, "due {due}");
         }

@@ -89,20 +89,10 @@ fn responses(counts: &Counts) -> Map<String, Value> {
 
 /// statuses is the non-zero buckets of one status row, keyed by code.
 fn statuses(row: &[u64; STATUS_COUNT]) -> Map<String, Value> {
-    row.iter()
-        .enumerate()
-        .filter(|(_, &n)| n > 0)
-        .map(|(i, &n)| (status_name(i), Value::from(n)))
-        .collect()
+    row.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (status_name(i), Value::from(n))).collect()
 }
 
 /// by_status_map is the non-zero status buckets of `counts`, keyed by code (for summaries).
 pub fn by_status_map(counts: &Counts) -> std::collections::BTreeMap<String, u64> {
-    counts
-        .by_status()
-        .iter()
-        .enumerate()
-        .filter(|(_, &n)| n > 0)
-        .map(|(i, &n)| (status_name(i), n))
-        .collect()
+    counts.by_status().iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (status_name(i), n)).collect()
 }

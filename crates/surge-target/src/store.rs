@@ -205,10 +205,7 @@ impl TaskStore {
 
     /// len is the number of tasks stored.
     pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).len())
-            .sum()
+        self.shards.iter().map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).len()).sum()
     }
 
     /// is_empty says whether no task is stored.
@@ -256,7 +253,7 @@ mod tests {
             (2, &[Touch::One(1), Touch::One(2), Touch::One(3)], 200 * us), // 1 and 3 share a shard
             (4, &[Touch::One(1), Touch::One(2), Touch::One(3)], 100 * us), // all apart
             (4, &[Touch::All], 100 * us),                                  // 4 × 25 us in a row
-            (4, &[Touch::One(1), Touch::All], 175 * us), // shard 0 to 25, waits for shard 1 to 100
+            (4, &[Touch::One(1), Touch::All], 175 * us),                   // shard 0 to 25, waits for shard 1 to 100
         ];
         for &(shards, touches, want) in cases {
             let store = TaskStore::with_hold(shards, 100 * us);
@@ -322,20 +319,12 @@ mod tests {
             store.create(fields(&format!(r#"{{"n": {i}}}"#)));
         }
         store.delete(4);
-        let cases: &[(usize, usize, &[u64])] = &[
-            (0, 3, &[1, 2, 3]),
-            (2, 3, &[3, 5, 6]),
-            (7, 5, &[9, 10]),
-            (20, 5, &[]),
-            (0, 0, &[]),
-        ];
+        let cases: &[(usize, usize, &[u64])] =
+            &[(0, 3, &[1, 2, 3]), (2, 3, &[3, 5, 6]), (7, 5, &[9, 10]), (20, 5, &[]), (0, 0, &[])];
         for &(offset, limit, want) in cases {
             let page = store.list(offset, limit);
-            let got: Vec<u64> = page
-                .tasks
-                .iter()
-                .filter_map(|t| serde_json::from_str::<Value>(t).ok()?.get("id")?.as_u64())
-                .collect();
+            let got: Vec<u64> =
+                page.tasks.iter().filter_map(|t| serde_json::from_str::<Value>(t).ok()?.get("id")?.as_u64()).collect();
             assert_eq!(got, want, "offset {offset} limit {limit}");
             assert_eq!(page.total, 9);
         }

@@ -6,8 +6,8 @@
 //! requests holds its worker through the sleep. Connections beyond the workers are accepted
 //! and wait in arrival order (cpp-httplib's task queue) without a byte of answer, so their
 //! requests time out at the client while the connections being served stay fast.
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 

@@ -132,7 +132,13 @@ impl Conn {
     }
 
     /// open starts a non-blocking connect to `addr` and registers the socket under `token`.
-    pub fn open(&mut self, addr: SocketAddr, tls: Option<&TlsSetup>, registry: &Registry, token: Token) -> io::Result<()> {
+    pub fn open(
+        &mut self,
+        addr: SocketAddr,
+        tls: Option<&TlsSetup>,
+        registry: &Registry,
+        token: Token,
+    ) -> io::Result<()> {
         let mut stream = TcpStream::connect(addr)?;
         stream.set_nodelay(true)?;
         if self.stamped && tls.is_none() {

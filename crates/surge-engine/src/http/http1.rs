@@ -595,10 +595,7 @@ fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
 }
 
 fn last_coding_is_chunked(value: &[u8]) -> bool {
-    value
-        .rsplit(|&b| b == b',')
-        .next()
-        .is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"))
+    value.rsplit(|&b| b == b',').next().is_some_and(|coding| coding.trim_ascii().eq_ignore_ascii_case(b"chunked"))
 }
 
 #[cfg(test)]
@@ -725,7 +722,9 @@ mod tests {
     fn oversized_headers_are_rejected_even_when_split() {
         let mut bytes = b"HTTP/1.1 200 OK\r\n".to_vec();
         while bytes.len() <= MAX_HEADER_BYTES {
-            bytes.extend_from_slice(b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
+            bytes.extend_from_slice(
+                b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+            );
         }
         for step in [1000, 7, bytes.len()] {
             let (_, outcome) = feed_in_pieces(&bytes, step, false);

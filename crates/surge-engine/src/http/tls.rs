@@ -34,8 +34,8 @@ impl TlsSetup {
             builder.with_root_certificates(roots).with_no_client_auth()
         };
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let server_name = ServerName::try_from(host.to_string())
-            .map_err(|_| format!("'{host}' is not a valid TLS server name"))?;
+        let server_name =
+            ServerName::try_from(host.to_string()).map_err(|_| format!("'{host}' is not a valid TLS server name"))?;
         Ok(TlsSetup { config: Arc::new(config), server_name })
     }
 

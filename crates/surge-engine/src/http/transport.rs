@@ -77,7 +77,12 @@ impl Transport {
                 return Ok(true);
             }
             match tls.read_tls(stream) {
-                Ok(0) => return Err(io::Error::new(io::ErrorKind::InvalidData, "connection closed during the TLS handshake")),
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "connection closed during the TLS handshake",
+                    ))
+                }
                 Ok(_) => {
                     tls.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
                 }
@@ -136,8 +141,7 @@ impl Transport {
                 match tls.read_tls(stream) {
                     Ok(0) => return Ok(0),
                     Ok(_) => {
-                        tls.process_new_packets()
-                            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                        tls.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
                         // Handshake messages may need an answer.
                         match flush_tls(stream, tls) {
                             Ok(()) => {}
@@ -214,7 +218,11 @@ mod tests {
         assert_eq!(&buf[..n], b"hello");
         let stamp = stamp.expect("the kernel stamps loopback bytes");
         // Stamped around the write, 50 ms before the read (a wide margin for a busy machine).
-        assert!(stamp >= written - 5_000_000 && stamp <= written + 20_000_000, "stamp {} ns after the write", stamp - written);
+        assert!(
+            stamp >= written - 5_000_000 && stamp <= written + 20_000_000,
+            "stamp {} ns after the write",
+            stamp - written
+        );
         assert!(read_at - stamp >= 30_000_000, "stamp only {} ns before the read", read_at - stamp);
     }
 }

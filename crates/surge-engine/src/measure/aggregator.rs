@@ -15,14 +15,14 @@ use std::collections::BTreeMap;
 use std::sync::mpsc;
 
 use crate::measure::breakdown::{totals, ScenarioSpan};
-use crate::spec::executor::Model;
-use crate::schedule::pacer::Pacer;
 use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
-use crate::spec::pool::{merge, PoolSpecs};
 use crate::measure::result::{Interval, ScenarioInterval};
+use crate::measure::window::{LoadCounts, Window, WindowEnd};
+use crate::schedule::pacer::Pacer;
+use crate::spec::executor::Model;
+use crate::spec::pool::{merge, PoolSpecs};
 use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::system::CpuTime;
-use crate::measure::window::{LoadCounts, Window, WindowEnd};
 use crate::worker::Report;
 
 /// Aggregator merges the threads' reports in order and keeps the run's totals.
@@ -138,7 +138,17 @@ impl<'p> Aggregator<'p> {
     /// is the time since the run started).
     pub fn accept(&mut self, report: Report, now_ns: u64) -> Vec<Interval> {
         match report {
-            Report::Interval { thread, index, metrics, open_connections, in_flight, peak_concurrency, active_vus, windows, active_until_ns } => {
+            Report::Interval {
+                thread,
+                index,
+                metrics,
+                open_connections,
+                in_flight,
+                peak_concurrency,
+                active_vus,
+                windows,
+                active_until_ns,
+            } => {
                 let pool = &mut self.pool;
                 let (shape, scenarios) = (self.shape, self.scenarios.len());
                 let slot = self.pending.entry(index).or_insert_with(|| PendingInterval {
@@ -305,7 +315,10 @@ impl<'p> Aggregator<'p> {
     /// scenario's start until the last thread stopped starting iterations.
     pub fn run_load_window(&self) -> Window {
         let window = self.run_window();
-        Window { start_ns: window.start_ns, end_ns: self.stopped_ns.clamp(window.start_ns, window.end_ns.max(window.start_ns)) }
+        Window {
+            start_ns: window.start_ns,
+            end_ns: self.stopped_ns.clamp(window.start_ns, window.end_ns.max(window.start_ns)),
+        }
     }
 
     /// emit merges the pending intervals `first..=last` into interval `first`, ending at
@@ -344,7 +357,10 @@ impl<'p> Aggregator<'p> {
                 .scenarios
                 .iter()
                 .zip(windows)
-                .map(|(s, window)| ScenarioSpan { stopped_ns: window.end_ns.min(s.end_ns).max(window.start_ns), window })
+                .map(|(s, window)| ScenarioSpan {
+                    stopped_ns: window.end_ns.min(s.end_ns).max(window.start_ns),
+                    window,
+                })
                 .collect();
             totals(&self.totals, self.scenarios, self.slots, checks, &spans, end_s, self.percentiles)
         });

@@ -4,8 +4,8 @@
 use crate::measure::metrics::{Metrics, ThreadMetrics};
 use crate::measure::result::{CaptureResult, CheckResult, ScenarioResult, TagResult, Totals};
 use crate::measure::window::Throughput;
-use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::measure::window::{Drain, LoadCounts, Window};
+use crate::spec::scenario::{Probe, Scenario, Slot};
 
 /// ScenarioSpan is where a scenario's load stopped and the window its rates are over.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -93,12 +93,8 @@ impl FailureClass {
     pub fn from_io_error(err: &io::Error) -> FailureClass {
         match err.kind() {
             io::ErrorKind::ConnectionRefused => FailureClass::ConnectionRefused,
-            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
-                FailureClass::ConnectionReset
-            }
-            io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof => {
-                FailureClass::ClosedBeforeResponse
-            }
+            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => FailureClass::ConnectionReset,
+            io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof => FailureClass::ClosedBeforeResponse,
             io::ErrorKind::TimedOut => FailureClass::RequestTimeout,
             io::ErrorKind::InvalidData => FailureClass::TlsFailure,
             _ => match err.raw_os_error() {

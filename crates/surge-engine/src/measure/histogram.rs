@@ -179,7 +179,11 @@ impl LatencyHistogram {
             Counters::Sparse(entries) => Box::new(entries.iter().map(|&(i, n)| (i as usize, n))),
             Counters::Blocks(blocks) => Box::new(blocks.iter().enumerate().flat_map(|(b, block)| {
                 block.iter().flat_map(move |counters| {
-                    counters.iter().enumerate().filter(|(_, &n)| n > 0).map(move |(i, &n)| ((b << BLOCK_MAGNITUDE) + i, n))
+                    counters
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &n)| n > 0)
+                        .map(move |(i, &n)| ((b << BLOCK_MAGNITUDE) + i, n))
                 })
             })),
         }
@@ -243,12 +247,20 @@ impl LatencyHistogram {
 
     /// min is the lowest recorded value (its bucket's lowest), in microseconds; 0 if empty.
     pub fn min(&self) -> u64 {
-        if self.is_empty() { 0 } else { Bucket::at(self.min_index).lowest }
+        if self.is_empty() {
+            0
+        } else {
+            Bucket::at(self.min_index).lowest
+        }
     }
 
     /// max is the highest recorded value (its bucket's highest), in microseconds; 0 if empty.
     pub fn max(&self) -> u64 {
-        if self.is_empty() { 0 } else { Bucket::at(self.max_index).highest() }
+        if self.is_empty() {
+            0
+        } else {
+            Bucket::at(self.max_index).highest()
+        }
     }
 
     /// mean is the arithmetic mean of the buckets' medians, in microseconds.
@@ -294,7 +306,8 @@ impl LatencyHistogram {
     /// writers and other HdrHistogram tools.
     #[allow(clippy::expect_used)] // constant, valid bounds: this cannot fail at run time
     pub fn to_hdr(&self) -> Histogram<u64> {
-        let mut h = Histogram::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid");
+        let mut h =
+            Histogram::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid");
         for (i, n) in self.counts() {
             // In range by construction: every index came from a clamped value.
             let _ = h.record_n(Bucket::at(i).lowest, n);
@@ -481,7 +494,8 @@ mod tests {
 
     /// dense records the same nanosecond values in a dense HdrHistogram, as the engine did.
     fn dense(values: &[u64]) -> Histogram<u64> {
-        let mut h = Histogram::<u64>::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS).unwrap_or_else(|e| panic!("{e}"));
+        let mut h =
+            Histogram::<u64>::new_with_bounds(1, HIGHEST_US, SIGNIFICANT_DIGITS).unwrap_or_else(|e| panic!("{e}"));
         for &nanos in values {
             h.record((nanos / 1_000).clamp(1, HIGHEST_US)).unwrap_or_else(|e| panic!("{e}"));
         }
@@ -532,7 +546,11 @@ mod tests {
                 parts[k].iter().for_each(|&v| part.record(v));
                 merged.add(&part);
             }
-            assert_eq!((merged.len(), merged.min(), merged.max()), (whole.len(), whole.min(), whole.max()), "{order:?}");
+            assert_eq!(
+                (merged.len(), merged.min(), merged.max()),
+                (whole.len(), whole.min(), whole.max()),
+                "{order:?}"
+            );
             for q in [0.0, 0.5, 0.99, 0.999, 1.0] {
                 assert_eq!(merged.value_at_quantile(q), whole.value_at_quantile(q), "{order:?} q {q}");
             }
@@ -584,7 +602,9 @@ mod tests {
         }
         let s = h.summary(&[]);
         assert_eq!(s.count, 1000);
-        for (got, want) in [(s.p50_ms, 500.0), (s.p90_ms, 900.0), (s.p99_ms, 990.0), (s.max_ms, 1000.0), (s.min_ms, 1.0)] {
+        for (got, want) in
+            [(s.p50_ms, 500.0), (s.p90_ms, 900.0), (s.p99_ms, 990.0), (s.max_ms, 1000.0), (s.min_ms, 1.0)]
+        {
             assert!((got - want).abs() / want < 0.001, "got {got} want {want}");
         }
     }
@@ -629,7 +649,8 @@ mod tests {
 
     #[test]
     fn percentile_keys_follow_the_standard_naming() {
-        for (q, key) in [(50.0, "p50_ms"), (99.9, "p99_9_ms"), (99.99, "p99_99_ms"), (75.0, "p75_ms"), (0.1, "p0_1_ms")] {
+        for (q, key) in [(50.0, "p50_ms"), (99.9, "p99_9_ms"), (99.99, "p99_99_ms"), (75.0, "p75_ms"), (0.1, "p0_1_ms")]
+        {
             assert_eq!(percentile_key(q), key);
         }
     }

@@ -379,7 +379,9 @@ impl ThreadMetrics {
         for (mine, theirs) in self.scenarios.iter_mut().zip(&other.scenarios) {
             mine.add(theirs);
         }
-        for (mine, theirs) in self.checks.iter_mut().zip(&other.checks).chain(self.captures.iter_mut().zip(&other.captures)) {
+        for (mine, theirs) in
+            self.checks.iter_mut().zip(&other.checks).chain(self.captures.iter_mut().zip(&other.captures))
+        {
             mine.yes += theirs.yes;
             mine.no += theirs.no;
             mine.truncated += theirs.truncated;

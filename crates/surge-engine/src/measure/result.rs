@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
-use crate::system::CpuTime;
 pub use crate::measure::window::{Drain, Throughput};
+use crate::system::CpuTime;
 
 /// RESULT_SCHEMA names the version of the result document.
 pub const RESULT_SCHEMA: &str = "surge.result/1";

@@ -76,7 +76,9 @@ impl Window {
         match (self.end_ns > self.start_ns, other.end_ns > other.start_ns) {
             (_, false) => self,
             (false, true) => other,
-            (true, true) => Window { start_ns: self.start_ns.min(other.start_ns), end_ns: self.end_ns.max(other.end_ns) },
+            (true, true) => {
+                Window { start_ns: self.start_ns.min(other.start_ns), end_ns: self.end_ns.max(other.end_ns) }
+            }
         }
     }
 

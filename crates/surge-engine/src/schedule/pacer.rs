@@ -168,9 +168,7 @@ impl Stripe {
     /// split divides this stripe into `parts` stripes that together hold exactly its indices.
     pub fn split(self, parts: u64) -> Vec<Stripe> {
         let parts = parts.max(1);
-        (0..parts)
-            .map(|k| Stripe { offset: self.offset + k * self.stride, stride: self.stride * parts })
-            .collect()
+        (0..parts).map(|k| Stripe { offset: self.offset + k * self.stride, stride: self.stride * parts }).collect()
     }
 
     /// index returns the global index of this stripe's `nth` request.

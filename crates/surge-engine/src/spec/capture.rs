@@ -14,9 +14,9 @@
 //! `group` defaults to 1; 0 is the whole match. Paths use the subset documented in
 //! [`crate::spec::jsonpath`]; patterns use the `regex` crate's syntax on the body's bytes.
 
+use crate::http::response::{JsonCache, ResponseView};
 use crate::spec::jsonpath::JsonPath;
 use crate::spec::plan_error::PlanError;
-use crate::http::response::{JsonCache, ResponseView};
 use regex::bytes::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

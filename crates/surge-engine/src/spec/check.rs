@@ -17,10 +17,10 @@
 //! a body that is not JSON, or a path that selects nothing, fails it. `latency_under` passes
 //! when the latency is strictly below `ms`.
 
+use crate::http::response::{JsonCache, ResponseView};
 use crate::spec::capture::{check_header_name, compile_regex};
 use crate::spec::jsonpath::JsonPath;
 use crate::spec::plan_error::PlanError;
-use crate::http::response::{JsonCache, ResponseView};
 use memchr::memmem::Finder;
 use regex::bytes::Regex;
 use serde::{Deserialize, Serialize};
@@ -140,9 +140,14 @@ enum Test {
     /// Boxed: a Finder is ~300 bytes, the other variants under 100.
     BodyContains(Box<Finder<'static>>),
     BodyMatches(Regex),
-    JsonEquals { path: JsonPath, value: Value },
+    JsonEquals {
+        path: JsonPath,
+        value: Value,
+    },
     HeaderPresent(String),
-    LatencyUnder { limit_ns: u64 },
+    LatencyUnder {
+        limit_ns: u64,
+    },
 }
 
 /// Check is a validated, compiled check; [`Check::evaluate`] cannot fail, only not pass.
@@ -268,8 +273,7 @@ mod tests {
     const PREFIX: &str = "scenarios[0].flow.sequences[1].steps[2].checks[0]";
 
     fn compile(json: &str) -> Result<Check, Vec<PlanError>> {
-        let spec: CheckSpec =
-            serde_json::from_str(json).map_err(|e| vec![PlanError::new("spec", e.to_string())])?;
+        let spec: CheckSpec = serde_json::from_str(json).map_err(|e| vec![PlanError::new("spec", e.to_string())])?;
         Check::compile(&spec, PREFIX)
     }
 
@@ -278,12 +282,18 @@ mod tests {
         let cases: &[(&str, CheckKind)] = &[
             (r#"{"name": "c", "type": "status", "in": [200, 201]}"#, CheckKind::Status { codes: vec![200, 201] }),
             (r#"{"name": "c", "type": "body_contains", "text": "hi"}"#, CheckKind::BodyContains { text: "hi".into() }),
-            (r#"{"name": "c", "type": "body_matches", "pattern": "\\d"}"#, CheckKind::BodyMatches { pattern: "\\d".into() }),
+            (
+                r#"{"name": "c", "type": "body_matches", "pattern": "\\d"}"#,
+                CheckKind::BodyMatches { pattern: "\\d".into() },
+            ),
             (
                 r#"{"name": "c", "type": "json_equals", "path": "$.a", "value": {"x": [1, null]}}"#,
                 CheckKind::JsonEquals { path: "$.a".into(), value: json!({"x": [1, null]}) },
             ),
-            (r#"{"name": "c", "type": "header_present", "header": "ETag"}"#, CheckKind::HeaderPresent { header: "ETag".into() }),
+            (
+                r#"{"name": "c", "type": "header_present", "header": "ETag"}"#,
+                CheckKind::HeaderPresent { header: "ETag".into() },
+            ),
             (r#"{"name": "c", "type": "latency_under", "ms": 300.0}"#, CheckKind::LatencyUnder { ms: 300.0 }),
             (r#"{"type": "latency_under", "ms": 5, "name": "c"}"#, CheckKind::LatencyUnder { ms: 5.0 }),
         ];
@@ -291,9 +301,8 @@ mod tests {
             let want = CheckSpec { name: "c".into(), kind: kind.clone() };
             let got: Result<CheckSpec, String> = serde_json::from_str(json).map_err(|e| e.to_string());
             assert_eq!(got.as_ref(), Ok(&want), "{json}");
-            let again: Result<CheckSpec, String> = serde_json::to_string(&want)
-                .and_then(|s| serde_json::from_str(&s))
-                .map_err(|e| e.to_string());
+            let again: Result<CheckSpec, String> =
+                serde_json::to_string(&want).and_then(|s| serde_json::from_str(&s)).map_err(|e| e.to_string());
             assert_eq!(again.as_ref(), Ok(&want), "{json}");
         }
     }

@@ -200,14 +200,20 @@ pub const MAX_RATE: f64 = 10_000_000.0;
 /// check_rate_bound pushes an error when `rate` is above [`MAX_RATE`].
 fn check_rate_bound(errors: &mut Vec<PlanError>, field: String, rate: f64) {
     if rate.is_finite() && rate > MAX_RATE {
-        errors.push(PlanError::new(field, format!("{rate} per second is above the most one plan may ask for (10,000,000/s)")));
+        errors.push(PlanError::new(
+            field,
+            format!("{rate} per second is above the most one plan may ask for (10,000,000/s)"),
+        ));
     }
 }
 
 fn check_pre_allocated(errors: &mut Vec<PlanError>, field: &str, pre_allocated: Option<u32>, max_vus: u32) {
     if let Some(n) = pre_allocated {
         if n > max_vus {
-            errors.push(PlanError::new(format!("{field}.pre_allocated_vus"), format!("{n} is more than max_vus ({max_vus})")));
+            errors.push(PlanError::new(
+                format!("{field}.pre_allocated_vus"),
+                format!("{n} is more than max_vus ({max_vus})"),
+            ));
         }
     }
 }
@@ -246,7 +252,10 @@ impl Executor {
                 }
                 for (i, stage) in stages.iter().enumerate() {
                     if stage.target > MAX_VUS {
-                        errors.push(PlanError::new(format!("{field}.stages[{i}].target"), format!("must be at most {MAX_VUS}")));
+                        errors.push(PlanError::new(
+                            format!("{field}.stages[{i}].target"),
+                            format!("must be at most {MAX_VUS}"),
+                        ));
                     }
                 }
                 if !stages.is_empty() && stages.iter().all(|s| s.target == 0) && *start_vus == 0 {
@@ -279,7 +288,10 @@ impl Executor {
                 check_stage_durations(errors, field, stages.iter().map(|s| s.duration_s));
                 for (i, stage) in stages.iter().enumerate() {
                     if !(stage.target_rate.is_finite() && stage.target_rate >= 0.0) {
-                        errors.push(PlanError::new(format!("{field}.stages[{i}].target_rate"), "must be zero or positive"));
+                        errors.push(PlanError::new(
+                            format!("{field}.stages[{i}].target_rate"),
+                            "must be zero or positive",
+                        ));
                     }
                     check_rate_bound(errors, format!("{field}.stages[{i}].target_rate"), stage.target_rate);
                 }
@@ -307,7 +319,9 @@ impl Executor {
             Executor::ConstantVus { vus, .. }
             | Executor::SharedIterations { vus, .. }
             | Executor::PerVuIterations { vus, .. } => *vus,
-            Executor::RampingVus { start_vus, stages, .. } => stages.iter().map(|s| s.target).fold(*start_vus, u32::max),
+            Executor::RampingVus { start_vus, stages, .. } => {
+                stages.iter().map(|s| s.target).fold(*start_vus, u32::max)
+            }
             Executor::ConstantArrivalRate { max_vus, .. } | Executor::RampingArrivalRate { max_vus, .. } => *max_vus,
         }
     }
@@ -320,7 +334,9 @@ impl Executor {
     /// model reduces the executor to what the event loops act on.
     pub fn model(&self) -> Model {
         match self {
-            Executor::ConstantVus { vus, .. } => Model::Closed { vus: *vus, ramp: None, iterations: Iterations::Unlimited },
+            Executor::ConstantVus { vus, .. } => {
+                Model::Closed { vus: *vus, ramp: None, iterations: Iterations::Unlimited }
+            }
             Executor::RampingVus { start_vus, stages, graceful_ramp_down_s } => {
                 let ramp = VuRamp {
                     start_vus: *start_vus,
@@ -381,7 +397,18 @@ mod tests {
             ],
             graceful_ramp_down_ns: 0,
         };
-        for (t, vus) in [(0.0, 0), (1.0, 5), (5.0, 25), (9.99, 49), (10.0, 50), (19.0, 50), (20.0, 200), (22.5, 100), (25.0, 0), (99.0, 0)] {
+        for (t, vus) in [
+            (0.0, 0),
+            (1.0, 5),
+            (5.0, 25),
+            (9.99, 49),
+            (10.0, 50),
+            (19.0, 50),
+            (20.0, 200),
+            (22.5, 100),
+            (25.0, 0),
+            (99.0, 0),
+        ] {
             assert_eq!(ramp.vus_at(t), vus, "at {t}s");
         }
         assert_eq!(ramp.peak(), 200);
@@ -395,9 +422,18 @@ mod tests {
             (r#"{"type": "ramping-vus", "stages": [{"duration_s": 0, "target": 5}]}"#, vec!["e.stages"]),
             (r#"{"type": "ramping-vus", "stages": [{"duration_s": 5, "target": 0}]}"#, vec!["e.stages"]),
             (r#"{"type": "per-vu-iterations", "vus": 1, "iterations": 0}"#, vec!["e.iterations"]),
-            (r#"{"type": "shared-iterations", "vus": 2, "iterations": 5, "max_duration_s": -1}"#, vec!["e.max_duration_s"]),
-            (r#"{"type": "constant-arrival-rate", "rate": 0, "duration_s": 1, "max_vus": 2, "pre_allocated_vus": 3}"#, vec!["e.rate", "e.pre_allocated_vus"]),
-            (r#"{"type": "ramping-arrival-rate", "start_rate": -1, "stages": [{"duration_s": 1, "target_rate": -2}], "max_vus": 0}"#, vec!["e.start_rate", "e.stages[0].target_rate", "e.max_vus"]),
+            (
+                r#"{"type": "shared-iterations", "vus": 2, "iterations": 5, "max_duration_s": -1}"#,
+                vec!["e.max_duration_s"],
+            ),
+            (
+                r#"{"type": "constant-arrival-rate", "rate": 0, "duration_s": 1, "max_vus": 2, "pre_allocated_vus": 3}"#,
+                vec!["e.rate", "e.pre_allocated_vus"],
+            ),
+            (
+                r#"{"type": "ramping-arrival-rate", "start_rate": -1, "stages": [{"duration_s": 1, "target_rate": -2}], "max_vus": 0}"#,
+                vec!["e.start_rate", "e.stages[0].target_rate", "e.max_vus"],
+            ),
         ];
         for (json, expected) in cases {
             let executor: Executor = serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"));
@@ -410,7 +446,8 @@ mod tests {
 
     #[test]
     fn models_carry_the_executor() {
-        let executor: Executor = serde_json::from_str(r#"{"type": "per-vu-iterations", "vus": 3, "iterations": 7}"#).unwrap_or_else(|e| panic!("{e}"));
+        let executor: Executor = serde_json::from_str(r#"{"type": "per-vu-iterations", "vus": 3, "iterations": 7}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(executor.model(), Model::Closed { vus: 3, ramp: None, iterations: Iterations::PerVu(7) }));
         assert_eq!(executor.duration_s(), 600.0);
         let executor: Executor = serde_json::from_str(r#"{"type": "ramping-vus", "start_vus": 2, "stages": [{"duration_s": 3, "target": 9}, {"duration_s": 3, "target": 1}]}"#).unwrap_or_else(|e| panic!("{e}"));

@@ -42,11 +42,17 @@ impl ThinkTime {
         let ok = |v: f64| v.is_finite() && (0.0..=MAX_THINK_S).contains(&v);
         match *self {
             ThinkTime::Fixed { s } if !ok(s) => {
-                errors.push(PlanError::new(format!("{field}.s"), format!("must be from 0 to {MAX_THINK_S} seconds, got {s}")));
+                errors.push(PlanError::new(
+                    format!("{field}.s"),
+                    format!("must be from 0 to {MAX_THINK_S} seconds, got {s}"),
+                ));
             }
             ThinkTime::Uniform { min_s, max_s } => {
                 if !ok(min_s) || !ok(max_s) {
-                    errors.push(PlanError::new(field, format!("min_s and max_s must be from 0 to {MAX_THINK_S} seconds")));
+                    errors.push(PlanError::new(
+                        field,
+                        format!("min_s and max_s must be from 0 to {MAX_THINK_S} seconds"),
+                    ));
                 } else if min_s > max_s {
                     errors.push(PlanError::new(format!("{field}.max_s"), format!("{max_s} is below min_s ({min_s})")));
                 }
@@ -166,7 +172,10 @@ impl FlowSpec {
         for (i, sequence) in self.sequences.iter().enumerate() {
             let at = format!("{field}.sequences[{i}]");
             if !(sequence.weight.is_finite() && sequence.weight > 0.0) {
-                errors.push(PlanError::new(format!("{at}.weight"), format!("must be a positive number, got {}", sequence.weight)));
+                errors.push(PlanError::new(
+                    format!("{at}.weight"),
+                    format!("must be a positive number, got {}", sequence.weight),
+                ));
             }
             if sequence.steps.is_empty() {
                 errors.push(PlanError::new(format!("{at}.steps"), "needs at least one step"));

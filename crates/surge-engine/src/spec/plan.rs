@@ -96,8 +96,8 @@ impl Default for Limits {
 impl Plan {
     /// from_json parses a plan from JSON and validates it, returning every error found.
     pub fn from_json(json: &str) -> Result<Plan, Vec<PlanError>> {
-        let plan: Plan = serde_json::from_str(json)
-            .map_err(|e| vec![PlanError::new("plan", format!("invalid plan JSON: {e}"))])?;
+        let plan: Plan =
+            serde_json::from_str(json).map_err(|e| vec![PlanError::new("plan", format!("invalid plan JSON: {e}"))])?;
         plan.validate()?;
         Ok(plan)
     }
@@ -113,7 +113,10 @@ impl Plan {
         for (i, scenario) in self.scenarios.iter().enumerate() {
             scenario.validate(&format!("scenarios[{i}]"), &mut errors);
             if !names.insert(scenario.name.as_str()) {
-                errors.push(PlanError::new(format!("scenarios[{i}].name"), format!("'{}' is used by an earlier scenario", scenario.name)));
+                errors.push(PlanError::new(
+                    format!("scenarios[{i}].name"),
+                    format!("'{}' is used by an earlier scenario", scenario.name),
+                ));
             }
         }
         check_positive(&mut errors, "limits.timeout_s", self.limits.timeout_s);
@@ -132,18 +135,26 @@ impl Plan {
             errors.push(PlanError::new("interval_s", "must be at least 0.01 seconds"));
         }
         if !(self.send_slack_s.is_finite() && (0.0..=0.1).contains(&self.send_slack_s)) {
-            errors.push(PlanError::new("send_slack_s", format!("must be between 0 and 0.1 seconds, got {}", self.send_slack_s)));
+            errors.push(PlanError::new(
+                "send_slack_s",
+                format!("must be between 0 and 0.1 seconds, got {}", self.send_slack_s),
+            ));
         }
         for (i, &q) in self.percentiles.iter().enumerate() {
             if !(q.is_finite() && q > 0.0 && q <= 100.0) {
-                errors.push(PlanError::new(format!("percentiles[{i}]"), format!("must be a percentage above 0 and at most 100, got {q}")));
+                errors.push(PlanError::new(
+                    format!("percentiles[{i}]"),
+                    format!("must be a percentage above 0 and at most 100, got {q}"),
+                ));
             }
         }
         // Templates, variables, captures and checks are checked by compiling the scenarios,
         // once everything they rest on is valid.
         if errors.is_empty() {
             if let Ok(target) = crate::spec::target::Target::parse(&self.target.url) {
-                if let Err(e) = crate::spec::scenario::compile(&self.scenarios, &target, self.limits.timeout_s, &self.pools) {
+                if let Err(e) =
+                    crate::spec::scenario::compile(&self.scenarios, &target, self.limits.timeout_s, &self.pools)
+                {
                     errors.extend(e);
                 }
             }
@@ -158,9 +169,7 @@ impl Plan {
     /// thread_count is the number of worker threads this plan runs on: the requested
     /// number, else one per core, never more than there are connections to spread.
     pub fn thread_count(&self) -> usize {
-        let wanted = self
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let wanted = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         let most = self.max_connections().max(1) as usize;
         wanted.clamp(1, most)
     }

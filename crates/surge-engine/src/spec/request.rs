@@ -108,12 +108,17 @@ impl RequestSpec {
     /// validate pushes an error for a bad method, path, header or body, under `field`.
     pub fn validate(&self, field: &str, errors: &mut Vec<PlanError>) {
         if !is_token(&self.method) {
-            errors.push(PlanError::new(format!("{field}.method"), format!("'{}' is not a valid HTTP method", self.method)));
+            errors.push(PlanError::new(
+                format!("{field}.method"),
+                format!("'{}' is not a valid HTTP method", self.method),
+            ));
         }
         if let Some(path) = &self.path {
             // A path may be all template (e.g. a captured Location): it must then render to
             // a path, which the server will judge.
-            if !(path.starts_with('/') || path.starts_with("{{")) || path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+            if !(path.starts_with('/') || path.starts_with("{{"))
+                || path.bytes().any(|b| b.is_ascii_control() || b == b' ')
+            {
                 errors.push(PlanError::new(
                     format!("{field}.path"),
                     format!("'{path}' must start with '/' (or a template) and hold no spaces or control characters (percent-encode them)"),
@@ -122,13 +127,22 @@ impl RequestSpec {
         }
         for (i, (name, value)) in self.headers.iter().enumerate() {
             if !is_token(name) {
-                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("'{name}' is not a valid header name")));
+                errors.push(PlanError::new(
+                    format!("{field}.headers[{i}]"),
+                    format!("'{name}' is not a valid header name"),
+                ));
             }
             if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("value of '{name}' contains a line break")));
+                errors.push(PlanError::new(
+                    format!("{field}.headers[{i}]"),
+                    format!("value of '{name}' contains a line break"),
+                ));
             }
             if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding") {
-                errors.push(PlanError::new(format!("{field}.headers[{i}]"), format!("'{name}' is set by surge from the body")));
+                errors.push(PlanError::new(
+                    format!("{field}.headers[{i}]"),
+                    format!("'{name}' is set by surge from the body"),
+                ));
             }
         }
         if self.body().is_err() {
@@ -162,12 +176,7 @@ impl RequestSpec {
 
     /// compile prepares the request for `target`, resolving template names against
     /// `names` (the VU's value slots, in order); errors name the field under `field`.
-    pub fn compile(
-        &self,
-        target: &Target,
-        field: &str,
-        names: &[String],
-    ) -> Result<RequestBytes, Vec<PlanError>> {
+    pub fn compile(&self, target: &Target, field: &str, names: &[String]) -> Result<RequestBytes, Vec<PlanError>> {
         let mut errors = Vec::new();
         let mut parse = |text: &str, at: String| match Template::parse_names(text, names) {
             Ok(t) => Some(t),
@@ -205,11 +214,16 @@ impl RequestSpec {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         let line = Template::parse_names(&line, names).map_err(|m| vec![PlanError::new(format!("{field}.path"), m)])?;
-        let headers = Template::parse_names(&head, names).map_err(|m| vec![PlanError::new(format!("{field}.headers"), m)])?;
+        let headers =
+            Template::parse_names(&head, names).map_err(|m| vec![PlanError::new(format!("{field}.headers"), m)])?;
         let body = match (&self.body, &self.body_base64) {
-            (Some(text), _) => Some(Template::parse_names(text, names).map_err(|m| vec![PlanError::new(format!("{field}.body"), m)])?),
+            (Some(text), _) => {
+                Some(Template::parse_names(text, names).map_err(|m| vec![PlanError::new(format!("{field}.body"), m)])?)
+            }
             (None, Some(_)) => {
-                let bytes = self.body().map_err(|_| vec![PlanError::new(format!("{field}.body_base64"), "is not valid base64")])?;
+                let bytes = self
+                    .body()
+                    .map_err(|_| vec![PlanError::new(format!("{field}.body_base64"), "is not valid base64")])?;
                 // A binary body has no slots: its bytes go in as they are.
                 Some(Template::literal_bytes(bytes))
             }
@@ -268,9 +282,12 @@ mod tests {
 
     #[test]
     fn get_request_bytes() {
-        let spec = RequestSpec { method: "GET".into(), headers: vec![("Accept".into(), "*/*".into())], ..Default::default() };
+        let spec =
+            RequestSpec { method: "GET".into(), headers: vec![("Accept".into(), "*/*".into())], ..Default::default() };
         let bytes = spec.serialize(&target()).unwrap_or_default();
-        let expected = format!("GET /tasks?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n\r\n");
+        let expected = format!(
+            "GET /tasks?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n\r\n"
+        );
         assert_eq!(String::from_utf8_lossy(&bytes), expected);
     }
 
@@ -284,7 +301,10 @@ mod tests {
             ..Default::default()
         };
         let text = String::from_utf8(spec.serialize(&target()).unwrap_or_default()).unwrap_or_default();
-        assert_eq!(text, "POST /tasks?x=1 HTTP/1.1\r\nHost: api\r\nUser-Agent: me\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
+        assert_eq!(
+            text,
+            "POST /tasks?x=1 HTTP/1.1\r\nHost: api\r\nUser-Agent: me\r\nContent-Length: 7\r\n\r\n{\"a\":1}"
+        );
     }
 
     #[test]
@@ -304,7 +324,9 @@ mod tests {
             ..Default::default()
         };
         let names = vec!["id".to_string(), "token".to_string()];
-        let Ok(RequestBytes::Template(template)) = spec.compile(&target(), "request", &names) else { panic!("templated") };
+        let Ok(RequestBytes::Template(template)) = spec.compile(&target(), "request", &names) else {
+            panic!("templated")
+        };
         let mut out = Vec::new();
         template.render(&[b"a b\r\nc".to_vec(), b"x\r\nEvil: 1".to_vec()], &mut out);
         let text = String::from_utf8(out).unwrap_or_default();

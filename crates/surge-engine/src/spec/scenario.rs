@@ -231,7 +231,10 @@ pub fn compile(
                             } else if variables.slot_index(&spec.name).is_some() {
                                 errors.push(PlanError::new(
                                     format!("{at}.captures[{k}].name"),
-                                    format!("'{}' is a variable of this scenario; capture into another name", spec.name),
+                                    format!(
+                                        "'{}' is a variable of this scenario; capture into another name",
+                                        spec.name
+                                    ),
                                 ));
                                 continue;
                             } else {

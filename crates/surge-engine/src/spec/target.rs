@@ -138,7 +138,11 @@ mod tests {
         ];
         for (url, tls, host, port, path, host_header) in cases {
             let t = Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
-            assert_eq!((t.tls, t.host.as_str(), t.port, t.path_and_query.as_str(), t.host_header.as_str()), (tls, host, port, path, host_header), "{url}");
+            assert_eq!(
+                (t.tls, t.host.as_str(), t.port, t.path_and_query.as_str(), t.host_header.as_str()),
+                (tls, host, port, path, host_header),
+                "{url}"
+            );
         }
     }
 

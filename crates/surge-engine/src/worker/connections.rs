@@ -202,5 +202,4 @@ impl Worker {
         self.connect(id, now);
         self.conns[id].is_establishing()
     }
-
 }

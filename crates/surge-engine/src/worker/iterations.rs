@@ -228,5 +228,4 @@ impl Worker {
             }
         }
     }
-
 }

@@ -209,7 +209,6 @@ impl Worker {
         conn.close(self.poll.registry());
     }
 
-
     // ----- open model -----
 
     pub(super) fn dispatch_due(&mut self, g: usize, now: u64) {
@@ -253,5 +252,4 @@ impl Worker {
             self.open_connection(g, now);
         }
     }
-
 }

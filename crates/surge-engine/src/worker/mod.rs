@@ -15,22 +15,22 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::schedule::budget::Budget;
 use crate::http::conn::{Conn, Phase};
-use crate::spec::executor::{Iterations, Model};
-use crate::measure::failure::FailureClass;
 use crate::http::http1::Step as ParseStep;
-use crate::measure::metrics::{MetricsShape, ThreadMetrics};
 use crate::http::response::{JsonCache, ResponseView};
+use crate::http::tls::TlsSetup;
+use crate::measure::failure::FailureClass;
+use crate::measure::metrics::{MetricsShape, ThreadMetrics};
+use crate::measure::window::{LoadCounts, WindowEnd};
+use crate::schedule::budget::Budget;
 use crate::schedule::pacer::{Pacer, Stripe};
+use crate::schedule::timer::{set_precise_timer_slack, Timer};
+use crate::spec::executor::{Iterations, Model};
 use crate::spec::pool::{PoolSpecs, Pools};
 use crate::spec::request::RequestBytes;
 use crate::spec::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
 use crate::spec::variables::{ThreadShare, VariableState};
 use crate::system::{thread_cpu_time, thread_run_delay_s, CpuTime};
-use crate::schedule::timer::{set_precise_timer_slack, Timer};
-use crate::http::tls::TlsSetup;
-use crate::measure::window::{LoadCounts, WindowEnd};
 
 mod connections;
 mod iterations;
@@ -375,8 +375,10 @@ impl Worker {
                 }
             }
         }
-        let variables =
-            scenarios.iter().map(|s| s.variables.thread_state(spec.share, spec.seed ^ s.start_ns.rotate_left(17))).collect();
+        let variables = scenarios
+            .iter()
+            .map(|s| s.variables.thread_state(spec.share, spec.seed ^ s.start_ns.rotate_left(17)))
+            .collect();
         let pools = spec.pools.fork();
         Ok(Worker {
             next_interval_ns: spec.interval_ns,
@@ -427,10 +429,15 @@ impl Worker {
             }
             // Stopped goes out even when every scenario went from running to done in this
             // pass: the aggregator holds back the last intervals only once it has heard it.
-            if !self.stopped_reported && self.groups.iter().all(|g| matches!(g.stage, Stage::Draining { .. } | Stage::Done)) {
+            if !self.stopped_reported
+                && self.groups.iter().all(|g| matches!(g.stage, Stage::Draining { .. } | Stage::Done))
+            {
                 self.close_run_load();
                 self.stopped_reported = true;
-                let _ = self.spec.reports.send(Report::Stopped { thread: self.spec.thread, active_until_ns: self.active_until(now) });
+                let _ = self
+                    .spec
+                    .reports
+                    .send(Report::Stopped { thread: self.spec.thread, active_until_ns: self.active_until(now) });
             }
             if self.groups.iter().all(|g| g.stage == Stage::Done) {
                 break;
@@ -492,7 +499,8 @@ impl Worker {
                         // `send_slack_ns` after the first (one wake-up, not one each). A
                         // wake-up for any other reason sends what is due at once.
                         if let Model::Open { pacer, .. } = &scenario.model {
-                            let close = open.batch_close_ns(pacer, scenario.start_ns, scenario.end_ns, self.spec.send_slack_ns);
+                            let close =
+                                open.batch_close_ns(pacer, scenario.start_ns, scenario.end_ns, self.spec.send_slack_ns);
                             if let Some(at) = close.filter(|&at| at < deadline) {
                                 deadline = at;
                                 precise = true;

@@ -43,7 +43,12 @@ fn requests_written_on_connections_the_server_closed_are_sent_but_unanswered() {
     let r = &result.requests;
     assert_result_adds_up(&result, "max_connections");
     assert!(r.unanswered > 0, "{r:?}");
-    assert!(r.responses <= received && received <= r.sent, "responses {} <= received {received} <= sent {}", r.responses, r.sent);
+    assert!(
+        r.responses <= received && received <= r.sent,
+        "responses {} <= received {received} <= sent {}",
+        r.responses,
+        r.sent
+    );
     assert_eq!(r.responses, received, "every request the target parsed was answered (no timeouts here)");
     let t = &result.throughput;
     assert!((t.window_s - result.duration_s).abs() < 1e-6, "rates are over the load window: {t:?}");
@@ -126,7 +131,8 @@ fn a_request_cut_off_while_being_written_is_interrupted_but_not_sent() {
 fn answered_requests_add_up_against_every_kind_of_server() {
     for behavior in [Behavior::Ok, Behavior::Chunked, Behavior::CloseDelimited, Behavior::Status(503)] {
         let server = TestServer::start(behavior);
-        let p = plan(&server.url("/"), json!({"type": "constant-vus", "vus": 4, "duration_s": 0.3}), json!({"threads": 2}));
+        let p =
+            plan(&server.url("/"), json!({"type": "constant-vus", "vus": 4, "duration_s": 0.3}), json!({"threads": 2}));
         let result = run_plan(&p);
         let r = &result.requests;
         assert!(r.responses > 0, "{behavior:?}: {r:?}");

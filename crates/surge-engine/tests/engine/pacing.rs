@@ -42,7 +42,10 @@ fn sends_within_the_slack_wait_for_their_batch_and_the_wait_counts_in_the_latenc
     let lag = &result.latency.send_lag;
     assert!(lag.p50_ms >= 4.0, "sends wait for their batch: send lag {lag:?}");
     let all = &result.latency.all;
-    assert!(all.p50_ms >= lag.p50_ms && all.mean_ms >= lag.mean_ms, "latency counts from the intended time: {all:?} vs {lag:?}");
+    assert!(
+        all.p50_ms >= lag.p50_ms && all.mean_ms >= lag.mean_ms,
+        "latency counts from the intended time: {all:?} vs {lag:?}"
+    );
 }
 
 #[test]
@@ -105,7 +108,12 @@ fn peak_concurrency_is_what_the_connections_were_opened_for() {
     let r = &result.requests;
     assert_eq!((r.sent, r.responses, r.dropped, received), (200, 200, 0, Some(200)), "{r:?}");
     assert!(result.peak_concurrency >= 10, "200/s × 50 ms: {}", result.peak_concurrency);
-    assert!(r.connections_opened <= result.peak_concurrency, "opened {} for a peak of {}", r.connections_opened, result.peak_concurrency);
+    assert!(
+        r.connections_opened <= result.peak_concurrency,
+        "opened {} for a peak of {}",
+        r.connections_opened,
+        result.peak_concurrency
+    );
     let interval_peak = result.intervals.iter().map(|i| i.peak_concurrency).max().unwrap_or(0);
     assert_eq!(interval_peak, result.peak_concurrency);
 }
@@ -119,7 +127,12 @@ fn peak_concurrency_counts_requests_waiting_for_a_connection_up_to_the_cap() {
                           "max_vus": 20, "pre_allocated_vus": 1});
     let result = run_open(&server.url("/"), executor, json!({"limits": {"timeout_s": 30, "grace_period_s": 0.1}}));
     assert_eq!(result.peak_concurrency, 20, "{:?}", result.requests);
-    assert_eq!(result.requests.dropped + result.scenarios[0].iterations.iterations_started, 60, "{:?}", result.requests);
+    assert_eq!(
+        result.requests.dropped + result.scenarios[0].iterations.iterations_started,
+        60,
+        "{:?}",
+        result.requests
+    );
 }
 
 #[test]

@@ -46,7 +46,8 @@ fn shared_iterations_send_exactly_the_budget() {
 #[test]
 fn timed_closed_run_counts_match_the_server() {
     let server = TestServer::start(Behavior::Ok);
-    let p = plan(&server.url("/health"), r#"{"type": "constant-vus", "vus": 4, "duration_s": 0.5}"#, r#", "threads": 2"#);
+    let p =
+        plan(&server.url("/health"), r#"{"type": "constant-vus", "vus": 4, "duration_s": 0.5}"#, r#", "threads": 2"#);
     let result = run_plan(&p);
     assert!(result.requests.sent > 100, "{:?}", result.requests);
     assert_eq!(result.requests.sent, server.count());
@@ -98,7 +99,10 @@ fn failures_are_classified() {
         assert_eq!(r.succeeded, 0);
         if class == "request_timeout" {
             assert_eq!(r.timed_out, 4);
-            assert!(result.latency.all.min_ms >= 299.0, "timeouts enter the histogram at their duration (within its 0.1 % precision)");
+            assert!(
+                result.latency.all.min_ms >= 299.0,
+                "timeouts enter the histogram at their duration (within its 0.1 % precision)"
+            );
         }
     }
 }
@@ -239,7 +243,8 @@ impl Observer for Collect {
 fn intervals_tile_the_window_with_no_sliver_after_the_end() {
     // (server, VUs, duration): a fast server drains at once; a 300 ms one leaves requests
     // in flight that end up to 0.3 s after the load.
-    for (behavior, vus, duration_s) in [(Behavior::Ok, 2, 1.0), (Behavior::Delay(300), 2, 1.0), (Behavior::Ok, 1, 0.9)] {
+    for (behavior, vus, duration_s) in [(Behavior::Ok, 2, 1.0), (Behavior::Delay(300), 2, 1.0), (Behavior::Ok, 1, 0.9)]
+    {
         let server = TestServer::start(behavior);
         let p = plan(
             &server.url("/"),
@@ -265,7 +270,12 @@ fn intervals_tile_the_window_with_no_sliver_after_the_end() {
         assert!((last.end_s - window_end).abs() < 1e-6, "{what}: intervals end with the drain, at {window_end}");
         let load_intervals = (duration_s / 0.25_f64).round() as usize;
         let expected = if matches!(behavior, Behavior::Delay(_)) { load_intervals + 1 } else { load_intervals };
-        assert_eq!(intervals.len(), expected, "{what}: {:?}", intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
+        assert_eq!(
+            intervals.len(),
+            expected,
+            "{what}: {:?}",
+            intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>()
+        );
         let live: Vec<(u64, f64, u64)> = seen.0.iter().map(|i| (i.index, i.end_s, i.requests.responses)).collect();
         let listed: Vec<(u64, f64, u64)> = intervals.iter().map(|i| (i.index, i.end_s, i.requests.responses)).collect();
         assert_eq!(live, listed, "{what}: the observer saw what the result lists");
@@ -280,7 +290,8 @@ fn rates_are_over_the_load_window_and_the_drain_is_counted_apart() {
     // An arrival rate of 4/s for 1 s: 4 requests, the last due at 0.75 s; the window is the
     // schedule's second, so the rate is the one offered.
     let server = TestServer::start(Behavior::Ok);
-    let p = plan(&server.url("/"), r#"{"type": "constant-arrival-rate", "rate": 4, "duration_s": 1.0, "max_vus": 4}"#, "");
+    let p =
+        plan(&server.url("/"), r#"{"type": "constant-arrival-rate", "rate": 4, "duration_s": 1.0, "max_vus": 4}"#, "");
     let result = run_plan(&p);
     let t = &result.throughput;
     assert_eq!(result.requests.responses, 4);
@@ -311,9 +322,15 @@ fn the_peak_of_open_connections_counts_the_interval_the_drain_joined() {
     // One interval of load and a drain that joins it: the connections open at the load's
     // end are still the peak, though none is open when the drain ends.
     let server = TestServer::start(Behavior::Ok);
-    let p = plan(&server.url("/"), r#"{"type": "constant-vus", "vus": 3, "duration_s": 0.5}"#, r#", "interval_s": 0.5"#);
+    let p =
+        plan(&server.url("/"), r#"{"type": "constant-vus", "vus": 3, "duration_s": 0.5}"#, r#", "interval_s": 0.5"#);
     let result = run_plan(&p);
-    assert_eq!(result.intervals.len(), 1, "{:?}", result.intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
+    assert_eq!(
+        result.intervals.len(),
+        1,
+        "{:?}",
+        result.intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>()
+    );
     assert_eq!(result.peak_open_connections, 3);
 }
 
@@ -323,7 +340,11 @@ fn a_load_that_ends_with_nothing_in_flight_ends_its_last_interval_with_the_windo
     // from running to done at once, and its last interval still ends where the window does,
     // not at the interval boundary after it.
     let server = TestServer::start(Behavior::Delay(100));
-    let p = plan(&server.url("/"), r#"{"type": "shared-iterations", "vus": 1, "iterations": 7}"#, r#", "interval_s": 0.25"#);
+    let p = plan(
+        &server.url("/"),
+        r#"{"type": "shared-iterations", "vus": 1, "iterations": 7}"#,
+        r#", "interval_s": 0.25"#,
+    );
     let result = run_plan(&p);
     let last = result.intervals.last().unwrap();
     assert_eq!(result.requests.responses, 7, "{:?}", result.requests);

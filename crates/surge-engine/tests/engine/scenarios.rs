@@ -42,7 +42,11 @@ fn a_sequence_runs_its_steps_in_order_every_iteration() {
         get("/tasks?limit=1"),
         {"tag": "health", "request": {"path": "/health"}}
     ]}]});
-    let p = plan(&server, json!([{"name": "crud", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 100}, "flow": flow}]), json!({"threads": 2}));
+    let p = plan(
+        &server,
+        json!([{"name": "crud", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 100}, "flow": flow}]),
+        json!({"threads": 2}),
+    );
     let result = run_plan(&p);
     let stats = server.stats();
     assert_eq!(route(&stats, "POST /tasks"), 100);
@@ -65,7 +69,11 @@ fn a_weighted_mix_follows_its_weights() {
         {"weight": 25, "steps": [get("/tasks?limit=1")]},
         {"weight": 5, "steps": [get("/delay/0")]}
     ]});
-    let p = plan(&server, json!([{"name": "mix", "executor": {"type": "shared-iterations", "vus": 8, "iterations": 4000}, "flow": flow}]), json!({}));
+    let p = plan(
+        &server,
+        json!([{"name": "mix", "executor": {"type": "shared-iterations", "vus": 8, "iterations": 4000}, "flow": flow}]),
+        json!({}),
+    );
     let result = run_plan(&p);
     let stats = server.stats();
     let counts = [route(&stats, "GET /health"), route(&stats, "GET /tasks"), route(&stats, "GET /delay/{ms}")];
@@ -82,7 +90,11 @@ fn a_weighted_mix_follows_its_weights() {
 fn per_vu_iterations_run_exactly_that_many_per_vu() {
     let server = Server::start("{}");
     let flow = json!({"sequences": [{"steps": [get("/health"), get("/delay/1")]}]});
-    let p = plan(&server, json!([{"name": "pvi", "executor": {"type": "per-vu-iterations", "vus": 3, "iterations": 7}, "flow": flow}]), json!({"threads": 2}));
+    let p = plan(
+        &server,
+        json!([{"name": "pvi", "executor": {"type": "per-vu-iterations", "vus": 3, "iterations": 7}, "flow": flow}]),
+        json!({"threads": 2}),
+    );
     let result = run_plan(&p);
     assert_eq!(result.scenarios[0].iterations.iterations_completed, 21);
     assert_eq!(route(&server.stats(), "GET /health"), 21);
@@ -95,8 +107,13 @@ fn think_time_paces_each_virtual_user() {
     let server = Server::start("{}");
     // 2 VUs, each iteration is a fast request then 100 ms of thinking: ~10 iterations per
     // VU in a second (the last one still thinking when the scenario ends is not counted twice).
-    let flow = json!({"sequences": [{"steps": [get("/health")]}], "think_after_iteration": {"type": "fixed", "s": 0.1}});
-    let p = plan(&server, json!([{"name": "think", "executor": {"type": "constant-vus", "vus": 2, "duration_s": 1.0}, "flow": flow}]), json!({"limits": {"grace_period_s": 0.0}}));
+    let flow =
+        json!({"sequences": [{"steps": [get("/health")]}], "think_after_iteration": {"type": "fixed", "s": 0.1}});
+    let p = plan(
+        &server,
+        json!([{"name": "think", "executor": {"type": "constant-vus", "vus": 2, "duration_s": 1.0}, "flow": flow}]),
+        json!({"limits": {"grace_period_s": 0.0}}),
+    );
     let result = run_plan(&p);
     let sent = result.requests.sent;
     assert!((18..=22).contains(&sent), "sent {sent}");
@@ -109,7 +126,11 @@ fn ramping_vus_follow_their_stages() {
     let flow = json!({"sequences": [{"steps": [get("/delay/5")]}]});
     let executor = json!({"type": "ramping-vus", "start_vus": 0, "stages": [
         {"duration_s": 0.6, "target": 6}, {"duration_s": 0.6, "target": 6}, {"duration_s": 0.6, "target": 0}]});
-    let p = plan(&server, json!([{"name": "ramp", "executor": executor, "flow": flow}]), json!({"interval_s": 0.3, "threads": 2}));
+    let p = plan(
+        &server,
+        json!([{"name": "ramp", "executor": executor, "flow": flow}]),
+        json!({"interval_s": 0.3, "threads": 2}),
+    );
     let result = run_plan(&p);
     let active: Vec<u64> = result.intervals.iter().map(|i| i.scenarios[0].active_vus).collect();
     // Intervals end at 0.3 s (3 VUs on the way up), 0.6, 0.9, 1.2 (6 held), 1.5 (3 left).
@@ -131,7 +152,8 @@ fn scenarios_run_in_parallel_from_their_start_times() {
                       "flow": {"sequences": [{"steps": [get("/tasks?limit=1")]}]}});
     let p = plan(&server, json!([early, late]), json!({"interval_s": 0.25}));
     let result = run_plan(&p);
-    let late_per_interval: Vec<u64> = result.intervals.iter().map(|i| i.scenarios[1].iterations.iterations_started).collect();
+    let late_per_interval: Vec<u64> =
+        result.intervals.iter().map(|i| i.scenarios[1].iterations.iterations_started).collect();
     assert_eq!(&late_per_interval[..2], &[0, 0], "{late_per_interval:?}");
     assert_eq!(result.scenarios[1].iterations.iterations_started, 50);
     assert_eq!(route(&server.stats(), "GET /tasks"), 50);
@@ -153,7 +175,11 @@ fn checks_count_passes_and_fails_without_stopping_iterations() {
             {"name": "fast", "type": "latency_under", "ms": 10000},
             {"name": "ok body", "type": "body_matches", "pattern": "^ok$"}]}
     ]);
-    let p = plan(&server, json!([{"name": "checks", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20}, "flow": {"sequences": [{"steps": steps}]}}]), json!({}));
+    let p = plan(
+        &server,
+        json!([{"name": "checks", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20}, "flow": {"sequences": [{"steps": steps}]}}]),
+        json!({}),
+    );
     let result = run_plan(&p);
     let outcomes: Vec<(&str, u64, u64)> = result.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
     assert_eq!(
@@ -178,7 +204,11 @@ fn a_capture_that_finds_nothing_ends_its_iteration_and_is_counted() {
         {"request": {"path": "/health"}, "captures": [{"name": "token", "from": "json", "path": "$.token"}]},
         {"request": {"path": "/tasks?limit=1"}}
     ]);
-    let p = plan(&server, json!([{"name": "capture", "executor": {"type": "shared-iterations", "vus": 1, "iterations": 5}, "flow": {"sequences": [{"steps": steps}]}}]), json!({}));
+    let p = plan(
+        &server,
+        json!([{"name": "capture", "executor": {"type": "shared-iterations", "vus": 1, "iterations": 5}, "flow": {"sequences": [{"steps": steps}]}}]),
+        json!({}),
+    );
     let result = run_plan(&p);
     assert_eq!((result.captures[0].found, result.captures[0].missing), (0, 5));
     assert_eq!(result.scenarios[0].iterations.iterations_aborted, 5);
@@ -192,16 +222,21 @@ fn templates_fill_in_variables_and_captures_and_pools_carry_ids_to_the_next_run(
     let create = json!({"request": {"method": "POST", "path": "/tasks", "headers": [["X-Title", "t{{n}}"]],
                                     "body": "{\"title\": \"t{{n}}\", \"owner\": \"{{who}}\"}"},
                         "captures": [{"name": "task_ids", "to_pool": true, "from": "json", "path": "$.id"}]});
-    let setup = plan(&server, json!([{"name": "setup", "executor": {"type": "shared-iterations", "vus": 3, "iterations": 50},
+    let setup = plan(
+        &server,
+        json!([{"name": "setup", "executor": {"type": "shared-iterations", "vus": 3, "iterations": 50},
         "variables": [{"name": "n", "type": "counter", "start": 1}, {"name": "who", "type": "choice", "values": ["ann", "bob"]}],
-        "flow": {"sequences": [{"steps": [create]}]}}]), json!({"threads": 2}));
+        "flow": {"sequences": [{"steps": [create]}]}}]),
+        json!({"threads": 2}),
+    );
     let created = run_plan(&setup);
     let mut ids: Vec<u64> = created.pools["task_ids"].iter().map(|v| v.parse().unwrap()).collect();
     ids.sort_unstable();
     assert_eq!(ids, (1..=50).collect::<Vec<u64>>());
     let list = server.client().get("/tasks?limit=100").body;
     let tasks: Value = serde_json::from_str(&list).unwrap();
-    let mut titles: Vec<String> = tasks["tasks"].as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap().to_string()).collect();
+    let mut titles: Vec<String> =
+        tasks["tasks"].as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap().to_string()).collect();
     titles.sort_unstable();
     titles.dedup();
     assert_eq!(titles.len(), 50, "counter values are unique across threads: {titles:?}");
@@ -217,14 +252,18 @@ fn templates_fill_in_variables_and_captures_and_pools_carry_ids_to_the_next_run(
         {"tag": "put", "request": {"method": "PUT", "path": "/tasks/{{id}}", "body": "{\"title\": \"{{title}}-done\"}"},
          "checks": [{"name": "put ok", "type": "status", "in": [200]}, {"name": "renamed", "type": "body_contains", "text": "-done"}]}
     ]);
-    let main = plan(&server, json!([
-        {"name": "reads", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 400},
-         "variables": [{"name": "task", "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.1}],
-         "flow": {"sequences": [{"steps": [read]}]}},
-        {"name": "writes", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20},
-         "variables": [{"name": "rid", "type": "uuid"}],
-         "flow": {"sequences": [{"steps": crud}]}}
-    ]), json!({"pools": created.pools}));
+    let main = plan(
+        &server,
+        json!([
+            {"name": "reads", "executor": {"type": "shared-iterations", "vus": 4, "iterations": 400},
+             "variables": [{"name": "task", "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.1}],
+             "flow": {"sequences": [{"steps": [read]}]}},
+            {"name": "writes", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 20},
+             "variables": [{"name": "rid", "type": "uuid"}],
+             "flow": {"sequences": [{"steps": crud}]}}
+        ]),
+        json!({"pools": created.pools}),
+    );
     let result = run_plan(&main);
     let checks: Vec<(&str, u64, u64)> = result.checks.iter().map(|c| (c.name.as_str(), c.passes, c.fails)).collect();
     assert_eq!(checks, [("read ok", 400, 0), ("get ok", 20, 0), ("put ok", 20, 0), ("renamed", 20, 0)]);
@@ -236,12 +275,12 @@ fn templates_fill_in_variables_and_captures_and_pools_carry_ids_to_the_next_run(
 #[test]
 fn template_and_variable_mistakes_are_reported_before_anything_runs() {
     let json = json!({"target": {"url": "http://127.0.0.1:9/"}, "scenarios": [{"name": "s",
-        "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
-        "variables": [{"name": "n", "type": "uniform", "min": 1, "max": 5}],
-        "flow": {"sequences": [{"steps": [
-            {"request": {"path": "/tasks/{{tsk}}", "headers": [["X", "{{n"]]}},
-            {"request": {"path": "/x"}, "captures": [{"name": "n", "from": "header", "header": "Location"}]}
-        ]}]}}]});
+    "executor": {"type": "constant-vus", "vus": 1, "duration_s": 1},
+    "variables": [{"name": "n", "type": "uniform", "min": 1, "max": 5}],
+    "flow": {"sequences": [{"steps": [
+        {"request": {"path": "/tasks/{{tsk}}", "headers": [["X", "{{n"]]}},
+        {"request": {"path": "/x"}, "captures": [{"name": "n", "from": "header", "header": "Location"}]}
+    ]}]}}]});
     let errors = Plan::from_json(&json.to_string()).err().unwrap_or_default();
     let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
     assert!(fields.contains(&"scenarios[0].flow.sequences[0].steps[0].request.path"), "{errors:?}");
@@ -257,10 +296,15 @@ fn template_and_variable_mistakes_are_reported_before_anything_runs() {
 #[test]
 fn unique_rows_are_refused_when_vus_outnumber_them() {
     let server = Server::start("{}");
-    let p = plan(&server, json!([{"name": "u", "executor": {"type": "constant-vus", "vus": 3, "duration_s": 1},
+    let p = plan(
+        &server,
+        json!([{"name": "u", "executor": {"type": "constant-vus", "vus": 3, "duration_s": 1},
         "variables": [{"name": "user", "type": "rows", "columns": ["id"], "rows": [["a"], ["b"]], "pick": "unique"}],
-        "flow": {"sequences": [{"steps": [{"request": {"path": "/health?u={{user.id}}"}}]}]}}]), json!({"threads": 1}));
-    let error = run(&p, &mut NoObserver, Arc::new(AtomicBool::new(false))).err().map(|e| e.to_string()).unwrap_or_default();
+        "flow": {"sequences": [{"steps": [{"request": {"path": "/health?u={{user.id}}"}}]}]}}]),
+        json!({"threads": 1}),
+    );
+    let error =
+        run(&p, &mut NoObserver, Arc::new(AtomicBool::new(false))).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("2 rows for 3 VUs"), "{error}");
     assert_eq!(route(&server.stats(), "GET /health"), 0, "nothing ran");
 }
@@ -269,10 +313,14 @@ fn unique_rows_are_refused_when_vus_outnumber_them() {
 fn a_scenario_with_fewer_vus_than_threads_still_ends_on_every_thread() {
     let server = Server::start("{}");
     let one = |name: &str, executor: Value| json!({"name": name, "executor": executor, "flow": {"sequences": [{"steps": [get("/health")]}]}});
-    let p = plan(&server, json!([
-        one("shared", json!({"type": "shared-iterations", "vus": 1, "iterations": 10})),
-        one("per-vu", json!({"type": "per-vu-iterations", "vus": 1, "iterations": 10}))
-    ]), json!({"threads": 4}));
+    let p = plan(
+        &server,
+        json!([
+            one("shared", json!({"type": "shared-iterations", "vus": 1, "iterations": 10})),
+            one("per-vu", json!({"type": "per-vu-iterations", "vus": 1, "iterations": 10}))
+        ]),
+        json!({"threads": 4}),
+    );
     let began = std::time::Instant::now();
     let result = run_plan(&p);
     assert!(began.elapsed().as_secs_f64() < 5.0, "took {:?}", began.elapsed());
@@ -288,8 +336,11 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
     let stages = [(2.0, 2000.0), (1.0, 2000.0), (1.0, 500.0)];
     let executor = json!({"type": "ramping-arrival-rate", "start_rate": start_rate, "max_vus": 200, "pre_allocated_vus": 50,
         "stages": stages.iter().map(|(d, r)| json!({"duration_s": d, "target_rate": r})).collect::<Vec<_>>()});
-    let p = plan(&server, json!([{"name": "ramp", "executor": executor, "flow": {"sequences": [{"steps": [get("/health")]}]}}]),
-        json!({"interval_s": 0.5, "threads": 2}));
+    let p = plan(
+        &server,
+        json!([{"name": "ramp", "executor": executor, "flow": {"sequences": [{"steps": [get("/health")]}]}}]),
+        json!({"interval_s": 0.5, "threads": 2}),
+    );
     let result = run_plan(&p);
     // The schedule's count over [a, b] is the integral of the piecewise-linear rate.
     let rate_at = |t: f64| {
@@ -303,7 +354,9 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
         }
         from
     };
-    let integral = |a: f64, b: f64| (0..1000).map(|i| rate_at(a + (b - a) * (i as f64 + 0.5) / 1000.0)).sum::<f64>() * (b - a) / 1000.0;
+    let integral = |a: f64, b: f64| {
+        (0..1000).map(|i| rate_at(a + (b - a) * (i as f64 + 0.5) / 1000.0)).sum::<f64>() * (b - a) / 1000.0
+    };
     // The last interval ends when the load stops, a little past 4 s.
     let full: Vec<_> = result.intervals.iter().filter(|i| i.end_s <= 4.05 && i.end_s - i.start_s > 0.499).collect();
     assert_eq!(full.len(), 8, "{:?}", result.intervals.iter().map(|i| (i.start_s, i.end_s)).collect::<Vec<_>>());
@@ -315,11 +368,25 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
         let expected = integral(interval.start_s, interval.end_s);
         let started = interval.scenarios[0].iterations.iterations_started as f64;
         let moved = (rate_at(interval.start_s) + rate_at(interval.end_s)) * lag_s;
-        assert!((started - expected).abs() <= expected * 0.01 + moved,
-            "[{}, {}]: started {started}, scheduled {expected:.1}, send lag max {lag_s} s", interval.start_s, interval.end_s);
+        assert!(
+            (started - expected).abs() <= expected * 0.01 + moved,
+            "[{}, {}]: started {started}, scheduled {expected:.1}, send lag max {lag_s} s",
+            interval.start_s,
+            interval.end_s
+        );
     }
-    let total: f64 = stages.iter().scan(start_rate, |from, (d, to)| { let n = (*from + to) / 2.0 * d; *from = *to; Some(n) }).sum();
-    assert_eq!(result.scenarios[0].iterations.iterations_started + result.scenarios[0].iterations.iterations_dropped, total as u64);
+    let total: f64 = stages
+        .iter()
+        .scan(start_rate, |from, (d, to)| {
+            let n = (*from + to) / 2.0 * d;
+            *from = *to;
+            Some(n)
+        })
+        .sum();
+    assert_eq!(
+        result.scenarios[0].iterations.iterations_started + result.scenarios[0].iterations.iterations_dropped,
+        total as u64
+    );
     assert_eq!(result.requests.sent, route(&server.stats(), "GET /health"));
 }
 
@@ -348,10 +415,18 @@ fn every_variable_kind_and_capture_source_reaches_the_server() {
     ]);
     // Each VU runs its own 50 (with shared iterations a thread that starts late may find none
     // left, and its VUs' rows never reach the server).
-    let p = plan(&server, json!([{"name": "vars", "executor": {"type": "per-vu-iterations", "vus": 4, "iterations": 50},
-        "variables": variables, "flow": {"sequences": [{"steps": steps}]}}]), json!({"threads": 2}));
+    let p = plan(
+        &server,
+        json!([{"name": "vars", "executor": {"type": "per-vu-iterations", "vus": 4, "iterations": 50},
+        "variables": variables, "flow": {"sequences": [{"steps": steps}]}}]),
+        json!({"threads": 2}),
+    );
     let result = run_plan(&p);
-    assert_eq!((result.checks[0].passes, result.checks[0].fails), (200, 0), "Location and regex captures built the read path");
+    assert_eq!(
+        (result.checks[0].passes, result.checks[0].fails),
+        (200, 0),
+        "Location and regex captures built the read path"
+    );
     assert_eq!(result.captures.iter().map(|c| (c.found, c.missing)).collect::<Vec<_>>(), [(200, 0), (200, 0)]);
     let tasks: Value = serde_json::from_str(&server.client().get("/tasks?limit=1000").body).unwrap();
     let tasks = tasks["tasks"].as_array().unwrap();
@@ -392,11 +467,21 @@ fn a_step_timeout_applies_to_that_step_only() {
         {"tag": "slow", "timeout_s": 0.1, "request": {"path": "/delay/400"}},
         {"tag": "patient", "request": {"path": "/delay/150"}}
     ]);
-    let p = plan(&server, json!([{"name": "t", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 4},
-        "flow": {"sequences": [{"steps": steps}]}}]), json!({"limits": {"timeout_s": 1.0}}));
+    let p = plan(
+        &server,
+        json!([{"name": "t", "executor": {"type": "shared-iterations", "vus": 2, "iterations": 4},
+        "flow": {"sequences": [{"steps": steps}]}}]),
+        json!({"limits": {"timeout_s": 1.0}}),
+    );
     let result = run_plan(&p);
-    let by_tag: Vec<(&str, u64, u64)> = result.tags.iter().map(|t| (t.tag.as_str(), t.requests.timed_out, t.requests.succeeded)).collect();
-    assert_eq!(by_tag, [("slow", 4, 0), ("patient", 0, 4)], "{:?}", result.tags.iter().map(|t| &t.requests).collect::<Vec<_>>());
+    let by_tag: Vec<(&str, u64, u64)> =
+        result.tags.iter().map(|t| (t.tag.as_str(), t.requests.timed_out, t.requests.succeeded)).collect();
+    assert_eq!(
+        by_tag,
+        [("slow", 4, 0), ("patient", 0, 4)],
+        "{:?}",
+        result.tags.iter().map(|t| &t.requests).collect::<Vec<_>>()
+    );
     let slow = &result.tags[0].latency.all;
     assert!(slow.min_ms >= 99.0 && slow.max_ms < 300.0, "timeouts fire at 100 ms: {slow:?}");
 }

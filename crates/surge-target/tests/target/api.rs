@@ -15,13 +15,39 @@ fn task_api_round_trip() {
     let mut c = server.client();
     // method, path, body, expected status, expected body (JSON) or None to skip
     let cases: &[(&str, &str, Option<&str>, u16, Option<serde_json::Value>)] = &[
-        ("POST", "/tasks", Some(r#"{"title": "write tests", "id": 42}"#), 201, Some(json!({"id": 1, "title": "write tests"}))),
+        (
+            "POST",
+            "/tasks",
+            Some(r#"{"title": "write tests", "id": 42}"#),
+            201,
+            Some(json!({"id": 1, "title": "write tests"})),
+        ),
         ("POST", "/tasks", Some(r#"{"title": "ship"}"#), 201, Some(json!({"id": 2, "title": "ship"}))),
         ("GET", "/tasks/1", None, 200, Some(json!({"id": 1, "title": "write tests"}))),
-        ("PUT", "/tasks/1", Some(r#"{"title": "write tests", "done": true}"#), 200, Some(json!({"id": 1, "title": "write tests", "done": true}))),
-        ("GET", "/tasks?limit=1&offset=1", None, 200, Some(json!({"tasks": [{"id": 2, "title": "ship"}], "total": 2, "offset": 1, "limit": 1}))),
+        (
+            "PUT",
+            "/tasks/1",
+            Some(r#"{"title": "write tests", "done": true}"#),
+            200,
+            Some(json!({"id": 1, "title": "write tests", "done": true})),
+        ),
+        (
+            "GET",
+            "/tasks?limit=1&offset=1",
+            None,
+            200,
+            Some(json!({"tasks": [{"id": 2, "title": "ship"}], "total": 2, "offset": 1, "limit": 1})),
+        ),
         ("DELETE", "/tasks/2", None, 204, None),
-        ("GET", "/tasks", None, 200, Some(json!({"tasks": [{"id": 1, "title": "write tests", "done": true}], "total": 1, "offset": 0, "limit": 100}))),
+        (
+            "GET",
+            "/tasks",
+            None,
+            200,
+            Some(
+                json!({"tasks": [{"id": 1, "title": "write tests", "done": true}], "total": 1, "offset": 0, "limit": 100}),
+            ),
+        ),
         // errors
         ("GET", "/tasks/2", None, 404, Some(json!({"error": "/tasks/2 not found"}))),
         ("GET", "/tasks/abc", None, 404, None),

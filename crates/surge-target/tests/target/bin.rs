@@ -25,7 +25,10 @@ fn bad_flags_exit_2_naming_the_flag() {
         (&["--workers", "4", "--service-time", "1ms", "--contention", "1"], "--contention: must be from 0 to below 1"),
         (&["--workers", "4", "--service-time", "1ms", "--coherency=-0.5"], "--coherency: must be from 0 to 1"),
         (&["--thread-per-connection"], "--thread-per-connection: needs --workers"),
-        (&["--thread-per-connection=maybe", "--workers", "1", "--service-time", "1ms"], "--thread-per-connection: expected true or false"),
+        (
+            &["--thread-per-connection=maybe", "--workers", "1", "--service-time", "1ms"],
+            "--thread-per-connection: expected true or false",
+        ),
         (&["--keepalive-timeout", "5"], "--keepalive-timeout: expected a duration"),
     ];
     for (args, want) in cases {
@@ -37,7 +40,8 @@ fn bad_flags_exit_2_naming_the_flag() {
 
 #[test]
 fn serves_for_a_duration_and_prints_its_address() {
-    let (code, stdout, stderr) = run(&["--bind", "127.0.0.1:0", "--duration", "200ms", "--workers", "4", "--service-time", "10ms"]);
+    let (code, stdout, stderr) =
+        run(&["--bind", "127.0.0.1:0", "--duration", "200ms", "--workers", "4", "--service-time", "10ms"]);
     assert_eq!(code, Some(0), "{stderr}");
     let first = stdout.lines().next().unwrap_or_default();
     assert!(first.starts_with("surge target listening on http://127.0.0.1:"), "{stdout}");
@@ -48,8 +52,21 @@ fn serves_for_a_duration_and_prints_its_address() {
 #[test]
 fn thread_per_connection_is_a_switch() {
     let (code, stdout, stderr) = run(&[
-        "--bind", "127.0.0.1:0", "--duration", "100ms", "--workers", "8", "--thread-per-connection",
-        "--service-time", "1ms", "--contention", "0.05", "--coherency", "0.001", "--keepalive-timeout", "5s",
+        "--bind",
+        "127.0.0.1:0",
+        "--duration",
+        "100ms",
+        "--workers",
+        "8",
+        "--thread-per-connection",
+        "--service-time",
+        "1ms",
+        "--contention",
+        "0.05",
+        "--coherency",
+        "0.001",
+        "--keepalive-timeout",
+        "5s",
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("thread per connection: each of the 8 workers"), "{stdout}");

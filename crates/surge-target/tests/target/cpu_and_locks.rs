@@ -23,13 +23,7 @@ fn process_cpu_s() -> f64 {
 
 /// load sends `per_client` requests back to back on each of `clients` connections and returns
 /// the statuses and the wall time it took.
-fn load(
-    server: &Server,
-    clients: usize,
-    per_client: usize,
-    method: &str,
-    path: &str,
-) -> (Vec<u16>, Duration) {
+fn load(server: &Server, clients: usize, per_client: usize, method: &str, path: &str) -> (Vec<u16>, Duration) {
     let began = Instant::now();
     let handles: Vec<_> = (0..clients)
         .map(|_| {
@@ -37,16 +31,11 @@ fn load(
             std::thread::spawn(move || {
                 let mut c = Client::connect(addr);
                 let body = (method == "POST").then_some(r#"{"title":"t"}"#);
-                (0..per_client)
-                    .map(|_| c.request(&method, &path, body).status)
-                    .collect::<Vec<u16>>()
+                (0..per_client).map(|_| c.request(&method, &path, body).status).collect::<Vec<u16>>()
             })
         })
         .collect();
-    let statuses = handles
-        .into_iter()
-        .flat_map(|h| h.join().unwrap())
-        .collect();
+    let statuses = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
     (statuses, began.elapsed())
 }
 
@@ -62,10 +51,7 @@ fn service_cpu_burns_each_service_time_on_its_one_thread() {
     assert!(statuses.iter().all(|&s| s == 200), "{statuses:?}");
     // 40 requests × 5 ms of CPU, measured by the service thread's own clock...
     let burned = server.stats()["service_cpu_s"].as_f64().unwrap();
-    assert!(
-        (0.200..0.200 + 40.0 * 0.0005).contains(&burned),
-        "burned {burned} s"
-    );
+    assert!((0.200..0.200 + 40.0 * 0.0005).contains(&burned), "burned {burned} s");
     // ... really used by the process (the clients' CPU only adds to it) ...
     assert!(used >= 0.200, "the process used {used} s of CPU");
     // ... one request at a time: one thread cannot burn 200 ms in less than 200 ms.
@@ -82,37 +68,24 @@ fn service_cpu_threads_bound_the_burns_in_progress_and_the_queue() {
     // Four requests, two threads: two burning and two waiting for as long as a 40 ms burn.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut during = server.stats();
-    while during["busy_workers"].as_u64().unwrap_or(0) + during["queue_depth"].as_u64().unwrap_or(0)
-        < 4
+    while during["busy_workers"].as_u64().unwrap_or(0) + during["queue_depth"].as_u64().unwrap_or(0) < 4
         && Instant::now() < deadline
     {
         during = server.stats();
     }
-    assert_eq!(
-        (
-            during["busy_workers"].as_u64(),
-            during["queue_depth"].as_u64()
-        ),
-        (Some(2), Some(2)),
-        "{during}"
-    );
+    assert_eq!((during["busy_workers"].as_u64(), during["queue_depth"].as_u64()), (Some(2), Some(2)), "{during}");
     for c in &mut clients {
         assert_eq!(c.read_response().unwrap().status, 200);
     }
 
     // --queue 0: a request that finds the one thread busy is turned away at once.
-    let server = Server::start(
-        r#"{"workers": 1, "service_time": "200ms", "service_cpu": true, "queue": 0}"#,
-    );
+    let server = Server::start(r#"{"workers": 1, "service_time": "200ms", "service_cpu": true, "queue": 0}"#);
     let mut first = server.client();
     first.send(request_bytes("GET", "/tasks", None).as_bytes());
     let deadline = Instant::now() + Duration::from_secs(10);
     while server.stats()["busy_workers"] != 1 && Instant::now() < deadline {}
     let turned_away = server.client().get("/tasks");
-    assert_eq!(
-        (turned_away.status, turned_away.header("Retry-After")),
-        (503, Some("1"))
-    );
+    assert_eq!((turned_away.status, turned_away.header("Retry-After")), (503, Some("1")));
     assert_eq!(first.read_response().unwrap().status, 200);
 }
 
@@ -128,22 +101,9 @@ fn one_lock_serves_near_one_over_hold_and_shards_serve_more() {
         assert!(statuses.iter().all(|&s| s == 201), "{statuses:?}");
         let rate = statuses.len() as f64 / wall.as_secs_f64();
         // A lock never completes more than 1 / hold per second (the first 8 start together).
-        assert!(
-            rate <= (shards as f64 / hold_s) * 1.02 + 8.0 / wall.as_secs_f64(),
-            "{shards} shards: {rate}/s"
-        );
+        assert!(rate <= (shards as f64 / hold_s) * 1.02 + 8.0 / wall.as_secs_f64(), "{shards} shards: {rate}/s");
         rates.push(rate);
     }
-    assert!(
-        rates[0] >= 0.6 / hold_s,
-        "one lock: {} req/s, bound {}",
-        rates[0],
-        1.0 / hold_s
-    );
-    assert!(
-        rates[1] >= 2.5 * rates[0],
-        "1 shard {} req/s, 8 shards {} req/s",
-        rates[0],
-        rates[1]
-    );
+    assert!(rates[0] >= 0.6 / hold_s, "one lock: {} req/s, bound {}", rates[0], 1.0 / hold_s);
+    assert!(rates[1] >= 2.5 * rates[0], "1 shard {} req/s, 8 shards {} req/s", rates[0], rates[1]);
 }

@@ -23,7 +23,8 @@ fn concurrent(server: &Server, n: usize, path: &str) -> Vec<(Duration, Response)
         .into_iter()
         .map(|mut c| std::thread::spawn(move || (c.read_response().unwrap(), began.elapsed())))
         .collect();
-    let mut out: Vec<(Duration, Response)> = handles.into_iter().map(|h| h.join().unwrap()).map(|(r, t)| (t, r)).collect();
+    let mut out: Vec<(Duration, Response)> =
+        handles.into_iter().map(|h| h.join().unwrap()).map(|(r, t)| (t, r)).collect();
     out.sort_by_key(|(t, _)| *t);
     out
 }
@@ -59,7 +60,8 @@ fn workers_and_service_time_set_capacity() {
 #[test]
 fn service_time_distributions() {
     // spec, lowest and highest latency a request may see alone (highest with room for timers)
-    let cases: &[(&str, u64, u64)] = &[("uniform:40ms-60ms", 40, 400), ("fixed:30ms", 30, 300), ("lognormal:30ms,0", 30, 300)];
+    let cases: &[(&str, u64, u64)] =
+        &[("uniform:40ms-60ms", 40, 400), ("fixed:30ms", 30, 300), ("lognormal:30ms,0", 30, 300)];
     for (spec, low, high) in cases {
         let server = Server::start(&format!(r#"{{"workers": 1, "service_time": "{spec}", "seed": 1}}"#));
         let mut c = server.client();

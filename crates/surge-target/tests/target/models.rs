@@ -82,8 +82,7 @@ fn a_worker_belongs_to_one_connection_until_it_closes() {
 
 #[test]
 fn a_full_queue_of_connections_answers_503_and_closes() {
-    let server =
-        Server::start(r#"{"workers": 1, "service_time": "1ms", "thread_per_connection": true, "queue": 1}"#);
+    let server = Server::start(r#"{"workers": 1, "service_time": "1ms", "thread_per_connection": true, "queue": 1}"#);
     let mut holder = server.client();
     assert_eq!(holder.get("/tasks").status, 200);
     let mut waiter = server.client();

@@ -82,8 +82,8 @@ use crate::spec::pool::Pools;
 
 mod spec;
 
-use spec::{compile_kind, is_variable_name, Alphabet, Errors, Kind};
 pub use spec::TimeUnit;
+use spec::{compile_kind, is_variable_name, Alphabet, Errors, Kind};
 pub use spec::{PoolPick, RowPick, VariableSpec, DEFAULT_ALPHABET, MAX_STRING_LENGTH, MAX_ZIPF_N};
 
 /// ThreadShare is a thread's position among all generator threads of a run: thread
@@ -450,8 +450,10 @@ mod tests {
 
     #[test]
     fn decimals_vu_numbers_and_timestamps() {
-        let set = compile(r#"[{"name": "d", "type": "decimal", "min": 20, "max": 35, "decimals": 1},
-                              {"name": "vu", "type": "vu"}, {"name": "t", "type": "timestamp"}]"#);
+        let set = compile(
+            r#"[{"name": "d", "type": "decimal", "min": 20, "max": 35, "decimals": 1},
+                              {"name": "vu", "type": "vu"}, {"name": "t", "type": "timestamp"}]"#,
+        );
         let mut numbers = std::collections::BTreeSet::new();
         for thread in 0..3 {
             let mut state = set.thread_state(ThreadShare { index: thread, count: 3 }, 7);
@@ -468,9 +470,13 @@ mod tests {
             }
         }
         assert_eq!(numbers, (1..=12).collect(), "VU numbers are 1..=12 run-wide");
-        let errors = VariableSet::compile(&specs(r#"[{"name": "d", "type": "decimal", "min": 5, "max": 1, "decimals": 12}]"#), "vars", &pools())
-            .err()
-            .unwrap_or_default();
+        let errors = VariableSet::compile(
+            &specs(r#"[{"name": "d", "type": "decimal", "min": 5, "max": 1, "decimals": 12}]"#),
+            "vars",
+            &pools(),
+        )
+        .err()
+        .unwrap_or_default();
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["vars[0].decimals", "vars[0].max"]);
     }
