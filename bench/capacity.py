@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from surge.durations import parse_duration  # noqa: E402
-from surge.target import TargetProcess  # noqa: E402
+from surge.core.units import parse_duration  # noqa: E402
+from surge.engine.target import TargetProcess  # noqa: E402
 
 
 def search(spec: str, slo: list[str], extra: list[str], workdir: Path) -> dict[str, object]:

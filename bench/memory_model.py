@@ -22,7 +22,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 PROBE = """
 import json, resource, subprocess, sys, time

@@ -33,9 +33,9 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from browser import CHROMIUM_FLAGS, chromium  # noqa: E402
-from surge.history.stored import StoredRun  # noqa: E402
+from surge.present.html import render_run_html  # noqa: E402
+from surge.record.stored import StoredRun  # noqa: E402
 from surge.record.timeseries import COLUMNS  # noqa: E402
-from surge.report.html import render_run_html  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "report_html" / "run-scenario"
 FLAGS = tuple(f for f in CHROMIUM_FLAGS if not f.startswith("--virtual-time-budget"))

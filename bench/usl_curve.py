@@ -18,8 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from surge.durations import parse_duration
-from surge.target import TargetProcess
+from surge.core.units import parse_duration
+from surge.engine.target import TargetProcess
 
 
 def predicted(n: int, sigma: float, kappa: float, service_s: float) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
 """SCRATCH is the working directory of the ``surge`` processes tests start, so that the results

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from surge.analysis.slo import broken, judge, parse_slo
-from surge.thresholds import ThresholdError, parse_threshold
+from surge.plan.thresholds import ThresholdError, parse_threshold
 
 FIGURES = {
     "responses_per_s": 950.0,

@@ -11,7 +11,7 @@ from surge.analysis.slo import parse_slo
 from surge.analysis.sweep import analyse_sweep, find_peak, stop_when_broken
 from surge.analysis.usl import UslFit, UslRefusal, usl_throughput
 from surge.analysis.zones import ZoneRules, classify, marginal_efficiency
-from surge.thresholds import Verdict
+from surge.plan.thresholds import Verdict
 
 
 def _level(load: float, x: float | None, p95: float | None, failures: float = 0.0, **classes: int) -> Level:

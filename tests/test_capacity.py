@@ -12,8 +12,8 @@ from datetime import datetime
 import pytest
 
 from conftest import BUSY, bad_experiment_input, busy_loops, ctrl_c_experiment, surge, tiny_scenario
+from surge.engine.target import TargetProcess
 from surge.record.schema import validate_experiment
-from surge.target import TargetProcess
 
 SLO = ("--slo", "p(99) < 1s", "--slo", "failure_rate < 1%")
 """SLO: a latency bound only a long queue crosses (a pause of the shared machine does not), few
@@ -171,10 +171,8 @@ def test_capacity_lands_within_5_percent_of_workers_over_service_time(workers, s
     ]
     assert [e["run_id"] for e in doc["runs"]] == [run_id for s in steps for run_id in s["attempts"]]
     assert all(
-        (s["run_id"] == s["attempts"][-1]
-        and len(s["attempts"]) == (1 if s["passed"] else 2))
-        or (s["passed"]
-        and len(s["attempts"]) == 2)
+        (s["run_id"] == s["attempts"][-1] and len(s["attempts"]) == (1 if s["passed"] else 2))
+        or (s["passed"] and len(s["attempts"]) == 2)
         for s in steps
     )
     assert steps[0]["phase"] == "bracket" and steps[-1]["phase"] == "confirm" and steps[-1]["passed"]

@@ -7,7 +7,7 @@ import pytest
 
 import surge as surge_package
 from conftest import surge, write
-from surge import exit_codes, signals
+from surge.core import exit_codes, signals
 
 
 @pytest.mark.parametrize("flag", ["--version", "-V"])

@@ -27,9 +27,9 @@ HEAVY = {
     "hashlib",
     "surge.history",
     "surge.analysis",
-    "surge.report",
-    "surge.summary",
-    "surge.result",
+    "surge.present",
+    "surge.present.terminal.summary",
+    "surge.engine.result",
     "surge.record.writer",
     "surge.diagnosis.watch",
 }

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from conftest import intervals_logged, run_and_signal, surge, write
-from surge.experiments.comparison import analyse, mann_whitney_floor
+from surge.analysis.comparison import analyse, mann_whitney_floor
+from surge.engine.target import TargetProcess
 from surge.experiments.variants import parse_variant, run_plan, with_base
 from surge.record.schema import validate_experiment
-from surge.target import TargetProcess
 
 BEYOND_CAPACITY = ("-c", "16", "-d", "1s")
 """BEYOND_CAPACITY drives a 4-worker target with 16 VUs: it serves at its capacity, 4 / service time."""

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from conftest import SCRATCH
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 RATE = 500
 DURATION_S = 6.0

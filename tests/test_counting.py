@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import surge, write
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 
 def assert_adds_up(requests: dict) -> None:

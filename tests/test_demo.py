@@ -10,7 +10,7 @@ import json
 
 from rich.console import Console
 
-from surge import demo
+from surge.experiments import demo
 from surge.record.schema import validate_experiment
 
 

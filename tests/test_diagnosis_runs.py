@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from conftest import BUSY, TWO_CORES, intervals_logged, start_surge, starved_generator_run, surge_in, wait_for
+from surge.engine.target import TargetProcess
 from surge.record.schema import validate
 from surge.record.timeseries import TARGET_COLUMNS
-from surge.target import TargetProcess
 
 
 def _summary(out: Path) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from conftest import BUSY, busy_loops, surge_in
+from surge.engine.target import TargetProcess
 from surge.record.schema import validate
-from surge.target import TargetProcess
 
 ONE_LOOP_SERVER = r"""
 import json, selectors, socket, sys, threading, time

@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from conftest import surge
+from surge.engine.target import TargetProcess
 from surge.scenario import load
-from surge.target import TargetProcess
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -10,15 +10,15 @@ import sqlite3
 import pytest
 
 from conftest import write
-from surge.errors import BadInput
-from surge.experiments.record import ExperimentRecord
+from surge.core.errors import BadInput
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
-from surge.experiments.spec import LEVEL, Overrides, TestSpec, shares
 from surge.history import SCHEMA_VERSION, open_history
 from surge.history.connection import connect
 from surge.history.experiments import ExperimentRun, find_experiments, list_experiments, load_experiment
 from surge.history.migrations import migrate
 from surge.record.schema import RecordSchemaError, validate_experiment
+from surge.run.spec import LEVEL, Overrides, TestSpec, shares
 
 URL = "http://127.0.0.1:9/api"
 

@@ -187,7 +187,7 @@ def check_error(source: str, message: str) -> str | None:
 def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
     """run_in_process loads and compiles the hostile inputs and ``cases`` mutations; returns
     the outcomes and every failure (an unexpected exception or a malformed error)."""
-    from surge.errors import BadInput
+    from surge.core.errors import BadInput
     from surge.scenario import loads
 
     os.mkfifo(tmp / "fifo")

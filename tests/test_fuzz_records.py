@@ -171,11 +171,11 @@ def read_back(directory: Path) -> None:
     CLI cases)."""
     from rich.console import Console
 
-    from surge.history.show import print_record
-    from surge.history.stored import StoredRun
-    from surge.report.html import render_run_html
-    from surge.report.markdown_run import render_run_md
-    from surge.report.spectrum import latency_spectrum
+    from surge.present.html import render_run_html
+    from surge.present.markdown.run import render_run_md
+    from surge.present.spectrum import latency_spectrum
+    from surge.present.terminal.stored_run import print_record
+    from surge.record.stored import StoredRun
 
     run = StoredRun.from_directory(directory)
     print_record(run, Console(file=io.StringIO(), width=200))
@@ -216,7 +216,7 @@ def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
     """run_in_process imports the hostile and ``cases`` mutated files (an accepted one is
     recorded and read back) and reads the hostile and mutated results directories; returns the
     outcomes, the slowest case and every failure (an unexpected exception, a malformed error)."""
-    from surge.errors import BadInput
+    from surge.core.errors import BadInput
     from surge.imports import Source, load
 
     rng = random.Random(seed)

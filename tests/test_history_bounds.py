@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import intervals_logged, surge_in, wait_for
-from surge import exit_codes
+from surge.core import exit_codes
 
 OUT_OF_RANGE = [
     (

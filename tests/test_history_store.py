@@ -15,7 +15,7 @@ import pytest
 
 from conftest import surge
 from history_records import meta, record
-from surge.errors import BadInput
+from surge.core.errors import BadInput
 from surge.history import (
     MIGRATIONS,
     SCHEMA_VERSION,

@@ -95,7 +95,7 @@ def test_the_engines_refusals_name_the_files_line_and_key(text, line):
 
 def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
     from surge._engine import validate_plan
-    from surge.plan_errors import plan_error
+    from surge.engine.validation import plan_error
 
     plan = (
         loads(HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: [{request: {}}]\n")
@@ -120,9 +120,9 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
 
 def test_the_cli_names_the_flag_of_an_error_in_the_plans_json():
     from surge.cli.test_options import run_flag_names
-    from surge.errors import BadInput
-    from surge.plan import ConstantVus, Plan, RequestSpec, TargetSpec
-    from surge.url_plan import check_with_engine as _check_with_engine
+    from surge.core.errors import BadInput
+    from surge.plan.model import ConstantVus, Plan, RequestSpec, TargetSpec
+    from surge.plan.url import check_with_engine as _check_with_engine
 
     plan = Plan.single(TargetSpec("http://127.0.0.1:9/"), RequestSpec(), ConstantVus(vus=10**12, duration_s=1.0))
     with pytest.raises(BadInput) as err:

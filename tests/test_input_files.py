@@ -9,8 +9,8 @@ import os
 import pytest
 
 from conftest import write
-from surge.files import FileReadError, read_bounded
-from surge.limits import MAX_DATA_FILE_BYTES
+from surge.core.files import FileReadError, read_bounded
+from surge.core.limits import MAX_DATA_FILE_BYTES
 from surge.scenario import ScenarioError, load
 from test_input_limits import surge_limited
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import SCRATCH
-from surge.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_PROBLEMS, MAX_SCENARIO_FILE_BYTES
+from surge.core.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_PROBLEMS, MAX_SCENARIO_FILE_BYTES
 from surge.scenario import ScenarioError, load, loads
 from surge.scenario.lines import parse_yaml
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import tiny_scenario
-from surge import exit_codes
+from surge.core import exit_codes
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
@@ -174,7 +174,7 @@ LOOKALIKES = [
 
 @pytest.mark.parametrize("text, encoding, shown", LOOKALIKES, ids=[t for t, _, _ in LOOKALIKES])
 def test_what_an_encoding_cannot_hold_degrades_to_ascii_lookalikes(text, encoding, shown):
-    from surge.streams import FALLBACK_ERRORS
+    from surge.core.streams import FALLBACK_ERRORS
 
     assert text.encode(encoding, errors=FALLBACK_ERRORS).decode(encoding) == shown
 

@@ -17,9 +17,9 @@ import pytest
 
 from conftest import surge
 from hostile_records import IMPORTS, RECORDS, edit_summary, hey, record_directory
-from surge.errors import BadInput
-from surge.history.stored import StoredRun
+from surge.core.errors import BadInput
 from surge.imports import Source, load
+from surge.record.stored import StoredRun
 from surge.record.writer import write_summary
 from test_fuzz_input import run_child
 

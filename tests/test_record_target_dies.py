@@ -10,8 +10,8 @@ import signal
 import sqlite3
 
 from conftest import intervals_logged, start_surge, surge_in, wait_for, write
+from surge.engine.target import TargetProcess
 from surge.record.schema import validate_file
-from surge.target import TargetProcess
 
 
 def test_a_target_killed_mid_run_leaves_every_interval_and_counts_the_failures(tmp_path, history_db):

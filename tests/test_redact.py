@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from surge.redact import is_secret_name, mask_quoted, redact_document, redact_message, redact_text
+from surge.core.redact import is_secret_name, mask_quoted, redact_document, redact_message, redact_text
 
 
 @pytest.mark.parametrize(
@@ -232,7 +232,7 @@ def test_redact_document_masks_keys_and_secret_named_fields():
     ],
 )
 def test_masked_lines_masks_secret_keys_of_a_scenario_file(line, expected):
-    from surge.redact import masked_lines
+    from surge.core.redact import masked_lines
 
     assert masked_lines(line + "\n") == expected + "\n"
 
@@ -245,6 +245,6 @@ def test_masked_lines_masks_secret_keys_of_a_scenario_file(line, expected):
     ],
 )
 def test_a_reports_limitations_read_a_masked_target(target, host):
-    from surge.report.limitations import co_located
+    from surge.present.limitations import co_located
 
     assert co_located({"meta": {"target": target}}) == host

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from conftest import write
-from surge.history.stored import StoredRun
-from surge.report.html import render_experiment_html, render_run_html
-from surge.report.html.experiment_charts import CHARTS
-from surge.report.html.run_page import run_charts
-from surge.report.markdown_experiment import render_experiment_md
-from surge.report.source import ExperimentSource
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
+from surge.present.html import render_experiment_html, render_run_html
+from surge.present.html.experiment_charts import CHARTS
+from surge.present.html.run_page import run_charts
+from surge.present.markdown.experiment import render_experiment_md
+from surge.present.source import ExperimentSource
+from surge.record.stored import StoredRun
 from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
 
 REPORTS = Path(__file__).parent / "fixtures" / "report_html"
@@ -158,7 +158,7 @@ def test_a_partial_last_interval_is_left_out_and_said(constant, tmp_path):
     extra = [f"{last_end + 0.25}," + line.split(",", 1)[1] for line in lines[-2:]]  # a 0.25 s interval
     (copy_dir / "timeseries.csv").write_text("\n".join([*lines, *extra]) + "\n")
     run = StoredRun.from_directory(copy_dir)
-    from surge.report.timeline import timeline
+    from surge.present.timeline import timeline
 
     line = timeline(run)
     assert line is not None and line.partial == (last_end, last_end + 0.25)
@@ -313,7 +313,7 @@ ZONES = ["optimal", "optimal", "stress", "degraded", "broken", "broken"]
 
 
 def test_a_sweep_is_ticked_at_its_levels_with_zone_colours_that_match_the_legend(tmp_path):
-    from surge.report.html.experiment_charts import ZONE_COLOURS
+    from surge.present.html.experiment_charts import ZONE_COLOURS
 
     document = _levels_at(_document("sweep"), LEVELS, ZONES)
     throughput, latency = CHARTS["sweep"](document)
@@ -322,8 +322,8 @@ def test_a_sweep_is_ticked_at_its_levels_with_zone_colours_that_match_the_legend
     page = render_experiment_html(document, [])
     legend = dict(re.findall(r'<span style="background:([^"]+)">(\w+)</span>', page))
     assert {zone: colour for colour, zone in legend.items()} == ZONE_COLOURS
-    from surge.report.charts import ZONE_COLOURS as SVG_ZONES
-    from surge.report.charts import sweep_chart
+    from surge.present.charts import ZONE_COLOURS as SVG_ZONES
+    from surge.present.charts import sweep_chart
 
     assert sweep_chart(document["analysis"], tmp_path) == "charts/sweep.svg"
     root = ET.parse(tmp_path / "charts" / "sweep.svg").getroot()
@@ -382,7 +382,7 @@ def test_chromium_ticks_a_sweep_at_its_levels(tmp_path):
 
 
 def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
-    from surge.report.verdict import run_verdict
+    from surge.present.verdict import run_verdict
 
     summary = json.loads((constant / "summary.json").read_text())
     summary["drain"] = {"seconds": 0.25, "responses": 12, "succeeded": 10, "failed": 2, "interrupted": 1}

@@ -14,12 +14,12 @@ import pytest
 
 from browser import NETWORK_REFERENCE, open_report, png_distinct_bytes
 from conftest import surge
-from surge.history.stored import StoredRun
-from surge.report.html import render_experiment_html, render_run_html
-from surge.report.html.experiment_charts import CHARTS
-from surge.report.html.page import asset, data_block
-from surge.report.html.run_page import run_charts
-from surge.report.html.spectrum import spectrum_points
+from surge.present.html import render_experiment_html, render_run_html
+from surge.present.html.experiment_charts import CHARTS
+from surge.present.html.page import asset, data_block
+from surge.present.html.run_page import run_charts
+from surge.present.html.spectrum import spectrum_points
+from surge.record.stored import StoredRun
 from test_report_md import no_python_repr
 
 FIXTURES = Path(__file__).parent / "fixtures"

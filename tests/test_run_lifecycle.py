@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import intervals_logged, surge_in, wait_for
-from surge import exit_codes
+from surge.core import exit_codes
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 

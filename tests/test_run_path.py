@@ -7,20 +7,20 @@ import json
 
 from click.testing import CliRunner
 
-import surge.run
+import surge.run.phases
 from conftest import write
 from surge.cli import app
 
 
 def _phases_seen(monkeypatch) -> list[str]:
     seen: list[str] = []
-    original = surge.run.finished_phase
+    original = surge.run.phases.finished_phase
 
     def spy(run, name, result, on_phase):
         seen.append(name)
         return original(run, name, result, on_phase)
 
-    monkeypatch.setattr(surge.run, "finished_phase", spy)
+    monkeypatch.setattr(surge.run.phases, "finished_phase", spy)
     return seen
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from conftest import SCRATCH, CliRun, surge, write
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 
 def write_csv(tmp_path: Path, name: str, header: list[str], rows: list[list[str]]) -> Path:

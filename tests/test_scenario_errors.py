@@ -469,7 +469,7 @@ def test_a_missing_file_is_a_scenario_error(tmp_path):
 
 def test_scenario_errors_are_bad_input_for_the_cli():
     pytest.importorskip("surge._engine")
-    from surge.errors import BadInput
+    from surge.core.errors import BadInput
 
     assert issubclass(ScenarioError, BadInput)
 

@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from conftest import SCRATCH, surge
-from surge.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
+from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
 from surge.scenario import ScenarioError, load
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)

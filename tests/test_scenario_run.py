@@ -219,7 +219,7 @@ def test_scenarios_needing_more_connections_than_the_fd_limit_are_refused_with_t
 
 
 def test_the_python_api_runs_a_model_built_in_code(fresh_target):
-    from surge.run import run_phases
+    from surge.run.phases import run_phases
     from surge.scenario import Check, Request, Scenario, ScenarioFile, Step
 
     f = ScenarioFile(

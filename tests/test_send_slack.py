@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from conftest import bad_experiment_input, surge, write
-from surge.durations import parse_duration
-from surge.errors import BadInput
-from surge.experiments.spec import Overrides, TestSpec
-from surge.heading import describe
-from surge.plan import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
+from surge.core.errors import BadInput
+from surge.core.units import parse_duration
+from surge.plan.heading import describe
+from surge.plan.model import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
+from surge.run.spec import Overrides, TestSpec
 
 # The default as the heading prints it: µs below a millisecond, ms from one up.
 DEFAULT_SLACK_TEXT = (

@@ -12,11 +12,11 @@ import pytest
 from conftest import bad_experiment_input, ctrl_c_experiment, surge
 from surge.analysis.level import Level
 from surge.analysis.zones import ZoneRules, classify
-from surge.errors import BadInput
+from surge.core.errors import BadInput
+from surge.engine.target import TargetProcess
 from surge.experiments.figures import key_figures
 from surge.experiments.levels import parse_rates, parse_vus
 from surge.record.schema import validate_experiment, validate_file
-from surge.target import TargetProcess
 
 SIGMA, KAPPA = 0.05, 0.95 / 64
 """SIGMA and KAPPA are the USL target's contention and coherency: N* = √((1 − σ)/κ) = 8 exactly."""

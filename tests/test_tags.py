@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import surge, tiny_scenario
-from surge.errors import BadInput
-from surge.tags import parse_tags
+from surge.core.errors import BadInput
+from surge.core.tags import parse_tags
 
 SECRET = "tag-s3cr3t-value"
 

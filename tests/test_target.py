@@ -12,7 +12,7 @@ import time
 import pytest
 
 from surge import _engine
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 SURGE_TARGET = [sys.executable, "-m", "surge", "target"]
 

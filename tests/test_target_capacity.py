@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from conftest import SCRATCH
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 
 def surge_run(url: str, rate: float, duration: str) -> dict[str, Any]:

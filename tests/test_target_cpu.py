@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from conftest import surge
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 
 def run_target(*args: str) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from conftest import SCRATCH, surge
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 SIGMA, KAPPA, SERVICE_S = 0.1, 0.9 / 64, 0.020
 """SIGMA, KAPPA, SERVICE_S give a curve whose peak, N* = √((1 − 0.1) / (0.9/64)), is 8."""

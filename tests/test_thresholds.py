@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from surge.thresholds import (
+from surge.plan.thresholds import (
     ResultMetrics,
     ThresholdError,
     Verdict,

@@ -24,8 +24,8 @@ from collections import deque
 from pathlib import Path
 
 from conftest import surge
+from surge.engine.target import TargetProcess
 from surge.scenario import load
-from surge.target import TargetProcess
 from test_examples import target_flags
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gateway-spike.yaml"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from surge import _engine
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 TASKS = 10_000
 READS = 100_000

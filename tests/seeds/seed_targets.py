@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from surge.target import TargetProcess
+from surge.engine.target import TargetProcess
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 """EXAMPLES is the folder of the example scenario files, each calibrated to its seed."""

@@ -95,7 +95,7 @@ def test_the_capacity_found_is_the_worker_pools(tmp_path):
     exponential 12 ms service time (sleeping, so the answer does not depend on the CPU the
     machine leaves them) serve 250/s; under p95 < 1 s (the report's 827 ms p95 was its SLA) the
     capacity found is near it, and confirmed."""
-    from surge.target import TargetProcess
+    from surge.engine.target import TargetProcess
 
     with TargetProcess(workers=3, service_time="exp:12ms") as target:
         run = surge(

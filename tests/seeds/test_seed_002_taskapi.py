@@ -55,7 +55,7 @@ def _store_flags(shards: int) -> list[str]:
 
 
 def test_the_sharded_store_serves_several_times_the_single_lock_one_significantly(tmp_path):
-    from surge.target import TargetProcess
+    from surge.engine.target import TargetProcess
 
     with TargetProcess(*_store_flags(1)) as memory, TargetProcess(*_store_flags(32)) as shard:
         run = surge(

@@ -20,8 +20,8 @@ import json
 from seed_targets import EXAMPLES, example_target, say
 
 from conftest import surge
-from surge.history.stored import StoredRun
-from surge.report.html import render_run_html
+from surge.present.html import render_run_html
+from surge.record.stored import StoredRun
 from test_report_md import no_python_repr, parse_tables
 
 SCALE = 0.25

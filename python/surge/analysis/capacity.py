@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from surge.analysis.steadiness import Outcome, Steadiness, Step, StepVerdict, judge_step
-from surge.thresholds import Threshold
+from surge.plan.thresholds import Threshold
 
 Phase = Literal["bracket", "bisect", "confirm"]
 """Phase is the part of the search a step belongs to."""

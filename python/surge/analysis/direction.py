@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from surge.thresholds import ThresholdError, parse_threshold
+from surge.plan.thresholds import ThresholdError, parse_threshold
 
 Better = Literal["higher", "lower"]
 """Better is the direction in which a figure improves."""

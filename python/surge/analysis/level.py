@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from surge.analysis.slo import Figures
-from surge.thresholds import Verdict
+from surge.plan.thresholds import Verdict
 
 
 @dataclass(frozen=True)

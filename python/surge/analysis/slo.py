@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from surge.thresholds import NoHistogram, Status, Threshold, Verdict, evaluate, parse_threshold, percentile_key
+from surge.plan.thresholds import NoHistogram, Status, Threshold, Verdict, evaluate, parse_threshold, percentile_key
 
 Figures = Mapping[str, float | None]
 """Figures are one run's key figures by name (None: the record lacks that figure)."""
 
 
 class FiguresSource:
-    """FiguresSource is a ``surge.thresholds.MetricSource`` over a run's key figures (the whole
+    """FiguresSource is a ``surge.plan.thresholds.MetricSource`` over a run's key figures (the whole
     run only: scoped thresholds need the run's result document)."""
 
     def __init__(self, figures: Figures) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from surge.analysis.slo import Figures, describe, judge
-from surge.thresholds import Threshold, Verdict
+from surge.plan.thresholds import Threshold, Verdict
 
 Outcome = Literal["pass", "target", "generator", "client"]
 """Outcome is a judged step's result: ``pass``; ``target`` (the target missed: counts against

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from surge.analysis.level import Level
 from surge.analysis.slo import broken, describe, judge
-from surge.thresholds import Threshold
+from surge.plan.thresholds import Threshold
 
 ZONES = ("optimal", "stress", "degraded", "broken")
 """ZONES are the zones from best to worst; a sweep's zones never go back up this list."""

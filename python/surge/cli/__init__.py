@@ -3,7 +3,7 @@
 one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
-see ``surge.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
+see ``surge.core.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 import click
 
-from surge import __version__, exit_codes, signals, streams
+from surge import __version__
 from surge.cli.errors import error, say, usage_error
-from surge.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.core import exit_codes, signals, streams
+from surge.core.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run_command"),
@@ -82,7 +83,7 @@ def app() -> None:
 def main(argv: list[str] | None = None) -> None:
     """main is the ``surge`` console entry point: one-line errors (secrets masked), documented
     exit codes; SIGINT, SIGTERM and SIGHUP stop a run keeping its results; stdout and stderr
-    guarded (``surge.streams``): a failed print costs neither the run nor its record."""
+    guarded (``surge.core.streams``): a failed print costs neither the run nor its record."""
     streams.install()
     signals.install()
     try:

@@ -11,12 +11,12 @@ from typing import Any, TypeVar
 import click
 from rich.text import Text
 
-from surge import exit_codes
 from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
 from surge.cli.options import db_option
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
+from surge.core import exit_codes
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
 from surge.history import (
     DEFAULT_METRICS,
     METRICS,
@@ -29,8 +29,8 @@ from surge.history import (
     open_history,
 )
 from surge.history.baselines import DEFAULT_TOLERANCE, load_baseline, parse_tolerance, set_baseline_runs
-from surge.history.figures import has_result
 from surge.history.store import History
+from surge.record.figures import has_result
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -119,9 +119,7 @@ def _runs_options(command: F) -> F:
 @_runs_options
 @click.option("--name", required=True, help="The baseline's name (an existing one is replaced).")
 @db_option
-def set_command(
-    refs: tuple[str, ...], experiment: str | None, variant: str | None, name: str, db: str | None
-) -> None:
+def set_command(refs: tuple[str, ...], experiment: str | None, variant: str | None, name: str, db: str | None) -> None:
     """Store RUN... (run ids, unique prefixes, 'last' or results directories of recorded runs), or
     the runs of --experiment [--variant], as baseline NAME."""
     if not name.strip():
@@ -158,7 +156,7 @@ def _change(change: float | None) -> str:
 
 def print_comparisons(comparisons: list[Comparison], title: str) -> None:
     """print_comparisons prints each metric's baseline, current value, change and verdict."""
-    from surge.summary import summary_console, summary_table
+    from surge.present.terminal.summary import summary_console, summary_table
 
     table = summary_table(title, ("metric", "baseline", "current", "change", "verdict"), left=("metric", "verdict"))
     style = {"regressed": "bold red", "improved": "green", "missing": "yellow"}
@@ -199,8 +197,8 @@ def _check_repeats(
     """_check_repeats judges each metric by baseline_significance over the runs of each side,
     prints the table, and returns the regressed metrics with their change."""
     from surge.analysis.baseline import baseline_significance
-    from surge.history.figures import figures
-    from surge.summary import summary_console, summary_table
+    from surge.present.terminal.summary import summary_console, summary_table
+    from surge.record.figures import figures
 
     metric_of = {METRICS[m][0]: m for m in chosen}
     found = baseline_significance(

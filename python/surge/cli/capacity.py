@@ -9,20 +9,20 @@ from typing import Any
 
 import click
 
-from surge import exit_codes
 from surge.analysis.capacity import DEFAULT_MAX_STEPS, CapacityResult, CapacitySearch
 from surge.analysis.steadiness import Steadiness
 from surge.cli.errors import finish
 from surge.cli.repeat import check_experiment_test, parse_percent, report_experiment
 from surge.cli.sweep import check_load_flags
 from surge.cli.test_options import experiment_test_options
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
-from surge.experiments.record import ExperimentRecord
+from surge.core import exit_codes
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
+from surge.core.limits import MAX_RATE
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import choose_slo
-from surge.experiments.spec import Overrides, TestSpec
-from surge.limits import MAX_RATE
-from surge.url_plan import duration_flag
+from surge.plan.url import duration_flag
+from surge.run.spec import Overrides, TestSpec
 
 DEFAULT_START_RATE = 100.0
 """DEFAULT_START_RATE is the first step's rate, per second, unless --start-rate says otherwise."""

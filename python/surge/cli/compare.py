@@ -19,12 +19,11 @@ from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
 from surge.cli.repeat import MAX_RUNS, check_experiment_test, experiment_outcome, report_experiment
 from surge.cli.test_options import optional_test_options
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
 from surge.experiments import runner
-from surge.experiments.record import ExperimentRecord
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
-from surge.experiments.spec import TestSpec
 from surge.experiments.variants import (
     ORDERS,
     RunGroup,
@@ -38,7 +37,8 @@ from surge.experiments.variants import (
     parse_variant,
     run_plan,
 )
-from surge.url_plan import duration_flag
+from surge.plan.url import duration_flag
+from surge.run.spec import TestSpec
 
 DEFAULT_REPEATS = 5
 """DEFAULT_REPEATS is how many runs each variant gets unless told (-n)."""
@@ -290,7 +290,7 @@ def _finish(
     json_output: bool,
     cells: Cells | None = None,
 ) -> None:
-    from surge.experiments.comparison import analyse
+    from surge.analysis.comparison import analyse
 
     experiment.conclude(
         lambda: analyse(experiment.runs, names, reference=reference, alpha=alpha, loads=loads, cells=cells)

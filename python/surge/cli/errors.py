@@ -1,7 +1,7 @@
 """The CLI's one way to end: one line on stderr (secrets masked) and a documented exit code.
 
 Every error a user can cause is one line ``surge: error: WHERE: message`` and exit code 2;
-see ``surge.exit_codes`` for the others.
+see ``surge.core.exit_codes`` for the others.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import sys
 
 import click
 
-from surge import exit_codes
-from surge.exit_codes import Outcome
-from surge.redact import redact_text
+from surge.core import exit_codes
+from surge.core.exit_codes import Outcome
+from surge.core.redact import redact_text
 
 
 def finish(outcome: Outcome) -> None:

@@ -46,7 +46,7 @@ def experiments_command(kind: str | None, limit: int, json_output: bool, db: str
     if not rows:
         print(f"no experiments {'of kind ' + kind if kind else 'in the history'} ({path})")
         return
-    from surge.summary import summary_console, summary_table
+    from surge.present.terminal.summary import summary_console, summary_table
 
     table = summary_table(
         f"Experiments ({len(rows):,}, newest first)",

@@ -8,10 +8,10 @@ import sys
 import click
 
 from surge.cli.options import db_option
+from surge.core.tags import parse_tags
 from surge.history import TOOLS, RunQuery, list_runs, open_history
 from surge.history.queries import DEFAULT_LIMIT, check_limit
 from surge.history.since import parse_since
-from surge.tags import parse_tags
 
 
 @click.command("history")
@@ -59,6 +59,6 @@ def history_command(
         filtered = any(v is not None for v in (name, tool, target, since)) or tags
         print(f"no runs {'match' if filtered else 'in the history'} ({path})")
         return
-    from surge.history.table import print_runs
+    from surge.present.terminal.history_table import print_runs
 
     print_runs(runs)

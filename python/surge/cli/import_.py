@@ -13,7 +13,7 @@ import click
 
 from surge.cli.options import db_option, tag_option
 from surge.cli.run import open_run_history
-from surge.errors import BadInput
+from surge.core.errors import BadInput
 
 
 @click.command("import")
@@ -39,9 +39,9 @@ def import_command(
 ) -> None:
     """Record runs made by k6, hey or oha (FILE...) as surge runs, and print their summaries."""
     from surge.imports import Source, load
+    from surge.present.terminal.summary import print_imported_summary
     from surge.record import check_out, create_directory, run_name
     from surge.record.writer import RecordWriter
-    from surge.summary import print_imported_summary
 
     if out is not None and len(files) > 1:
         raise BadInput("--out", f"names one record's directory: give one FILE, not {len(files)}")

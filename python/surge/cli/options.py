@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from surge.errors import BadInput
-from surge.tags import parse_tags
+from surge.core.errors import BadInput
+from surge.core.tags import parse_tags
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +32,7 @@ def _tags(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...])
 
 def tag_option(command: F) -> F:
     """tag_option adds ``--tag key=value`` (repeatable) to a command, passed to it as ``tags``:
-    a dict, checked by ``surge.tags.parse_tags`` (errors name --tag, exit 2)."""
+    a dict, checked by ``surge.core.tags.parse_tags`` (errors name --tag, exit 2)."""
     return click.option(
         "--tag",
         "tags",

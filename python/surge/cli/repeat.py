@@ -11,17 +11,17 @@ from typing import Any
 
 import click
 
-from surge import exit_codes, signals
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save
 from surge.cli.test_options import experiment_test_options
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
+from surge.core import exit_codes, signals
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
 from surge.experiments import runner
-from surge.experiments.record import ExperimentRecord, check_experiment_out
-from surge.experiments.spec import TestSpec
+from surge.experiments.recorder import ExperimentRecord, check_experiment_out
+from surge.plan.url import duration_flag
 from surge.record.directory import check_out
-from surge.url_plan import duration_flag
+from surge.run.spec import TestSpec
 
 MAX_RUNS = 1000
 """MAX_RUNS bounds -n/--runs."""
@@ -82,7 +82,7 @@ def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
             sys.stdout.write(json.dumps(document) + "\n")
             sys.stdout.flush()
             return
-        from surge.experiments.show import print_experiment
+        from surge.present.terminal.experiment import print_experiment
 
         print_experiment(document)
 
@@ -130,7 +130,7 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
             if i > 1:
                 runner.cooldown(pause_s)
             runner.run_one(experiment, test, prepared, role=f"repeat {i}/{runs}", label=str(i))
-    from surge.experiments.over_runs import analyse
+    from surge.analysis.over_runs import analyse
 
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
     report_experiment(experiment.document, json_output)

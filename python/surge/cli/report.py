@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from surge.cli.options import db_option
-from surge.errors import BadInput
+from surge.core.errors import BadInput
+from surge.present.source import ExperimentSource, Source, load_source
 from surge.record.directory import RESULTS_DIR
-from surge.report.source import ExperimentSource, Source, load_source
 
 
 def default_out(ref: str, source: Source) -> Path:
@@ -50,7 +50,7 @@ def report_command(ref: str, format_: str, out: str | None, db: str | None) -> N
     """Write the report of RUN|EXPERIMENT from its record alone: a run or experiment id, a
     unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
     one of its runs or older than it), or a results directory. Prints the path of each report written, the last one last."""
-    from surge.report.write import write_html, write_markdown
+    from surge.present.write import write_html, write_markdown
 
     source = load_source(ref, db)
     directory = Path(out) if out is not None else default_out(ref, source)

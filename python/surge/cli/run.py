@@ -12,26 +12,26 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from surge import signals
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save
 from surge.cli.test_options import test_options
+from surge.core import signals
+from surge.core.errors import BadInput, UnreachableError
+from surge.core.exit_codes import Outcome
+from surge.core.redact import redact_text
 from surge.diagnosis.check import watch_process
-from surge.document import result_document
-from surge.errors import BadInput, UnreachableError
-from surge.exit_codes import Outcome
-from surge.experiments.spec import TestSpec
+from surge.engine.document import result_document
+from surge.plan.url import NOTHING_SENT
 from surge.record.directory import check_out
-from surge.redact import redact_text
-from surge.run import NOTHING_SENT as FILE_NOTHING_SENT
-from surge.run import CompiledRun, RunOutcome, planned_s, unreachable_outcome
-from surge.url_plan import NOTHING_SENT
+from surge.run.phases import NOTHING_SENT as FILE_NOTHING_SENT
+from surge.run.phases import CompiledRun, RunOutcome, planned_s, unreachable_outcome
+from surge.run.spec import TestSpec
 
 if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch
-    from surge.heading import PlanLike
     from surge.history import History
-    from surge.plan import Plan
+    from surge.plan.heading import PlanLike
+    from surge.plan.model import Plan
     from surge.record import RecordWriter
 
 
@@ -97,7 +97,7 @@ def execute(
 
         attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
         # The record is complete before anything is printed: a print that fails or blocks (a
-        # closed pipe, a full disk) costs the output, never the record (surge.streams).
+        # closed pipe, a full disk) costs the output, never the record (surge.core.streams).
         doc = _document(outcome, url_plan)  # masked, without the per-interval histograms
         if on_document is not None:
             on_document(doc)
@@ -120,7 +120,7 @@ def _run(
 ) -> RunOutcome:
     """_run runs the phases, telling the recorder, the progress display (when stderr is a
     terminal and the output is not --json) and stderr's phase lines (unless ``quiet``) as it goes."""
-    from surge.run import run_phases
+    from surge.run.phases import run_phases
 
     def on_phase(name: str, result: dict[str, Any]) -> None:
         if recorder is not None:
@@ -133,8 +133,8 @@ def _run(
     # the run's peak RSS), or before when a terminal shows the progress display.
     if json_output or not sys.stderr.isatty():
         return run_phases(compiled, threads=threads, on_phase=on_phase, on_interval=record_interval)
-    from surge.progress import Progress
-    from surge.result import Interval
+    from surge.engine.result import Interval
+    from surge.present.terminal.progress import Progress
 
     with Progress(planned_s(compiled.main)) as progress:
 
@@ -149,8 +149,8 @@ def _run(
 def _print_summary(outcome: RunOutcome, compiled: CompiledRun, url_plan: Plan | None) -> None:
     """_print_summary prints the run's summary: a URL run's, or a scenario file's with its
     scenarios, tags, checks and thresholds."""
-    from surge.result import RunResult
-    from surge.summary import print_scenario_summary, print_summary
+    from surge.engine.result import RunResult
+    from surge.present.terminal.summary import print_scenario_summary, print_summary
 
     result = RunResult.model_validate(outcome.main)
     if url_plan is not None:
@@ -181,7 +181,7 @@ def _write_junit(
     """_write_junit writes the --junit file, if asked; a failure to write it is one warning."""
     if junit is None:
         return
-    from surge.junit import write_junit
+    from surge.run.junit import write_junit
 
     name = recorder.meta["name"] if recorder is not None else "surge run"
     try:
@@ -246,16 +246,14 @@ def make_recorder(
         return None
     from datetime import datetime
 
-    from surge.heading import heading
+    from surge.plan.heading import heading
     from surge.record import RecordWriter, create_directory, run_name
     from surge.record.directory import RESULTS_DIR
 
     history = None if no_save else open_run_history(db)
     name = name or run_name(target, scenario_file)
     directory = (
-        None
-        if no_save
-        else create_directory(out, name, datetime.now(UTC), results or Path(RESULTS_DIR), lock=lock)
+        None if no_save else create_directory(out, name, datetime.now(UTC), results or Path(RESULTS_DIR), lock=lock)
     )
     recorder = RecordWriter(
         directory, name=name, target_url=target_url, scenario_file=scenario_file, tags=tags, history=history

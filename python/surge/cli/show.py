@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from surge.cli.options import db_option
-from surge.errors import BadInput
-from surge.experiments.record import FILE_NAME as EXPERIMENT_FILE
+from surge.core.errors import BadInput
+from surge.experiments.recorder import FILE_NAME as EXPERIMENT_FILE
 from surge.history import LAST, lookup, open_history, resolve_run
 from surge.history.experiments import find_experiments, load_experiment, resolve_experiment
 
@@ -63,7 +63,7 @@ def show_command(run: str, json_output: bool, only_experiments: bool, db: str | 
         if json_output:
             sys.stdout.write(json.dumps(experiment) + "\n")
             return
-        from surge.experiments.show import print_experiment
+        from surge.present.terminal.experiment import print_experiment
 
         print_experiment(experiment)
         return
@@ -71,6 +71,6 @@ def show_command(run: str, json_output: bool, only_experiments: bool, db: str | 
     if json_output:
         sys.stdout.write(json.dumps(stored.summary) + "\n")
         return
-    from surge.history.show import print_record
+    from surge.present.terminal.stored_run import print_record
 
     print_record(stored)

@@ -8,15 +8,15 @@ import click
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
 from surge.cli.repeat import parse_percent, report_experiment
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
-from surge.experiments.record import ExperimentRecord, check_experiment_out
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
+from surge.core.tags import parse_tags
+from surge.experiments.recorder import ExperimentRecord, check_experiment_out
 from surge.experiments.runner import run_entry
 from surge.history import TOOLS, RunQuery, list_runs, load_run, lookup_id, open_history
 from surge.history.experiments import ExperimentRun
 from surge.history.store import History
 from surge.record.directory import check_out
-from surge.tags import parse_tags
 
 MAX_SELECTED = 10_000
 """MAX_SELECTED bounds how many runs a selection (--name/--tag/--tool) may describe."""
@@ -124,7 +124,7 @@ def stats_command(
                 ),
                 ExperimentRun(run.run_id, position, role, str(position)),
             )
-    from surge.experiments.over_runs import analyse
+    from surge.analysis.over_runs import analyse
 
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
     report_experiment(experiment.document, json_output)

@@ -9,16 +9,16 @@ from typing import Any
 
 import click
 
-from surge import exit_codes
 from surge.cli.errors import finish
 from surge.cli.repeat import check_experiment_test, report_experiment
 from surge.cli.test_options import experiment_test_options
-from surge.errors import BadInput
-from surge.exit_codes import Outcome
-from surge.experiments.record import ExperimentRecord
+from surge.core import exit_codes
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, with_slo_percentiles
-from surge.experiments.spec import TestSpec
-from surge.url_plan import duration_flag
+from surge.plan.url import duration_flag
+from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"
 """DEFAULT_DURATION is each level's measured window unless -d says otherwise."""

@@ -16,13 +16,13 @@ from typing import Any
 import click
 
 from surge import _engine
-from surge.redact import redact_text
+from surge.core.redact import redact_text
 
 BAD_INPUT = 2
 """BAD_INPUT is the exit code for an invalid flag value (as for every surge command)."""
 
 READY_PREFIX = "surge target listening on http://"
-"""READY_PREFIX starts the line printed once the target listens; ``surge.target`` parses it."""
+"""READY_PREFIX starts the line printed once the target listens; ``surge.engine.target`` parses it."""
 
 
 def target_config(**flags: Any) -> str:

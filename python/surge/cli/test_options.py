@@ -1,6 +1,6 @@
 """The test description's argument and flags, declared once for every command that runs a
 test (``surge run``, ``repeat`` and the other experiments): the command receives them as one
-``test: TestSpec`` (``surge.experiments.spec``)."""
+``test: TestSpec`` (``surge.run.spec``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from surge.cli.options import db_option, no_save_option, tag_option
-from surge.experiments.spec import TestSpec
+from surge.run.spec import TestSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from surge.diagnosis.findings import findings
-from surge.heading import PlanLike
+from surge.plan.heading import PlanLike
 
 if TYPE_CHECKING:  # psutil (~6 ms of CPU) loads only when --watch-pid is given
     from surge.diagnosis.watch import TargetWatch

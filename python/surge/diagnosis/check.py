@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from surge.errors import BadInput
+from surge.core.errors import BadInput
 
 if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch

@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from surge.heading import PlanLike, is_open_model
-from surge.plan import OPEN_MODEL_TYPES
+from surge.plan.heading import PlanLike, is_open_model
+from surge.plan.model import OPEN_MODEL_TYPES
 
 
 def count(mapping: Mapping[str, Any] | None, key: str) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from surge.core.redact import redact_text
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
 from surge.diagnosis.figures import number, open_model, timeout_s
 from surge.diagnosis.finding import Finding
@@ -16,8 +17,7 @@ from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.server import server_cpu_bound
 from surge.diagnosis.shed import load_shed
 from surge.diagnosis.timeouts import timeout_cascade
-from surge.heading import PlanLike
-from surge.redact import redact_text
+from surge.plan.heading import PlanLike
 
 
 def findings(

@@ -18,7 +18,7 @@ from surge.diagnosis.figures import (
     percent,
 )
 from surge.diagnosis.finding import WARNING, Finding
-from surge.heading import PlanLike
+from surge.plan.heading import PlanLike
 
 GENERATOR_SATURATED = "generator_saturated"
 """GENERATOR_SATURATED is the kind of the finding that the generator limited the load."""

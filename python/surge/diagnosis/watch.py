@@ -13,9 +13,9 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 
+from surge.core.errors import BadInput
+from surge.core.redact import redact_text
 from surge.diagnosis.machine import busy_cores, machine_reading
-from surge.errors import BadInput
-from surge.redact import redact_text
 
 SAMPLE_INTERVAL_S = 1.0
 """SAMPLE_INTERVAL_S is how often the target is sampled."""

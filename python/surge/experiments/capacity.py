@@ -14,11 +14,11 @@ from typing import Any
 
 from surge.analysis.capacity import CapacityResult, SearchStep
 from surge.analysis.steadiness import Steadiness, Step, judge_step
+from surge.core.redact import redact_text
 from surge.experiments import runner
-from surge.experiments.record import ExperimentRecord
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, verdicts_document, with_slo_percentiles
-from surge.experiments.spec import Overrides, PreparedRun, TestSpec
-from surge.redact import redact_text
+from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 BRACKET_FRACTION = 0.5
 """BRACKET_FRACTION of the step duration is the length of a bracketing step (at least

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.history.figures import value_at
+from surge.record.figures import value_at
 
 Figures = dict[str, "float | None"]
 """Figures maps each key figure's name to its value in one run (None: not in the record)."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import re
 
-from surge.errors import BadInput
-from surge.limits import MAX_RATE, MAX_VUS
+from surge.core.errors import BadInput
+from surge.core.limits import MAX_RATE, MAX_VUS
 
 MAX_LEVELS = 100
 """MAX_LEVELS bounds how many levels one sweep runs."""

@@ -17,15 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from surge import exit_codes, signals
-from surge.errors import BadInput, UnreachableError
-from surge.exit_codes import Outcome
+from surge.core import exit_codes, signals
+from surge.core.errors import BadInput, UnreachableError
+from surge.core.exit_codes import Outcome
+from surge.core.redact import redact_text
+from surge.diagnosis.experiment import compact
 from surge.experiments.figures import Figures, key_figures
-from surge.experiments.record import ExperimentRecord
-from surge.experiments.run_findings import compact
-from surge.experiments.spec import PreparedRun, TestSpec
-from surge.history.figures import has_result, verdict
-from surge.redact import redact_text
+from surge.experiments.recorder import ExperimentRecord
+from surge.record.figures import has_result, verdict
+from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch

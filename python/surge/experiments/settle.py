@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from surge.experiments.spec import Overrides, TestSpec
+from surge.run.spec import Overrides, TestSpec
 
 PROBE_S = 0.5
 """PROBE_S is how long one probe sends (one VU, the test's own flow and think times)."""
@@ -100,7 +100,7 @@ class Settler:
         self.unprobed: str | None = None if max_wait_s > 0 else "no wait for the target to drain (--drain-wait 0)"
 
     def _probe(self) -> Probe:
-        from surge.run import run_engine_plan
+        from surge.run.phases import run_engine_plan
 
         plan = self.test.prepare(Overrides(vus=1, duration_s=PROBE_S)).compiled.main
         # A response slower than the probe still ends it (up to PROBE_GRACE_S): its latency is the answer.

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from surge.analysis.slo import parse_slo
-from surge.errors import BadInput
-from surge.experiments.spec import PreparedRun
-from surge.thresholds import Threshold, ThresholdError, Verdict, evaluate, percentiles
+from surge.core.errors import BadInput
+from surge.plan.thresholds import Threshold, ThresholdError, Verdict, evaluate, percentiles
+from surge.run.spec import PreparedRun
 
 SloSource = Literal["--slo", "thresholds", "default"]
 """SloSource says where an experiment's SLO came from: the ``--slo`` flags, the scenario's

@@ -17,13 +17,13 @@ from surge.analysis.level import Level
 from surge.analysis.sweep import Model, SweepAnalysis, analyse_sweep, stop_when_broken
 from surge.analysis.usl import UslFit, UslRefusal
 from surge.analysis.zones import ZoneRules, classify
+from surge.core.redact import redact_text
 from surge.experiments import runner
-from surge.experiments.record import ExperimentRecord
+from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, verdicts_document
-from surge.experiments.spec import Overrides, PreparedRun, TestSpec
-from surge.redact import redact_text
+from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from surge.errors import BadInput
-from surge.experiments.spec import ENV_NAME, Overrides, TestSpec
-from surge.redact import MASK, is_secret_name, redact_url
+from surge.core.errors import BadInput
+from surge.core.redact import MASK, is_secret_name, redact_url
+from surge.run.spec import ENV_NAME, Overrides, TestSpec
 
 VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
 """VARIANT_NAME is what a variant's name may be: letters, digits, ``_ . + -``, up to 40, not
@@ -204,7 +204,7 @@ def _split_name(spec: str) -> tuple[str | None, str]:
 def parse_group(spec: str) -> RunGroup:
     """parse_group reads one ``--group [NAME:]KEY=VALUE[,KEY=VALUE...]`` (default name: the
     tags as written); BadInput names --group."""
-    from surge.tags import parse_tags
+    from surge.core.tags import parse_tags
 
     name, rest = _split_name(spec)
     tags = parse_tags(rest.split(","), flag="--group")

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from surge.errors import BadInput
-from surge.history.figures import figures
+from surge.core.errors import BadInput
 from surge.history.store import History
+from surge.record.figures import figures
 
 METRICS: dict[str, tuple[str, str]] = {
     "p50": ("p50_ms", "higher"),
@@ -23,7 +23,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "success_rate": ("success_rate", "lower"),
     "failure_rate": ("failure_rate", "higher"),
 }
-"""METRICS maps each metric ``--metric`` accepts to its figure (``surge.history.figures``) and
+"""METRICS maps each metric ``--metric`` accepts to its figure (``surge.record.figures``) and
 the direction that is worse."""
 
 DEFAULT_METRICS = ("p95", "p99", "responses_per_s", "failure_rate")

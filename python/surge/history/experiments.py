@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.errors import BadInput
+from surge.core.errors import BadInput
+from surge.core.redact import redact_document, redact_text
 from surge.history.queries import LAST
 from surge.history.store import History, normal_time
-from surge.redact import redact_document, redact_text
 
 KINDS = ("repeat", "sweep", "capacity", "compare", "stats")
 """KINDS are the kinds of experiment the history holds."""
@@ -36,7 +36,7 @@ class ExperimentRun:
 
 def begin_experiment(history: History, document: Mapping[str, Any]) -> None:
     """begin_experiment records an experiment as it starts, from its experiment.json document
-    (incomplete, no runs yet), secrets masked (``surge.redact``)."""
+    (incomplete, no runs yet), secrets masked (``surge.core.redact``)."""
     document = redact_document(document)
     history.write(
         lambda c: c.execute(

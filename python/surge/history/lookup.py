@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from surge.errors import BadInput
+from surge.core.errors import BadInput
 from surge.history.queries import LAST, load_run, resolve_run
 from surge.history.store import History, open_history
-from surge.history.stored import StoredRun
+from surge.record.stored import StoredRun
 
 
 def _directory(ref: str) -> Path | None:

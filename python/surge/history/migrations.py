@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from surge.errors import BadInput
+from surge.core.errors import BadInput
 from surge.history.connection import retrying, write
 
 _V1 = """

@@ -8,10 +8,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from surge.errors import BadInput
-from surge.history.figures import FIGURES
+from surge.core.errors import BadInput
 from surge.history.store import History
-from surge.history.stored import StoredRun
+from surge.record.figures import FIGURES
+from surge.record.stored import StoredRun
 from surge.record.writer import iso_utc
 
 DEFAULT_LIMIT = 20

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from surge.durations import parse_duration
-from surge.errors import BadInput
+from surge.core.errors import BadInput
+from surge.core.units import parse_duration
 
 _LONG_UNITS = re.compile(r"(\d+(?:\.\d+)?)(w|d)")
 _SECONDS = {"w": 7 * 86400.0, "d": 86400.0}

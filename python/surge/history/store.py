@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from surge.errors import BadInput
+from surge.core.errors import BadInput
+from surge.core.redact import masked_lines, redact_document, redact_text
 from surge.history.connection import BUSY_TIMEOUT_MS, connect, is_busy, write
-from surge.history.figures import FIGURES, figures, has_result, verdict
 from surge.history.location import history_path
 from surge.history.migrations import check_ours, migrate
-from surge.redact import masked_lines, redact_document, redact_text
+from surge.record.figures import FIGURES, figures, has_result, verdict
 
 DEFAULT_TOOL = "surge"
 """DEFAULT_TOOL is the tool of a record whose ``meta`` names none."""
@@ -135,7 +135,7 @@ class History:
     ) -> None:
         """begin records a run as it starts, from its record's ``meta``: its row (incomplete, no
         figures yet), its tags, its inputs and the summary so far (``meta`` only), secrets masked
-        (``surge.redact``) whatever the caller passed."""
+        (``surge.core.redact``) whatever the caller passed."""
         meta = redact_document(meta)
         inputs = masked_inputs(inputs_name, inputs)
         run_id = meta["run_id"]
@@ -196,7 +196,7 @@ class History:
     def finish(self, summary: Mapping[str, Any], *, hlog_start_unix_s: float | None = None) -> None:
         """finish records a run's final summary document (result and ``meta``): the figures as
         columns, the verdict, whether it is complete, and the document itself, secrets masked
-        (``surge.redact``) whatever the caller passed; ``hlog_start_unix_s`` dates the log when
+        (``surge.core.redact``) whatever the caller passed; ``hlog_start_unix_s`` dates the log when
         no interval did."""
         summary = redact_document(summary)
         meta = summary["meta"]
@@ -226,7 +226,7 @@ class History:
 
 def masked_inputs(name: str | None, inputs: str | None) -> str | None:
     """masked_inputs is a run's inputs file as the history keeps it: a scenario file's lines
-    masked as its copy is (``surge.redact.masked_lines``), a command line as ``redact_text``."""
+    masked as its copy is (``surge.core.redact.masked_lines``), a command line as ``redact_text``."""
     if inputs is None:
         return None
     return masked_lines(inputs) if name == "scenario.yaml" else redact_text(inputs)

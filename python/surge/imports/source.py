@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from surge.errors import BadInput
-from surge.files import FileReadError, read_bounded
+from surge.core.errors import BadInput
+from surge.core.files import FileReadError, read_bounded
 from surge.record.check import MAX_COUNT, RecordError, strict_json
 
 _STATUS = re.compile(r"[1-5][0-9][0-9]")

@@ -11,8 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from surge.errors import BadInput
-from surge.redact import redact_text
+from surge.core.errors import BadInput
+from surge.core.redact import redact_text
 
 RESULTS_DIR = "results"
 """RESULTS_DIR is the directory, under the current one, that holds the runs' records by default."""

@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from surge.errors import BadInput
-from surge.files import FileReadError, read_bounded
+from surge.core.errors import BadInput
+from surge.core.files import FileReadError, read_bounded
 from surge.record.check import RecordError, check_document, histogram_problem, strict_json, upgrade
 from surge.record.timeseries import COLUMNS
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from surge import __version__
+from surge.core.redact import masked_lines, redact_document, redact_text, redact_url
 from surge.record.environment import environment
 from surge.record.hlog import HlogWriter, interval_line
 from surge.record.timeseries import CpuMeter, TimeseriesWriter, csv_text, interval_rows
-from surge.redact import masked_lines, redact_document, redact_text, redact_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,7 +54,7 @@ def iso_utc(unix_s: float) -> str:
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
     """write_summary writes summary.json (or experiment.json) at ``path`` in one step (a
     temporary file, then os.replace), so a reader never sees half of it, secrets masked
-    (``surge.redact.redact_document``) whatever the caller passed."""
+    (``surge.core.redact.redact_document``) whatever the caller passed."""
     temporary = path.with_name(path.name + ".tmp")
     try:
         with open(temporary, "w", encoding="utf-8") as file:
@@ -71,7 +71,7 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
 class RecordWriter:
     """RecordWriter: the results directory ``directory`` of one run called ``name`` against
     ``target_url``, from ``scenario_file`` (None for a URL run), labelled with the user's
-    ``tags`` (``surge.tags.parse_tags``: secret-keyed values already masked), also recorded in
+    ``tags`` (``surge.core.tags.parse_tags``: secret-keyed values already masked), also recorded in
     ``history`` when given. Without a ``directory`` (an experiment's run with --no-save) it
     writes nothing and keeps only ``meta``, completed by ``finish`` as for a saved run."""
 
@@ -217,9 +217,9 @@ class RecordWriter:
 
     def _write_report(self, directory: Path) -> None:
         """_write_report writes report.md and its charts (docs/reports.md) from the directory
-        just completed; a failure is one warning line (surge.report.write_report_quietly)."""
-        from surge.history.stored import StoredRun
-        from surge.report import write_report_quietly
+        just completed; a failure is one warning line (surge.present.write_report_quietly)."""
+        from surge.present import write_report_quietly
+        from surge.record.stored import StoredRun
 
         try:
             run = StoredRun.from_directory(directory)

@@ -1,7 +1,7 @@
 """The memory model of a run (docs/scenarios.md, "Memory"), held before it starts: what a
 compiled plan will make surge hold for what the file gives it is computed from the plan, and a
 plan past a bound is refused at the key that passes it, FILE:LINE, before setup sends a
-request. Three costs grow with the input; each has its bound in ``surge.limits``:
+request. Three costs grow with the input; each has its bound in ``surge.core.limits``:
 
 - CSV data: a ``csv`` variable's table is held once per scenario that uses it, shared by all
   its threads and VUs: about its cells' bytes three times over (the file's text, the plan, the
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from surge.files import size_text
-from surge.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
+from surge.core.files import size_text
+from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
 from surge.scenario.engine_check import file_path, plan_phases
 from surge.scenario.errors import Problem
 from surge.scenario.models import Phase, ScenarioFile

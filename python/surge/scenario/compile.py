@@ -12,7 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from surge.run import CompiledRun
+from surge.plan.thresholds import percentiles
+from surge.run.phases import CompiledRun
 from surge.scenario.budget import budget_problems
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
@@ -49,7 +50,6 @@ from surge.scenario.variables import (
     Vu,
     Zipf,
 )
-from surge.thresholds import percentiles
 
 Plan = dict[str, Any]
 """Plan is an engine plan as JSON-ready data (docs/plan.md)."""

@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from surge.files import FileReadError, read_bounded
-from surge.limits import MAX_DATA_FILE_BYTES
+from surge.core.files import FileReadError, read_bounded
+from surge.core.limits import MAX_DATA_FILE_BYTES
 
 _COLUMN = re.compile(r"[A-Za-z0-9_]+")
 

@@ -9,7 +9,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from surge.plan_errors import plan_error
+from surge.engine.validation import plan_error
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem
 from surge.scenario.flow import Step

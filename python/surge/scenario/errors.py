@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from surge.limits import MAX_PROBLEMS
-from surge.redact import redact_message
+from surge.core.limits import MAX_PROBLEMS
+from surge.core.redact import redact_message
 from surge.scenario.base import Path
 
 try:
-    from surge.errors import BadInput
+    from surge.core.errors import BadInput
 except ImportError:  # the compiled engine is absent (pure-Python use): same interface, no engine base
 
     class BadInput(ValueError):  # type: ignore[no-redef]
@@ -64,7 +64,7 @@ class ScenarioError(BadInput):
     """ScenarioError: a scenario file or model is invalid; ``problems`` lists every mistake
     and ``lines`` (``str()`` joins them) one line per mistake (the first ``MAX_PROBLEMS``, then how
     many more).
-    It is a ``surge.errors.BadInput`` (exit code 2)."""
+    It is a ``surge.core.errors.BadInput`` (exit code 2)."""
 
     def __init__(self, problems: Sequence[Problem], file: str | None = None) -> None:
         self.problems = list(problems)

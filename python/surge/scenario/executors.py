@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from surge.limits import MAX_ITERATIONS, MAX_VUS
+from surge.core.limits import MAX_ITERATIONS, MAX_VUS
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.units import Duration, Rate, ScheduledDuration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from surge.limits import MAX_STEPS, MAX_WEIGHT
+from surge.core.limits import MAX_STEPS, MAX_WEIGHT
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check

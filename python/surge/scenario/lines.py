@@ -30,7 +30,7 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
-from surge.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_NUMBER_DIGITS
+from surge.core.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_NUMBER_DIGITS
 from surge.scenario.base import Path
 
 _T = "tag:yaml.org,2002:"
@@ -66,7 +66,7 @@ class YamlDocument:
 
 class YamlSyntaxError(ValueError):
     """YamlSyntaxError: the text is not YAML, or asks for more than a scenario file may
-    (see ``surge.limits``); ``line`` is where the reading stopped (1-based), ``path`` the key
+    (see ``surge.core.limits``); ``line`` is where the reading stopped (1-based), ``path`` the key
     it was in."""
 
     def __init__(self, line: int, message: str, path: Path = ()) -> None:
@@ -79,7 +79,7 @@ class YamlSyntaxError(ValueError):
 def parse_yaml(text: str, lines: bool = True) -> YamlDocument:
     """parse_yaml parses one YAML document with plain types (only true and false are
     booleans; dates stay text); an empty document is None. YamlSyntaxError for text that
-    is not YAML, holds several documents or passes a limit of ``surge.limits``.
+    is not YAML, holds several documents or passes a limit of ``surge.core.limits``.
 
     With ``lines=False`` the lines of keys are left out (``has_lines`` is False) unless the
     document has duplicate keys: a quicker read for a document that will most likely be

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from surge.files import FileReadError, read_bounded, size_text
-from surge.limits import MAX_SCENARIO_FILE_BYTES
+from surge.core.files import FileReadError, read_bounded, size_text
+from surge.core.limits import MAX_SCENARIO_FILE_BYTES
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.gcpause import paused_gc
@@ -115,7 +115,9 @@ def translate(err: Any, data: Any) -> tuple[Path, str]:
     node = data
     model_loc: list[str | int] = []
     for part in loc:
-        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             node = node[part]
             path.append(part)
         model_loc.append(part)

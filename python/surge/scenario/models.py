@@ -13,14 +13,14 @@ from urllib.parse import urlsplit
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_core import PydanticCustomError
 
-from surge.limits import MAX_DURATION_S, MAX_SEND_SLACK_S, MAX_STEPS
+from surge.core.limits import MAX_DURATION_S, MAX_SEND_SLACK_S, MAX_STEPS
+from surge.plan.thresholds import Threshold, ThresholdError, parse_threshold
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.think import ThinkTime
 from surge.scenario.units import Duration, ScheduledDuration, SendSlack, StartTime
 from surge.scenario.variables import Text, Variable
-from surge.thresholds import Threshold, ThresholdError, parse_threshold
 
 if TYPE_CHECKING:
     from surge.scenario.compile import CompiledRun

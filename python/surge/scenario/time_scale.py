@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from surge.durations import format_limit
+from surge.core.units import format_limit
 from surge.scenario.base import Path
 from surge.scenario.errors import BadInput, key_path
 from surge.scenario.units import Scaled

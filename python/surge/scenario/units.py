@@ -5,7 +5,7 @@ times, graceful stops and ramp-downs, max durations); ``ScheduledDuration`` is o
 scales (executor durations, stages, start times, threshold delays). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
 ``datetime.timedelta``, hold seconds as a float, and refuse bare numbers: ``30`` could mean
 seconds or milliseconds, so the error asks for a unit. Every duration is at most
-``MAX_DURATION_S`` (start times and think times less: ``surge.limits``).
+``MAX_DURATION_S`` (start times and think times less: ``surge.core.limits``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,15 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer
 from pydantic_core import PydanticCustomError
 
-from surge.durations import format_limit, parse_duration
-from surge.limits import MAX_DURATION_S, MAX_RATE, MAX_SEND_SLACK_S, MAX_START_TIME_S, MAX_THINK_S, SEND_SLACK_RANGE
+from surge.core.limits import (
+    MAX_DURATION_S,
+    MAX_RATE,
+    MAX_SEND_SLACK_S,
+    MAX_START_TIME_S,
+    MAX_THINK_S,
+    SEND_SLACK_RANGE,
+)
+from surge.core.units import format_limit, parse_duration
 
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 _RATE = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?:/\s*(ms|s|m|h|sec|min|second|minute|hour))?\s*")

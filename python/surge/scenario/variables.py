@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, Field, PrivateAttr
 from pydantic_core import PydanticCustomError
 
-from surge.limits import INT64_MAX, INT64_MIN, MAX_DECIMAL, MAX_STRING_LENGTH, MAX_WEIGHT, MAX_ZIPF_N
+from surge.core.limits import INT64_MAX, INT64_MIN, MAX_DECIMAL, MAX_STRING_LENGTH, MAX_WEIGHT, MAX_ZIPF_N
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.csvdata import CsvTable, read_csv
 

@@ -1,0 +1,254 @@
+"""A URL run's flags (``surge run URL -c -d -n -r -m -H --body ...``) turned into the engine's
+Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``); the
+duration flags' parser every command shares."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import resource
+from collections.abc import Mapping
+
+from surge.core.errors import BadInput
+from surge.core.files import FileReadError, read_bounded
+from surge.core.limits import (
+    MAX_DATA_FILE_BYTES,
+    MAX_DURATION_S,
+    MAX_ITERATIONS,
+    MAX_RATE,
+    MAX_SEND_SLACK_S,
+    MAX_THREADS,
+    MAX_VUS,
+    SEND_SLACK_RANGE,
+)
+from surge.core.redact import redact_message
+from surge.core.units import format_limit, parse_duration
+from surge.engine.validation import plan_error
+from surge.plan.model import (
+    ConstantArrivalRate,
+    ConstantVus,
+    Executor,
+    Limits,
+    Plan,
+    RequestSpec,
+    SharedIterations,
+    TargetSpec,
+)
+
+DEFAULT_DURATION = "10s"
+DEFAULT_TIMEOUT = "30s"
+DEFAULT_GRACE = "5s"
+DEFAULT_CONNECTIONS = 64
+DEFAULT_MAX_IN_FLIGHT = 10_000
+
+FlagNames = Mapping[str, str]
+"""FlagNames maps each flag of the test description, by its TestSpec field (``requests``,
+``connections``...), to the flag as the command spells it (``-n/--requests`` in ``surge run``,
+``--requests`` in an experiment, whose ``-n`` counts runs): errors name what the user typed."""
+
+
+def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
+    """duration_flag reads a duration flag's text in seconds (above zero unless not ``positive``,
+    at most MAX_DURATION_S); BadInput names ``flag``."""
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise BadInput(flag, str(e)) from None
+    if positive and seconds <= 0:
+        raise BadInput(flag, f"must be above zero, got '{text}'")
+    if not seconds <= MAX_DURATION_S:  # inf too
+        raise BadInput(
+            flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge accepts"
+        )
+    return seconds
+
+
+def send_slack_flag(text: str | None, flag: str = "--send-slack") -> float | None:
+    """send_slack_flag reads ``--send-slack`` in seconds (None when not given); BadInput names
+    ``flag`` when it is not a duration from 0 to MAX_SEND_SLACK_S."""
+    if text is None:
+        return None
+    if text.strip().startswith("-"):
+        raise BadInput(flag, f"{SEND_SLACK_RANGE}, got '{text}'")
+    try:
+        seconds = parse_duration(text)
+    except ValueError as e:
+        raise BadInput(flag, str(e)) from None
+    if not seconds <= MAX_SEND_SLACK_S:
+        raise BadInput(flag, f"{SEND_SLACK_RANGE}, got '{text}'")
+    return seconds
+
+
+def _count(flag: str, value: int | None, most: int) -> None:
+    """_count refuses a whole-number flag outside 1..most, naming the flag."""
+    if value is not None and not 1 <= value <= most:
+        raise BadInput(flag, f"must be from 1 to {most:,}, got {value}")
+
+
+def check_threads(threads: int | None, flag: str = "--threads") -> None:
+    """check_threads refuses a --threads value outside the engine's range, naming ``flag``."""
+    _count(flag, threads, MAX_THREADS)
+
+
+def _headers(values: list[str], flag: str) -> list[tuple[str, str]]:
+    headers = []
+    for number, value in enumerate(values, 1):
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip():
+            # Not echoed: without its ':' a header cannot be told from a secret value.
+            raise BadInput(flag, f"header {number} has no name before a ':': it must look like 'Name: value'")
+        headers.append((name.strip(), rest.strip()))
+    return headers
+
+
+def _body(value: str | None, flag: str) -> bytes | None:
+    if value is None:
+        return None
+    if value.startswith("@"):
+        try:
+            return read_bounded(value[1:], MAX_DATA_FILE_BYTES)
+        except FileReadError as e:
+            raise BadInput(flag, f"{value[1:]}: {e.message}") from None
+    return value.encode()
+
+
+def default_max_in_flight() -> int:
+    """default_max_in_flight is the default in-flight cap: large enough to ride out a stall, within the fd limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return DEFAULT_MAX_IN_FLIGHT
+    return max(1, min(DEFAULT_MAX_IN_FLIGHT, hard - 256))
+
+
+def build_plan(
+    url: str,
+    *,
+    connections: int | None,
+    duration: str | None,
+    requests: int | None,
+    rate: float | None,
+    method: str,
+    headers: list[str],
+    body: str | None,
+    timeout: str,
+    threads: int | None,
+    insecure: bool,
+    max_in_flight: int | None,
+    grace: str,
+    flags: FlagNames,
+    duration_s: float | None = None,
+    send_slack: str | None = None,
+) -> Plan:
+    """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag as
+    ``flags`` spell it. ``duration_s`` (an experiment's run length, already checked) replaces
+    ``duration``."""
+    _count(flags["connections"], connections, MAX_VUS)
+    _count(flags["requests"], requests, MAX_ITERATIONS)
+    if rate is not None and not (math.isfinite(rate) and rate > 0):
+        raise BadInput(flags["rate"], f"must be a positive number of requests per second, got {rate:g}")
+    if rate is not None and rate > MAX_RATE:
+        raise BadInput(
+            flags["rate"], f"must be at most {MAX_RATE:,.0f} requests per second (the engine's bound), got {rate:g}"
+        )
+    check_threads(threads, flags["threads"])
+    _count(flags["max_in_flight"], max_in_flight, MAX_VUS)
+    for field, value in (("max_in_flight", max_in_flight), ("send_slack", send_slack)):
+        if value is not None and rate is None:
+            raise BadInput(flags[field], f"only applies with {flags['rate']} (the open model)")
+    target = TargetSpec(url=url, insecure=insecure)
+    request = RequestSpec.build(method, _headers(headers, flags["header"]), _body(body, flags["body"]))
+    limits = Limits(
+        timeout_s=duration_flag(flags["timeout"], timeout),
+        grace_period_s=duration_flag(flags["grace"], grace, positive=False),
+    )
+
+    if duration_s is None and duration is not None:
+        duration_s = duration_flag(flags["duration"], duration)
+    if rate is not None:
+        if requests is not None:
+            # n requests at the rate take n/rate seconds; -d, if given, may cut it short.
+            by_count = requests / rate
+            duration_s = min(duration_s, by_count) if duration_s is not None else by_count
+        limit = max_in_flight or default_max_in_flight()
+        executor: Executor
+        if connections is not None and connections > limit:
+            raise BadInput(
+                flags["connections"], f"{connections} connections up front exceed {flags['max_in_flight']} {limit}"
+            )
+        executor = ConstantArrivalRate(
+            rate=rate,
+            duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION),
+            max_vus=limit,
+            pre_allocated_vus=connections,
+        )
+    elif requests is not None:
+        vus = connections or DEFAULT_CONNECTIONS
+        executor = SharedIterations(vus=min(vus, requests), iterations=requests, max_duration_s=duration_s or 600.0)
+    else:
+        executor = ConstantVus(
+            vus=connections or DEFAULT_CONNECTIONS,
+            duration_s=duration_s or duration_flag(flags["duration"], DEFAULT_DURATION),
+        )
+    plan = Plan.single(
+        target,
+        request,
+        executor,
+        limits=limits,
+        threads=threads,
+        send_slack_s=send_slack_flag(send_slack, flags["send_slack"]),
+    )
+    check_with_engine(plan, flags)
+    return plan
+
+
+# The test description's field (its flag, as FlagNames spell it) each engine plan field comes
+# from, for one-line errors that name the flag.
+_FLAG_FIELD_FOR_PLAN_FIELD = {
+    "request.method": "method",
+    "request.headers": "header",
+    "request.body_base64": "body",
+    "executor.vus": "connections",
+    "executor.pre_allocated_vus": "connections",
+    "executor.iterations": "requests",
+    "executor.rate": "rate",
+    "executor.duration_s": "duration",
+    "executor.max_duration_s": "duration",
+    "executor.max_vus": "max_in_flight",
+    "limits.timeout_s": "timeout",
+    "limits.grace_period_s": "grace",
+    "threads": "threads",
+    "send_slack_s": "send_slack",
+}
+
+
+def _flag_for(field: str, flags: FlagNames) -> str:
+    """_flag_for is the flag an engine plan field came from (URL for the target's), else the field."""
+    if field == "target.url":
+        return "URL"
+    flag_field = _FLAG_FIELD_FOR_PLAN_FIELD.get(field)
+    return flags[flag_field] if flag_field is not None else field or "surge run"
+
+
+def check_with_engine(plan: Plan, flags: FlagNames) -> None:
+    """check_with_engine validates the plan in the engine (which owns URL, method and header
+    rules) and raises BadInput for the first error, naming the flag it came from as ``flags``
+    spell it."""
+    from surge._engine import validate_plan
+
+    text = plan.to_json()
+    for error in json.loads(validate_plan(text)):
+        header = re.search(r"\.headers\[(\d+)\]$", error["field"])
+        names = [plan.request.headers[int(header[1])][0]] if header else []
+        field, message = plan_error(error, json.loads(text))
+        field = re.sub(r"\[\d+\]", "", field)
+        field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
+        raise BadInput(_flag_for(field, flags), redact_message(names, message))
+
+
+NOTHING_SENT = (
+    "the run ended before any request was sent: -d/--duration is too short to open a connection, "
+    "or to reach the first request -r/--rate schedules"
+)
+"""NOTHING_SENT says why a URL run that sent nothing exits 3 (an empty run, not bad input:
+how long opening a connection takes depends on the machine, so no minimum is guessed)."""

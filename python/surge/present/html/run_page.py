@@ -1,0 +1,253 @@
+"""run_page: a run's report.html from its record alone (StoredRun: the history's copy or the
+results directory), complete, incomplete or imported."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from surge.present import numbers as fmt
+from surge.present.html.page import chart_div, page
+from surge.present.html.run_charts import status_chart, time_charts
+from surge.present.html.spectrum import spectrum_chart
+from surge.present.html.tables import (
+    bullet_list,
+    esc,
+    findings_list,
+    key_values,
+    ms,
+    num,
+    pct,
+    section,
+    table,
+    verdict,
+    verdict_block,
+)
+from surge.present.limitations import run_limitations
+from surge.present.timeline import RESOURCE_COLUMNS, STAGE_COLUMNS, resource_rows, stage_note, stage_rows
+from surge.present.verdict import run_verdict, threshold_scope
+from surge.record.stored import StoredRun
+
+CHART_TITLES = {
+    "throughput": "Throughput over time (load profile on the right axis)",
+    "latency": "Latency percentiles over time (load profile on the right axis)",
+    "failures": "Failures by class and shed over time",
+    "cpu": "CPU over time: the generator and the watched target",
+    "spectrum": "Latency percentile spectrum (HdrHistogram percentile plot)",
+    "status": "Status codes",
+}
+"""CHART_TITLES are the run charts' headings, in page order."""
+
+TRAFFIC_COLUMNS = ("sent", "responses", "success", "responses/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
+"""TRAFFIC_COLUMNS are the figures each row of the scenario and tag tables shows."""
+
+
+def _traffic(block: Mapping[str, Any]) -> list[str]:
+    requests = block.get("requests") or {}
+    latency = (block.get("latency") or {}).get("all") or {}
+    throughput = block.get("throughput") or {}
+    return [
+        fmt.count(requests.get("sent")),
+        fmt.count(requests.get("responses")),
+        pct(requests.get("success_rate")),
+        num(throughput.get("responses_per_s")),
+        ms(latency.get("p50_ms")),
+        ms(latency.get("p95_ms")),
+        ms(latency.get("p99_ms")),
+        ms(latency.get("max_ms")),
+    ]
+
+
+def _heading(run: StoredRun) -> str:
+    meta, s = run.meta, run.summary
+    name = meta.get("name") or s.get("url") or "run"
+    tool = meta.get("tool") or "surge"
+    sub = f"run {run.run_id} · {meta.get('started_at', '')} · {tool}"
+    parts = [f"<h1>surge report: {esc(name)}</h1>", f'<p class="sub">{esc(sub)}</p>']
+    if not meta.get("complete", True) or s.get("stop_signal"):
+        why = s.get("stop_signal") or s.get("stop_reason") or "it did not finish"
+        parts.append(
+            f'<p class="banner">Incomplete run: stopped ({esc(why)}); the figures cover what was '
+            "measured until then.</p>"
+        )
+    if tool != "surge":
+        source = (
+            (meta.get("source") or {}).get("file") if isinstance(meta.get("source"), Mapping) else meta.get("source")
+        )
+        parts.append(
+            f'<p class="banner">Imported from {esc(tool)} ({esc(source or "an unnamed file")}): '
+            "figures the tool did not report are shown as -.</p>"
+        )
+    return "\n".join(parts) + "\n"
+
+
+def _method(run: StoredRun) -> str:
+    meta, s = run.meta, run.summary
+    env = meta.get("environment") or {}
+    environment = (
+        ", ".join(f"{k.replace('_', ' ')} {fmt.plain(v)}" for k, v in env.items() if v is not None) if env else None
+    )
+    return section(
+        "Method",
+        key_values(
+            [
+                ("target", meta.get("target") or s.get("url")),
+                ("command", meta.get("command")),
+                ("plan", (meta.get("plan") or {}).get("description")),
+                ("started", meta.get("started_at")),
+                ("ended", meta.get("ended_at")),
+                ("load window s", fmt.seconds(s.get("duration_s"))),
+                ("stop reason", s.get("stop_reason")),
+                ("generator threads", s.get("threads")),
+                ("environment", environment),
+                ("surge version", meta.get("surge_version")),
+                ("results directory", run.directory),
+            ]
+        ),
+    )
+
+
+def _headline(s: Mapping[str, Any]) -> str:
+    requests = s.get("requests") or {}
+    latency = (s.get("latency") or {}).get("all") or {}
+    throughput = s.get("throughput") or {}
+    columns = (
+        "sent",
+        "responses",
+        "failed",
+        "success",
+        "responses/s",
+        "successes/s",
+        "p50 ms",
+        "p90 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+    )
+    row = [
+        fmt.count(requests.get("sent")),
+        fmt.count(requests.get("responses")),
+        fmt.count(requests.get("failed")),
+        pct(requests.get("success_rate")),
+        num(throughput.get("responses_per_s")),
+        num(throughput.get("successes_per_s")),
+        *(ms(latency.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
+    ]
+    return section("Results", table(columns, [row], left=0))
+
+
+def _tables(s: Mapping[str, Any]) -> str:
+    parts = []
+    scenarios = s.get("scenarios") or []
+    if scenarios:
+        parts.append(
+            table(
+                ("scenario", *TRAFFIC_COLUMNS),
+                ([sc.get("name", ""), *_traffic(sc)] for sc in scenarios),
+                caption="Per scenario",
+            )
+        )
+    tags = s.get("tags") or []
+    if tags:
+        parts.append(
+            table(
+                ("tag", "scenario", *TRAFFIC_COLUMNS),
+                ([t.get("tag", ""), t.get("scenario") or "", *_traffic(t)] for t in tags),
+                left=2,
+                caption="Per tag",
+            )
+        )
+    checks = s.get("checks") or []
+    if checks:
+        parts.append(
+            table(
+                ("check", "scenario", "tag", "passes", "fails", "pass rate"),
+                (
+                    [
+                        c.get("name", ""),
+                        c.get("scenario") or "",
+                        c.get("tag") or "",
+                        fmt.count(c.get("passes")),
+                        fmt.count(c.get("fails")),
+                        pct(
+                            c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
+                        ),
+                    ]
+                    for c in checks
+                ),
+                left=3,
+                caption="Checks",
+            )
+        )
+    thresholds = s.get("thresholds") or []
+    if thresholds:
+        parts.append(
+            table(
+                ("threshold", "scope", "observed", "verdict", "note"),
+                (
+                    [
+                        t.get("expr", ""),
+                        threshold_scope(t),
+                        t.get("observed_text") or "-",
+                        verdict(str(t.get("status", ""))),
+                        t.get("note") or "",
+                    ]
+                    for t in thresholds
+                ),
+                left=2,
+                caption="Thresholds",
+            )
+        )
+    return section("Scenarios, tags, checks and thresholds", *parts) if parts else ""
+
+
+def _stages(run: StoredRun) -> str:
+    rows = stage_rows(run)
+    note = stage_note(run)
+    return (
+        section("Per stage", table(STAGE_COLUMNS, rows, left=2), f'<p class="note">{esc(note)}</p>\n' if note else "")
+        if rows
+        else ""
+    )
+
+
+def _resources(run: StoredRun) -> str:
+    rows = resource_rows(run)
+    return section("Resource use", table(RESOURCE_COLUMNS, rows)) if rows else ""
+
+
+def run_charts(run: StoredRun) -> list[dict[str, Any]]:
+    """run_charts are the run's chart specs in page order (those its record has data for)."""
+    charts = time_charts(run)
+    for extra in (spectrum_chart(run.summary), status_chart(run.summary)):
+        if extra is not None:
+            charts.append(extra)
+    return charts
+
+
+def render_run_html(run: StoredRun) -> str:
+    """render_run_html is a run's report.html: one self-contained page (no network request) with
+    the headline figures, method, interactive charts, per-scenario/tag, checks and thresholds
+    tables and the findings (docs/report-html.md)."""
+    charts = run_charts(run)
+    drawn = {c["id"] for c in charts}
+    missing = [title for key, title in CHART_TITLES.items() if key not in drawn and key != "cpu"]
+    chart_html = "".join(
+        chart_div(c["id"], CHART_TITLES[c["id"]]) + (f'<p class="note">{esc(c["note"])}</p>\n' if c.get("note") else "")
+        for c in charts
+    )
+    if missing:
+        chart_html += "".join(f'<p class="note">{esc(t)}: not in this record.</p>\n' for t in missing)
+    body = (
+        _heading(run)
+        + verdict_block(run_verdict(run.summary))
+        + _headline(run.summary)
+        + _stages(run)
+        + section("Charts", chart_html)
+        + _resources(run)
+        + _tables(run.summary)
+        + section("Findings", findings_list(run.summary.get("findings") or []))
+        + section("Limitations", bullet_list(run_limitations(run.summary), "No limitation found in the record."))
+        + _method(run)
+    )
+    return page(f"surge report {run.meta.get('name') or run.run_id}", body, charts)

@@ -1,0 +1,1 @@
+"""surge.present.markdown: report.md for a run and for an experiment."""

@@ -1,0 +1,425 @@
+"""Summary: the end-of-run report printed in the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from surge.core.redact import redact_text
+from surge.diagnosis.finding import Finding
+from surge.diagnosis.findings import generator_bound
+from surge.engine.result import Generator, LatencySummary, Requests, RunResult
+from surge.plan.heading import PlanLike, describe, is_open_model
+
+PIPE_WIDTH = 1_000_000
+"""PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
+ever wrapped or cut (Rich's default, 80 columns, cut figures to ``201.…``)."""
+
+
+def summary_console() -> Console:
+    """summary_console is the console summaries print on: the terminal's width on a terminal
+    (tables fold their cells rather than cut them), else lines as long as they need."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)
+
+
+def summary_table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",)) -> Table:
+    """summary_table is a summary table whose cells fold onto more lines when the terminal is
+    narrow, never cut: the columns named in ``left`` are left-aligned, the others right."""
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right", overflow="fold")
+    return table
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} GB"
+
+
+def _latency_row(name: str, s: LatencySummary) -> list[str]:
+    if s.count == 0:
+        return [name, "-", "-", "-", "-", "-", "-", "-", "-", "0"]
+    values = [s.mean_ms, s.min_ms, s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms, s.p99_9_ms, s.max_ms]
+    return [name, *(f"{v:,.2f}" for v in values), f"{s.count:,}"]
+
+
+def render_head(plan: PlanLike) -> Text:
+    """render_head is the summary's first line: "surge" and what the plan does."""
+    head = Text()
+    head.append("surge ", style="bold cyan")
+    head.append(redact_text(describe(plan)))
+    return head
+
+
+def render_not_started(plan: PlanLike, phase: str) -> Text:
+    """render_not_started is the summary of a measured run that never started: a stop
+    signal arrived during ``phase`` (setup)."""
+    return render_head(plan).append(f"  [stopped during {phase}: the measured run did not start]", style="bold yellow")
+
+
+def render_summary(result: RunResult, plan: PlanLike) -> Group:
+    """render_summary builds the summary: counts, rates, latency table, statuses, failures."""
+    r = result.requests
+    open_model = is_open_model(plan)
+    head = render_head(plan)
+    if result.stop_reason == "interrupted":
+        head.append("  [interrupted: partial results]", style="bold yellow")
+    if result.stop_reason == "aborted":
+        head.append("  [aborted by a threshold: partial results]", style="bold red")
+
+    counts = Table.grid(padding=(0, 2))
+    counts.add_column(style="bold", no_wrap=True)
+    counts.add_column(overflow="fold")
+    t, drain = result.throughput, result.drain  # a surge run has every figure; imports: render_imported
+    findings = _findings(result)
+    lower_bound = generator_bound(findings)
+    counts.add_row(
+        "Throughput",
+        Text(f"{'≥ ' if lower_bound else ''}{t.responses_per_s:,.1f} responses/s", style="bold")
+        + Text(" (a lower bound: the load generator was the bottleneck)" if lower_bound else "", style="yellow")
+        + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over the {t.window_s:.2f}s load window"),
+    )
+    counts.add_row(
+        "Drain",
+        Text(
+            f"{drain.seconds:.2f}s after the load: {drain.responses:,} responses · {drain.failed:,} failed · "
+            f"{drain.interrupted:,} interrupted (counted, not in the rates)"
+        )
+        + (
+            Text(" · long: requests outlasted the load (a queue, or hung requests)", style="yellow")
+            if drain.is_long(result.duration_s)
+            else Text("")
+        ),
+    )
+    counts.add_row(
+        "Requests",
+        f"{r.sent:,} sent ({t.sent_per_s:,.1f}/s) · {r.responses:,} responses · {r.unanswered:,} unanswered "
+        f"(connection failed after sending) · {r.interrupted:,} interrupted",
+    )
+    rate_style = "green" if r.failed + (r.interrupted or 0) == 0 else "red"
+    counts.add_row(
+        "Outcome",
+        Text(
+            f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
+            f"interrupted: failure rate {r.failure_rate:.2%}",
+            style=rate_style,
+        )
+        + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,}"),
+    )
+    if open_model:
+        counts.add_row(
+            "Schedule",
+            f"{r.late:,} sent >1 ms late · {r.dropped:,} not started (all VUs busy) · "
+            f"send lag p99 {result.latency.send_lag.p99_ms:,.2f} ms",
+        )
+    if r.status_codes:
+        counts.add_row("Status codes", " · ".join(f"{code} × {n:,}" for code, n in sorted(r.status_codes.items())))
+    if r.failure_classes:
+        counts.add_row("Failures", Text(" · ".join(f"{k} × {n:,}" for k, n in r.failure_classes.items()), style="red"))
+    counts.add_row(
+        "Data",
+        f"sent {_bytes(r.bytes_sent or 0)} · received {_bytes(r.bytes_received or 0)} · "
+        f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open; "
+        f"peak {result.peak_concurrency or 0:,} requests outstanding)",
+    )
+    g = result.generator or Generator()
+    busy = ", ".join(f"{b:.0%}" for b in g.thread_busy)
+    counts.add_row(
+        "Generator",
+        f"{result.threads} threads (busy {busy}) · {g.cpu_us_per_request:,.1f} µs CPU/request · "
+        f"peak RSS {g.max_rss_kib / 1024:,.0f} MB",
+    )
+
+    origin = "intended send time" if open_model else "send time"
+    table = summary_table(
+        f"Latency (ms, from {origin})", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count")
+    )
+    lat = result.latency
+    table.add_row(*_latency_row("all", lat.all))
+    table.add_row(*_latency_row("success", lat.success))
+    if open_model:
+        table.add_row(*_latency_row("service", lat.service_time))
+
+    target = (result.model_extra or {}).get("target_process")
+    if target:
+        counts.add_row("Target process", _target_process(target))
+
+    parts: list = [head, counts, table]
+    for note in result.notes:
+        parts.append(Text(f"note: {redact_text(note)}", style="yellow"))
+    parts.extend(render_findings(findings))
+    return Group(*parts)
+
+
+def _findings(result: RunResult) -> list[Finding]:
+    """_findings are the findings attached to ``result`` (summary.json's ``findings``)."""
+    return [Finding.from_dict(f) for f in (result.model_extra or {}).get("findings") or []]
+
+
+_SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "bold red"}
+
+
+def render_findings(findings: list[Finding]) -> list[Any]:
+    """render_findings is the summary's "Findings" block: one paragraph per finding, its
+    severity and kind first (docs/diagnosis.md); nothing when there are none."""
+    if not findings:
+        return []
+    parts: list[Any] = [Text("Findings", style="bold")]
+    for f in findings:
+        parts.append(
+            Text.assemble(
+                "  ", (f"[{f.severity}] {f.kind}", _SEVERITY_STYLE.get(f.severity, "")), f": {redact_text(f.message)}"
+            )
+        )
+    return parts
+
+
+def _target_process(target: Mapping[str, Any]) -> str:
+    """_target_process is the watched process's line: CPU, memory, threads and files."""
+
+    def cores(key: str) -> str:
+        value = target.get(key)
+        return "-" if value is None else f"{value:,.2f}"
+
+    ended = f" · ended at {target['exited_at_s']:,.1f}s" if target.get("exited_at_s") is not None else ""
+    return redact_text(
+        f"pid {target['pid']} ({target['name']}) · CPU mean {cores('cpu_cores_mean')} / max {cores('cpu_cores_max')} "
+        f"cores of {target['cores']} · RSS max {_bytes(target.get('rss_bytes_max') or 0)} · threads max "
+        f"{target.get('threads_max') or 0:,} · open files max {target.get('open_files_max') or 0:,} · "
+        f"{target['sample_count']:,} samples{ended}"
+    )
+
+
+def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:
+    """print_summary prints the summary to stdout, never cut (``summary_console``)."""
+    (console or summary_console()).print(render_summary(result, plan))
+
+
+def _not_ok(r: Requests) -> str:
+    """_not_ok is failed plus interrupted requests and the failure rate they make."""
+    return f"{r.failed + (r.interrupted or 0):,} ({r.failure_rate:.2%})"
+
+
+def render_breakdowns(result: RunResult) -> list[Any]:
+    """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
+    parts: list[Any] = []
+    if result.scenarios:
+        table = summary_table(
+            "Scenarios",
+            (
+                "scenario",
+                "iterations",
+                "dropped",
+                "interrupted",
+                "requests",
+                "responses/s",
+                "failed + cut off",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+            ),
+            left=("scenario",),
+        )
+        for s in result.scenarios:
+            it, rq, lat = s.iterations, s.requests, s.latency.all
+            table.add_row(
+                s.name,
+                f"{it.iterations_completed:,}/{it.iterations_started:,}",
+                f"{it.iterations_dropped:,}",
+                f"{it.iterations_interrupted:,}",
+                f"{rq.sent:,}",
+                f"{s.throughput.responses_per_s:,.1f}",
+                _not_ok(rq),
+                f"{lat.p50_ms:,.2f}",
+                f"{lat.p95_ms:,.2f}",
+                f"{lat.p99_ms:,.2f}",
+            )
+        parts.append(table)
+    if result.tags:
+        table = summary_table(
+            "Requests by tag",
+            (
+                "scenario",
+                "tag",
+                "requests",
+                "responses/s",
+                "failed + cut off",
+                "avg ms",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "max ms",
+            ),
+            left=("scenario", "tag"),
+        )
+        for t in result.tags:
+            rq, lat = t.requests, t.latency.all
+            table.add_row(
+                t.scenario,
+                redact_text(t.tag),
+                f"{rq.sent:,}",
+                f"{t.throughput.responses_per_s:,.1f}",
+                _not_ok(rq),
+                f"{lat.mean_ms:,.2f}",
+                f"{lat.p50_ms:,.2f}",
+                f"{lat.p95_ms:,.2f}",
+                f"{lat.p99_ms:,.2f}",
+                f"{lat.max_ms:,.2f}",
+            )
+        parts.append(table)
+    checks = result.checks
+    if checks:
+        table = summary_table(
+            "Checks", ("scenario", "tag", "check", "passed", "failed", "rate"), left=("scenario", "tag", "check")
+        )
+        for c in checks:
+            total = c["passes"] + c["fails"]
+            rate = f"{c['passes'] / total:.2%}" if total else "no data"
+            table.add_row(
+                c["scenario"],
+                redact_text(c["tag"]),
+                redact_text(c["name"]),
+                f"{c['passes']:,}",
+                Text(f"{c['fails']:,}", style="red" if c["fails"] else ""),
+                rate,
+            )
+        parts.append(table)
+    for c in result.captures:
+        if c["missing"]:
+            parts.append(
+                Text(
+                    f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
+                    f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
+                    "ended there",
+                    style="yellow",
+                )
+            )
+    for p in result.truncated_probes():
+        kind = "check" if "passes" in p else "capture"
+        parts.append(
+            Text(
+                f"{kind} '{redact_text(p['name'])}' ({p['scenario']}, {redact_text(p['tag'])}) saw only the "
+                f"first MiB of {p['truncated']:,} longer response bodies",
+                style="yellow",
+            )
+        )
+    return parts
+
+
+def render_verdicts(verdicts: list[Any], aborted_by: list[Any]) -> list[Any]:
+    """render_verdicts lists each threshold with its value and verdict."""
+    if not verdicts:
+        return []
+    parts: list[Any] = [Text("Thresholds", style="bold")]
+    for v in verdicts:
+        parts.append(Text("  " + v.line(), style="green" if v.passed else "red"))
+    for v in aborted_by:
+        parts.append(
+            Text(
+                f"run aborted: {v.threshold.expr} [{v.threshold.scope()}] failed "
+                f"(abort_on_fail, after {v.threshold.delay_s:g}s)",
+                style="bold red",
+            )
+        )
+    return parts
+
+
+def print_scenario_summary(
+    result: RunResult,
+    plan: PlanLike,
+    verdicts: list[Any],
+    aborted_by: list[Any],
+    console: Console | None = None,
+    interrupted_in: str | None = None,
+) -> None:
+    """print_scenario_summary prints a scenario run: the summary, its breakdowns and thresholds
+    (one line when a stop signal during setup kept the measured run from starting)."""
+    console = console or summary_console()
+    if interrupted_in == "setup":
+        console.print(render_not_started(plan, interrupted_in))
+        return
+    console.print(render_summary(result, plan))
+    for part in render_breakdowns(result) + render_verdicts(verdicts, aborted_by):
+        console.print(part)
+
+
+MISSING = "—"
+"""MISSING is how a summary shows a figure an imported run's source did not keep."""
+
+
+def _figure(value: float | int | None, spec: str = ",.2f") -> str:
+    """_figure formats ``value``, or MISSING when the source did not keep it."""
+    return MISSING if value is None else format(value, spec)
+
+
+def _imported_latency_row(name: str, s: Mapping[str, Any]) -> list[str]:
+    if s.get("count") == 0:
+        return [name, *("-" for _ in range(8)), "0"]
+    keys = ("mean_ms", "min_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
+    return [name, *(_figure(s.get(k)) for k in keys), _figure(s.get("count"), ",")]
+
+
+def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Group:
+    """render_imported builds the summary of an imported run (docs/imports.md): the tool and
+    file it came from, counts, rates and latency, each figure its source did not keep shown
+    as MISSING."""
+    source = meta.get("source") or {}
+    head = Text()
+    head.append(f"{meta.get('tool')} ", style="bold cyan")
+    head.append(
+        redact_text(
+            f"(imported from {source.get('file')}, {source.get('format')})"
+            + (f" · {meta['target']}" if meta.get("target") else "")
+        )
+    )
+    r, t = document["requests"], document["throughput"]
+    counts = Table.grid(padding=(0, 2))
+    counts.add_column(style="bold", no_wrap=True)
+    counts.add_column(overflow="fold")
+    counts.add_row(
+        "Throughput",
+        f"{_figure(t.get('responses_per_s'), ',.1f')} responses/s · "
+        f"{_figure(t.get('successes_per_s'), ',.1f')} successes/s · over "
+        f"{_figure(t.get('window_s'), '.2f')}s",
+    )
+    counts.add_row("Requests", f"{_figure(r.get('sent'), ',')} sent · {_figure(r.get('responses'), ',')} responses")
+    counts.add_row(
+        "Outcome",
+        Text(
+            f"{r['success_rate']:.2%} succeeded ({r['succeeded']:,}) · {r['failed']:,} failed: "
+            f"failure rate {r['failure_rate']:.2%}",
+            style="green" if r["failed"] == 0 else "red",
+        ),
+    )
+    codes = r.get("status_codes")
+    counts.add_row(
+        "Status codes",
+        MISSING if codes is None else " · ".join(f"{code} × {n:,}" for code, n in sorted(codes.items())) or "none",
+    )
+    if r.get("failure_classes"):
+        counts.add_row(
+            "Failures",
+            Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())), style="red"),
+        )
+    table = summary_table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
+    table.add_row(*_imported_latency_row("all", document["latency"]["all"]))
+    table.add_row(*_imported_latency_row("success", document["latency"]["success"]))
+    parts: list[Any] = [head, counts, table]
+    parts.extend(Text(f"note: {redact_text(n)}", style="yellow") for n in document.get("notes", []))
+    parts.append(Text(f"{MISSING}: not in the source file (never estimated)", style="dim"))
+    return Group(*parts)
+
+
+def print_imported_summary(
+    document: Mapping[str, Any], meta: Mapping[str, Any], console: Console | None = None
+) -> None:
+    """print_imported_summary prints an imported run's summary (``render_imported``)."""
+    (console or summary_console()).print(render_imported(document, meta))
