@@ -73,9 +73,9 @@ def main(argv: list[str]) -> None:
     us: dict[str, list[float]] = {n: [] for n in names}
     with Nginx(nginx_bin, core=args.server_core, nofile=20_000) as nginx:
         plan = closed_plan(nginx.url, args.seconds)
-        wrk_argv = [wrk, "-t1", "-c64", f"-d{int(round(args.seconds))}s", nginx.url]
+        wrk_argv = [wrk, "-t1", "-c64", f"-d{round(args.seconds)}s", nginx.url]
         for r in range(args.rounds):
-            order = list(zip(names, args.builds + [None]))
+            order = list(zip(names, [*args.builds, None], strict=False))
             if r % 2:
                 order.reverse()
             for name, build in order:
@@ -85,8 +85,8 @@ def main(argv: list[str]) -> None:
                 print(f"round {r + 1} {name:24s} {value:7.3f} µs/request", flush=True)
     print()
     for name in names[:-1]:
-        to_wrk = [a / w for a, w in zip(us[name], us["wrk"])]
-        to_ref = [a / b for a, b in zip(us[name], us[names[0]])]
+        to_wrk = [a / w for a, w in zip(us[name], us["wrk"], strict=False)]
+        to_ref = [a / b for a, b in zip(us[name], us[names[0]], strict=False)]
         print(
             f"{name:24s} {statistics.median(us[name]):6.3f} µs/request   "
             f"/wrk {statistics.median(to_wrk):.3f} [{min(to_wrk):.3f}–{max(to_wrk):.3f}]   "

@@ -56,7 +56,7 @@ def parse_wrk(text: str) -> GenReport:
     rep.p99_ms = _seconds(m.group(1), m.group(2)) * 1e3 if m else None
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     if m:
-        rep.errors.update(zip(("connect", "read", "write", "timeout"), map(int, m.groups())))
+        rep.errors.update(zip(("connect", "read", "write", "timeout"), map(int, m.groups()), strict=False))
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     if m:
         rep.errors["non_2xx_3xx"] = int(m.group(1))

@@ -145,7 +145,7 @@ def section_open(ctx: Context) -> dict:
 
     def argv(g: Generator, rate: int | None) -> list[str]:
         if rate is None:
-            return g.closed_argv(url, CLOSED_CONNS, nominal) + ["--no-save"]
+            return [*g.closed_argv(url, CLOSED_CONNS, nominal), "--no-save"]
         return g.open_argv(url, rate, nominal, OHA_CONNS)
 
     def key(g: Generator, rate: int | None) -> str:
@@ -153,7 +153,7 @@ def section_open(ctx: Context) -> dict:
 
     warm = measure(
         ctx.surge,
-        ctx.surge.closed_argv(url, CLOSED_CONNS, 1) + ["--no-save"],
+        [*ctx.surge.closed_argv(url, CLOSED_CONNS, 1), "--no-save"],
         ctx.nginx,
         ctx.gen_core,
         ctx.server_core,
@@ -306,7 +306,8 @@ def _rows(
 ) -> None:
     """_rows adds one rate's lines to the Markdown table."""
     within = [f["connections_within_peak"] for f in surge_figs if f and f["connections_within_peak"] is not None]
-    med = lambda x: x and x["median"]
+    def med(x):
+        return x and x["median"]
     worst_not_sent = s["not_sent"] and s["not_sent"]["max"]
     lag, need = med(s["send_lag_p99_ms"]), med(s["inflight_need"])
     ctx.rows += [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import os
@@ -123,10 +124,8 @@ def run_measured(
 
         def kill() -> None:
             timed_out.set()
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
         timer = threading.Timer(timeout_s, kill)
         timer.daemon = True

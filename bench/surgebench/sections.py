@@ -166,7 +166,7 @@ def _paired_ratios(a: list[Measurement], b: list[Measurement], key: str, quiet_o
     """_paired_ratios is b/a for each round where both ran, on attribute key (only rounds in
     which neither run shared a measured core with other work, if quiet_only)."""
     out = []
-    for ma, mb in zip(a, b):
+    for ma, mb in zip(a, b, strict=False):
         va, vb = getattr(ma, key), getattr(mb, key)
         if quiet_only and max(ma.other_load, mb.other_load) >= NOISY:
             continue
@@ -221,7 +221,7 @@ def section_cpu(ctx: Context) -> dict:
         if ctx.startup_cpu_s:
             no_start = summary(
                 (ms.gen_cpu_s - ctx.startup_cpu_s) / ms.requests * 1e6 / mw.cpu_us_per_req
-                for mw, ms in zip(runs[ctx.wrk.name], sr)
+                for mw, ms in zip(runs[ctx.wrk.name], sr, strict=False)
                 if mw.ok and ms.ok and ms.requests and mw.cpu_us_per_req
             )
             result["ratio_cpu_us_per_req_without_startup"] = no_start
@@ -520,7 +520,7 @@ def section_target(ctx: Context) -> dict:
 
     def per_round(value, invert: bool = False, quiet_only: bool = False):
         out = []
-        for n, t in zip(runs["nginx"], runs["surge-target"]):
+        for n, t in zip(runs["nginx"], runs["surge-target"], strict=False):
             if quiet_only and max(n.other_load, t.other_load) >= NOISY:
                 continue
             vn, vt = value(n), value(t)
@@ -747,7 +747,7 @@ def section_template(ctx: Context) -> dict:
 
     def ratios(value, quiet_only: bool = False):
         out = []
-        for ms, mt in zip(runs["static"], runs["templated"]):
+        for ms, mt in zip(runs["static"], runs["templated"], strict=False):
             if quiet_only and max(ms.other_load, mt.other_load) >= NOISY:
                 continue
             vs, vt = value(ms, "static"), value(mt, "templated")
