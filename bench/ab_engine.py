@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from surgebench import proc
 from surgebench.generators import find_wrk
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> None:
     if not wrk or not nginx_bin:
         raise SystemExit("needs wrk and nginx (make tools)")
     proc.raise_nofile()
-    names = [f"{i}:{os.path.basename(b)}" for i, b in enumerate(args.builds)] + ["wrk"]
+    names = [f"{i}:{Path(b).name}" for i, b in enumerate(args.builds)] + ["wrk"]
     us: dict[str, list[float]] = {n: [] for n in names}
     with Nginx(nginx_bin, core=args.server_core, nofile=20_000) as nginx:
         plan = closed_plan(nginx.url, args.seconds)

@@ -18,8 +18,9 @@ import os
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from surgebench import proc
 from surgebench.generators import (
@@ -53,7 +54,7 @@ SECTIONS = {
     "open": section_open,
 }
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = Path(__file__).resolve().parent.parent
 
 METHOD = """\
 Method (docs/benchmarks.md, shared performance.md):
@@ -121,7 +122,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--gen-core", type=int, default=0)
     p.add_argument("--server-core", type=int, default=1)
-    p.add_argument("--out", default=os.path.join(REPO, "bench", "out"))
+    p.add_argument("--out", default=str(REPO / "bench" / "out"))
     args = p.parse_args(argv)
     args.only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in args.only if s not in SECTIONS]
@@ -151,7 +152,7 @@ def environment(args, ctx: Context) -> dict:
     """environment records the machine, the tools and the repo state of this run."""
     cpu_model = ""
     try:
-        with open("/proc/cpuinfo") as f:
+        with Path("/proc/cpuinfo").open() as f:
             cpu_model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
@@ -284,11 +285,11 @@ def main(argv: list[str]) -> int:
     table = markdown_table(ctx, stamp, env)
     say("\n## Result (paste into docs/benchmarks.md)\n")
     say(table)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"bench-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
-    with open(path, "w") as f:
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    path = Path(args.out) / f"bench-{datetime.datetime.now():%Y%m%d-%H%M%S}.json"
+    with path.open("w") as f:
         json.dump({"environment": env, "sections": results, "markdown": table}, f, indent=1, default=str)
-    say(f"\nraw record: {os.path.relpath(path, os.getcwd())}")
+    say(f"\nraw record: {os.path.relpath(path, Path.cwd())}")
     return 0
 
 

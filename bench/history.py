@@ -197,7 +197,7 @@ def main() -> None:
             show(
                 label + " (process)",
                 timed(
-                    lambda: subprocess.run(
+                    lambda extra=extra: subprocess.run(
                         [sys.executable, "-m", "surge", "history", "--limit", "20", *extra],
                         env=env,
                         check=True,

@@ -60,7 +60,10 @@ def values_case(url: str, vus: int) -> str:
 def tags_case(url: str, steps: int) -> str:
     """tags_case is a file of 2 VUs over ``steps`` distinctly named steps."""
     flow = "".join(f"      - {{name: t{i}, request: {{path: /health?i={i}}}}}\n" for i in range(steps))
-    return f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: 2, duration: 5s}}\n    flow:\n{flow}"
+    return (
+        f"target: {url}\nscenarios:\n  s:\n    executor: {{type: constant-vus, vus: 2, duration: 5s}}\n"
+        f"    flow:\n{flow}"
+    )
 
 
 def main(cases: list[str]) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 
 @dataclasses.dataclass
@@ -232,7 +233,7 @@ def find_wrk() -> str | None:
 def find_oha() -> str | None:
     """find_oha is the oha binary on PATH or in ~/.cargo/bin (where `cargo install oha` puts
     it), or None."""
-    cargo_bin = os.path.join(os.path.expanduser("~"), ".cargo", "bin")
+    cargo_bin = str(Path("~").expanduser() / ".cargo" / "bin")
     return shutil.which("oha") or shutil.which("oha", path=cargo_bin)
 
 
@@ -244,11 +245,11 @@ def _help_ok(argv: list[str]) -> tuple[bool, str]:
     return out.returncode == 0, (out.stdout + out.stderr)
 
 
-def find_surge(repo: str, explicit: str | None) -> tuple[str | None, str]:
+def find_surge(repo: str | Path, explicit: str | None) -> tuple[str | None, str]:
     """find_surge locates a surge whose `run` has --json; returns (binary, why-not)."""
-    candidates = [explicit] if explicit else [os.path.join(repo, ".venv", "bin", "surge"), shutil.which("surge")]
+    candidates = [explicit] if explicit else [str(Path(repo, ".venv", "bin", "surge")), shutil.which("surge")]
     for path in candidates:
-        if not path or not os.path.exists(path):
+        if not path or not Path(path).exists():
             continue
         ok, text = _help_ok([path, "run", "--help"])
         if not ok:
@@ -259,15 +260,15 @@ def find_surge(repo: str, explicit: str | None) -> tuple[str | None, str]:
     return None, "no surge in .venv/bin or on PATH (run `make build`)"
 
 
-def find_target(repo: str, surge: str | None) -> tuple[list[str] | None, str]:
+def find_target(repo: str | Path, surge: str | None) -> tuple[list[str] | None, str]:
     """find_target is the argv that starts the reference target on a free loopback port."""
     tail = ["--bind", "127.0.0.1:0", "--threads", "1"]
     if surge:
         ok, _ = _help_ok([surge, "target", "--help"])
         if ok:
             return [surge, "target", *tail], ""
-    target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
-    binary = os.path.join(target_dir, "release", "surge-target")
+    target_dir = os.environ.get("CARGO_TARGET_DIR") or Path(repo, "target")
+    binary = str(Path(target_dir, "release", "surge-target"))
     if os.access(binary, os.X_OK):
         return [binary, *tail], ""
     return None, f"neither `surge target` nor {binary} is available yet (or pass --target-cmd)"
@@ -277,7 +278,7 @@ RUN_PLAN_BUILD = ["cargo", "build", "--release", "-p", "surge-engine", "--exampl
 
 
 def find_run_plan(
-    repo: str, explicit: str | None, build: bool = True, timeout_s: float = 1800
+    repo: str | Path, explicit: str | None, build: bool = True, timeout_s: float = 1800
 ) -> tuple[str | None, str]:
     """find_run_plan is the engine's run_plan example (plan JSON on stdin, result JSON on
     stdout), built first with cargo so it matches the tree; returns (binary, note or why-not).
@@ -289,8 +290,8 @@ def find_run_plan(
         if os.access(explicit, os.X_OK):
             return explicit, f"{explicit} (given; not rebuilt)"
         return None, f"{explicit} is not an executable file"
-    target_dir = os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target")
-    binary = os.path.join(target_dir, "release", "examples", "run_plan")
+    target_dir = os.environ.get("CARGO_TARGET_DIR") or Path(repo, "target")
+    binary = str(Path(target_dir, "release", "examples", "run_plan"))
     failure = ""
     if build and shutil.which("cargo"):
         all_cores = set(range(os.cpu_count() or 1))

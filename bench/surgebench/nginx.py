@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 from . import proc
 
@@ -100,9 +101,9 @@ class Nginx:
         self.core = core
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="surge-bench-nginx-")
-        os.chmod(self.dir, 0o755)
-        self.conf = os.path.join(self.dir, "nginx.conf")
-        with open(self.conf, "w") as f:
+        Path(self.dir).chmod(0o755)
+        self.conf = str(Path(self.dir, "nginx.conf"))
+        with Path(self.conf).open("w") as f:
             f.write(
                 CONFIG.format(
                     dir=self.dir,
@@ -123,7 +124,7 @@ class Nginx:
     def start(self, timeout_s: float = 10.0) -> None:
         """start launches nginx and waits until /health and the worker answer."""
         self.proc = subprocess.Popen(
-            [self.binary, "-p", self.dir, "-c", self.conf, "-e", os.path.join(self.dir, "error.log")],
+            [self.binary, "-p", self.dir, "-c", self.conf, "-e", str(Path(self.dir, "error.log"))],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -250,7 +250,7 @@ def _report(ctx: Context, rates: list[int], nominal: int, runs: dict[str, list[M
         }
         s, o = summ["surge"], summ["oha"]
 
-        def col(d: dict, k: str, spec: str) -> str:
+        def col(d: dict, k: str, spec: str, o: dict = o) -> str:
             return fmt_summary(d[k], spec) if d[k] else "not measured" if not ctx.oha and d is o else "—"
 
         cpu_bar = rate in CPU_BAR_RATES

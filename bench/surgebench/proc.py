@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -55,8 +56,8 @@ def set_realtime(pid: int, priority: int | None) -> None:
     policy, param = (
         (os.SCHED_OTHER, os.sched_param(0)) if priority is None else (os.SCHED_FIFO, os.sched_param(priority))
     )
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        os.sched_setscheduler(int(tid), policy, param)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        os.sched_setscheduler(int(task.name), policy, param)
 
 
 def realtime_why_not() -> str | None:
@@ -158,8 +159,7 @@ def run_measured(
 def process_cpu_s(pid: int) -> float | None:
     """process_cpu_s is utime + stime of a live process from /proc/PID/stat, or None if gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode()
+        data = Path(f"/proc/{pid}/stat").read_bytes().decode()
     except OSError:
         return None
     fields = data[data.rindex(")") + 2 :].split()
@@ -169,12 +169,12 @@ def process_cpu_s(pid: int) -> float | None:
 def children_of(pid: int) -> list[int]:
     """children_of lists the pids whose parent is pid (scanning /proc)."""
     kids = []
-    for name in os.listdir("/proc"):
+    for entry in Path("/proc").iterdir():
+        name = entry.name
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read().decode()
+            data = (entry / "stat").read_bytes().decode()
         except OSError:
             continue
         if int(data[data.rindex(")") + 2 :].split()[1]) == pid:
@@ -185,7 +185,7 @@ def children_of(pid: int) -> list[int]:
 def cpu_busy_s(cpus: list[int]) -> dict[int, float]:
     """cpu_busy_s is the busy (non-idle, non-iowait) seconds of each listed core so far."""
     busy = {}
-    with open("/proc/stat") as f:
+    with Path("/proc/stat").open() as f:
         for line in f:
             if not line.startswith("cpu") or line.startswith("cpu "):
                 continue
@@ -200,8 +200,7 @@ def cpu_busy_s(cpus: list[int]) -> dict[int, float]:
 
 def loadavg() -> str:
     """loadavg is the first three fields of /proc/loadavg."""
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def wait_quiet(cpus: list[int], threshold: float, max_wait_s: float) -> float:

@@ -1,11 +1,11 @@
 """Offline tests for the harness's parsers and arithmetic: `python -m pytest bench/tests`."""
 
-import os
 import sys
+from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from surgebench.generators import parse_surge, parse_wrk
 from surgebench.measure import Sample
@@ -168,12 +168,11 @@ def test_template_check_wants_200s_every_capture_and_matching_counts():
     assert "received" in _template_check(_run(1000, 990, {"200": 1000}), captured=False)
 
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _fixture(name: str) -> str:
-    with open(os.path.join(FIXTURES, name)) as f:
-        return f.read()
+    return (FIXTURES / name).read_text()
 
 
 def test_parse_oha_reads_a_real_oha_1_16_json():
