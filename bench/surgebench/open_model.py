@@ -306,8 +306,10 @@ def _rows(
 ) -> None:
     """_rows adds one rate's lines to the Markdown table."""
     within = [f["connections_within_peak"] for f in surge_figs if f and f["connections_within_peak"] is not None]
+
     def med(x):
         return x and x["median"]
+
     worst_not_sent = s["not_sent"] and s["not_sent"]["max"]
     lag, need = med(s["send_lag_p99_ms"]), med(s["inflight_need"])
     ctx.rows += [
