@@ -327,14 +327,12 @@ def svg(chart: Chart) -> str:
     drawing.add('<g clip-path="url(#plot)">')
     drawing.zones()
     drawing.add("</g>")
-    drawing.axes()
-    drawing.add('<g clip-path="url(#plot)">')
+    drawing.axes()  # the axes' ranges hold every value, limit and mark drawn: no clip (a point at the edge stays whole)
     drawing.band()
     drawing.series()
     drawing.whiskers()
     drawing.limits()
     drawing.marks()
-    drawing.add("</g>")
     height = drawing.legend()
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{_n(height)}" '
