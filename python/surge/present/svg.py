@@ -48,8 +48,9 @@ def _n(v: float) -> str:
 
 
 def _nice_step(span: float, count: int = 5) -> float:
+    """_nice_step is the round step (1, 2 or 5 times a power of ten) giving about ``count`` ticks."""
     raw = span / count if span > 0 else 1.0
-    power = 10 ** math.floor(math.log10(raw))
+    power = 10.0 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
 
 
