@@ -17,7 +17,6 @@ from surge.cli import COMMANDS, app
 HEAVY = {
     "numpy",
     "scipy",
-    "matplotlib",
     "rich",
     "psutil",
     "jinja2",

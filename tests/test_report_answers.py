@@ -22,9 +22,10 @@ import pytest
 
 from conftest import write
 from surge.engine.target import TargetProcess
+from surge.present.experiment_charts import experiment_charts
 from surge.present.html import render_experiment_html, render_run_html
-from surge.present.html.experiment_charts import CHARTS
 from surge.present.html.run_page import run_charts
+from surge.present.html.uplot import specs
 from surge.present.markdown.experiment import render_experiment_md
 from surge.present.source import ExperimentSource
 from surge.record.stored import StoredRun
@@ -274,7 +275,7 @@ def test_a_capacity_verdict_names_the_best_passing_rate_and_its_slo():
     (check,) = tables["Thresholds, pass or fail"]
     assert (check["threshold"], check["verdict"], check["observed"]) == ("p(95) < 40ms", "pass", "6.13ms")
     assert "confirmed False" not in page_text(page) and "confirmed no" in re.sub(r"\s+", " ", page_text(page))
-    latency = next(c for c in CHARTS["capacity"](document) if c["id"] == "capacity-latency")
+    latency = next(c for c in specs(experiment_charts(document)) if c["id"] == "capacity-latency")
     assert latency["rules"] == [{"value": 40.0, "label": "SLO p(95) < 40ms", "colour": "#d62728"}]
 
 
@@ -300,7 +301,7 @@ def _levels_at(document: dict[str, Any], loads: list[float], zones: list[str]) -
     moved = copy.deepcopy(document)
     analysis = moved["analysis"]
     analysis["levels"] = [
-        dict(level, load=load, zone=zone) for level, load, zone in zip(analysis["levels"], loads, zones)
+        dict(level, load=load, zone=zone) for level, load, zone in zip(analysis["levels"], loads, zones, strict=False)
     ]
     analysis["planned"] = loads
     analysis["peak"] = dict(analysis["peak"], load=loads[3])
@@ -313,21 +314,21 @@ ZONES = ["optimal", "optimal", "stress", "degraded", "broken", "broken"]
 
 
 def test_a_sweep_is_ticked_at_its_levels_with_zone_colours_that_match_the_legend(tmp_path):
-    from surge.present.html.experiment_charts import ZONE_COLOURS
+    from surge.present.charts import ZONE_COLOURS
 
     document = _levels_at(_document("sweep"), LEVELS, ZONES)
-    throughput, latency = CHARTS["sweep"](document)
+    throughput, latency = specs(experiment_charts(document))
     for chart in (throughput, latency):
         assert chart["xticks"] == LEVELS and chart["zoneColours"] == ZONE_COLOURS
     page = render_experiment_html(document, [])
     legend = dict(re.findall(r'<span style="background:([^"]+)">(\w+)</span>', page))
     assert {zone: colour for colour, zone in legend.items()} == ZONE_COLOURS
     from surge.present.charts import ZONE_COLOURS as SVG_ZONES
-    from surge.present.charts import sweep_chart
+    from surge.present.write import write_charts
 
-    assert sweep_chart(document["analysis"], tmp_path) == "charts/sweep.svg"
+    assert "charts/sweep.svg" in write_charts(experiment_charts(document), tmp_path).values()
     root = ET.parse(tmp_path / "charts" / "sweep.svg").getroot()
-    ticks = [g for g in root.iter() if (g.get("id") or "").startswith("xtick_")]
+    ticks = [g for g in root.iter() if g.get("class") == "xtick"]
     labels = ["".join(t.itertext()).strip() for g in ticks for t in g.iter() if t.tag.endswith("text")]
     assert labels == [f"{v:,g}" for v in LEVELS]
     svg = (tmp_path / "charts" / "sweep.svg").read_text()

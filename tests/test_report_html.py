@@ -14,17 +14,18 @@ import pytest
 
 from browser import NETWORK_REFERENCE, open_report, png_distinct_bytes
 from conftest import surge
+from surge.present.experiment_charts import experiment_charts
 from surge.present.html import render_experiment_html, render_run_html
-from surge.present.html.experiment_charts import CHARTS
 from surge.present.html.page import asset, data_block
 from surge.present.html.run_page import run_charts
-from surge.present.html.spectrum import spectrum_points
+from surge.present.html.uplot import specs
+from surge.present.spectrum import spectrum_points
 from surge.record.stored import StoredRun
 from test_report_md import no_python_repr
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORTS = FIXTURES / "report_html"
-VENDOR = Path(__file__).parent.parent / "python" / "surge" / "report" / "html" / "vendor"
+VENDOR = Path(__file__).parent.parent / "python" / "surge" / "present" / "html" / "vendor"
 
 
 def _points(charts: list[dict[str, Any]]) -> dict[str, int]:
@@ -86,7 +87,7 @@ def test_imported_run_report_opens_offline(tmp_path):
 @pytest.mark.parametrize("kind", ["repeat", "sweep", "capacity", "compare"])
 def test_experiment_report_opens_offline_with_every_chart_drawn(kind, tmp_path):
     document = json.loads((REPORTS / f"experiment-{kind}.json").read_text(encoding="utf-8"))
-    charts = CHARTS[kind](document)
+    charts = specs(experiment_charts(document))
     assert len(charts) >= 2
     _check_opened(render_experiment_html(document, []), _points(charts), tmp_path)
 
@@ -96,7 +97,7 @@ def test_stats_experiment_report_over_imported_runs(tmp_path):
     result = surge("stats", *(r.directory or "" for r in runs), "--json", "--out", str(tmp_path / "stats"))
     assert result.code == 0, result.said
     document = result.json()
-    charts = CHARTS["stats"](document)
+    charts = specs(experiment_charts(document))
     html = render_experiment_html(document, runs)
     assert all(r.directory and r.directory in html for r in runs)  # the runs' own directories
     _check_opened(html, _points(charts), tmp_path / "page")

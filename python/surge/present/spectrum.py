@@ -1,63 +1,47 @@
-"""The latency percentile spectrum (HdrHistogram's percentile plot) of a run, decoded from the
-record's V2 histogram (``histograms.latency``, microseconds) with the ``hdrhistogram`` package."""
+"""spectrum: the latency percentile spectrum (HdrHistogram's percentile plot) of a run, from its
+summary's ``histograms.latency`` (a V2-encoded, base64 HdrHistogram in microseconds, decoded with
+the ``hdrhistogram`` package): the one reading both report formats chart."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-SPECTRUM_PERCENTILES = (
-    0.0,
-    10.0,
-    25.0,
-    50.0,
-    75.0,
-    90.0,
-    95.0,
-    99.0,
-    99.5,
-    99.9,
-    99.95,
-    99.99,
-    99.995,
-    99.999,
-    99.9999,
-    100.0,
-)
-"""SPECTRUM_PERCENTILES are the percentiles the spectrum is read at (those a histogram of n
-samples resolves: 1/(1−p) up to n)."""
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+
+TICKS_PER_HALF_DISTANCE = 5
+"""TICKS_PER_HALF_DISTANCE is HdrHistogram's percentile iteration step: 5 points each time the
+distance to 100 % halves (the standard percentile distribution output)."""
+
+UNITS_PER_MS = 1000.0
+"""UNITS_PER_MS: the record's histograms count microseconds (docs/record.md)."""
+
+
+def spectrum_points(encoded: str | None) -> list[tuple[float, float]]:
+    """spectrum_points are (1/(1−p), latency ms) pairs along the histogram's percentiles, p a
+    fraction; the last (p = 1, the maximum) is placed at x = the count, where 1/(1−p) would be
+    infinite. Empty when there is no histogram, it cannot be decoded, or it counts nothing."""
+    if not encoded:
+        return []
+    try:
+        histogram = HdrHistogram.decode(encoded)
+    except Exception:  # an import or an old record may hold no valid histogram: no spectrum
+        return []
+    count = histogram.get_total_count()
+    if count <= 0:
+        return []
+    points: list[tuple[float, float]] = []
+    for step in histogram.get_percentile_iterator(TICKS_PER_HALF_DISTANCE):
+        p = step.percentile_level_iterated_to / 100.0
+        x = float(count) if p >= 1.0 else min(1.0 / (1.0 - p), float(count))
+        if points and x <= points[-1][0]:
+            continue  # the log axis needs x strictly rising
+        points.append((x, step.value_iterated_to / UNITS_PER_MS))
+    return points
 
 
 def latency_spectrum(summary: Mapping[str, Any]) -> list[tuple[float, float]]:
-    """latency_spectrum is [(percentile, latency ms)] of the run's every-response histogram,
-    the percentiles its sample count resolves (and 100); [] when the record has no histogram
-    (an import without one, a run that measured nothing)."""
-    encoded = (summary.get("histograms") or {}).get("latency")
-    if not encoded:
-        return []
-    from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
-
-    histogram = HdrHistogram.decode(encoded)
-    total = histogram.get_total_count()
-    if total == 0:
-        return []
-    found = []
-    for p in SPECTRUM_PERCENTILES:
-        if p < 100.0 and 1.0 / (1.0 - p / 100.0) > total:
-            continue
-        found.append((p, histogram.get_value_at_percentile(p) / 1000.0))
-    return found
-
-
-def spectrum_x(percentile: float, total_cap: float = 1e7) -> float:
-    """spectrum_x places a percentile on the spectrum's axis: 1/(1−p), drawn on a log scale
-    (100 % at ``total_cap``)."""
-    return total_cap if percentile >= 100.0 else 1.0 / (1.0 - percentile / 100.0)
-
-
-def nines(x: float) -> str:
-    """nines labels the axis position ``x`` = 1/(1−p) as its percentile: 10 → ``90%``."""
-    p = 100.0 * (1.0 - 1.0 / x)
-    digits = max(0, round(math.log10(x)) - 2)
-    return f"{p:.{digits}f}%"
+    """latency_spectrum is spectrum_points of the run's every-response histogram
+    (``histograms.latency``), [] when the record has none (an import without one, a run that
+    measured nothing)."""
+    return spectrum_points((summary.get("histograms") or {}).get("latency"))

@@ -1,6 +1,7 @@
-"""Writing report.md and its charts (``charts/*.svg``) into a directory, for a run or an
-experiment; and the guarded form the recorders call at the end of every run and experiment,
-where a failed report costs one warning line, never the run."""
+"""Writing report.md and its charts (``charts/*.svg``: surge.present.svg of the same chart
+descriptions report.html draws) into a directory, for a run or an experiment; and the guarded
+form the recorders call at the end of every run and experiment, where a failed report costs one
+warning line, never the run."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import sys
 from pathlib import Path
 
 from surge.core.redact import redact_text
-from surge.history import StoredRun
+from surge.present.charts import Chart
 from surge.present.source import ExperimentSource, Source
+from surge.present.svg import write_svg
 
 REPORT_FILE = "report.md"
 """REPORT_FILE is the Markdown report's name in a results directory."""
@@ -18,17 +20,34 @@ HTML_FILE = "report.html"
 """HTML_FILE is the self-contained HTML report's name in a results directory (docs/report-html.md)."""
 
 
-def run_charts(run: StoredRun, directory: Path) -> dict[str, str]:
-    """run_charts draws a run's charts into ``directory``/charts: title → relative path (those
-    the record has data for)."""
-    from surge.present.charts import latency_chart, spectrum_chart, throughput_chart
+CHARTS_DIR = "charts"
+"""CHARTS_DIR is the folder beside report.md that holds its charts."""
 
-    drawn = {
-        "Throughput per interval": throughput_chart(run, directory),
-        "Latency percentiles per interval": latency_chart(run, directory),
-        "Latency by percentile": spectrum_chart(run, directory),
-    }
-    return {title: path for title, path in drawn.items() if path}
+STATIC_CHARTS = {
+    "throughput": "throughput.svg",
+    "latency": "latency.svg",
+    "spectrum": "spectrum.svg",
+    "sweep-throughput": "sweep.svg",
+    "capacity-path": "capacity.svg",
+    "compare-responses_per_s": "compare-responses_per_s.svg",
+    "compare-p95_ms": "compare-p95_ms.svg",
+    "figure-responses_per_s": "repeat-responses_per_s.svg",
+    "figure-p95_ms": "repeat-p95_ms.svg",
+}
+"""STATIC_CHARTS are the charts report.md draws, by chart id (report.html draws them all): each
+one's SVG file under CHARTS_DIR."""
+
+
+def write_charts(charts: list[Chart], directory: Path) -> dict[str, str]:
+    """write_charts writes those of ``charts`` report.md draws (STATIC_CHARTS) as SVGs into
+    ``directory``/charts and returns title → path relative to ``directory``, in ``charts``' order."""
+    drawn = {}
+    for chart in charts:
+        name = STATIC_CHARTS.get(chart.id)
+        if name is not None:
+            write_svg(chart, directory / CHARTS_DIR / name)
+            drawn[chart.title] = f"{CHARTS_DIR}/{name}"
+    return drawn
 
 
 def write_markdown(source: Source, directory: Path) -> Path:
@@ -36,13 +55,15 @@ def write_markdown(source: Source, directory: Path) -> Path:
     (created if missing) and returns report.md's path."""
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(source, ExperimentSource):
-        from surge.present.markdown.experiment import experiment_charts, render_experiment_md
+        from surge.present.experiment_charts import experiment_charts
+        from surge.present.markdown.experiment import render_experiment_md
 
-        text = render_experiment_md(source, experiment_charts(source.document, directory))
+        text = render_experiment_md(source, write_charts(experiment_charts(source.document), directory))
     else:
         from surge.present.markdown.run import render_run_md
+        from surge.present.run_charts import run_charts
 
-        text = render_run_md(source, run_charts(source, directory))
+        text = render_run_md(source, write_charts(run_charts(source), directory))
     path = directory / REPORT_FILE
     path.write_text(text, encoding="utf-8")
     return path

@@ -11,7 +11,8 @@ from surge.analysis.describe import Description
 from surge.experiments.figures import FIGURE_TITLES
 from surge.experiments.sweep import failure_classes_text
 from surge.present import numbers as fmt
-from surge.present.html.experiment_charts import CHARTS, ZONE_COLOURS
+from surge.present.charts import ZONE_COLOURS
+from surge.present.experiment_charts import experiment_charts
 from surge.present.html.page import chart_div, page
 from surge.present.html.tables import (
     bullet_list,
@@ -26,6 +27,7 @@ from surge.present.html.tables import (
     verdict,
     verdict_block,
 )
+from surge.present.html.uplot import specs
 from surge.present.limitations import experiment_limitations
 from surge.present.terminal.experiment import STAT_COLUMNS
 from surge.present.verdict import CAPACITY_STOPS, experiment_verdict, load_text, parameter_rows
@@ -235,7 +237,7 @@ def render_experiment_html(document: dict[str, Any], runs: list[StoredRun]) -> s
     tables and the findings; an experiment without an analysis (stopped early) shows its runs."""
     kind = str(document.get("kind", ""))
     analysis = document.get("analysis")
-    charts = CHARTS[kind](document) if kind in CHARTS and analysis else []
+    charts = specs(experiment_charts(document))
     asked = ", ".join(
         f"{k} {v}" for k, v in parameter_rows(document.get("parameters") or {}, skip=("test", "slo", "variants"))
     )

@@ -8,8 +8,6 @@ from typing import Any
 
 from surge.present import numbers as fmt
 from surge.present.html.page import chart_div, page
-from surge.present.html.run_charts import status_chart, time_charts
-from surge.present.html.spectrum import spectrum_chart
 from surge.present.html.tables import (
     bullet_list,
     esc,
@@ -23,20 +21,13 @@ from surge.present.html.tables import (
     verdict,
     verdict_block,
 )
+from surge.present.html.uplot import specs
 from surge.present.limitations import run_limitations
+from surge.present.run_charts import RUN_CHART_TITLES
+from surge.present.run_charts import run_charts as described
 from surge.present.timeline import RESOURCE_COLUMNS, STAGE_COLUMNS, resource_rows, stage_note, stage_rows
 from surge.present.verdict import run_verdict, threshold_scope
 from surge.record.stored import StoredRun
-
-CHART_TITLES = {
-    "throughput": "Throughput over time (load profile on the right axis)",
-    "latency": "Latency percentiles over time (load profile on the right axis)",
-    "failures": "Failures by class and shed over time",
-    "cpu": "CPU over time: the generator and the watched target",
-    "spectrum": "Latency percentile spectrum (HdrHistogram percentile plot)",
-    "status": "Status codes",
-}
-"""CHART_TITLES are the run charts' headings, in page order."""
 
 TRAFFIC_COLUMNS = ("sent", "responses", "success", "responses/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
 """TRAFFIC_COLUMNS are the figures each row of the scenario and tag tables shows."""
@@ -217,12 +208,9 @@ def _resources(run: StoredRun) -> str:
 
 
 def run_charts(run: StoredRun) -> list[dict[str, Any]]:
-    """run_charts are the run's chart specs in page order (those its record has data for)."""
-    charts = time_charts(run)
-    for extra in (spectrum_chart(run.summary), status_chart(run.summary)):
-        if extra is not None:
-            charts.append(extra)
-    return charts
+    """run_charts are the run's chart specs in page order (those its record has data for:
+    surge.present.run_charts)."""
+    return specs(described(run))
 
 
 def render_run_html(run: StoredRun) -> str:
@@ -231,9 +219,9 @@ def render_run_html(run: StoredRun) -> str:
     tables and the findings (docs/report-html.md)."""
     charts = run_charts(run)
     drawn = {c["id"] for c in charts}
-    missing = [title for key, title in CHART_TITLES.items() if key not in drawn and key != "cpu"]
+    missing = [title for key, title in RUN_CHART_TITLES.items() if key not in drawn and key != "cpu"]
     chart_html = "".join(
-        chart_div(c["id"], CHART_TITLES[c["id"]]) + (f'<p class="note">{esc(c["note"])}</p>\n' if c.get("note") else "")
+        chart_div(c["id"], c["title"]) + (f'<p class="note">{esc(c["note"])}</p>\n' if c.get("note") else "")
         for c in charts
     )
     if missing:

@@ -8,7 +8,6 @@ environment)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
@@ -250,31 +249,6 @@ KINDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "compare": _compare,
 }
 """KINDS render each kind's analysis sections (the verdict gives its answer: surge.present.verdict)."""
-
-
-def experiment_charts(document: Mapping[str, Any], directory: Path) -> dict[str, str]:
-    """experiment_charts draws the experiment's charts into ``directory``/charts: title → path."""
-    from surge.present import charts
-
-    analysis = document.get("analysis") or {}
-    kind = document.get("kind")
-    drawn: dict[str, str | None] = {}
-    if kind == "sweep":
-        drawn["Throughput and p95 against load"] = charts.sweep_chart(analysis, directory)
-    elif kind == "capacity":
-        drawn["Capacity search path"] = charts.capacity_chart(analysis, directory)
-    elif kind == "compare":
-        for name in ("responses_per_s", "p95_ms"):
-            drawn[f"{title(name)} by variant, with CIs"] = charts.estimates_chart(
-                analysis.get("estimates") or {}, name, directory, f"compare-{name}.svg", f"{title(name)} by variant"
-            )
-    elif kind in ("repeat", "stats"):
-        statistics = analysis.get("statistics") or {}
-        for name in ("responses_per_s", "p95_ms"):
-            drawn[f"{title(name)} mean with CI"] = charts.estimates_chart(
-                {"all runs": statistics}, name, directory, f"repeat-{name}.svg", f"{title(name)}: mean and CI"
-            )
-    return {t: p for t, p in drawn.items() if p}
 
 
 def _method(source: ExperimentSource) -> str:

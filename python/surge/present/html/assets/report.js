@@ -1,7 +1,9 @@
 /* report.js: draws report.html's charts with uPlot from the JSON data block (id "surge-data").
-   Each chart spec: {id, title, x, xlabel, xlog, xcats, series:[{label, values, axis, unit, style}],
-   ylabel, y2label, ylog, yzero, rules, xticks, zones, zoneColours, marks, whiskers, bars}. A series
-   of style "interval" is a step over each interval (its value from the previous x to its own).
+   Each chart spec (surge.present.html.uplot, from the chart's one description in
+   surge.present.charts, which report.md's SVGs draw too): {id, title, x, xlabel, xlog, xcats,
+   xticks, ylabel, yzero, y2label, note, rules, series:[{label, values, style, axis, unit, colour}],
+   zones, zoneColours, marks, band, whiskers}. A series of style "interval" is a step over each
+   interval (its value from the previous x to its own); PALETTE is surge.present.charts.PALETTE.
    After drawing, each chart's container gets data-points (the non-null values uPlot was given),
    data-ymin and data-ymax (the left axis' range as drawn), data-rules (the threshold lines drawn
    inside the plot) and data-xticks (the x values ticked, when the spec names them). */

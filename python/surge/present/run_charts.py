@@ -1,0 +1,153 @@
+"""run_charts: the descriptions of a run's charts (surge.present.charts), from its timeseries.csv
+rows (one per interval; surge.present.timeline says which are whole and what the load profiles
+are) and its summary (status codes, the latency spectrum, the thresholds drawn as lines, the
+watched target's and the generator's CPU). report.html draws them all; report.md the throughput,
+latency and spectrum charts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from surge.present.charts import RULE_COLOURS, Axis, Chart, Limit, Series
+from surge.present.spectrum import latency_spectrum
+from surge.present.timeline import Rule, Timeline, load_profiles, threshold_rules, timeline
+from surge.record.stored import StoredRun
+from surge.record.timeseries import FAILURE_COLUMNS
+
+RUN_CHART_TITLES = {
+    "throughput": "Throughput over time (load profile on the right axis)",
+    "latency": "Latency percentiles over time (load profile on the right axis)",
+    "failures": "Failures by class and shed over time",
+    "cpu": "CPU over time: the generator and the watched target",
+    "spectrum": "Latency percentile spectrum (HdrHistogram percentile plot)",
+    "status": "Status codes",
+}
+"""RUN_CHART_TITLES are the run charts' titles by id, in page order."""
+
+LATENCY_COLUMNS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")
+"""LATENCY_COLUMNS are the per-interval latency percentiles the latency chart draws."""
+
+PROFILE_COLOURS = ("#7f7f7f", "#8c564b", "#17becf", "#bcbd22", "#e377c2")
+"""PROFILE_COLOURS draw the load profiles (one per scenario), dashed on the right axis."""
+
+TIME = Axis("time s")
+"""TIME is the time charts' x axis: seconds since the start, the first interval's start at 0."""
+
+
+def _limits(rules: list[Rule], chart: str) -> tuple[Limit, ...]:
+    return tuple(
+        Limit(r.value, r.label, RULE_COLOURS[r.passed], f"threshold {r.label}") for r in rules if r.chart == chart
+    )
+
+
+def _interval(values: list[float | None]) -> tuple[float | None, ...]:
+    """An interval's figure is drawn as a step over the whole interval: the x axis starts with 0
+    (the first interval's start), where the first value is repeated (the renderers step back)."""
+    return (values[0] if values else None, *values)
+
+
+def _rate(label: str, values: list[float | None]) -> Series:
+    return Series(label, _interval(values), "interval", unit="/s")
+
+
+def run_charts(run: StoredRun) -> list[Chart]:
+    """run_charts are the run's charts in page order, those its record has data for: the time
+    charts (time_charts), the latency spectrum and the status codes."""
+    line = timeline(run)
+    charts = time_charts(line, threshold_rules(run.summary)) if line is not None else []
+    for extra in (spectrum_chart(run.summary), status_chart(run.summary)):
+        if extra is not None:
+            charts.append(extra)
+    return charts
+
+
+def time_charts(line: Timeline, rules: list[Rule]) -> list[Chart]:
+    """time_charts are the time-series charts of ``line`` (throughput, latency percentiles,
+    failures and shed, and CPU when measured). Rates are steps over each interval, every axis of
+    a rate or a latency starts at 0, the partial last interval is left out (``note`` says so),
+    each scenario's load profile is drawn on the right axis, and each threshold of ``rules`` is
+    a line on the chart it bounds."""
+    x = (0.0, *line.ends)
+    load_label, profiles = load_profiles(line)
+    load = tuple(
+        Series(label, (None, *values), "dash", "y2", colour=PROFILE_COLOURS[i % len(PROFILE_COLOURS)])
+        for i, (label, values) in enumerate(profiles)
+    )
+    load_axis = Axis(load_label, zero=True)
+    note = line.partial_note()
+    per_second = Axis("per second", zero=True)
+    throughput = Chart(
+        "throughput",
+        RUN_CHART_TITLES["throughput"],
+        x,
+        TIME,
+        per_second,
+        (
+            _rate("sent/s", line.column("sent_per_s")),
+            _rate("responses/s", line.column("responses_per_s")),
+            _rate("successes/s", line.per_second("successes")),
+            *load,
+        ),
+        load_axis,
+        _limits(rules, "throughput"),
+        note=note,
+    )
+    latency = Chart(
+        "latency",
+        RUN_CHART_TITLES["latency"],
+        x,
+        TIME,
+        Axis("latency ms", zero=True),
+        (*(Series(c.removesuffix("_ms"), (None, *line.column(c)), unit=" ms") for c in LATENCY_COLUMNS), *load),
+        load_axis,
+        _limits(rules, "latency"),
+        note=note,
+    )
+    failures = [_rate("failures/s (all)", line.per_second("failures"))]
+    for name in (*FAILURE_COLUMNS, "interrupted", "shed"):
+        if any(v for v in line.column(name)):
+            failures.append(_rate(name.removeprefix("failed_") + "/s", line.per_second(name)))
+    failed = Chart("failures", RUN_CHART_TITLES["failures"], x, TIME, per_second, tuple(failures), note=note)
+    charts = [throughput, latency, failed]
+    cpu = [("generator CPU (cores)", line.column("cpu_cores")), ("target CPU (cores)", line.column("target_cpu_cores"))]
+    drawn = tuple(
+        Series(label, _interval(values), "interval", unit=" cores")
+        for label, values in cpu
+        if any(v is not None for v in values)
+    )
+    if drawn:
+        charts.append(Chart("cpu", RUN_CHART_TITLES["cpu"], x, TIME, Axis("cores", zero=True), drawn, note=note))
+    return charts
+
+
+def spectrum_chart(summary: Mapping[str, Any]) -> Chart | None:
+    """spectrum_chart is the latency percentile spectrum (surge.present.spectrum) on a log x axis,
+    None when the run holds no latency histogram."""
+    points = latency_spectrum(summary)
+    if not points:
+        return None
+    return Chart(
+        "spectrum",
+        RUN_CHART_TITLES["spectrum"],
+        tuple(x for x, _ in points),
+        Axis("percentile, as 1/(1−p): 10 = p90, 100 = p99", log=10),
+        Axis("latency ms"),
+        (Series("latency", tuple(y for _, y in points), "step", unit=" ms"),),
+    )
+
+
+def status_chart(summary: Mapping[str, Any]) -> Chart | None:
+    """status_chart is a bar per HTTP status code (responses), None when the run has none."""
+    codes = (summary.get("requests") or {}).get("status_codes") or {}
+    if not codes:
+        return None
+    names = sorted(codes, key=str)
+    return Chart(
+        "status",
+        RUN_CHART_TITLES["status"],
+        tuple(range(len(names))),
+        Axis("status", categories=tuple(str(n) for n in names)),
+        Axis("responses", zero=True),
+        (Series("responses", tuple(codes[n] for n in names), "bars"),),
+    )
