@@ -17,11 +17,12 @@ import click
 
 from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
-from surge.cli.repeat import MAX_RUNS, check_experiment_test, experiment_outcome, report_experiment
+from surge.cli.repeat import MAX_RUNS, check_experiment_test, report_experiment
 from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.experiments import runner
+from surge.experiments.outcome import experiment_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
 from surge.experiments.variants import (

@@ -1,0 +1,31 @@
+"""How an experiment ends: the exit code of each kind and why, from what its runs found (``repeat``
+and ``compare`` by their runs' verdicts, ``sweep`` by the levels measured, ``capacity`` by the rate
+the search found). The CLI ends with the Outcome; ``surge.core.exit_codes`` lists the codes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from surge.core import exit_codes
+from surge.core.exit_codes import Outcome
+
+
+def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int, kept: str) -> Outcome:
+    """experiment_outcome is the exit code of an experiment of ``planned`` runs (experiment.json's
+    run ``entries``) and why: 128 + the stop signal when one ended it (130 Ctrl-C, 143 SIGTERM;
+    ``kept`` says where the completed runs are), else 3 when a run measured nothing, else 99
+    when a run failed a threshold, else 0."""
+    if stopped is not None:
+        completed = sum(1 for e in entries if e.get("complete"))
+        return exit_codes.stopped(None, f"experiment incomplete: {completed} of {planned} runs completed ({kept})")
+    empty = [str(e["label"]) for e in entries if e.get("exit_code") == exit_codes.UNREACHABLE]
+    if empty:
+        return Outcome(exit_codes.UNREACHABLE, f"run {', '.join(empty)} measured nothing (exit code 3)")
+    failed = [str(e["label"]) for e in entries if e.get("verdict") == "failed"]
+    if failed:
+        return Outcome(
+            exit_codes.THRESHOLDS_FAILED,
+            f"{len(failed)} of {len(entries)} runs failed a threshold (run {', '.join(failed)})",
+        )
+    return Outcome(exit_codes.OK)
