@@ -9,6 +9,8 @@ from typing import Any
 
 from surge.core import exit_codes
 from surge.core.exit_codes import Outcome
+from surge.experiments.baseline_check import BaselineCheck
+from surge.present.terminal.baseline_table import change_text
 
 
 def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int, kept: str) -> Outcome:
@@ -29,3 +31,17 @@ def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None
             f"{len(failed)} of {len(entries)} runs failed a threshold (run {', '.join(failed)})",
         )
     return Outcome(exit_codes.OK)
+
+
+def baseline_outcome(check: BaselineCheck, against: str) -> Outcome:
+    """baseline_outcome is the exit code of a check against baseline ``against`` and why: 99
+    naming each regressed metric with its change and the tolerance, else 0."""
+    regressed = check.regressed()
+    if not regressed:
+        return Outcome(exit_codes.OK)
+    return Outcome(
+        exit_codes.THRESHOLDS_FAILED,
+        f"regression against baseline '{against}': "
+        + ", ".join(f"{metric} {change_text(change)}" for metric, change in regressed)
+        + f" (tolerance {check.tolerance:.1%})",
+    )
