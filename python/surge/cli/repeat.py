@@ -16,7 +16,6 @@ from surge.cli.options import check_no_save
 from surge.cli.test_options import experiment_test_options
 from surge.core import signals
 from surge.core.errors import BadInput
-from surge.experiments.outcome import experiment_outcome
 from surge.experiments.recorder import check_experiment_out
 from surge.experiments.repeat import run_repeat
 from surge.plan.url import duration_flag
@@ -101,6 +100,6 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     pause_s = duration_flag("--cooldown", cooldown, positive=False)
     limit = parse_percent("--cv-limit", cv_limit)
     check_experiment_test(test)
-    experiment = run_repeat(test, runs, pause_s, limit)
+    experiment, outcome = run_repeat(test, runs, pause_s, limit)
     report_experiment(experiment.document, json_output)
-    finish(experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept))
+    finish(outcome)

@@ -1,12 +1,14 @@
 """How an experiment ends: the exit code of each kind and why, from what its runs found (``repeat``
 and ``compare`` by their runs' verdicts, ``sweep`` by the levels measured, ``capacity`` by the rate
-the search found). The CLI ends with the Outcome; ``surge.core.exit_codes`` lists the codes."""
+the search found, a baseline check by the figures that regressed). The CLI ends with the
+Outcome; ``surge.core.exit_codes`` lists the codes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from surge.analysis.capacity import CapacityResult
 from surge.core import exit_codes
 from surge.core.exit_codes import Outcome
 from surge.experiments.baseline_check import BaselineCheck
@@ -44,4 +46,36 @@ def baseline_outcome(check: BaselineCheck, against: str) -> Outcome:
         f"regression against baseline '{against}': "
         + ", ".join(f"{metric} {change_text(change)}" for metric, change in regressed)
         + f" (tolerance {check.tolerance:.1%})",
+    )
+
+
+def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool, kept: str) -> Outcome:
+    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it
+    (``kept`` says where the levels measured are), 3 when no level measured any response, else
+    0 (broken levels are the sweep's finding, not a failure)."""
+    if stopped is not None:
+        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured ({kept})")
+    if not any_throughput:
+        return Outcome(exit_codes.UNREACHABLE, "no level measured any response")
+    return Outcome(exit_codes.OK)
+
+
+def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> Outcome:
+    """capacity_outcome is the search's exit code and why: 128 + the stop signal when one ended
+    it (``kept`` says where the completed steps are); 0 when it found a confirmed rate (or the
+    maximum rate passed); 99 when no rate passed the SLO, none was confirmed, or the generator
+    or a client cap, not the target, bounded the search (the reason says which)."""
+    if stopped is not None:
+        return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) ({kept})")
+    if result.stop_reason in ("found", "max_rate") and result.rate is not None:
+        return Outcome(exit_codes.OK)
+    return Outcome(
+        exit_codes.THRESHOLDS_FAILED,
+        {
+            "nothing_passed": "no rate passed the SLO",
+            "unconfirmed": "no rate was confirmed",
+            "max_steps": "the step budget ran out: the rate is unconfirmed",
+            "generator_limit": "the generator could not keep its schedule: the target's capacity was not reached",
+            "client_limit": "a client cap limited the search: the target's capacity was not reached",
+        }.get(result.stop_reason, result.stop_reason),
     )
