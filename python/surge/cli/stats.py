@@ -9,7 +9,6 @@ from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
 from surge.cli.repeat import parse_percent, report_experiment
 from surge.core.errors import BadInput
-from surge.core.exit_codes import Outcome
 from surge.core.tags import parse_tags
 from surge.experiments.recorder import check_experiment_out
 from surge.experiments.stats import SELECTION, run_stats, stored_runs
@@ -69,6 +68,8 @@ def stats_command(
     check_out(out)
     check_experiment_out(out)
     ids, stored = stored_runs(db, runs, name, tool, tag_pairs)
-    experiment = run_stats(ids, stored, name, limit, selection if selecting else None, out=out, db=db, save=not no_save)
+    experiment, outcome = run_stats(
+        ids, stored, name, limit, selection if selecting else None, out=out, db=db, save=not no_save
+    )
     report_experiment(experiment.document, json_output)
-    finish(Outcome(0))
+    finish(outcome)

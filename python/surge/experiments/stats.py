@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from surge.analysis.over_runs import analyse
+from surge.core import exit_codes
 from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
 from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
@@ -64,11 +66,12 @@ def run_stats(
     out: str | None,
     db: str | None,
     save: bool,
-) -> ExperimentRecord:
-    """run_stats records ``stored`` (the runs ``ids`` name, in that order) as an experiment of kind ``stats`` named
-    ``title`` (default: the runs' name when they share one, else 'runs') and returns it
-    concluded with repeat's statistics, a figure flagged when its coefficient of variation is
-    above ``cv_limit``; ``selection`` is the selection that chose the runs, None for refs."""
+) -> tuple[ExperimentRecord, Outcome]:
+    """run_stats records ``stored`` (the runs ``ids`` name, in that order) as an experiment of
+    kind ``stats`` named ``title`` (default: the runs' name when they share one, else 'runs')
+    and returns it concluded with repeat's statistics, a figure flagged when its coefficient of
+    variation is above ``cv_limit``, and outcome 0 (it runs nothing); ``selection`` is the
+    selection that chose the runs, None for refs."""
     names = {str(s.meta.get("name")) for s in stored}
     experiment = ExperimentRecord(
         "stats",
@@ -93,4 +96,4 @@ def run_stats(
                 ExperimentRun(run.run_id, position, role, str(position)),
             )
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=cv_limit))
-    return experiment
+    return experiment, Outcome(exit_codes.OK)
