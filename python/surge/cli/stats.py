@@ -11,7 +11,7 @@ from surge.cli.repeat import parse_percent, report_experiment
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
 from surge.experiments.recorder import check_experiment_out
-from surge.experiments.stats import SELECTION, run_stats, stored_runs
+from surge.experiments.repeat import SELECTION, run_stats, stored_runs
 from surge.history import TOOLS
 from surge.record.directory import check_out
 
