@@ -5,24 +5,19 @@ a short open-model run (docs/experiments.md, "surge capacity")."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import click
 
-from surge.analysis.capacity import DEFAULT_MAX_STEPS, CapacityResult, CapacitySearch
-from surge.analysis.steadiness import Steadiness
+from surge.analysis.capacity import DEFAULT_MAX_STEPS
 from surge.cli.errors import finish
 from surge.cli.repeat import check_experiment_test, parse_percent, report_experiment
 from surge.cli.sweep import check_load_flags
 from surge.cli.test_options import experiment_test_options
-from surge.core import exit_codes
 from surge.core.errors import BadInput
-from surge.core.exit_codes import Outcome
 from surge.core.limits import MAX_RATE
-from surge.experiments.recorder import ExperimentRecord
-from surge.experiments.slo_choice import choose_slo
+from surge.experiments.capacity import CapacityPlan, run_capacity
 from surge.plan.url import duration_flag
-from surge.run.spec import Overrides, TestSpec
+from surge.run.spec import TestSpec
 
 DEFAULT_START_RATE = 100.0
 """DEFAULT_START_RATE is the first step's rate, per second, unless --start-rate says otherwise."""
@@ -38,27 +33,6 @@ def _rate(flag: str, value: float) -> float:
     if not (math.isfinite(value) and 0 < value <= MAX_RATE):
         raise BadInput(flag, f"must be above 0 and at most {MAX_RATE:,.0f}/s, got {value:g}")
     return value
-
-
-def capacity_outcome(stopped: int | None, result: CapacityResult, kept: str) -> Outcome:
-    """capacity_outcome is the search's exit code and why: 128 + the stop signal when one ended
-    it (``kept`` says where the completed steps are); 0 when it found a confirmed rate (or the
-    maximum rate passed); 99 when no rate passed the SLO, none was confirmed, or the generator
-    or a client cap, not the target, bounded the search (the reason says which)."""
-    if stopped is not None:
-        return exit_codes.stopped(None, f"experiment incomplete: {len(result.steps)} completed step(s) ({kept})")
-    if result.stop_reason in ("found", "max_rate") and result.rate is not None:
-        return Outcome(exit_codes.OK)
-    return Outcome(
-        exit_codes.THRESHOLDS_FAILED,
-        {
-            "nothing_passed": "no rate passed the SLO",
-            "unconfirmed": "no rate was confirmed",
-            "max_steps": "the step budget ran out: the rate is unconfirmed",
-            "generator_limit": "the generator could not keep its schedule: the target's capacity was not reached",
-            "client_limit": "a client cap limited the search: the target's capacity was not reached",
-        }.get(result.stop_reason, result.stop_reason),
-    )
 
 
 @click.command("capacity")
@@ -147,8 +121,6 @@ def capacity_command(
     confirmation run. A step passes when it meets the SLO and is steady; a step the generator
     or a client cap limited does not count against the target. Exit code 0 with a confirmed
     rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
-    from surge.experiments.capacity import analysis_document, bracket_s, findings, measure_with, print_step
-
     _rate("--start-rate", start_rate)
     if max_rate is not None:
         _rate("--max-rate", max_rate)
@@ -168,61 +140,7 @@ def capacity_command(
     if test.duration is not None:
         raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
-    # What a step cannot run is refused before anything is sent.
-    choice = choose_slo(slo, test.prepare(Overrides(rate=start_rate, duration_s=step_s)))
-    if not choice.conditions:
-        raise BadInput(
-            "--slo",
-            "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
-            "scenario file with thresholds",
-        )
-    ceiling = max_rate if max_rate is not None else MAX_RATE
-    parameters = {
-        "start_rate": start_rate,
-        "max_rate": max_rate,
-        "precision": fraction,
-        "step_duration_s": step_s,
-        "max_steps": max_steps,
-        "max_late": late,
-        "cooldown_s": cooldown_s,
-        "retries": retries,
-        "slo": choice.to_dict(),
-        "test": test.describe(),
-    }
-    experiment = ExperimentRecord.for_test("capacity", test, parameters)
-    steadiness = Steadiness(max_late=late)
-    search = CapacitySearch(
-        choice.conditions,
-        start_rate,
-        max_rate=ceiling,
-        precision=fraction,
-        max_steps=max_steps,
-        steadiness=steadiness,
-        on_step=print_step,
-    )
-    run_ids: list[list[str]] = []
-    result = None
-    with experiment.running():
-        measure = measure_with(
-            experiment, test, choice, step_s, run_ids, retries=retries, steadiness=steadiness, cooldown_s=cooldown_s
-        )
-        result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(step_s)))
-    if result is None:
-        result = search.result("interrupted")
-
-    def analyse() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        analysis = analysis_document(
-            result,
-            choice,
-            run_ids,
-            start_rate=start_rate,
-            max_rate=max_rate,
-            precision=fraction,
-            step_s=step_s,
-            cooldown_s=cooldown_s,
-        )
-        return analysis, findings(analysis)
-
-    experiment.conclude(analyse)
+    plan = CapacityPlan(start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries)
+    experiment, outcome = run_capacity(test, plan, slo)
     report_experiment(experiment.document, json_output)
-    finish(capacity_outcome(experiment.stopped, result, experiment.kept))
+    finish(outcome)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -14,11 +14,10 @@ import click
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save
 from surge.cli.test_options import experiment_test_options
-from surge.core import exit_codes, signals
+from surge.core import signals
 from surge.core.errors import BadInput
-from surge.core.exit_codes import Outcome
-from surge.experiments import runner
-from surge.experiments.recorder import ExperimentRecord, check_experiment_out
+from surge.experiments.recorder import check_experiment_out
+from surge.experiments.repeat import run_repeat
 from surge.plan.url import duration_flag
 from surge.record.directory import check_out
 from surge.run.spec import TestSpec
@@ -52,26 +51,6 @@ def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
     check_out(test.out)
     check_experiment_out(test.out)
     watch_process(test.watch_pid)
-
-
-def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int, kept: str) -> Outcome:
-    """experiment_outcome is the exit code of an experiment of ``planned`` runs (experiment.json's
-    run ``entries``) and why: 128 + the stop signal when one ended it (130 Ctrl-C, 143 SIGTERM;
-    ``kept`` says where the completed runs are), else 3 when a run measured nothing, else 99
-    when a run failed a threshold, else 0."""
-    if stopped is not None:
-        completed = sum(1 for e in entries if e.get("complete"))
-        return exit_codes.stopped(None, f"experiment incomplete: {completed} of {planned} runs completed ({kept})")
-    empty = [str(e["label"]) for e in entries if e.get("exit_code") == exit_codes.UNREACHABLE]
-    if empty:
-        return Outcome(exit_codes.UNREACHABLE, f"run {', '.join(empty)} measured nothing (exit code 3)")
-    failed = [str(e["label"]) for e in entries if e.get("verdict") == "failed"]
-    if failed:
-        return Outcome(
-            exit_codes.THRESHOLDS_FAILED,
-            f"{len(failed)} of {len(entries)} runs failed a threshold (run {', '.join(failed)})",
-        )
-    return Outcome(exit_codes.OK)
 
 
 def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
@@ -121,17 +100,6 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     pause_s = duration_flag("--cooldown", cooldown, positive=False)
     limit = parse_percent("--cv-limit", cv_limit)
     check_experiment_test(test)
-    prepared = test.prepare()
-    experiment = ExperimentRecord.for_test(
-        "repeat", test, {"runs": runs, "cooldown_s": pause_s, "cv_limit": limit, "test": test.describe()}
-    )
-    with experiment.running():
-        for i in range(1, runs + 1):
-            if i > 1:
-                runner.cooldown(pause_s)
-            runner.run_one(experiment, test, prepared, role=f"repeat {i}/{runs}", label=str(i))
-    from surge.analysis.over_runs import analyse
-
-    experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
+    experiment, outcome = run_repeat(test, runs, pause_s, limit)
     report_experiment(experiment.document, json_output)
-    finish(experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept))
+    finish(outcome)

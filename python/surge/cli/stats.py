@@ -9,37 +9,11 @@ from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
 from surge.cli.repeat import parse_percent, report_experiment
 from surge.core.errors import BadInput
-from surge.core.exit_codes import Outcome
 from surge.core.tags import parse_tags
-from surge.experiments.recorder import ExperimentRecord, check_experiment_out
-from surge.experiments.runner import run_entry
-from surge.history import TOOLS, RunQuery, list_runs, load_run, lookup_id, open_history
-from surge.history.experiments import ExperimentRun
-from surge.history.store import History
+from surge.experiments.recorder import check_experiment_out
+from surge.experiments.repeat import SELECTION, run_stats, stored_runs
+from surge.history import TOOLS
 from surge.record.directory import check_out
-
-MAX_SELECTED = 10_000
-"""MAX_SELECTED bounds how many runs a selection (--name/--tag/--tool) may describe."""
-
-SELECTION = "--name/--tag/--tool"
-"""SELECTION names the selection flags in errors."""
-
-
-def _chosen(history: History, refs: tuple[str, ...]) -> list[str]:
-    ids: list[str] = []
-    for ref in refs:
-        run_id = lookup_id(history, ref)
-        if run_id in ids:
-            raise BadInput("RUN", f"'{ref}' names run {run_id[:12]} a second time")
-        ids.append(run_id)
-    return ids
-
-
-def _selected(history: History, query: RunQuery) -> list[str]:
-    rows = list_runs(history, query)
-    if not rows:
-        raise BadInput(SELECTION, f"no run in the history matches ({history.path})")
-    return [r.id for r in reversed(rows)]  # oldest first: the order they ran
 
 
 @click.command("stats")
@@ -93,39 +67,9 @@ def stats_command(
     check_no_save(no_save, {"--out": out})  # --db names the history the runs are read from
     check_out(out)
     check_experiment_out(out)
-    with open_history(db) as history:
-        ids = (
-            _chosen(history, runs)
-            if runs
-            else _selected(history, RunQuery(name=name, tool=tool, tags=tag_pairs, limit=MAX_SELECTED))
-        )
-        stored = [load_run(history, run_id) for run_id in ids]
-    names = {str(s.meta.get("name")) for s in stored}
-    title = name or (names.pop() if len(names) == 1 else "runs")
-    experiment = ExperimentRecord(
-        "stats",
-        title,
-        {"runs": len(ids), "cv_limit": limit, "run_ids": ids, "selection": selection if selecting else None},
-        out=out,
-        db=db,
-        save=not no_save,
+    ids, stored = stored_runs(db, runs, name, tool, tag_pairs)
+    experiment, outcome = run_stats(
+        ids, stored, name, limit, selection if selecting else None, out=out, db=db, save=not no_save
     )
-    with experiment.running():
-        for position, run in enumerate(stored, 1):
-            role = f"run {position}/{len(ids)}"
-            experiment.add_run(
-                run_entry(
-                    run.summary,
-                    position=position,
-                    role=role,
-                    label=str(position),
-                    directory=run.directory,
-                    exit_code=None,
-                ),
-                ExperimentRun(run.run_id, position, role, str(position)),
-            )
-    from surge.analysis.over_runs import analyse
-
-    experiment.conclude(lambda: analyse(experiment.runs, cv_limit=limit))
     report_experiment(experiment.document, json_output)
-    finish(Outcome(0))
+    finish(outcome)

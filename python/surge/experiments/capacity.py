@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from surge.analysis.capacity import CapacityResult, SearchStep
+from surge.analysis.capacity import CapacityResult, CapacitySearch, SearchStep
 from surge.analysis.steadiness import Steadiness, Step, judge_step
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
+from surge.core.limits import MAX_RATE
 from surge.core.redact import redact_text
 from surge.experiments import runner
+from surge.experiments.outcome import capacity_outcome
 from surge.experiments.recorder import ExperimentRecord
-from surge.experiments.slo_choice import Slo, verdicts_document, with_slo_percentiles
+from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 BRACKET_FRACTION = 0.5
@@ -414,3 +419,91 @@ def findings(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"kind": "capacity", "text": answer_text(analysis)}] + [
         {"kind": "note", "text": note} for note in analysis["notes"]
     ]
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """CapacityPlan is what a capacity search runs: the first step's rate, the ceiling
+    (``max_rate``; None: MAX_RATE), the ``precision`` at which bisecting stops ((high − low) /
+    low), each step's length ``step_s``, the step budget, the fraction of late sends pointed out
+    (``max_late``), the ``cooldown_s`` before each step after the first, and how many times a
+    failed step is measured again (``retries``)."""
+
+    start_rate: float
+    max_rate: float | None
+    precision: float
+    step_s: float
+    max_steps: int
+    max_late: float
+    cooldown_s: float
+    retries: int
+
+
+def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tuple[ExperimentRecord, Outcome]:
+    """run_capacity runs the capacity search of ``plan`` on ``test`` under the SLO ``slo``
+    chooses (threshold expressions, else the scenario's thresholds; none at all: BadInput
+    naming --slo, before anything is sent), each step printed as it is judged; it returns the
+    concluded record (every step's run, verdict and evidence, the rate found) and the outcome
+    (capacity_outcome)."""
+    choice = choose_slo(slo, test.prepare(Overrides(rate=plan.start_rate, duration_s=plan.step_s)))
+    if not choice.conditions:
+        raise BadInput(
+            "--slo",
+            "no SLO: give one, e.g. --slo 'p(99) < 100ms' --slo 'failure_rate < 0.1%', or a "
+            "scenario file with thresholds",
+        )
+    parameters = {
+        "start_rate": plan.start_rate,
+        "max_rate": plan.max_rate,
+        "precision": plan.precision,
+        "step_duration_s": plan.step_s,
+        "max_steps": plan.max_steps,
+        "max_late": plan.max_late,
+        "cooldown_s": plan.cooldown_s,
+        "retries": plan.retries,
+        "slo": choice.to_dict(),
+        "test": test.describe(),
+    }
+    experiment = ExperimentRecord.for_test("capacity", test, parameters)
+    steadiness = Steadiness(max_late=plan.max_late)
+    search = CapacitySearch(
+        choice.conditions,
+        plan.start_rate,
+        max_rate=plan.max_rate if plan.max_rate is not None else MAX_RATE,
+        precision=plan.precision,
+        max_steps=plan.max_steps,
+        steadiness=steadiness,
+        on_step=print_step,
+    )
+    run_ids: list[list[str]] = []
+    result = None
+    with experiment.running():
+        measure = measure_with(
+            experiment,
+            test,
+            choice,
+            plan.step_s,
+            run_ids,
+            retries=plan.retries,
+            steadiness=steadiness,
+            cooldown_s=plan.cooldown_s,
+        )
+        result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(plan.step_s)))
+    if result is None:
+        result = search.result("interrupted")
+
+    def analyse() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        analysis = analysis_document(
+            result,
+            choice,
+            run_ids,
+            start_rate=plan.start_rate,
+            max_rate=plan.max_rate,
+            precision=plan.precision,
+            step_s=plan.step_s,
+            cooldown_s=plan.cooldown_s,
+        )
+        return analysis, findings(analysis)
+
+    experiment.conclude(analyse)
+    return experiment, capacity_outcome(experiment.stopped, result, experiment.kept)

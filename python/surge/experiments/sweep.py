@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from surge.analysis.knee import Knee
@@ -17,12 +17,14 @@ from surge.analysis.level import Level
 from surge.analysis.sweep import Model, SweepAnalysis, analyse_sweep, stop_when_broken
 from surge.analysis.usl import UslFit, UslRefusal
 from surge.analysis.zones import ZoneRules, classify
+from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.experiments import runner
+from surge.experiments.outcome import sweep_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
-from surge.experiments.slo_choice import Slo, verdicts_document
+from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 
@@ -113,7 +115,7 @@ def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | 
     return prepared
 
 
-def run_sweep(
+def run_levels(
     experiment: ExperimentRecord,
     test: TestSpec,
     plan: SweepPlan,
@@ -121,7 +123,7 @@ def run_sweep(
     done: list[LevelRun],
     settler: Settler | None = None,
 ) -> str | None:
-    """run_sweep runs the levels in order, appending each measured level to ``done`` (kept
+    """run_levels runs the levels in order, appending each measured level to ``done`` (kept
     when a stop signal ends the sweep: KeyboardInterrupt passes through) and printing its
     line; before each level after the first, ``settler`` waits for the target to drain (None:
     a Settler of the plan's ``drain_wait_s``); it returns why it stopped early (``--stop-when
@@ -327,3 +329,49 @@ def analyse(
     settler whose idle probe preceded them)."""
     analysis = analyse_sweep([d.level for d in done], plan.model, plan.rules())
     return analysis_document(plan, done, analysis, stopped_early, baseline)
+
+
+def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[ExperimentRecord, Outcome]:
+    """run_sweep runs the sweep experiment: ``test`` (its own duration dropped: each run's length is
+    the level's) at each level of ``plan``, under the SLO ``slo`` chooses (threshold
+    expressions; none: the scenario's thresholds, else the default SLO; it replaces the plan's),
+    every level prepared before anything is sent (BadInput); it returns the concluded record
+    (every run, the curve, zones, peak, knee, USL) and the outcome (sweep_outcome)."""
+    test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
+    levels = prepare_levels(test, plan)
+    choice = choose_slo(slo, levels[0][1])
+    plan = replace(plan, slo=choice)
+    prepared = [
+        (None if w is None else with_slo_percentiles(w, choice), with_slo_percentiles(m, choice)) for w, m in levels
+    ]
+    parameters = {
+        "model": plan.model,
+        "levels": plan.loads,
+        "duration_s": plan.duration_s,
+        "warmup_s": plan.warmup_s,
+        "cooldown_s": plan.cooldown_s,
+        "drain_wait_s": plan.drain_wait_s,
+        "stop_when": "broken" if plan.stop_when_broken else None,
+        "slo": choice.to_dict(),
+        "test": test.describe(),
+    }
+    experiment = ExperimentRecord.for_test("sweep", test, parameters)
+    done: list[LevelRun] = []
+    stopped_early = None
+    settler = Settler(test, plan.drain_wait_s)
+    with experiment.running():
+        stopped_early = run_levels(experiment, test, plan, prepared, done, settler)
+
+    def analysed() -> tuple[Any, list[dict[str, Any]]]:
+        analysis = analyse(plan, done, stopped_early, settler)
+        return analysis, findings(analysis)
+
+    experiment.conclude(analysed)
+    outcome = sweep_outcome(
+        experiment.stopped,
+        len(done),
+        len(plan.loads),
+        any(d.level.figure("responses_per_s") for d in done),
+        experiment.kept,
+    )
+    return experiment, outcome
