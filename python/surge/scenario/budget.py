@@ -27,7 +27,7 @@ from surge.scenario.models import Phase, ScenarioFile
 from surge.scenario.variables import Csv
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
+    from surge.plan.compiled import CompiledRun
 
 SMALL_VALUE_BYTES = 40
 """SMALL_VALUE_BYTES is what the model counts for a value of bounded size (a counter, a

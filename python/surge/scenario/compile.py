@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.plan.thresholds import percentiles
-from surge.run.phases import CompiledRun
+from surge.plan.compiled import CompiledRun
+from surge.plan.compiled import PlanDict as Plan
 from surge.scenario.budget import budget_problems
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
@@ -50,9 +51,6 @@ from surge.scenario.variables import (
     Vu,
     Zipf,
 )
-
-Plan = dict[str, Any]
-"""Plan is an engine plan as JSON-ready data (docs/plan.md)."""
 
 
 def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:

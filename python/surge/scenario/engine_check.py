@@ -1,22 +1,21 @@
 """The last check before anything runs: every compiled plan (setup, main, teardown) goes
-through the engine's own validation (``surge._engine.validate_plan``), and each error it
+through the engine's own validation (``surge.engine.validation.plan_errors``), and each error it
 reports is placed back at the key of the file it came from, so that a file the engine would
 refuse is refused as a whole, with FILE:LINE, before setup sends a single request."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING
 
-from surge.engine.validation import plan_error
+from surge.engine.validation import plan_errors
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioFile
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
+    from surge.plan.compiled import CompiledRun
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 # The engine's names of keys the file spells otherwise.
@@ -38,18 +37,11 @@ _TOP = {
 
 def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
     """engine_problems validates each plan of ``compiled`` (compiled from ``f``) in the
-    engine and returns its errors as problems at the file's keys; none when the compiled
-    engine is absent (pure-Python use)."""
-    try:
-        from surge._engine import validate_plan
-    except ImportError:
-        return []
+    engine and returns its errors as problems at the file's keys."""
     problems: list[Problem] = []
     for name, plan in compiled.plans():
-        errors = json.loads(validate_plan(json.dumps(plan)))
         phases = plan_phases(f, name)
-        for error in errors:
-            field, message = plan_error(error, plan)
+        for field, message in plan_errors(plan):
             problems.append(Problem(file_path(f, phases, _parts(field)), message))
     return problems
 

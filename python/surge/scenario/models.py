@@ -23,7 +23,7 @@ from surge.scenario.units import Duration, ScheduledDuration, SendSlack, StartTi
 from surge.scenario.variables import Text, Variable
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
+    from surge.plan.compiled import CompiledRun
     from surge.scenario.errors import Problem
 
 
