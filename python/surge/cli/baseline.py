@@ -17,6 +17,7 @@ from surge.cli.options import db_option
 from surge.core import exit_codes
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
+from surge.core.units import percent_flag
 from surge.history import (
     DEFAULT_METRICS,
     METRICS,
@@ -28,7 +29,7 @@ from surge.history import (
     lookup_id,
     open_history,
 )
-from surge.history.baselines import DEFAULT_TOLERANCE, load_baseline, parse_tolerance, set_baseline_runs
+from surge.history.baselines import DEFAULT_TOLERANCE, load_baseline, set_baseline_runs
 from surge.history.store import History
 from surge.record.figures import has_result
 
@@ -92,7 +93,7 @@ def _chosen_runs(
         with open_history(db) as history:
             return _experiment_runs(history, experiment, variant)
     runs = [lookup(ref, db) for ref in refs]
-    for ref, run in zip(refs, runs):
+    for ref, run in zip(refs, runs, strict=True):
         _require_result(run, ref)
     ids = [r.run_id for r in runs]
     twice = next((i for i in ids if ids.count(i) > 1), None)
@@ -262,7 +263,7 @@ def check_command(
     """Compare RUN... (run ids, prefixes, 'last' or results directories), or the runs of
     --experiment [--variant], with baseline NAME; exit 99 when a figure regressed beyond the
     tolerance (with repeats on both sides: only when the regression is also significant)."""
-    allowed = parse_tolerance(tolerance)
+    allowed = percent_flag("--tolerance", tolerance, above_zero=False, example="5%")
     with open_history(db) as history:
         baseline = load_baseline(history, against)
         base = [load_run(history, run_id) for run_id in baseline.run_ids]

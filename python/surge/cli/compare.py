@@ -37,7 +37,7 @@ from surge.experiments.variants import (
     parse_variant,
     run_plan,
 )
-from surge.plan.url import duration_flag
+from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_REPEATS = 5

@@ -7,10 +7,11 @@ import click
 
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
-from surge.cli.repeat import parse_percent, report_experiment
+from surge.cli.repeat import report_experiment
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.tags import parse_tags
+from surge.core.units import percent_flag
 from surge.experiments.recorder import ExperimentRecord, check_experiment_out
 from surge.experiments.runner import run_entry
 from surge.history import TOOLS, RunQuery, list_runs, load_run, lookup_id, open_history
@@ -89,7 +90,7 @@ def stats_command(
         raise BadInput(
             "RUN", f"give the runs (ids, prefixes, 'last', results directories) or a selection ({SELECTION})"
         )
-    limit = parse_percent("--cv-limit", cv_limit)
+    limit = percent_flag("--cv-limit", cv_limit, above_zero=True, example="10%")
     check_no_save(no_save, {"--out": out})  # --db names the history the runs are read from
     check_out(out)
     check_experiment_out(out)

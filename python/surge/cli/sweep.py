@@ -17,7 +17,7 @@ from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, with_slo_percentiles
-from surge.plan.url import duration_flag
+from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"

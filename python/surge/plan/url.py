@@ -1,6 +1,5 @@
 """A URL run's flags (``surge run URL -c -d -n -r -m -H --body ...``) turned into the engine's
-Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``); the
-duration flags' parser every command shares."""
+Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from surge.core.errors import BadInput
 from surge.core.files import FileReadError, read_bounded
 from surge.core.limits import (
     MAX_DATA_FILE_BYTES,
-    MAX_DURATION_S,
     MAX_ITERATIONS,
     MAX_RATE,
     MAX_SEND_SLACK_S,
@@ -20,7 +18,7 @@ from surge.core.limits import (
     MAX_VUS,
     SEND_SLACK_RANGE,
 )
-from surge.core.units import format_limit, parse_duration
+from surge.core.units import duration_flag, parse_duration
 from surge.plan.model import (
     ConstantArrivalRate,
     ConstantVus,
@@ -42,22 +40,6 @@ FlagNames = Mapping[str, str]
 """FlagNames maps each flag of the test description, by its TestSpec field (``requests``,
 ``connections``...), to the flag as the command spells it (``-n/--requests`` in ``surge run``,
 ``--requests`` in an experiment, whose ``-n`` counts runs): errors name what the user typed."""
-
-
-def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
-    """duration_flag reads a duration flag's text in seconds (above zero unless not ``positive``,
-    at most MAX_DURATION_S); BadInput names ``flag``."""
-    try:
-        seconds = parse_duration(text)
-    except ValueError as e:
-        raise BadInput(flag, str(e)) from None
-    if positive and seconds <= 0:
-        raise BadInput(flag, f"must be above zero, got '{text}'")
-    if not seconds <= MAX_DURATION_S:  # inf too
-        raise BadInput(
-            flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge accepts"
-        )
-    return seconds
 
 
 def send_slack_flag(text: str | None, flag: str = "--send-slack") -> float | None:

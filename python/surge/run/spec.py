@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
 from surge.core.redact import redact_url
+from surge.core.units import duration_flag
 from surge.engine.validation import check_url_plan, plan_errors
+from surge.plan.compiled import CompiledRun
 from surge.plan.url import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
@@ -30,10 +32,8 @@ from surge.plan.url import (
     build_plan,
     check_threads,
     default_max_in_flight,
-    duration_flag,
     send_slack_flag,
 )
-from surge.plan.compiled import CompiledRun
 from surge.run.phases import planned_s
 
 if TYPE_CHECKING:
@@ -342,8 +342,8 @@ def override_scenarios(main: dict[str, Any], overrides: Overrides) -> dict[str, 
 
 
 def _validate(plan: dict[str, Any]) -> None:
-    for field, message in plan_errors(plan):
-        raise BadInput(LEVEL, f"{field}: {message}")
+    for where, message in plan_errors(plan):
+        raise BadInput(LEVEL, f"{where}: {message}")
 
 
 def _env_overrides(pairs: tuple[str, ...], flag: str) -> dict[str, str] | None:
