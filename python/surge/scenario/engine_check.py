@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from surge.engine.validation import plan_errors
 from surge.scenario.base import Path
+from surge.scenario.compile import header_list, used_variables
 from surge.scenario.errors import Problem
 from surge.scenario.flow import Step
-from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.models import Phase, ScenarioModel
 
 if TYPE_CHECKING:
     from surge.plan.compiled import CompiledRun
@@ -35,7 +36,7 @@ _TOP = {
 }
 
 
-def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
+def engine_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     """engine_problems validates each plan of ``compiled`` (compiled from ``f``) in the
     engine and returns its errors as problems at the file's keys."""
     problems: list[Problem] = []
@@ -46,7 +47,7 @@ def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
     return problems
 
 
-def plan_phases(f: ScenarioFile, plan_name: str) -> list[tuple[Path, str, Phase]]:
+def plan_phases(f: ScenarioModel, plan_name: str) -> list[tuple[Path, str, Phase]]:
     """plan_phases are the phases one plan's scenarios come from, in the plan's order."""
     if plan_name == "main":
         return [(p, n, s) for p, n, s in f.phases() if p[0] == "scenarios"]
@@ -57,7 +58,7 @@ def _parts(field: str) -> list[str | int]:
     return [int(index) if index else name for name, index in _PART.findall(field)]
 
 
-def file_path(f: ScenarioFile, phases: list[tuple[Path, str, Phase]], parts: list[str | int]) -> Path:
+def file_path(f: ScenarioModel, phases: list[tuple[Path, str, Phase]], parts: list[str | int]) -> Path:
     """file_path is the key of ``f`` an engine field (split into ``parts``) comes from: the
     closest key the file has."""
     for prefix, path in _TOP.items():
@@ -78,9 +79,7 @@ def file_path(f: ScenarioFile, phases: list[tuple[Path, str, Phase]], parts: lis
     return (*base, *(_KEYS.get(p, p) if isinstance(p, str) else p for p in rest))
 
 
-def _variable_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int) -> Path:
-    from surge.scenario.compile import used_variables
-
+def _variable_path(f: ScenarioModel, base: Path, phase: Phase, name: str, index: int) -> Path:
     names = used_variables(f, name, phase)
     if index >= len(names):
         return base
@@ -88,12 +87,10 @@ def _variable_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: 
     return (*base, "variables", variable) if variable in phase.variables else ("variables", variable)
 
 
-def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) -> Path:
+def _request_path(f: ScenarioModel, at: Path, step: Step, rest: list[str | int]) -> Path:
     if not rest:
         return (*at, "request")
     if rest[0] == "headers" and len(rest) > 1 and isinstance(rest[1], int):
-        from surge.scenario.compile import header_list
-
         headers = header_list(f, step)
         name = headers[rest[1]][0] if rest[1] < len(headers) else None
         if name in step.request.headers:
@@ -106,7 +103,7 @@ def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) 
     return (*at, "request", rest[0])
 
 
-def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int, rest: list[str | int]) -> Path:
+def _sequence_path(f: ScenarioModel, base: Path, phase: Phase, name: str, index: int, rest: list[str | int]) -> Path:
     sequences = phase.sequences(name, f.default_path())
     if index >= len(sequences):
         return base
