@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 from conftest import surge
 from surge.cli.options import RATE
 from surge.core.errors import BadInput
-from surge.core.units import duration_flag, parse_duration, parse_percent, parse_rate, percent_flag
+from surge.core.units import duration_flag, parse_duration, parse_percent, parse_rate, percent_flag, size_text
 from surge.scenario import ScenarioError, loads
 from surge.scenario.units import to_rate, to_seconds
 
@@ -122,3 +122,10 @@ def test_a_percentage_flag_names_the_flag_and_both_readings():
         percent_flag("--cv-limit", "0", above_zero=True, example="10%")
     assert str(err.value) == "--cv-limit: expected a percentage above 0 such as 10%, got '0'"
     assert percent_flag("--tolerance", "0.05", above_zero=False, example="5%") == 0.05
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(512, "512 bytes"), (8 * 2**20, "8 MiB"), (3 * 2**29, "1.5 GiB"), (2**50, "1.02e+03 TiB")]
+)
+def test_a_size_is_printed_in_binary_units(n, text):
+    assert size_text(n) == text

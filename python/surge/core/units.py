@@ -6,7 +6,8 @@
   ``0``, which is the same in every unit (as Go's ``time.ParseDuration`` has it);
 - a **rate** is per second: ``300`` or ``300/s``, ``18000/m``, ``2/ms``, ``50/h``; no ``k``;
 - a **percentage** is ``5%``, or a fraction from 0 to 1 (``0.05``), as k6's thresholds write it;
-  a bare number above 1 is refused (``5`` could be 5 % or 500 %).
+  a bare number above 1 is refused (``5`` could be 5 % or 500 %);
+- a **size** is never read from input today; ``size_text`` prints one (``8 MiB``).
 
 Each parser raises ValueError with a one-line message quoting the value; the ``*_flag``
 readers turn it into BadInput naming the flag, the scenario layer into FILE:LINE.
@@ -176,6 +177,17 @@ def format_limit(seconds: float) -> str:
         if seconds >= size and seconds % size == 0:
             return f"{int(seconds // size)}{unit}"
     return f"{seconds:g}s"
+
+
+def size_text(n: int) -> str:
+    """size_text renders a byte count as people read it: ``512 bytes``, ``8 MiB``, ``1.5 GiB``."""
+    if n < 1024:
+        return f"{n} bytes"
+    value, units = n / 1024, ["KiB", "MiB", "GiB", "TiB"]
+    while value >= 1024 and len(units) > 1:
+        value /= 1024
+        units.pop(0)
+    return f"{value:.3g} {units[0]}"
 
 
 def format_seconds(seconds: float) -> str:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from surge.core.files import size_text
 from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
+from surge.core.units import size_text
 from surge.scenario.engine_check import file_path, plan_phases
 from surge.scenario.errors import Problem
 from surge.scenario.models import Phase, ScenarioModel

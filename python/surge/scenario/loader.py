@@ -12,8 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from surge.core.files import FileReadError, read_bounded, size_text
+from surge.core.files import FileReadError, read_bounded
 from surge.core.limits import MAX_SCENARIO_FILE_BYTES
+from surge.core.units import size_text
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.file import ScenarioFile
