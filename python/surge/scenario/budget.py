@@ -60,7 +60,7 @@ def budget_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     for name, plan in compiled.plans():
         phases = plan_phases(f, name)
         for parts, message in _plan_problems(f, plan, [phase for _, _, phase in phases]):
-            problems.append(Problem(file_path(f, phases, parts), message))
+            problems.append(Problem(file_path(f, phases, parts, plan), message))
     return problems
 
 

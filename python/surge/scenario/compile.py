@@ -111,12 +111,6 @@ def _used(visible: Mapping[str, Any], steps: list[Plan]) -> list[str]:
     return [n for n in visible if n in used]
 
 
-def used_variables(f: ScenarioModel, name: str, phase: Phase) -> list[str]:
-    """used_variables names the variables the phase's plan carries, in the plan's order."""
-    steps = [_step(f, s) for seq in phase.sequences(name, f.default_path()) for _, s in seq.steps]
-    return _used({**f.variables, **phase.variables}, steps)
-
-
 def _slots(text: str) -> list[Any]:
     try:
         return slots(text)
