@@ -21,6 +21,7 @@ from surge.cli.repeat import MAX_RUNS, check_experiment_test, experiment_outcome
 from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
+from surge.core.units import duration_flag
 from surge.experiments import runner
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
@@ -37,7 +38,6 @@ from surge.experiments.variants import (
     parse_variant,
     run_plan,
 )
-from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_REPEATS = 5

@@ -15,9 +15,9 @@ from surge.cli.test_options import experiment_test_options
 from surge.core import exit_codes
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
+from surge.core.units import duration_flag
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, with_slo_percentiles
-from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"
