@@ -121,8 +121,8 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
 def test_the_cli_names_the_flag_of_an_error_in_the_plans_json():
     from surge.cli.test_options import run_flag_names
     from surge.core.errors import BadInput
+    from surge.engine.validation import check_url_plan as _check_with_engine
     from surge.plan.model import ConstantVus, Plan, RequestSpec, TargetSpec
-    from surge.plan.url import check_with_engine as _check_with_engine
 
     plan = Plan.single(TargetSpec("http://127.0.0.1:9/"), RequestSpec(), ConstantVus(vus=10**12, duration_s=1.0))
     with pytest.raises(BadInput) as err:

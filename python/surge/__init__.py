@@ -6,7 +6,7 @@ import without the compiled engine, so they can be used and tested before it is 
 """
 
 try:
-    from surge._engine import __version__
+    from surge.engine.execute import VERSION as __version__
 except ImportError:  # the engine is not built: only the pure-Python modules are usable
     __version__ = "0+unbuilt"
 

@@ -17,7 +17,8 @@ from surge.core.errors import BadInput
 from surge.experiments.baseline_check import check_baseline, store_baseline
 from surge.experiments.outcome import baseline_outcome
 from surge.history import DEFAULT_METRICS, METRICS
-from surge.history.baselines import DEFAULT_TOLERANCE, parse_tolerance
+from surge.core.units import percent_flag
+from surge.history.baselines import DEFAULT_TOLERANCE
 from surge.present.terminal.baseline_table import baseline_set_line, print_comparisons, print_findings, rule_text
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -84,7 +85,7 @@ def check_command(
     """Compare RUN... (run ids, prefixes, 'last' or results directories), or the runs of
     --experiment [--variant], with baseline NAME; exit 99 when a figure regressed beyond the
     tolerance (with repeats on both sides: only when the regression is also significant)."""
-    allowed = parse_tolerance(tolerance)
+    allowed = percent_flag("--tolerance", tolerance, above_zero=False, example="5%")
     chosen = list(dict.fromkeys(metrics)) or list(DEFAULT_METRICS)
     check = check_baseline(db, against, refs, experiment, variant, chosen, allowed)
     if check.single:

@@ -10,13 +10,14 @@ import click
 
 from surge.analysis.capacity import DEFAULT_MAX_STEPS
 from surge.cli.errors import finish
-from surge.cli.repeat import check_experiment_test, parse_percent, report_experiment
+from surge.cli.options import RATE
+from surge.cli.repeat import check_experiment_test, report_experiment
+from surge.core.units import duration_flag, percent_flag
 from surge.cli.sweep import check_load_flags
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE
 from surge.experiments.capacity import CapacityPlan, run_capacity
-from surge.plan.url import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_START_RATE = 100.0
@@ -45,12 +46,12 @@ def _rate(flag: str, value: float) -> float:
 @click.option(
     "--start-rate",
     "start_rate",
-    type=float,
+    type=RATE,
     default=DEFAULT_START_RATE,
     show_default=True,
     help="The first step's arrival rate, per second.",
 )
-@click.option("--max-rate", "max_rate", type=float, help="Never step above this rate, per second (default: none).")
+@click.option("--max-rate", "max_rate", type=RATE, help="Never step above this rate, per second (default: none).")
 @click.option(
     "--precision",
     default="2%",
@@ -126,7 +127,7 @@ def capacity_command(
         _rate("--max-rate", max_rate)
         if max_rate < start_rate:
             raise BadInput("--max-rate", f"must be at least --start-rate ({start_rate:g}/s), got {max_rate:g}")
-    fraction = parse_percent("--precision", precision)
+    fraction = percent_flag("--precision", precision, above_zero=True, example="10%")
     if fraction >= 1:
         raise BadInput("--precision", f"must be below 100%, got {precision}")
     if not 0 <= retries <= MAX_RETRIES:
@@ -134,7 +135,7 @@ def capacity_command(
     if not 1 <= max_steps <= MAX_STEPS_LIMIT:
         raise BadInput("--max-steps", f"must be from 1 to {MAX_STEPS_LIMIT}, got {max_steps}")
     step_s = duration_flag("--step-duration", step_duration)
-    late = parse_percent("--max-late", max_late)
+    late = percent_flag("--max-late", max_late, above_zero=True, example="10%")
     cooldown_s = duration_flag("--cooldown", cooldown, positive=False)
     check_load_flags(test, "--start-rate", False)
     if test.duration is not None:

@@ -19,7 +19,7 @@ from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
 from surge.experiments.compare_experiment import compare_history, reference_cell, run_compare, variants_of
 from surge.experiments.variants import ORDERS, check_names, parse_group, parse_loads, parse_runs
-from surge.plan.url import duration_flag
+from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_REPEATS = 5

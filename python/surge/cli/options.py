@@ -1,5 +1,5 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
-``--no-save``."""
+``--no-save``; the RATE type of every rate flag."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import click
 
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
+from surge.core.units import parse_rate
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -18,6 +19,24 @@ DB_HELP = (
     "e.g. ~/.local/share/surge/history.db)."
 )
 """DB_HELP is the help of ``--db``, the same on every command."""
+
+
+class RateType(click.ParamType):
+    """RateType reads a rate flag per second as a scenario file's rate reads
+    (``surge.core.units.parse_rate``: ``300``, ``300/s``, ``18000/m``); its bounds are the command's."""
+
+    name = "rate"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """convert is the rate per second ``value`` stands for; a usage error naming the flag otherwise."""
+        try:
+            return parse_rate(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+RATE = RateType()
+"""RATE is the click type of a rate flag (``-r/--rate``, ``--start-rate``, ``--max-rate``)."""
 
 
 def db_option(command: F) -> F:

@@ -4,7 +4,6 @@ then the runs, the statistics of every key figure, the flags and the thresholds'
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +17,7 @@ from surge.core import signals
 from surge.core.errors import BadInput
 from surge.experiments.recorder import check_experiment_out
 from surge.experiments.repeat import run_repeat
-from surge.plan.url import duration_flag
+from surge.core.units import duration_flag, percent_flag
 from surge.record.directory import check_out
 from surge.run.spec import TestSpec
 
@@ -27,17 +26,6 @@ MAX_RUNS = 1000
 
 DEFAULT_RUNS = 10
 """DEFAULT_RUNS is how many runs ``surge repeat`` makes unless told."""
-
-
-def parse_percent(flag: str, text: str) -> float:
-    """parse_percent reads a percentage flag (``10%`` or ``10``) as a fraction above 0; BadInput names ``flag``."""
-    try:
-        value = float(text.strip().removesuffix("%"))
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise BadInput(flag, f"expected a percentage above 0 such as 10%, got '{text}'")
-    return value / 100
 
 
 def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
@@ -98,7 +86,7 @@ def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json
     if not 1 <= runs <= MAX_RUNS:
         raise BadInput("-n/--runs", f"must be from 1 to {MAX_RUNS:,}, got {runs}")
     pause_s = duration_flag("--cooldown", cooldown, positive=False)
-    limit = parse_percent("--cv-limit", cv_limit)
+    limit = percent_flag("--cv-limit", cv_limit, above_zero=True, example="10%")
     check_experiment_test(test)
     experiment, outcome = run_repeat(test, runs, pause_s, limit)
     report_experiment(experiment.document, json_output)

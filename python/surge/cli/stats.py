@@ -7,7 +7,8 @@ import click
 
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
-from surge.cli.repeat import parse_percent, report_experiment
+from surge.cli.repeat import report_experiment
+from surge.core.units import percent_flag
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
 from surge.experiments.recorder import check_experiment_out
@@ -63,7 +64,7 @@ def stats_command(
         raise BadInput(
             "RUN", f"give the runs (ids, prefixes, 'last', results directories) or a selection ({SELECTION})"
         )
-    limit = parse_percent("--cv-limit", cv_limit)
+    limit = percent_flag("--cv-limit", cv_limit, above_zero=True, example="10%")
     check_no_save(no_save, {"--out": out})  # --db names the history the runs are read from
     check_out(out)
     check_experiment_out(out)

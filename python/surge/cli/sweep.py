@@ -11,7 +11,7 @@ from surge.cli.repeat import check_experiment_test, report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.experiments.slo_choice import Slo
-from surge.plan.url import duration_flag
+from surge.core.units import duration_flag
 from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"

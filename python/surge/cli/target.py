@@ -1,7 +1,7 @@
 """``surge target``: the reference target, a system under test with known capacity.
 
 ``surge.cli`` adds the command to its click group. Validation is
-the Rust side's (``_engine.check_target_config``), so ``surge target`` and the
+the Rust side's (``surge.engine.execute.check_target_config``), so ``surge target`` and the
 ``surge-target`` binary accept and reject exactly the same values, each error naming its flag.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from surge import _engine
 from surge.core.redact import redact_text
+from surge.engine.execute import check_target_config, serve_target
 
 BAD_INPUT = 2
 """BAD_INPUT is the exit code for an invalid flag value (as for every surge command)."""
@@ -171,7 +171,7 @@ def target_command(
             shards=shards,
             lock_hold=lock_hold,
         )
-        report = json.loads(_engine.check_target_config(config))
+        report = check_target_config(config)
     except ValueError as e:
         _fail(str(e))
         return
@@ -185,7 +185,7 @@ def target_command(
 
     _stop_on_signals()
     try:
-        summary = json.loads(_engine.serve_target(config, on_ready))
+        summary = serve_target(config, on_ready)
     except OSError as e:
         print(f"surge: error: {redact_text(str(e))}", file=sys.stderr)
         raise click.exceptions.Exit(1) from None

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from surge.cli.options import db_option, no_save_option, tag_option
+from surge.cli.options import RATE, db_option, no_save_option, tag_option
 from surge.run.spec import TestSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,7 +33,7 @@ def _options(requests_flags: tuple[str, ...], url_required: bool = True) -> list
         click.option("-d", "--duration", help="How long to send, e.g. 30s, 1m30s (default 10s)."),
         click.option(*requests_flags, "requests", type=int, help="Send exactly this many requests."),
         click.option(
-            "-r", "--rate", type=float, help="Open model: requests per second, timed from the intended send time."
+            "-r", "--rate", type=RATE, help="Open model: requests per second, timed from the intended send time."
         ),
         click.option("-m", "--method", help="HTTP method (default GET)."),
         click.option("-H", "--header", multiple=True, help="'Name: value' header; repeatable."),

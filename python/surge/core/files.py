@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from surge.core.units import size_text
+
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISCHR, "a character device"),
@@ -25,18 +27,6 @@ class FileReadError(ValueError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def size_text(n: int) -> str:
-    """size_text renders a byte count as people read it: ``512 bytes``, ``8 MiB``, ``1.5 GiB``."""
-    if n < 1024:
-        return f"{n} bytes"
-    value, unit = float(n), "bytes"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024:
-            break
-    return f"{value:.3g} {unit}"
 
 
 def read_bounded(path: str | Path, limit: int) -> bytes:

@@ -1,13 +1,26 @@
-"""Plan errors as users read them: the engine names each invalid field of a plan
-(``scenarios[0].executor.vus``), except when the plan's JSON itself does not fit its types;
-then it gives a column of the JSON text. ``plan_error`` turns both into a field and a
-message without the engine's internals, so callers can name the flag or FILE:LINE."""
+"""Plan errors as users read them, the one place a plan meets the engine's ``validate_plan``:
+the engine names each invalid field of a plan (``scenarios[0].executor.vus``), except when the
+plan's JSON itself does not fit its types; then it gives a column of the JSON text.
+``plan_errors`` turns both into a field and a message without the engine's internals, so
+callers can name the flag (``check_url_plan``, for a URL's flags) or FILE:LINE (the scenario
+layer's ``engine_problems``)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from surge.core.errors import BadInput
+from surge.core.redact import redact_message
+from surge.plan.model import Plan
+from surge.plan.url import FlagNames
+
+try:
+    from surge import _engine
+except ImportError:  # the engine is not built: scenario files are checked by Python's rules alone
+    _engine = None  # type: ignore[assignment]
 
 _JSON_ERROR = re.compile(r"^invalid plan JSON: (?P<what>.*?)(?: at line \d+ column (?P<column>\d+))?$")
 _TYPES = {
@@ -18,6 +31,15 @@ _TYPES = {
     "f64": "a number",
     "value": "a finite number",
 }
+
+
+def plan_errors(plan: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """plan_errors validates ``plan`` (a JSON-ready dict, docs/plan.md) in the engine and
+    returns each error as ``plan_error`` reads it: (field, message); none when it is valid, or
+    when the compiled engine is absent (pure-Python use of scenario files)."""
+    if _engine is None:
+        return []
+    return [plan_error(error, plan) for error in json.loads(_engine.validate_plan(json.dumps(plan)))]
 
 
 def plan_error(error: dict[str, str], plan: Any) -> tuple[str, str]:
@@ -81,3 +103,43 @@ def field_at(document: Any, column: int) -> str:
 
     walk(document, 0, "", 0)
     return best[1]
+
+
+# The test description's field (its flag, as FlagNames spell it) each engine plan field comes
+# from, for one-line errors that name the flag.
+_FLAG_FIELD_FOR_PLAN_FIELD = {
+    "request.method": "method",
+    "request.headers": "header",
+    "request.body_base64": "body",
+    "executor.vus": "connections",
+    "executor.pre_allocated_vus": "connections",
+    "executor.iterations": "requests",
+    "executor.rate": "rate",
+    "executor.duration_s": "duration",
+    "executor.max_duration_s": "duration",
+    "executor.max_vus": "max_in_flight",
+    "limits.timeout_s": "timeout",
+    "limits.grace_period_s": "grace",
+    "threads": "threads",
+    "send_slack_s": "send_slack",
+}
+
+
+def _flag_for(field: str, flags: FlagNames) -> str:
+    """_flag_for is the flag an engine plan field came from (URL for the target's), else the field."""
+    if field == "target.url":
+        return "URL"
+    flag_field = _FLAG_FIELD_FOR_PLAN_FIELD.get(field)
+    return flags[flag_field] if flag_field is not None else field or "surge run"
+
+
+def check_url_plan(plan: Plan, flags: FlagNames) -> None:
+    """check_url_plan validates a URL run's plan (``surge.plan.url.build_plan``'s) in the engine,
+    which owns the URL, method and header rules, and raises BadInput for the first error,
+    naming the flag it came from as ``flags`` spell it (a secret header's value masked)."""
+    for field, message in plan_errors(plan.to_dict()):
+        header = re.search(r"\.headers\[(\d+)\]$", field)
+        names = [plan.request.headers[int(header[1])][0]] if header else []
+        field = re.sub(r"\[\d+\]", "", field)
+        field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
+        raise BadInput(_flag_for(field, flags), redact_message(names, message))

@@ -1,8 +1,9 @@
 """Sweep levels: what ``surge sweep --vus`` and ``--rates`` accept (docs/experiments.md, "surge
 sweep"): a comma-separated list (``100,500,1000``), a geometric series ``START:END:xFACTOR``
 (``100:3200:x2`` is 100, 200, 400, ..., 3200) or an arithmetic one ``START:END:+STEP``
-(``100:500:+100``). A series stops at the last term not beyond END. Levels run from the
-lightest to the heaviest; VU levels are whole numbers."""
+(``100:500:+100``); a rate may carry its unit, as anywhere (``6000/m``: ``surge.core.units``).
+A series stops at the last term not beyond END. Levels run from the lightest to the heaviest;
+VU levels are whole numbers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
+from surge.core.units import parse_rate
 
 MAX_LEVELS = 100
 """MAX_LEVELS bounds how many levels one sweep runs."""
@@ -19,9 +21,9 @@ _SERIES = re.compile(r"^\s*([^:]+):([^:]+):\s*([x+])\s*([^:]+)$")
 _EPSILON = 1e-9  # a term within this relative distance of END is END (0.1 × 3 is not quite 0.3)
 
 
-def _number(flag: str, text: str, what: str) -> float:
+def _number(flag: str, text: str, what: str, rate: bool = False) -> float:
     try:
-        value = float(text.strip())
+        value = parse_rate(text) if rate else float(text.strip())
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
@@ -54,9 +56,14 @@ def parse_levels(flag: str, text: str, *, whole: bool, most: float) -> list[floa
     repeats after rounding dropped), at most MAX_LEVELS; returned lightest first. BadInput names ``flag``."""
     match = _SERIES.match(text)
     if match:
-        start = _number(flag, match.group(1), "START")
-        end = _number(flag, match.group(2), "END")
-        step = _number(flag, match.group(4), "the factor" if match.group(3) == "x" else "the step")
+        start = _number(flag, match.group(1), "START", rate=not whole)
+        end = _number(flag, match.group(2), "END", rate=not whole)
+        step = _number(
+            flag,
+            match.group(4),
+            "the factor" if match.group(3) == "x" else "the step",
+            rate=not whole and match.group(3) == "+",
+        )
         if not start > 0:
             raise BadInput(flag, f"START must be above 0, got {start:g}")
         values = _series(flag, start, end, match.group(3), step)
@@ -65,7 +72,7 @@ def parse_levels(flag: str, text: str, *, whole: bool, most: float) -> list[floa
             flag, f"expected a list (100,500,1000) or a series START:END:xFACTOR or START:END:+STEP, got '{text}'"
         )
     else:
-        values = [_number(flag, part, "a level") for part in text.split(",")] if text.strip() else []
+        values = [_number(flag, part, "a level", rate=not whole) for part in text.split(",")] if text.strip() else []
     if not values:
         raise BadInput(flag, "no levels given")
     if whole:

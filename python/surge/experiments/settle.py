@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from surge.engine.execute import run_plan
 from surge.run.spec import Overrides, TestSpec
 
 PROBE_S = 0.5
@@ -100,11 +101,9 @@ class Settler:
         self.unprobed: str | None = None if max_wait_s > 0 else "no wait for the target to drain (--drain-wait 0)"
 
     def _probe(self) -> Probe:
-        from surge.run.phases import run_engine_plan
-
         plan = self.test.prepare(Overrides(vus=1, duration_s=PROBE_S)).compiled.main
         # A response slower than the probe still ends it (up to PROBE_GRACE_S): its latency is the answer.
-        result = run_engine_plan({**plan, "limits": {**plan["limits"], "grace_period_s": PROBE_GRACE_S}})
+        result = run_plan({**plan, "limits": {**plan["limits"], "grace_period_s": PROBE_GRACE_S}})
         latency = (result.get("latency") or {}).get("all") or {}
         requests = result.get("requests") or {}
         responses = int(requests.get("responses") or 0)

@@ -9,6 +9,7 @@ with all these tags) or ``--runs [NAME:]RUN,RUN...`` (the runs named).
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from surge.core.errors import BadInput
 from surge.core.redact import MASK, is_secret_name, redact_url
+from surge.core.units import parse_rate
 from surge.run.spec import ENV_NAME, Overrides, TestSpec
 
 VARIANT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}")
@@ -123,11 +125,11 @@ def parse_variant(spec: str) -> Variant:
 
 def parse_loads(flag: str, text: str, whole: bool) -> list[float]:
     """parse_loads reads a comma-separated list of two or more increasing load levels (whole
-    numbers when ``whole``: VUs); BadInput names ``flag``."""
+    numbers when ``whole``: VUs; else rates, ``surge.core.units.parse_rate``); BadInput names ``flag``."""
     values: list[float] = []
     for item in text.split(","):
         try:
-            value = float(item.strip())
+            value = float(item.strip()) if whole else parse_rate(item)
         except ValueError:
             value = math.nan
         if not (math.isfinite(value) and value > 0) or (whole and value != int(value)):
@@ -136,7 +138,7 @@ def parse_loads(flag: str, text: str, whole: bool) -> list[float]:
         values.append(value)
     if len(values) < 2:
         raise BadInput(flag, f"give two load levels or more, e.g. 35,75 (got '{text}')")
-    if any(b <= a for a, b in zip(values, values[1:])):
+    if any(b <= a for a, b in itertools.pairwise(values)):
         raise BadInput(flag, f"the levels must increase, got '{text}'")
     return values
 

@@ -89,18 +89,6 @@ def baseline_run(history: History, name: str) -> str:
     return str(row[0])
 
 
-def parse_tolerance(text: str) -> float:
-    """parse_tolerance reads ``--tolerance``: a percentage (``5%``, or ``5``) as a fraction."""
-    number = text.strip().removesuffix("%").strip()
-    try:
-        value = float(number)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise BadInput("--tolerance", f"expected a percentage such as 5%, got '{text}'")
-    return value / 100
-
-
 @dataclass(frozen=True)
 class Comparison:
     """Comparison: one metric of a run against its baseline. ``change`` is (current - baseline)

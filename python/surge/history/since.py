@@ -3,26 +3,19 @@ now (``2h``, ``7d``, ``1w``, ``1d12h``)."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 
 from surge.core.errors import BadInput
 from surge.core.units import parse_duration
 
-_LONG_UNITS = re.compile(r"(\d+(?:\.\d+)?)(w|d)")
-_SECONDS = {"w": 7 * 86400.0, "d": 86400.0}
-
 
 def _duration_s(text: str) -> float | None:
-    """_duration_s is ``text`` as seconds (surge's durations plus days and weeks), or None."""
-    rest, seconds = text.strip().lower(), 0.0
-    while (match := _LONG_UNITS.match(rest)) is not None:
-        seconds += float(match[1]) * _SECONDS[match[2]]
-        rest = rest[match.end() :]
-    if not rest:
-        return seconds if text.strip() else None
+    """_duration_s is ``text`` as seconds (a surge duration, ``surge.core.units``: ``2h``, ``7d``,
+    ``1w``), or None."""
+    if text.strip().startswith("-"):
+        return None
     try:
-        return seconds + parse_duration(rest) if not rest[0] == "-" else None
+        return parse_duration(text)
     except ValueError:
         return None
 

@@ -13,10 +13,12 @@ import base64
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
-# The engine's default send slack (docs/engine.md, "Pacing"), re-exported: one value for both.
-from surge._engine import DEFAULT_SEND_SLACK_S as DEFAULT_SEND_SLACK_S
+DEFAULT_SEND_SLACK_S = 0.001
+"""DEFAULT_SEND_SLACK_S is the engine's default send slack in seconds (docs/engine.md, "Pacing"):
+the plan layer sits below the engine's, so it keeps a copy that a unit test holds equal to
+``surge.engine.execute.DEFAULT_SEND_SLACK_S``."""
 
 
 @dataclass(frozen=True)
@@ -232,9 +234,15 @@ class Plan:
             send_slack_s=send_slack_s,
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """to_dict is the plan in the engine's JSON form (``None`` fields omitted), as a
+        CompiledRun holds it."""
+        document: dict[str, Any] = _without_none(asdict(self))  # type: ignore[assignment]
+        return document
+
     def to_json(self) -> str:
         """to_json serializes the plan in the engine's format (``None`` fields omitted)."""
-        return json.dumps(_without_none(asdict(self)))
+        return json.dumps(self.to_dict())
 
     @property
     def executor(self) -> Executor:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from surge.core import exit_codes
+from surge.core.units import PER_SECOND, SECONDS_PER_UNIT
 
 LATENCY_METRICS = {"latency": "all", "success": "success", "service_time": "service_time", "send_lag": "send_lag"}
 """LATENCY_METRICS maps a threshold's latency metric to its key in the result's ``latency``."""
@@ -73,8 +74,9 @@ _EXPR = re.compile(
     r"\s*(?P<op><=|>=|==|!=|<|>)\s*"
     r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\S*)\s*"
 )
-_MS_PER = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3}
-_PER_SECOND = {"": 1.0, "/s": 1.0, "/m": 1 / 60, "/min": 1 / 60, "/h": 1 / 3600}
+# The units of durations and rates are surge.core.units' (the same in a flag and a file).
+_MS_PER = {unit: float(seconds * 1000) for unit, seconds in SECONDS_PER_UNIT.items()}
+_PER_SECOND = {"": 1.0, **{f"/{unit}": per_second for unit, per_second in PER_SECOND.items()}}
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,

@@ -1,12 +1,9 @@
 """A URL run's flags (``surge run URL -c -d -n -r -m -H --body ...``) turned into the engine's
-Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``); the
-duration flags' parser every command shares."""
+Plan, each mistake a BadInput naming its flag as the command spells it (``FlagNames``)."""
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import resource
 from collections.abc import Mapping
 
@@ -14,7 +11,6 @@ from surge.core.errors import BadInput
 from surge.core.files import FileReadError, read_bounded
 from surge.core.limits import (
     MAX_DATA_FILE_BYTES,
-    MAX_DURATION_S,
     MAX_ITERATIONS,
     MAX_RATE,
     MAX_SEND_SLACK_S,
@@ -22,9 +18,7 @@ from surge.core.limits import (
     MAX_VUS,
     SEND_SLACK_RANGE,
 )
-from surge.core.redact import redact_message
-from surge.core.units import format_limit, parse_duration
-from surge.engine.validation import plan_error
+from surge.core.units import duration_flag, parse_duration
 from surge.plan.model import (
     ConstantArrivalRate,
     ConstantVus,
@@ -46,22 +40,6 @@ FlagNames = Mapping[str, str]
 """FlagNames maps each flag of the test description, by its TestSpec field (``requests``,
 ``connections``...), to the flag as the command spells it (``-n/--requests`` in ``surge run``,
 ``--requests`` in an experiment, whose ``-n`` counts runs): errors name what the user typed."""
-
-
-def duration_flag(flag: str, text: str, *, positive: bool = True) -> float:
-    """duration_flag reads a duration flag's text in seconds (above zero unless not ``positive``,
-    at most MAX_DURATION_S); BadInput names ``flag``."""
-    try:
-        seconds = parse_duration(text)
-    except ValueError as e:
-        raise BadInput(flag, str(e)) from None
-    if positive and seconds <= 0:
-        raise BadInput(flag, f"must be above zero, got '{text}'")
-    if not seconds <= MAX_DURATION_S:  # inf too
-        raise BadInput(
-            flag, f"'{text}' is longer than {format_limit(MAX_DURATION_S)}, the longest duration surge accepts"
-        )
-    return seconds
 
 
 def send_slack_flag(text: str | None, flag: str = "--send-slack") -> float | None:
@@ -141,8 +119,9 @@ def build_plan(
     send_slack: str | None = None,
 ) -> Plan:
     """build_plan turns ``surge run`` flags into a Plan; BadInput names the bad flag as
-    ``flags`` spell it. ``duration_s`` (an experiment's run length, already checked) replaces
-    ``duration``."""
+    ``flags`` spell it. The engine's own checks (URL, method, headers) are
+    ``surge.engine.validation.check_url_plan``'s, which the caller runs next. ``duration_s``
+    (an experiment's run length, already checked) replaces ``duration``."""
     _count(flags["connections"], connections, MAX_VUS)
     _count(flags["requests"], requests, MAX_ITERATIONS)
     if rate is not None and not (math.isfinite(rate) and rate > 0):
@@ -198,52 +177,7 @@ def build_plan(
         threads=threads,
         send_slack_s=send_slack_flag(send_slack, flags["send_slack"]),
     )
-    check_with_engine(plan, flags)
     return plan
-
-
-# The test description's field (its flag, as FlagNames spell it) each engine plan field comes
-# from, for one-line errors that name the flag.
-_FLAG_FIELD_FOR_PLAN_FIELD = {
-    "request.method": "method",
-    "request.headers": "header",
-    "request.body_base64": "body",
-    "executor.vus": "connections",
-    "executor.pre_allocated_vus": "connections",
-    "executor.iterations": "requests",
-    "executor.rate": "rate",
-    "executor.duration_s": "duration",
-    "executor.max_duration_s": "duration",
-    "executor.max_vus": "max_in_flight",
-    "limits.timeout_s": "timeout",
-    "limits.grace_period_s": "grace",
-    "threads": "threads",
-    "send_slack_s": "send_slack",
-}
-
-
-def _flag_for(field: str, flags: FlagNames) -> str:
-    """_flag_for is the flag an engine plan field came from (URL for the target's), else the field."""
-    if field == "target.url":
-        return "URL"
-    flag_field = _FLAG_FIELD_FOR_PLAN_FIELD.get(field)
-    return flags[flag_field] if flag_field is not None else field or "surge run"
-
-
-def check_with_engine(plan: Plan, flags: FlagNames) -> None:
-    """check_with_engine validates the plan in the engine (which owns URL, method and header
-    rules) and raises BadInput for the first error, naming the flag it came from as ``flags``
-    spell it."""
-    from surge._engine import validate_plan
-
-    text = plan.to_json()
-    for error in json.loads(validate_plan(text)):
-        header = re.search(r"\.headers\[(\d+)\]$", error["field"])
-        names = [plan.request.headers[int(header[1])][0]] if header else []
-        field, message = plan_error(error, json.loads(text))
-        field = re.sub(r"\[\d+\]", "", field)
-        field = re.sub(r"^scenarios\.(flow\.sequences\.steps\.)?", "", field)
-        raise BadInput(_flag_for(field, flags), redact_message(names, message))
 
 
 NOTHING_SENT = (

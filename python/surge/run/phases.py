@@ -10,18 +10,18 @@ to the main run's variables. Every finished phase's result passes through ``fini
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from surge import _engine
 from surge.core import exit_codes, signals
 from surge.core.errors import UnreachableError
 from surge.core.exit_codes import Outcome
 from surge.diagnosis.machine import MachineCpu
 from surge.engine.document import result_document
+from surge.engine.execute import run_plan as run_engine_plan
+from surge.plan.compiled import CompiledRun
 from surge.plan.model import open_model_send_slack_s
 from surge.plan.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.plan.thresholds import exit_code as thresholds_exit_code
@@ -31,42 +31,6 @@ Plan = dict[str, Any]
 
 NOTHING_SENT = "no scenario sent a request before the run ended (check durations, rates, start times and --time-scale)"
 """NOTHING_SENT says why a scenario file's run that sent nothing exits 3."""
-
-
-@dataclass(frozen=True)
-class CompiledRun:
-    """CompiledRun: what a run runs: the measured ``main`` plan, optional ``setup`` and
-    ``teardown`` plans (not measured), and the parsed ``thresholds``. A scenario file compiles
-    to one; a URL's flags make one with only ``main``."""
-
-    main: Plan
-    setup: Plan | None = None
-    teardown: Plan | None = None
-    thresholds: list[Threshold] = field(default_factory=list)
-
-    def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
-        """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
-        main and teardown plans."""
-
-        def fill(plan: Plan | None) -> Plan | None:
-            if plan is None:
-                return None
-            return {**plan, "pools": {**plan["pools"], **{k: [str(v) for v in vs] for k, vs in pools.items()}}}
-
-        return replace(self, main=fill(self.main) or self.main, teardown=fill(self.teardown))
-
-    def plans(self) -> list[tuple[str, Plan]]:
-        """plans lists the plans in the order they run: setup, main, teardown."""
-        return [
-            (n, p)
-            for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
-            if p is not None
-        ]
-
-    @staticmethod
-    def to_json(plan: Plan) -> str:
-        """to_json serializes a plan for ``surge._engine.run``."""
-        return json.dumps(plan)
 
 
 @dataclass
@@ -294,21 +258,6 @@ def unreachable_outcome(compiled: CompiledRun, error: str) -> RunOutcome:
 
 def _with_threads(plan: Plan, threads: int | None) -> Plan:
     return dict(plan, threads=threads) if threads is not None else plan
-
-
-def run_engine_plan(plan: Plan, on_interval: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
-    """run_engine_plan runs one plan on the engine (GIL released) and returns its result
-    document; ``on_interval`` gets each interval and returns True to stop the run."""
-    callback = None
-    if on_interval is not None:
-
-        def callback(text: str) -> bool:
-            return on_interval(json.loads(text))
-
-    text = _engine.run(json.dumps(plan), callback)
-    with signals.deferred():  # a stop signal now only keeps the next phase from starting
-        result: dict[str, Any] = json.loads(text)
-        return result
 
 
 def planned_s(plan: Plan) -> float:

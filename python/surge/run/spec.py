@@ -12,7 +12,6 @@ times, setup, teardown and thresholds unchanged.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -23,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
 from surge.core.redact import redact_url
+from surge.core.units import duration_flag
+from surge.engine.validation import check_url_plan, plan_errors
+from surge.plan.compiled import CompiledRun
 from surge.plan.url import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
@@ -30,10 +32,9 @@ from surge.plan.url import (
     build_plan,
     check_threads,
     default_max_in_flight,
-    duration_flag,
     send_slack_flag,
 )
-from surge.run.phases import CompiledRun, planned_s
+from surge.run.phases import planned_s
 
 if TYPE_CHECKING:
     from surge.plan.heading import PlanLike
@@ -224,7 +225,8 @@ class TestSpec:
             duration_s=overrides.duration_s,
             send_slack=self.send_slack,
         )
-        return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan)
+        check_url_plan(plan, self.flag_names)
+        return PreparedRun(CompiledRun(main=plan.to_dict()), None, plan, None, plan)
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
@@ -340,10 +342,8 @@ def override_scenarios(main: dict[str, Any], overrides: Overrides) -> dict[str, 
 
 
 def _validate(plan: dict[str, Any]) -> None:
-    from surge._engine import validate_plan
-
-    for error in json.loads(validate_plan(json.dumps(plan))):
-        raise BadInput(LEVEL, f"{error['field']}: {error['message']}")
+    for where, message in plan_errors(plan):
+        raise BadInput(LEVEL, f"{where}: {message}")
 
 
 def _env_overrides(pairs: tuple[str, ...], flag: str) -> dict[str, str] | None:

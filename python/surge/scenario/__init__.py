@@ -6,9 +6,9 @@ file/line/key errors and compiled to the engine's plans.
     run.main, run.setup, run.teardown, run.thresholds
 """
 
+from surge.plan.compiled import CompiledRun
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
-from surge.scenario.compile import CompiledRun, compile_file
 from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.executors import (
     ConstantArrivalRate,
@@ -21,9 +21,10 @@ from surge.scenario.executors import (
     SharedIterations,
     VuStage,
 )
+from surge.scenario.file import ScenarioFile, compile_file
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.loader import load, loads
-from surge.scenario.models import Defaults, Phase, Scenario, ScenarioFile, ThresholdSpec
+from surge.scenario.models import Defaults, Phase, Scenario, ThresholdSpec
 from surge.scenario.request import Request
 from surge.scenario.think import ExponentialThink, FixedThink, ThinkTime, UniformThink
 from surge.scenario.time_scale import scale_time

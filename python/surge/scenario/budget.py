@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from surge.core.files import size_text
 from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
+from surge.core.units import size_text
 from surge.scenario.engine_check import file_path, plan_phases
 from surge.scenario.errors import Problem
-from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.variables import Csv
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
+    from surge.plan.compiled import CompiledRun
 
 SMALL_VALUE_BYTES = 40
 """SMALL_VALUE_BYTES is what the model counts for a value of bounded size (a counter, a
@@ -53,22 +53,22 @@ def value_bytes(spec: Mapping[str, Any], model: Any, base_dir: Any) -> int:
     return SMALL_VALUE_BYTES
 
 
-def budget_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
+def budget_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     """budget_problems lists what each plan of ``compiled`` would hold past a bound of the
     memory model, each at the file's key that passes it (one problem per bound and plan)."""
     problems: list[Problem] = []
     for name, plan in compiled.plans():
         phases = plan_phases(f, name)
         for parts, message in _plan_problems(f, plan, [phase for _, _, phase in phases]):
-            problems.append(Problem(file_path(f, phases, parts), message))
+            problems.append(Problem(file_path(f, phases, parts, plan), message))
     return problems
 
 
-def _plan_problems(f: ScenarioFile, plan: Mapping[str, Any], phases: list[Phase]) -> list[tuple[list[str | int], str]]:
+def _plan_problems(f: ScenarioModel, plan: Mapping[str, Any], phases: list[Phase]) -> list[tuple[list[str | int], str]]:
     out: list[tuple[list[str | int], str]] = []
     csv_bytes = vu_bytes = 0
     tags: set[tuple[int, str]] = set()
-    for i, (scenario, phase) in enumerate(zip(plan["scenarios"], phases)):
+    for i, (scenario, phase) in enumerate(zip(plan["scenarios"], phases, strict=True)):
         visible = {**f.variables, **phase.variables}
         values = []
         for j, spec in enumerate(scenario["variables"]):

@@ -1,5 +1,6 @@
 """Compile: scenario models → the engine's plan JSON (docs/plan.md), the one place where
-the file's keys are mapped to the engine's fields.
+the file's keys are mapped to the engine's fields (``surge.scenario.file.compile_file`` checks
+a file, then compiles it here).
 
 The measured scenarios compile to one plan; ``setup`` and ``teardown`` each to a plan of
 their own with one scenario. Pools that setup fills reach the measured plan (and the
@@ -10,15 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
+from surge.core.units import format_seconds
+from surge.plan import model as plan_model
+from surge.plan.compiled import CompiledRun
+from surge.plan.compiled import PlanDict as Plan
 from surge.plan.thresholds import percentiles
-from surge.run.phases import CompiledRun
-from surge.scenario.budget import budget_problems
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
-from surge.scenario.engine_check import engine_problems
-from surge.scenario.errors import ScenarioError
 from surge.scenario.executors import (
     ConstantArrivalRate,
     ConstantVus,
@@ -28,12 +30,9 @@ from surge.scenario.executors import (
     SharedIterations,
 )
 from surge.scenario.flow import Step
-from surge.scenario.gcpause import paused_gc
-from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.templates import TemplateError, slots
 from surge.scenario.think import ExponentialThink, FixedThink, UniformThink
-from surge.scenario.time_scale import scale_time
-from surge.scenario.units import format_seconds
 from surge.scenario.variables import (
     AnyVariable,
     Choice,
@@ -51,27 +50,10 @@ from surge.scenario.variables import (
     Zipf,
 )
 
-Plan = dict[str, Any]
-"""Plan is an engine plan as JSON-ready data (docs/plan.md)."""
 
-
-def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:
-    """compile_file checks ``f`` (ScenarioError lists every mistake), applies the time
-    scale, compiles every phase, holds every plan to the memory model (``budget``) and has the
-    engine validate it (errors placed at the file's keys), so that a CompiledRun is one the
-    engine runs from setup to teardown."""
-    with paused_gc():
-        problems = [] if f.is_checked(env) else f.problems(env)
-        if problems:
-            raise ScenarioError(problems, f._source)
-        compiled = _compile(scale_time(f, time_scale), env)
-        problems = [f.locate(p) for p in budget_problems(f, compiled) or engine_problems(f, compiled)]
-    if problems:
-        raise ScenarioError(problems, f._source)
-    return compiled
-
-
-def _compile(scaled: ScenarioFile, env: Mapping[str, str] | None) -> CompiledRun:
+def compile_plans(scaled: ScenarioModel, env: Mapping[str, str] | None) -> CompiledRun:
+    """compile_plans maps a checked, time-scaled file to its plans: the measured scenarios in
+    ``main``, ``setup`` and ``teardown`` each a plan of one scenario, the thresholds parsed."""
     measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
     thresholds = scaled.thresholds_parsed()
     main = _plan(scaled, measured, env)
@@ -86,7 +68,7 @@ def _compile(scaled: ScenarioFile, env: Mapping[str, str] | None) -> CompiledRun
     )
 
 
-def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[str, str] | None) -> Plan:
+def _plan(f: ScenarioModel, phases: list[tuple[str, Phase, float]], env: Mapping[str, str] | None) -> Plan:
     scenarios = [_scenario(f, name, phase, start, env) for name, phase, start in phases]
     # Pools a variable reads exist from the start (empty until setup's captures fill them
     # through CompiledRun.with_pools), so the engine can tell them from a misspelt name.
@@ -105,7 +87,7 @@ def _plan(f: ScenarioFile, phases: list[tuple[str, Phase, float]], env: Mapping[
     return plan
 
 
-def _scenario(f: ScenarioFile, name: str, phase: Phase, start: float, env: Mapping[str, str] | None) -> Plan:
+def _scenario(f: ScenarioModel, name: str, phase: Phase, start: float, env: Mapping[str, str] | None) -> Plan:
     sequences = [(seq, [_step(f, s) for _, s in seq.steps]) for seq in phase.sequences(name, f.default_path())]
     visible = {**f.variables, **phase.variables}
     return {
@@ -129,12 +111,6 @@ def _used(visible: Mapping[str, Any], steps: list[Plan]) -> list[str]:
     return [n for n in visible if n in used]
 
 
-def used_variables(f: ScenarioFile, name: str, phase: Phase) -> list[str]:
-    """used_variables names the variables the phase's plan carries, in the plan's order."""
-    steps = [_step(f, s) for seq in phase.sequences(name, f.default_path()) for _, s in seq.steps]
-    return _used({**f.variables, **phase.variables}, steps)
-
-
 def _slots(text: str) -> list[Any]:
     try:
         return slots(text)
@@ -148,35 +124,47 @@ def _templates(step: Plan) -> list[str]:
 
 
 def executor_spec(ex: Any) -> Plan:
-    """executor_spec maps an executor model to the engine's executor object."""
+    """executor_spec maps an executor model to the engine's executor object: the plan model's
+    executor (``plan_executor``) as JSON-ready data, ``None`` fields kept."""
+    return asdict(plan_executor(ex))
+
+
+def plan_executor(ex: Any) -> plan_model.Executor:
+    """plan_executor maps an executor as a file writes it to the plan model's executor (the one
+    definition a URL run's plan uses too)."""
     if isinstance(ex, ConstantVus):
-        return {"type": ex.type, "vus": ex.vus, "duration_s": ex.duration}
+        return plan_model.ConstantVus(vus=ex.vus, duration_s=ex.duration)
     if isinstance(ex, RampingVus):
-        return {
-            "type": ex.type,
-            "start_vus": ex.start_vus,
-            "stages": [{"duration_s": s.duration, "target": s.target} for s in ex.stages],
-            "graceful_ramp_down_s": ex.graceful_ramp_down,
-        }
-    if isinstance(ex, (PerVuIterations, SharedIterations)):
-        return {"type": ex.type, "vus": ex.vus, "iterations": ex.iterations, "max_duration_s": ex.max_duration}
+        return plan_model.RampingVus(
+            start_vus=ex.start_vus,
+            stages=[plan_model.VuStage(duration_s=s.duration, target=s.target) for s in ex.stages],
+            graceful_ramp_down_s=ex.graceful_ramp_down,
+        )
+    if isinstance(ex, PerVuIterations):
+        return plan_model.PerVuIterations(vus=ex.vus, iterations=ex.iterations, max_duration_s=ex.max_duration)
+    if isinstance(ex, SharedIterations):
+        return plan_model.SharedIterations(vus=ex.vus, iterations=ex.iterations, max_duration_s=ex.max_duration)
     if isinstance(ex, ConstantArrivalRate):
-        return {
-            "type": ex.type,
-            "rate": ex.rate,
-            "duration_s": ex.duration,
-            "max_vus": ex.max_vus or ex.pre_allocated_vus,
-            "pre_allocated_vus": ex.pre_allocated_vus,
-        }
+        return plan_model.ConstantArrivalRate(
+            rate=ex.rate, duration_s=ex.duration, max_vus=_vu_cap(ex), pre_allocated_vus=ex.pre_allocated_vus
+        )
     if isinstance(ex, RampingArrivalRate):
-        return {
-            "type": ex.type,
-            "start_rate": ex.start_rate,
-            "stages": [{"duration_s": s.duration, "target_rate": s.target} for s in ex.stages],
-            "max_vus": ex.max_vus or ex.pre_allocated_vus,
-            "pre_allocated_vus": ex.pre_allocated_vus,
-        }
+        return plan_model.RampingArrivalRate(
+            start_rate=ex.start_rate,
+            stages=[plan_model.RateStage(duration_s=s.duration, target_rate=s.target) for s in ex.stages],
+            max_vus=_vu_cap(ex),
+            pre_allocated_vus=ex.pre_allocated_vus,
+        )
     raise TypeError(f"not an executor: {ex!r}")
+
+
+def _vu_cap(ex: ConstantArrivalRate | RampingArrivalRate) -> int:
+    """_vu_cap is an arrival-rate executor's most VUs: ``max_vus``, else ``pre_allocated_vus``
+    (the meaning checks refuse a file with neither before it compiles)."""
+    cap = ex.max_vus or ex.pre_allocated_vus
+    if cap is None:
+        raise TypeError(f"an arrival-rate executor with neither max_vus nor pre_allocated_vus: {ex!r}")
+    return cap
 
 
 def think_spec(think: Any) -> Plan | None:
@@ -192,7 +180,7 @@ def think_spec(think: Any) -> Plan | None:
     raise TypeError(f"not a think time: {think!r}")
 
 
-def variable_spec(name: str, var: AnyVariable, f: ScenarioFile, env: Mapping[str, str] | None) -> Plan:
+def variable_spec(name: str, var: AnyVariable, f: ScenarioModel, env: Mapping[str, str] | None) -> Plan:
     """variable_spec maps a variable to the engine's VariableSpec (CSV rows read, env resolved)."""
     head: Plan = {"name": name, "type": var.type}
     if isinstance(var, Counter):
@@ -262,7 +250,7 @@ def check_specs(c: Check | None) -> list[Plan]:
     return out
 
 
-def header_list(f: ScenarioFile, step: Step) -> list[list[str]]:
+def header_list(f: ScenarioModel, step: Step) -> list[list[str]]:
     """header_list is a step's headers as the plan carries them: the defaults', the
     request's own (winning, names compared without case), then a JSON content type."""
     merged: dict[str, tuple[str, str]] = {}
@@ -273,7 +261,7 @@ def header_list(f: ScenarioFile, step: Step) -> list[list[str]]:
     return [[k, v] for k, v in merged.values()]
 
 
-def _step(f: ScenarioFile, step: Step) -> Plan:
+def _step(f: ScenarioModel, step: Step) -> Plan:
     r = step.request
     return {
         "tag": step.name or r.default_tag(f.default_path()),

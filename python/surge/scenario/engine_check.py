@@ -1,22 +1,22 @@
 """The last check before anything runs: every compiled plan (setup, main, teardown) goes
-through the engine's own validation (``surge._engine.validate_plan``), and each error it
+through the engine's own validation (``surge.engine.validation.plan_errors``), and each error it
 reports is placed back at the key of the file it came from, so that a file the engine would
 refuse is refused as a whole, with FILE:LINE, before setup sends a single request."""
 
 from __future__ import annotations
 
-import json
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from surge.engine.validation import plan_error
+from surge.engine.validation import plan_errors
 from surge.scenario.base import Path
 from surge.scenario.errors import Problem
 from surge.scenario.flow import Step
-from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.models import Phase, ScenarioModel
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
+    from surge.plan.compiled import CompiledRun
 
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 # The engine's names of keys the file spells otherwise.
@@ -36,25 +36,18 @@ _TOP = {
 }
 
 
-def engine_problems(f: ScenarioFile, compiled: CompiledRun) -> list[Problem]:
+def engine_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     """engine_problems validates each plan of ``compiled`` (compiled from ``f``) in the
-    engine and returns its errors as problems at the file's keys; none when the compiled
-    engine is absent (pure-Python use)."""
-    try:
-        from surge._engine import validate_plan
-    except ImportError:
-        return []
+    engine and returns its errors as problems at the file's keys."""
     problems: list[Problem] = []
     for name, plan in compiled.plans():
-        errors = json.loads(validate_plan(json.dumps(plan)))
         phases = plan_phases(f, name)
-        for error in errors:
-            field, message = plan_error(error, plan)
-            problems.append(Problem(file_path(f, phases, _parts(field)), message))
+        for field, message in plan_errors(plan):
+            problems.append(Problem(file_path(f, phases, _parts(field), plan), message))
     return problems
 
 
-def plan_phases(f: ScenarioFile, plan_name: str) -> list[tuple[Path, str, Phase]]:
+def plan_phases(f: ScenarioModel, plan_name: str) -> list[tuple[Path, str, Phase]]:
     """plan_phases are the phases one plan's scenarios come from, in the plan's order."""
     if plan_name == "main":
         return [(p, n, s) for p, n, s in f.phases() if p[0] == "scenarios"]
@@ -65,44 +58,44 @@ def _parts(field: str) -> list[str | int]:
     return [int(index) if index else name for name, index in _PART.findall(field)]
 
 
-def file_path(f: ScenarioFile, phases: list[tuple[Path, str, Phase]], parts: list[str | int]) -> Path:
-    """file_path is the key of ``f`` an engine field (split into ``parts``) comes from: the
-    closest key the file has."""
+def file_path(
+    f: ScenarioModel, phases: list[tuple[Path, str, Phase]], parts: list[str | int], plan: Mapping[str, Any]
+) -> Path:
+    """file_path is the key of ``f`` an engine field of ``plan`` (split into ``parts``) comes
+    from: the closest key the file has. What compile numbered (a scenario's variables, a step's
+    headers) is read back from ``plan`` itself, never numbered again here."""
     for prefix, path in _TOP.items():
         if ".".join(str(p) for p in parts).startswith(prefix):
             return path
     if len(parts) < 2 or parts[0] != "scenarios" or not isinstance(parts[1], int) or parts[1] >= len(phases):
         return ()
     base, name, phase = phases[parts[1]]
+    scenario = plan["scenarios"][parts[1]]
     rest = parts[2:]
     if not rest or rest[0] == "name":
         return base
     if rest[:2] == ["flow", "think_after_iteration"]:
         return (*base, "think_time")
     if rest[0] == "variables" and len(rest) > 1 and isinstance(rest[1], int):
-        return _variable_path(f, base, phase, name, rest[1])
+        return _variable_path(base, phase, scenario, rest[1])
     if rest[:2] == ["flow", "sequences"] and len(rest) > 2 and isinstance(rest[2], int):
-        return _sequence_path(f, base, phase, name, rest[2], rest[3:])
+        return _sequence_path(f, base, phase, name, scenario, rest[2], rest[3:])
     return (*base, *(_KEYS.get(p, p) if isinstance(p, str) else p for p in rest))
 
 
-def _variable_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int) -> Path:
-    from surge.scenario.compile import used_variables
-
-    names = used_variables(f, name, phase)
+def _variable_path(base: Path, phase: Phase, scenario: Mapping[str, Any], index: int) -> Path:
+    names = [v["name"] for v in scenario["variables"]]
     if index >= len(names):
         return base
     variable = names[index]
     return (*base, "variables", variable) if variable in phase.variables else ("variables", variable)
 
 
-def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) -> Path:
+def _request_path(f: ScenarioModel, at: Path, step: Step, spec: Mapping[str, Any], rest: list[str | int]) -> Path:
     if not rest:
         return (*at, "request")
     if rest[0] == "headers" and len(rest) > 1 and isinstance(rest[1], int):
-        from surge.scenario.compile import header_list
-
-        headers = header_list(f, step)
+        headers = spec["request"]["headers"]
         name = headers[rest[1]][0] if rest[1] < len(headers) else None
         if name in step.request.headers:
             return (*at, "request", "headers", name)
@@ -114,7 +107,15 @@ def _request_path(f: ScenarioFile, at: Path, step: Step, rest: list[str | int]) 
     return (*at, "request", rest[0])
 
 
-def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: int, rest: list[str | int]) -> Path:
+def _sequence_path(
+    f: ScenarioModel,
+    base: Path,
+    phase: Phase,
+    name: str,
+    scenario: Mapping[str, Any],
+    index: int,
+    rest: list[str | int],
+) -> Path:
     sequences = phase.sequences(name, f.default_path())
     if index >= len(sequences):
         return base
@@ -129,7 +130,8 @@ def _sequence_path(f: ScenarioFile, base: Path, phase: Phase, name: str, index: 
     if not detail:
         return at
     if detail[0] == "request":
-        return _request_path(f, at, step, detail[1:])
+        spec = scenario["flow"]["sequences"][index]["steps"][rest[1]]
+        return _request_path(f, at, step, spec, detail[1:])
     if detail[0] == "timeout_s":
         return (*at, "request", "timeout")
     if detail[0] == "think_after":

@@ -1,5 +1,6 @@
-"""The scenario file as pydantic models: ScenarioFile at the top, its scenarios, setup and
-teardown phases, defaults and thresholds. Building these in Python is the same as writing
+"""The scenario file as pydantic models: ScenarioModel at the top (``surge.scenario.file``'s
+ScenarioFile adds checking and compiling), its scenarios, setup and teardown phases, defaults
+and thresholds. Building these in Python is the same as writing
 the YAML file: both validate the same way and compile to the same plan."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
@@ -23,7 +24,6 @@ from surge.scenario.units import Duration, ScheduledDuration, SendSlack, StartTi
 from surge.scenario.variables import Text, Variable
 
 if TYPE_CHECKING:
-    from surge.scenario.compile import CompiledRun
     from surge.scenario.errors import Problem
 
 
@@ -139,8 +139,9 @@ class Scenario(Phase):
     start_time: StartTime = 0.0
 
 
-class ScenarioFile(FileModel):
-    """ScenarioFile: a whole scenario file: the ``target`` base URL, ``defaults``,
+class ScenarioModel(FileModel):
+    """ScenarioModel: a whole scenario file's keys (``surge.scenario.ScenarioFile`` checks and
+    compiles one): the ``target`` base URL, ``defaults``,
     ``variables`` visible to every phase, optional ``setup`` and ``teardown`` (not measured),
     the named ``scenarios`` (at least one), ``thresholds``, ``graceful_stop`` (how long
     iterations in progress at the end may finish), ``send_slack`` (how late an open-model send
@@ -185,7 +186,7 @@ class ScenarioFile(FileModel):
             )
         return target
 
-    def with_target(self, url: str) -> ScenarioFile:
+    def with_target(self, url: str) -> Self:
         """with_target returns a copy aimed at ``url`` (validated like ``target``), e.g. for a
         ``--target`` flag or a test server on a free port; the copy keeps the file's folder and lines."""
         copy = self.model_copy(update={"target": type(self)._url(url)})
@@ -198,7 +199,7 @@ class ScenarioFile(FileModel):
         graceful_stop: float | None = None,
         insecure: bool = False,
         send_slack: float | None = None,
-    ) -> ScenarioFile:
+    ) -> Self:
         """with_overrides returns a copy with ``defaults.timeout``, ``graceful_stop`` and
         ``send_slack`` (in seconds) replaced where given, and ``insecure`` set when true: what
         ``surge run FILE --timeout/--grace/--send-slack/--insecure`` change. A request's own
@@ -228,7 +229,7 @@ class ScenarioFile(FileModel):
             out.append((("teardown",), "teardown", self.teardown))
         return out
 
-    def with_base_dir(self, base_dir: str | FsPath) -> ScenarioFile:
+    def with_base_dir(self, base_dir: str | FsPath) -> Self:
         """with_base_dir sets the folder CSV paths are relative to (the file's folder when
         loaded; the working directory otherwise) and returns the same object."""
         self._base_dir = FsPath(base_dir)
@@ -238,21 +239,6 @@ class ScenarioFile(FileModel):
     def base_dir(self) -> FsPath:
         """base_dir is the folder CSV paths are relative to."""
         return self._base_dir
-
-    def problems(self, env: Mapping[str, str] | None = None) -> list[Problem]:
-        """problems checks what the models' shapes cannot (undefined variables, CSV files,
-        environment variables, pools, executor consistency, threshold scopes) and returns
-        every mistake found, located at lines when the model came from a file."""
-        from surge.scenario.semantics import check_file
-
-        found = [self.locate(p) for p in check_file(self, env)]
-        self._checked = None if found else (env,)
-        return found
-
-    def is_checked(self, env: Mapping[str, str] | None) -> bool:
-        """is_checked tells whether ``problems(env)`` found nothing and no key was set since
-        (so that compiling a file just loaded does not check it twice)."""
-        return self._checked is not None and self._checked[0] is env
 
     def locate(self, problem: Problem) -> Problem:
         """locate places a problem at its file and line, when the model came from a file."""
@@ -267,11 +253,3 @@ class ScenarioFile(FileModel):
     def thresholds_parsed(self) -> list[Threshold]:
         """thresholds_parsed are the file's thresholds, parsed and scoped."""
         return [t.threshold() for t in self.thresholds]
-
-    def compile(self, time_scale: float = 1.0, env: Mapping[str, str] | None = None) -> CompiledRun:
-        """compile validates the whole file (ScenarioError lists every mistake) and returns
-        the engine plans: the measured run, and setup and teardown runs if the file has
-        them; ``time_scale`` multiplies every scheduled duration first."""
-        from surge.scenario.compile import compile_file
-
-        return compile_file(self, time_scale=time_scale, env=env)

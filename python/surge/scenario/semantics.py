@@ -13,7 +13,7 @@ from surge.scenario.base import Finding, Path
 from surge.scenario.csvdata import CsvError, CsvTable
 from surge.scenario.errors import Problem, key_path
 from surge.scenario.flow import Step
-from surge.scenario.models import Phase, ScenarioFile
+from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.templates import NAME_RULE, TemplateError, is_name, slots
 from surge.scenario.variables import AnyVariable, Csv, Env, Pool
 
@@ -29,7 +29,7 @@ def _prefixed(base: Path, findings: list[Finding]) -> list[Problem]:
 
 
 class _Checker:
-    def __init__(self, f: ScenarioFile, env: Mapping[str, str] | None) -> None:
+    def __init__(self, f: ScenarioModel, env: Mapping[str, str] | None) -> None:
         self.f = f
         self.env = env
         self.problems: list[Problem] = []
@@ -252,7 +252,7 @@ class _Checker:
         return step.name or step.request.default_tag(self.f.default_path())
 
 
-def check_file(f: ScenarioFile, env: Mapping[str, str] | None = None) -> list[Problem]:
+def check_file(f: ScenarioModel, env: Mapping[str, str] | None = None) -> list[Problem]:
     """check_file returns every meaning mistake of ``f`` (paths, no lines)."""
     c = _Checker(f, env)
     for name, var in f.variables.items():

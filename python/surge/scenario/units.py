@@ -1,18 +1,18 @@
-"""Units of the scenario format: durations (always with a unit) and rates (per second).
+"""Units of the scenario format: the pydantic types of durations and rates, read by
+``surge.core.units`` (the one parser a flag uses too; docs/scenarios.md, "Units").
 
 ``Duration`` is a length of time that ``--time-scale`` leaves alone (timeouts, think
 times, graceful stops and ramp-downs, max durations); ``ScheduledDuration`` is one it
-scales (executor durations, stages, start times, threshold delays). Both validate ``500ms``, ``1.5s``, ``2m``, ``1h``, ``1m30s`` or a
-``datetime.timedelta``, hold seconds as a float, and refuse bare numbers: ``30`` could mean
-seconds or milliseconds, so the error asks for a unit. Every duration is at most
-``MAX_DURATION_S`` (start times and think times less: ``surge.core.limits``).
+scales (executor durations, stages, start times, threshold delays). Both validate ``500ms``,
+``1.5s``, ``2m``, ``1h``, ``1m30s`` or a ``datetime.timedelta``, hold seconds as a float, and
+refuse bare numbers but 0: ``30`` could mean seconds or milliseconds, so the error asks for a
+unit. Every duration is at most ``MAX_DURATION_S`` (start times and think times less:
+``surge.core.limits``).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
@@ -26,21 +26,7 @@ from surge.core.limits import (
     MAX_THINK_S,
     SEND_SLACK_RANGE,
 )
-from surge.core.units import format_limit, parse_duration
-
-_BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
-_RATE = re.compile(r"\s*(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?:/\s*(ms|s|m|h|sec|min|second|minute|hour))?\s*")
-_PER_SECOND = {
-    "ms": 1000.0,
-    "s": 1.0,
-    "sec": 1.0,
-    "second": 1.0,
-    "m": 1 / 60,
-    "min": 1 / 60,
-    "minute": 1 / 60,
-    "h": 1 / 3600,
-    "hour": 1 / 3600,
-}
+from surge.core.units import format_limit, format_rate, format_seconds, parse_duration, parse_rate
 
 
 class Scaled:
@@ -52,38 +38,18 @@ class Scaled:
 
 
 def to_seconds(value: Any) -> float:
-    """to_seconds validates a duration as a user wrote it and returns seconds.
-
-    Raises PydanticCustomError (code ``duration``) naming the accepted forms; a bare
-    number is refused with a hint to add a unit.
-    """
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
-        raise PydanticCustomError("duration", "expected a duration such as 500ms, 1.5s, 2m or 1h")
-    elif isinstance(value, (int, float)) or _BARE_NUMBER.fullmatch(value.strip()):
-        raise PydanticCustomError(
-            "duration",
-            "'{value}' has no unit: write '{value}s' for seconds or '{value}ms' for milliseconds",
-            {"value": str(value).strip()},
-        )
-    else:
-        try:
-            seconds = parse_duration(value)
-        except ValueError:
-            raise PydanticCustomError(
-                "duration",
-                "'{value}' is not a duration (examples: 500ms, 1.5s, 2m, 1m30s, 1h)",
-                {"value": value},
-            ) from None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise PydanticCustomError("duration", "a duration cannot be negative")
+    """to_seconds validates a duration as a user wrote it (``surge.core.units.parse_duration``)
+    and returns seconds; PydanticCustomError (code ``duration``) says what is wrong."""
+    try:
+        seconds = parse_duration(value)
+    except ValueError as e:
+        raise PydanticCustomError("duration", "{message}", {"message": str(e)}) from None
     return _at_most(value, seconds, MAX_DURATION_S, "the longest duration surge accepts")
 
 
 def _at_most(value: Any, seconds: float, most: float, what: str) -> float:
     if seconds > most:
-        shown = _clip(value) if isinstance(value, str) else format_seconds(seconds)
+        shown = _clip(str(value)) if isinstance(value, str) or not math.isfinite(seconds) else format_seconds(seconds)
         raise PydanticCustomError(
             "duration",
             "'{value}' is longer than {most}, {what}",
@@ -115,18 +81,12 @@ def to_send_slack(value: Any) -> float:
 
 
 def to_rate(value: Any) -> float:
-    """to_rate validates a rate (``300``, ``300/s``, ``18000/m``, ``2/ms``) and returns it per second."""
-    if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
-        raise PydanticCustomError("rate", "expected a rate such as 300, 300/s or 18000/m")
-    if isinstance(value, (int, float)):
-        per_second = float(value)
-    else:
-        match = _RATE.fullmatch(value)
-        if match is None:
-            raise PydanticCustomError(
-                "rate", "'{value}' is not a rate (examples: 300, 300/s, 18000/m, 50/h)", {"value": value}
-            )
-        per_second = float(match.group(1)) * _PER_SECOND[match.group(2) or "s"]
+    """to_rate validates a rate (``300``, ``300/s``, ``18000/m``, ``2/ms``: ``surge.core.units.parse_rate``)
+    and returns it per second; PydanticCustomError (code ``rate``) says what is wrong."""
+    try:
+        per_second = parse_rate(value)
+    except ValueError as e:
+        raise PydanticCustomError("rate", "{message}", {"message": str(e)}) from None
     if not math.isfinite(per_second):
         raise PydanticCustomError("rate", "'{value}' is not a finite rate", {"value": _clip(str(value))})
     if per_second < 0:
@@ -138,18 +98,6 @@ def to_rate(value: Any) -> float:
             {"value": f"{per_second:g}"},
         )
     return per_second
-
-
-def format_seconds(seconds: float) -> str:
-    """format_seconds renders seconds so that ``to_seconds`` reads them back exactly."""
-    if seconds == int(seconds):
-        return f"{int(seconds)}s"
-    return f"{format(seconds * 1000, '.6f').rstrip('0').rstrip('.')}ms"
-
-
-def format_rate(per_second: float) -> str:
-    """format_rate renders a per-second rate as ``to_rate`` reads it back."""
-    return f"{per_second:.12g}/s"
 
 
 Duration = Annotated[float, BeforeValidator(to_seconds), PlainSerializer(format_seconds)]
