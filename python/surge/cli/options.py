@@ -10,14 +10,9 @@ import click
 
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
+from surge.run.flags import DB_HELP, NO_SAVE_HELP, TAG_HELP
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DB_HELP = (
-    "The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
-    "e.g. ~/.local/share/surge/history.db)."
-)
-"""DB_HELP is the help of ``--db``, the same on every command."""
 
 
 def db_option(command: F) -> F:
@@ -26,7 +21,8 @@ def db_option(command: F) -> F:
     return click.option("--db", "db", metavar="PATH", help=DB_HELP)(command)
 
 
-def _tags(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+def tags_callback(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """tags_callback is ``--tag``'s click callback: the values as a dict (``parse_tags``)."""
     return parse_tags(values)
 
 
@@ -38,14 +34,9 @@ def tag_option(command: F) -> F:
         "tags",
         multiple=True,
         metavar="KEY=VALUE",
-        callback=_tags,
-        help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
-        "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.",
+        callback=tags_callback,
+        help=TAG_HELP,
     )(command)
-
-
-NO_SAVE_HELP = "Write no results directory, and record nothing in the history."
-"""NO_SAVE_HELP is the help of ``--no-save``, the same on every command."""
 
 
 def no_save_option(command: F) -> F:
