@@ -1,5 +1,5 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
-``--no-save``."""
+``--no-save``; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
-from surge.run.flags import DB_HELP, NO_SAVE_HELP, TAG_HELP
+from surge.run.flags import DB_HELP, NO_SAVE_HELP, TAG_HELP, check_no_save
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,10 +44,4 @@ def no_save_option(command: F) -> F:
     return click.option("--no-save", "no_save", is_flag=True, help=NO_SAVE_HELP)(command)
 
 
-def check_no_save(no_save: bool, recording_flags: Mapping[str, object]) -> None:
-    """check_no_save refuses, with ``--no-save``, each flag of ``recording_flags`` (flag -> its
-    value, None when not given) that was given: flags that only say where to record (``--out``;
-    ``--db`` where the command only writes the history). BadInput names the flag."""
-    for flag, value in recording_flags.items():
-        if no_save and value is not None:
-            raise BadInput(flag, "cannot be used with --no-save")
+__all__ = ["check_no_save", "db_option", "no_save_option", "tag_option", "tags_callback"]

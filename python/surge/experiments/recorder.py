@@ -123,8 +123,9 @@ class ExperimentRecord:
         """begin creates the results directory (BadInput when it cannot be: exit 2 before any
         run), writes experiment.json (incomplete) and records the experiment in the history;
         without ``save`` it does nothing."""
-        from surge.cli.run import open_run_history
+        # Function-local: the history loads only for an experiment that saves.
         from surge.history.experiments import begin_experiment
+        from surge.run.session import open_run_history
 
         if not self.save:
             return
@@ -132,7 +133,7 @@ class ExperimentRecord:
         self.directory = create_directory(self._out, name, datetime.now(UTC), self._results)
         self.document["directory"] = str(self.directory)
         self._write()
-        self.history = open_run_history(self._db)
+        self.history = open_run_history(self._db, sys.stderr)
         self._to_history(lambda h: begin_experiment(h, self.document))
 
     def run_directory(self, position: int, role: str) -> Path | None:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from surge.core.errors import BadInput
+
 OptionKind = Literal["int", "float", "text", "switch", "texts", "tags"]
 """OptionKind is what an option takes: a whole number, a number, a text, nothing (a switch:
 True when given), a text repeatable (``texts``: a tuple), or ``KEY=VALUE`` labels repeatable
@@ -154,6 +156,15 @@ def test_flag_names(*, experiment: bool = False) -> Mapping[str, str]:
     spells it (``requests`` -> ``-n/--requests``) or, with ``experiment``, as an experiment's
     command does (``--requests``: its ``-n`` counts runs)."""
     return {o.field: "/".join(o.spelled(experiment)) for o in TEST_OPTIONS}
+
+
+def check_no_save(no_save: bool, recording_flags: Mapping[str, object]) -> None:
+    """check_no_save refuses, with ``--no-save``, each flag of ``recording_flags`` (flag -> its
+    value, None when not given) that was given: flags that only say where to record (``--out``;
+    ``--db`` where the command only writes the history). BadInput names the flag."""
+    for flag, value in recording_flags.items():
+        if no_save and value is not None:
+            raise BadInput(flag, "cannot be used with --no-save")
 
 
 test_flag_names.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

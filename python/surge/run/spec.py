@@ -69,15 +69,17 @@ class Overrides:
 @dataclass(frozen=True)
 class PreparedRun:
     """PreparedRun: a test ready to run through ``surge.run.session.run_prepared``: the ``compiled`` run,
-    the ``threads`` to give run_phases (a scenario file's --threads; a URL plan holds its own),
-    the ``url_plan`` of a URL test (None for a scenario file), the ``scenario_file`` (None for a
-    URL), and the ``heading`` its summary describes."""
+        the ``threads`` to give run_phases (a scenario file's --threads; a URL plan holds its own),
+        the ``url_plan`` of a URL test (None for a scenario file), the ``scenario_file`` (None for a
+        URL), the ``heading`` its summary describes, and its ``name`` (``TestSpec.name``: the
+    results directory's and the record's)."""
 
     compiled: CompiledRun
     threads: int | None
     url_plan: Plan | None
     scenario_file: Path | None
     heading: PlanLike
+    name: str
 
     @property
     def target_url(self) -> str:
@@ -221,7 +223,7 @@ class TestSpec:
             duration_s=overrides.duration_s,
             send_slack=self.send_slack,
         )
-        return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan)
+        return PreparedRun(CompiledRun(main=json.loads(plan.to_json())), None, plan, None, plan, self.name())
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
@@ -268,7 +270,7 @@ class TestSpec:
                 teardown=compiled.teardown,
                 thresholds=compiled.thresholds,
             )
-        return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main)
+        return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main, self.name())
 
 
 def _check_overrides(overrides: Overrides) -> None:
