@@ -12,15 +12,13 @@ from typing import Any
 import click
 
 from surge.cli.errors import finish
-from surge.cli.options import check_no_save
 from surge.cli.test_options import experiment_test_options
 from surge.core import exit_codes, signals
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.experiments import runner
-from surge.experiments.recorder import ExperimentRecord, check_experiment_out
+from surge.experiments.recorder import ExperimentRecord, check_experiment_test
 from surge.plan.url import duration_flag
-from surge.record.directory import check_out
 from surge.run.spec import TestSpec
 
 MAX_RUNS = 1000
@@ -39,19 +37,6 @@ def parse_percent(flag: str, text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise BadInput(flag, f"expected a percentage above 0 such as 10%, got '{text}'")
     return value / 100
-
-
-def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
-    """check_experiment_test refuses, before any run, an ``--out`` that is a file or holds an
-    experiment already, a --watch-pid that is no running process, and with --no-save the flags
-    that say where to record: ``--out``, and ``--db`` unless the experiment ``reads_history``
-    (its runs come from there)."""
-    from surge.diagnosis.check import watch_process
-
-    check_no_save(test.no_save, {"--out": test.out, "--db": None if reads_history else test.db})
-    check_out(test.out)
-    check_experiment_out(test.out)
-    watch_process(test.watch_pid)
 
 
 def experiment_outcome(entries: Sequence[Mapping[str, Any]], stopped: int | None, planned: int, kept: str) -> Outcome:

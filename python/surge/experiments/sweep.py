@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from surge.analysis.knee import Knee
@@ -17,13 +17,21 @@ from surge.analysis.level import Level
 from surge.analysis.sweep import Model, SweepAnalysis, analyse_sweep, stop_when_broken
 from surge.analysis.usl import UslFit, UslRefusal
 from surge.analysis.zones import ZoneRules, classify
+from surge.core import exit_codes
+from surge.core.errors import BadInput
+from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.experiments import runner
-from surge.experiments.recorder import ExperimentRecord
+from surge.experiments.levels import parse_rates, parse_vus
+from surge.experiments.recorder import ExperimentRecord, check_experiment_test, check_load_flags
 from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
-from surge.experiments.slo_choice import Slo, verdicts_document
+from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
+from surge.plan.url import duration_flag
 from surge.run.spec import Overrides, PreparedRun, TestSpec
+
+DEFAULT_DURATION = "10s"
+"""DEFAULT_DURATION is each level's measured window unless the test's -d says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -137,8 +145,8 @@ def run_sweep(
         label = level_label(plan.model, load)
         warmup_id = None
         if warmup is not None:
-            warmup_id = runner.run_one(
-                experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load
+            warmup_id = runner.run_one(  # left out of the analysis: its record only, no report
+                experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load, reports=False
             ).run_id
         report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
@@ -327,3 +335,96 @@ def analyse(
     settler whose idle probe preceded them)."""
     analysis = analyse_sweep([d.level for d in done], plan.model, plan.rules())
     return analysis_document(plan, done, analysis, stopped_early, baseline)
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """SweepRequest: a sweep's own settings as ``surge sweep`` takes them (texts, checked by
+    ``sweep``): the levels, ``vus`` (closed model: ``1,2,4`` or a series ``1:64:x2``) or
+    ``rates`` (open model), each level's ``warmup``, the ``cooldown`` and the ``drain_wait``
+    between levels (durations), whether to stop at the first broken level, the ``slo``
+    conditions (threshold syntax; none: the scenario's thresholds, else the default SLO)."""
+
+    vus: str | None
+    rates: str | None
+    warmup: str
+    cooldown: str = "0s"
+    drain_wait: str = "60s"
+    stop_when_broken: bool = False
+    slo: tuple[str, ...] = ()
+
+
+def sweep_outcome(stopped: int | None, measured: int, planned: int, any_throughput: bool, kept: str) -> Outcome:
+    """sweep_outcome is the sweep's exit code and why: 128 + the stop signal when one ended it
+    (``kept`` says where the levels measured are), 3 when no level measured any response, else
+    0 (broken levels are the sweep's finding, not a failure)."""
+    if stopped is not None:
+        return exit_codes.stopped(None, f"experiment incomplete: {measured} of {planned} levels measured ({kept})")
+    if not any_throughput:
+        return Outcome(exit_codes.UNREACHABLE, "no level measured any response")
+    return Outcome(exit_codes.OK)
+
+
+def sweep(test: TestSpec, request: SweepRequest) -> tuple[ExperimentRecord, Outcome]:
+    """sweep runs ``test`` at each level of ``request`` (the test's -d is each level's measured
+    window, default DEFAULT_DURATION) as a recorded experiment, concluded with its analysis
+    (peak, knee, zones, USL); every level is prepared, and every flag checked (BadInput naming
+    it), before anything is sent. It returns the experiment's record (``document`` is
+    experiment.json) and its outcome (``sweep_outcome``); it prints each level's lines on stderr,
+    not the tables."""
+    if (request.vus is None) == (request.rates is None):
+        raise BadInput(
+            "--vus/--rates", "give one: --vus 100,500,1000 (closed model) or --rates 100:3200:x2 (open model)"
+        )
+    closed = request.vus is not None
+    loads: list[float] = (
+        [float(v) for v in parse_vus(request.vus)] if request.vus is not None else parse_rates(request.rates or "")
+    )
+    check_load_flags(test, "--vus" if closed else "--rates", closed)
+    duration_s = duration_flag(test.flag("duration"), test.duration or DEFAULT_DURATION)
+    warmup_s = duration_flag("--warmup", request.warmup, positive=False)
+    cooldown_s = duration_flag("--cooldown", request.cooldown, positive=False)
+    drain_wait_s = duration_flag("--drain-wait", request.drain_wait, positive=False)
+    check_experiment_test(test)
+    test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
+    plan = SweepPlan(
+        "closed" if closed else "open",
+        loads,
+        duration_s,
+        warmup_s,
+        cooldown_s,
+        request.stop_when_broken,
+        Slo([], "default"),
+        drain_wait_s,
+    )
+    levels = prepare_levels(test, plan)
+    choice = choose_slo(request.slo, levels[0][1])
+    plan = replace(plan, slo=choice)
+    prepared = [
+        (None if w is None else with_slo_percentiles(w, choice), with_slo_percentiles(m, choice)) for w, m in levels
+    ]
+    parameters = {
+        "model": plan.model,
+        "levels": loads,
+        "duration_s": duration_s,
+        "warmup_s": warmup_s,
+        "cooldown_s": cooldown_s,
+        "drain_wait_s": drain_wait_s,
+        "stop_when": "broken" if request.stop_when_broken else None,
+        "slo": choice.to_dict(),
+        "test": test.describe(),
+    }
+    experiment = ExperimentRecord.for_test("sweep", test, parameters)
+    done: list[LevelRun] = []
+    stopped_early = None
+    settler = Settler(test, drain_wait_s)
+    with experiment.running():
+        stopped_early = run_sweep(experiment, test, plan, prepared, done, settler)
+
+    def analysed() -> tuple[Any, list[dict[str, Any]]]:
+        analysis = analyse(plan, done, stopped_early, settler)
+        return analysis, findings(analysis)
+
+    experiment.conclude(analysed)
+    measured_any = any(d.level.figure("responses_per_s") for d in done)
+    return experiment, sweep_outcome(experiment.stopped, len(done), len(loads), measured_any, experiment.kept)
