@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report tools clean lint
+.PHONY: all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving tools clean lint
 
 all: build
 
@@ -60,6 +60,7 @@ bench: build tools
 	$(MAKE) bench-history
 	$(MAKE) bench-capacity
 	$(MAKE) bench-report
+	$(MAKE) bench-saving
 
 ## bench-open: only the open-model section: surge and oha at 20k, 50k, 80k req/s on one core, surge closed for the ratio (docs/benchmarks.md)
 bench-open: build tools
@@ -72,6 +73,10 @@ bench-capacity: build
 ## bench-report: render a synthetic one-hour run's report.html, its size and its load time in Chromium (docs/benchmarks.md)
 bench-report: build browser
 	$(BIN)/python bench/report_html.py
+
+## bench-saving: what saving costs: surge run -d 1s by default vs --no-save, CPU and peak RSS (docs/benchmarks.md)
+bench-saving: build
+	$(BIN)/python bench/saving.py
 
 ## bench-history: record a one-hour run's intervals, list a history of 10,000 runs (docs/benchmarks.md)
 bench-history: build

@@ -11,11 +11,13 @@ import json
 from rich.console import Console
 
 from surge.experiments import demo
+from surge.experiments.slo_choice import Slo
+from surge.experiments.sweep import SweepPlan
 from surge.record.schema import validate_experiment
 
 
 def test_demo_records_a_sweep_like_any_experiment(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo, "DEMO_SWEEP", ["--vus", "1,2", "-d", "1s", "--warmup", "0s"])
+    monkeypatch.setattr(demo, "DEMO_SWEEP", SweepPlan("closed", [1, 2], 1.0, 0.0, 0.0, False, Slo([], "default"), 60.0))
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
     directory, outcome = demo.run_demo(tmp_path / "results", Console(file=out, width=60))

@@ -332,7 +332,4 @@ def test_the_cli_answers_hostile_imports_and_records_in_one_line_each(tmp_path):
 
 if __name__ == "__main__":  # the in-process half, in a child whose memory the test measures
     os.fsync = lambda fd: None  # scratch records need no durability; fsync on a shared disk takes seconds
-    from surge.record.writer import RecordWriter
-
-    RecordWriter._write_report = lambda self, directory: None  # type: ignore[method-assign]  # read_back renders
     print(json.dumps(run_in_process(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))))

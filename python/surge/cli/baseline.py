@@ -14,10 +14,10 @@ from surge.cli.errors import finish
 from surge.cli.options import db_option
 from surge.core import exit_codes
 from surge.core.errors import BadInput
+from surge.core.units import percent_flag
 from surge.experiments.baseline_check import check_baseline, store_baseline
 from surge.experiments.outcome import baseline_outcome
 from surge.history import DEFAULT_METRICS, METRICS
-from surge.core.units import percent_flag
 from surge.history.baselines import DEFAULT_TOLERANCE
 from surge.present.terminal.baseline_table import baseline_set_line, print_comparisons, print_findings, rule_text
 

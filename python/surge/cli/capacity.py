@@ -11,13 +11,13 @@ import click
 from surge.analysis.capacity import DEFAULT_MAX_STEPS
 from surge.cli.errors import finish
 from surge.cli.options import RATE
-from surge.cli.repeat import check_experiment_test, report_experiment
-from surge.core.units import duration_flag, percent_flag
-from surge.cli.sweep import check_load_flags
+from surge.cli.repeat import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE
+from surge.core.units import duration_flag, percent_flag
 from surge.experiments.capacity import CapacityPlan, run_capacity
+from surge.experiments.recorder import check_experiment_test, check_load_flags
 from surge.run.spec import TestSpec
 
 DEFAULT_START_RATE = 100.0

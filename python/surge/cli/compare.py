@@ -14,12 +14,13 @@ import click
 
 from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
-from surge.cli.repeat import MAX_RUNS, check_experiment_test, report_experiment
+from surge.cli.repeat import MAX_RUNS, report_experiment
 from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
-from surge.experiments.compare_experiment import compare_history, reference_cell, run_compare, variants_of
-from surge.experiments.variants import ORDERS, check_names, parse_group, parse_loads, parse_runs
 from surge.core.units import duration_flag
+from surge.experiments.compare_experiment import compare_history, reference_cell, run_compare, variants_of
+from surge.experiments.recorder import check_experiment_test
+from surge.experiments.variants import ORDERS, check_names, parse_group, parse_loads, parse_runs
 from surge.run.spec import TestSpec
 
 DEFAULT_REPEATS = 5

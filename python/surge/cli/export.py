@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from surge.cli.options import db_option
-from surge.history import default_directory, export_run, load_run, lookup_id, open_history
+from surge.history import load_run, lookup_id, open_history
+from surge.run.export import default_directory, export_run
 
 
 @click.command("export")

@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 
 from surge.cli.options import db_option, tag_option
-from surge.cli.run import open_run_history
 from surge.core.errors import BadInput
+from surge.run.session import open_run_history, write_reports
 
 
 @click.command("import")
@@ -48,7 +48,7 @@ def import_command(
     check_out(out)
     sources = [Source.read(path) for path in files]
     imported = [load(source, tool) for source in sources]  # every file checked before anything is written
-    history = open_run_history(db)
+    history = open_run_history(db, sys.stderr)
     for source, run in zip(sources, imported):
         started, from_file = run.started_unix_s, run.started_unix_s is None
         if started is None:  # the source has no start: its file was written when the run ended
@@ -80,5 +80,6 @@ def import_command(
             "intervals": [{k: v for k, v in i.items() if k != "latency_histogram"} for i in run.document["intervals"]],
         }
         writer.finish(document, interrupted=False)
+        write_reports(writer, sys.stderr)
         print_imported_summary(document, writer.meta)
         print(f"results: {directory}", file=sys.stderr, flush=True)

@@ -1,24 +1,18 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
-``--no-save``; the RATE type of every rate flag."""
+``--no-save``; the RATE type of every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
 from surge.core.units import parse_rate
+from surge.run.flags import DB_HELP, NO_SAVE_HELP, TAG_HELP, check_no_save
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-DB_HELP = (
-    "The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
-    "e.g. ~/.local/share/surge/history.db)."
-)
-"""DB_HELP is the help of ``--db``, the same on every command."""
 
 
 class RateType(click.ParamType):
@@ -45,7 +39,8 @@ def db_option(command: F) -> F:
     return click.option("--db", "db", metavar="PATH", help=DB_HELP)(command)
 
 
-def _tags(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+def tags_callback(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    """tags_callback is ``--tag``'s click callback: the values as a dict (``parse_tags``)."""
     return parse_tags(values)
 
 
@@ -57,14 +52,9 @@ def tag_option(command: F) -> F:
         "tags",
         multiple=True,
         metavar="KEY=VALUE",
-        callback=_tags,
-        help="Label the run (e.g. arch=scale-out, build=abc123) for the history; repeatable. "
-        "Keys: letters, digits, _ . - (up to 64); values up to 256 printable characters.",
+        callback=tags_callback,
+        help=TAG_HELP,
     )(command)
-
-
-NO_SAVE_HELP = "Write no results directory, and record nothing in the history."
-"""NO_SAVE_HELP is the help of ``--no-save``, the same on every command."""
 
 
 def no_save_option(command: F) -> F:
@@ -73,10 +63,4 @@ def no_save_option(command: F) -> F:
     return click.option("--no-save", "no_save", is_flag=True, help=NO_SAVE_HELP)(command)
 
 
-def check_no_save(no_save: bool, recording_flags: Mapping[str, object]) -> None:
-    """check_no_save refuses, with ``--no-save``, each flag of ``recording_flags`` (flag -> its
-    value, None when not given) that was given: flags that only say where to record (``--out``;
-    ``--db`` where the command only writes the history). BadInput names the flag."""
-    for flag, value in recording_flags.items():
-        if no_save and value is not None:
-            raise BadInput(flag, "cannot be used with --no-save")
+__all__ = ["check_no_save", "db_option", "no_save_option", "tag_option", "tags_callback"]

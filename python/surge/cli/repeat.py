@@ -11,14 +11,12 @@ from typing import Any
 import click
 
 from surge.cli.errors import finish
-from surge.cli.options import check_no_save
 from surge.cli.test_options import experiment_test_options
 from surge.core import signals
 from surge.core.errors import BadInput
-from surge.experiments.recorder import check_experiment_out
-from surge.experiments.repeat import run_repeat
 from surge.core.units import duration_flag, percent_flag
-from surge.record.directory import check_out
+from surge.experiments.recorder import check_experiment_test
+from surge.experiments.repeat import run_repeat
 from surge.run.spec import TestSpec
 
 MAX_RUNS = 1000
@@ -26,19 +24,6 @@ MAX_RUNS = 1000
 
 DEFAULT_RUNS = 10
 """DEFAULT_RUNS is how many runs ``surge repeat`` makes unless told."""
-
-
-def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
-    """check_experiment_test refuses, before any run, an ``--out`` that is a file or holds an
-    experiment already, a --watch-pid that is no running process, and with --no-save the flags
-    that say where to record: ``--out``, and ``--db`` unless the experiment ``reads_history``
-    (its runs come from there)."""
-    from surge.diagnosis.check import watch_process
-
-    check_no_save(test.no_save, {"--out": test.out, "--db": None if reads_history else test.db})
-    check_out(test.out)
-    check_experiment_out(test.out)
-    watch_process(test.watch_pid)
 
 
 def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:

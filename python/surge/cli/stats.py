@@ -8,9 +8,9 @@ import click
 from surge.cli.errors import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
 from surge.cli.repeat import report_experiment
-from surge.core.units import percent_flag
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
+from surge.core.units import percent_flag
 from surge.experiments.recorder import check_experiment_out
 from surge.experiments.repeat import SELECTION, run_stats, stored_runs
 from surge.history import TOOLS

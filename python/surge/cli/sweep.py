@@ -7,11 +7,12 @@ from __future__ import annotations
 import click
 
 from surge.cli.errors import finish
-from surge.cli.repeat import check_experiment_test, report_experiment
+from surge.cli.repeat import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
-from surge.experiments.slo_choice import Slo
 from surge.core.units import duration_flag
+from surge.experiments.recorder import check_experiment_test, check_load_flags
+from surge.experiments.slo_choice import Slo
 from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"
@@ -19,15 +20,6 @@ DEFAULT_DURATION = "10s"
 
 DEFAULT_WARMUP = "5s"
 """DEFAULT_WARMUP is each level's unmeasured warm-up unless --warmup says otherwise."""
-
-
-def check_load_flags(test: TestSpec, level_flag: str, closed: bool) -> None:
-    """check_load_flags refuses the test's own load flags an experiment's levels replace:
-    ``-r`` always (each run's rate or VUs is the experiment's), ``-c`` with VU levels."""
-    if test.rate is not None:
-        raise BadInput(test.flag("rate"), f"the experiment sets each run's load ({level_flag}): drop it")
-    if closed and test.connections is not None:
-        raise BadInput(test.flag("connections"), f"the experiment sets each run's VUs ({level_flag}): drop it")
 
 
 @click.command("sweep")

@@ -10,7 +10,8 @@ requests in service (X ≈ 420/s at 8 to 12 VUs) and then falls: 16 VUs get ~385
 about 35 s in all. Kneedle finds the knee at 4 VUs (levels this close are what it needs: on
 doublings, 1, 2, 4, 8, it finds none).
 
-The demo is an experiment like any other: ``surge sweep`` (the one run path for each level),
+The demo is an experiment like any other: the sweep (``surge.experiments.sweep.run_sweep``, what
+``surge sweep`` calls; the one run path for each level),
 with the target's process watched (``--watch-pid``), recorded in ``results/<time>-demo/`` and
 the history, plus the target's own counts (``target-stats.json``) beside the experiment.
 """
@@ -23,20 +24,34 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import click
 from rich.console import Console
 
-from surge.core import exit_codes
+from surge.core import signals
 from surge.core.exit_codes import Outcome
 from surge.engine.target import TargetProcess
+from surge.experiments.recorder import check_experiment_test
+from surge.experiments.slo_choice import Slo
+from surge.experiments.sweep import SweepPlan, run_sweep
 from surge.present.write import HTML_FILE
 from surge.record.directory import create_directory
+from surge.run.flags import test_flag_names
+from surge.run.spec import TestSpec
 
 DEMO_TARGET: dict[str, Any] = {"workers": 256, "service_time": "10ms", "contention": 0.05, "coherency": 0.01, "seed": 1}
 """DEMO_TARGET is the target's configuration: a USL curve peaking near 8 VUs (N* ≈ 9.7)."""
 
-DEMO_SWEEP = ["--vus", "1,2,3,4,6,8,12,16,24,32", "-d", "2s", "--warmup", "1s", "--stop-when", "broken"]
-"""DEMO_SWEEP are the sweep's levels and windows (``surge sweep`` flags)."""
+DEMO_SWEEP = SweepPlan(
+    "closed",
+    [1, 2, 3, 4, 6, 8, 12, 16, 24, 32],
+    duration_s=2.0,
+    warmup_s=1.0,
+    cooldown_s=0.0,
+    stop_when_broken=True,
+    slo=Slo([], "default"),
+    drain_wait_s=60.0,
+)
+"""DEMO_SWEEP is the sweep: ``surge sweep --vus 1,2,3,4,6,8,12,16,24,32 -d 2s --warmup 1s --stop-when broken``
+(and the command's default --drain-wait 60s)."""
 
 DEMO_NAME = "demo"
 """DEMO_NAME names the demo's results directory: ``results/<UTC yyyymmdd-HHMMSS>-demo/``."""
@@ -49,10 +64,9 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     """run_demo starts the target, runs the sweep as a recorded experiment (its tables printed
     as ``surge sweep`` prints them, its report.md and report.html written), writes the target's
     counts beside it, and says where the results are and (last line on stdout) the path of its
-    report.html; returns that directory and the sweep's outcome."""
+    report.html; returns that directory and the sweep's outcome (``sweep_outcome``: its exit
+    code and why)."""
     from datetime import datetime
-
-    from surge.cli import app
 
     console = console or Console()
     console.print(
@@ -61,20 +75,19 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     )
     directory = create_directory(None, DEMO_NAME, datetime.now(UTC), results_dir)
     with TargetProcess(**DEMO_TARGET) as target:
-        args = [
-            "sweep",
+        test = TestSpec(
             f"{target.url}{DEMO_PATH}",
-            *DEMO_SWEEP,
-            "--out",
-            str(directory),
-            "--watch-pid",
-            str(target.pid),
-        ]
-        try:
-            app.main(args, prog_name="surge", standalone_mode=False)
-            code = exit_codes.OK
-        except click.exceptions.Exit as e:
-            code = e.exit_code
+            out=str(directory),
+            watch_pid=target.pid,
+            flags=test_flag_names(experiment=True),
+        )
+        check_experiment_test(test)
+        experiment, outcome = run_sweep(test, DEMO_SWEEP, ())
+        with signals.deferred():
+            # Function-local: the terminal tables load once the sweep is done.
+            from surge.present.terminal.experiment import print_experiment
+
+            print_experiment(experiment.document)
         try:
             (directory / "target-stats.json").write_text(json.dumps(target.stats(), indent=2))
         except OSError as e:
@@ -82,4 +95,4 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     files = sorted(p.name for p in directory.iterdir())
     console.print(f"\nResults written to {directory}/ ({', '.join(files)})", soft_wrap=True)
     console.print(f"Report: {directory / HTML_FILE}", soft_wrap=True)
-    return directory, Outcome(code)
+    return directory, outcome

@@ -1,8 +1,10 @@
 """ExperimentRecord: one experiment's record as it goes (docs/experiments.md, "The record"): a
 results directory ``results/<UTC yyyymmdd-HHMMSS>-<kind>-<name>/`` (or ``--out``) holding
 ``experiment.json`` (rewritten in one step after every change), each run's own results
-directory under ``runs/`` and, at the end, ``report.md`` with its charts (docs/reports.md); and the same in the history (``experiments``, ``experiment_runs``).
-A failed write to either costs one warning line, never the experiment."""
+directory under ``runs/`` and, at the end, ``report.md`` with its charts (docs/reports.md); and
+the same in the history (``experiments``, ``experiment_runs``). A failed write to either costs
+one warning line, never the experiment. ``check_experiment_test`` and ``check_load_flags``
+refuse, before any run, what an experiment cannot record or run."""
 
 from __future__ import annotations
 
@@ -21,9 +23,11 @@ from surge import __version__
 from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.redact import redact_document, redact_text
+from surge.diagnosis.check import watch_process
 from surge.diagnosis.experiment import run_findings
-from surge.record.directory import RESULTS_DIR, create_directory
+from surge.record.directory import RESULTS_DIR, check_out, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
+from surge.run.flags import check_no_save
 
 if TYPE_CHECKING:
     from surge.history import History
@@ -123,8 +127,9 @@ class ExperimentRecord:
         """begin creates the results directory (BadInput when it cannot be: exit 2 before any
         run), writes experiment.json (incomplete) and records the experiment in the history;
         without ``save`` it does nothing."""
-        from surge.cli.run import open_run_history
+        # Function-local: the history loads only for an experiment that saves.
         from surge.history.experiments import begin_experiment
+        from surge.run.session import open_run_history
 
         if not self.save:
             return
@@ -132,7 +137,7 @@ class ExperimentRecord:
         self.directory = create_directory(self._out, name, datetime.now(UTC), self._results)
         self.document["directory"] = str(self.directory)
         self._write()
-        self.history = open_run_history(self._db)
+        self.history = open_run_history(self._db, sys.stderr)
         self._to_history(lambda h: begin_experiment(h, self.document))
 
     def run_directory(self, position: int, role: str) -> Path | None:
@@ -258,3 +263,23 @@ def check_experiment_out(out: str | None) -> None:
     """check_experiment_out refuses, before any run, an ``--out`` that holds an experiment already."""
     if out is not None and (Path(out) / FILE_NAME).exists():
         raise BadInput("--out", f"{out} holds an experiment already (choose another directory)")
+
+
+def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
+    """check_experiment_test refuses, before any run, an ``--out`` that is a file or holds an
+    experiment already, a --watch-pid that is no running process, and with --no-save the flags
+    that say where to record: ``--out``, and ``--db`` unless the experiment ``reads_history``
+    (its runs come from there)."""
+    check_no_save(test.no_save, {"--out": test.out, "--db": None if reads_history else test.db})
+    check_out(test.out)
+    check_experiment_out(test.out)
+    watch_process(test.watch_pid)
+
+
+def check_load_flags(test: TestSpec, level_flag: str, closed: bool) -> None:
+    """check_load_flags refuses the test's own load flags an experiment's levels replace:
+    ``-r`` always (each run's rate or VUs is the experiment's), ``-c`` with VU levels."""
+    if test.rate is not None:
+        raise BadInput(test.flag("rate"), f"the experiment sets each run's load ({level_flag}): drop it")
+    if closed and test.connections is not None:
+        raise BadInput(test.flag("connections"), f"the experiment sets each run's VUs ({level_flag}): drop it")

@@ -1,8 +1,9 @@
 """Running one run of an experiment (docs/experiments.md, "The runner"): through the one path
-every run takes (``surge.cli.run.execute`` -> ``run_phases``, recorded by a RecordWriter in the
-experiment's ``runs/`` folder and the history; with --no-save a RecordWriter that writes nothing,
-for the run's ``meta``), quietly: one progress line on stderr instead of the summary. The run's record says which experiment it belongs to and its role
-(``meta.experiment``); the experiment's record gets its entry and key figures.
+every run takes (the run session, ``surge.run.session.run_prepared``, recorded by a RecordWriter
+in the experiment's ``runs/`` folder and the history; with --no-save a RecordWriter that writes
+nothing, for the run's ``meta``), quietly: one progress line on stderr instead of the summary.
+The run's record says which experiment it belongs to and its role (``meta.experiment``); the
+experiment's record gets its entry and key figures.
 
 A stop signal during a run ends that run as ``surge run`` does (its record kept, marked
 incomplete) and is raised on as KeyboardInterrupt once the run is in the experiment's record,
@@ -18,13 +19,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from surge.core import exit_codes, signals
-from surge.core.errors import BadInput, UnreachableError
+from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.experiment import compact
 from surge.experiments.figures import Figures, key_figures
 from surge.experiments.recorder import ExperimentRecord
 from surge.record.figures import has_result, verdict
+from surge.run.session import RunOptions, run_prepared
+from surge.run.sinks import TerminalProgress
 from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
@@ -122,73 +125,56 @@ def run_one(
     label: str,
     level: float | None = None,
     variant: str | None = None,
+    reports: bool = True,
 ) -> RunReport:
     """run_one runs ``prepared`` (``test`` prepared, with an experiment's overrides or not) as the
     experiment's next run, playing ``role`` (``repeat 3/10``, ``level vus=500``, ``variant A``;
     ``label`` is its short name in tables and its folder's name); records it; prints its progress
-    line; returns its report. A stop signal: the run is recorded, then KeyboardInterrupt. An
+    line; returns its report. ``reports`` False (a warm-up run) writes no report.md or report.html
+    in its directory. A stop signal: the run is recorded, then KeyboardInterrupt. An
     unreachable target: the run is recorded, then UnreachableError."""
-    from surge.cli.run import execute, make_recorder
+    # Function-local: the history's experiment tables load with the first run.
     from surge.history.experiments import ExperimentRun
 
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)
-    recorder = make_recorder(
-        None if out is None else str(out),
-        not experiment.save,
-        test.target,
-        prepared.scenario_file,
-        prepared.target_url,
-        test.tag_dict,
+    options = RunOptions(
+        save=experiment.save,
+        out=None if out is None else str(out),
         db=test.db,
-        plan=prepared.heading,
+        tags=test.tag_dict,
         name=test.name(),
-        keep_meta=True,
+        reports=reports,
         lock=False,
+        experiment={"id": experiment.id, "kind": experiment.kind, "position": position, "role": role},
     )
-    assert recorder is not None  # keep_meta: a RecordWriter, writing nothing with --no-save
-    recorder.meta["experiment"] = {"id": experiment.id, "kind": experiment.kind, "position": position, "role": role}
-    documents: list[dict[str, Any]] = []
-    unreachable: UnreachableError | None = None
-    try:
-        outcome = execute(
-            prepared.compiled,
-            threads=prepared.threads,
-            json_output=False,
-            url_plan=prepared.url_plan,
-            recorder=recorder,
-            quiet=True,
-            on_document=documents.append,
-            watch=_watch(test),
-        )
-    except UnreachableError as e:
-        unreachable = e
-        outcome = Outcome(exit_codes.UNREACHABLE, str(e.args[0]) if e.args else str(e))
-    summary = {**(documents[-1] if documents else {}), "meta": recorder.meta}
+    # The progress display on a terminal, as for ``surge run``; no summary, no phase lines.
+    sinks = [TerminalProgress()] if sys.stderr.isatty() else []
+    end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, watch=_watch(test))
+    meta = end.meta or {}
+    summary = {**end.document, "meta": meta}
     with signals.deferred():
         report = RunReport(
             position,
             role,
             label,
-            recorder.meta["run_id"],
+            meta["run_id"],
             summary,
             key_figures(summary),
             verdict(summary) if has_result(summary) else "none",
-            outcome,
-            bool(recorder.meta["complete"]),
+            end.outcome,
+            bool(meta["complete"]),
             level,
             variant,
         )
         directory = (
             str(out.relative_to(experiment.directory)) if out is not None and experiment.directory is not None else None
         )
-        link = ExperimentRun(report.run_id, position, role, label, level, variant) if recorder.history else None
-        if recorder.history is not None:
-            recorder.history.close()
+        link = ExperimentRun(report.run_id, position, role, label, level, variant) if end.in_history else None
         experiment.add_run(report.entry(directory), link)
         print(progress_line(report), file=sys.stderr, flush=True)
-    if unreachable is not None:
-        raise unreachable
+    if end.error is not None:
+        raise end.error
     if signals.received() is not None:
         raise KeyboardInterrupt
     return report

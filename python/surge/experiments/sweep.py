@@ -139,8 +139,8 @@ def run_levels(
         label = level_label(plan.model, load)
         warmup_id = None
         if warmup is not None:
-            warmup_id = runner.run_one(
-                experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load
+            warmup_id = runner.run_one(  # left out of the analysis: its record only, no report
+                experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load, reports=False
             ).run_id
         report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))

@@ -9,7 +9,6 @@ from surge.history.migrations import MIGRATIONS, SCHEMA_VERSION, HistoryTooNew, 
 from surge.history.queries import LAST, RunQuery, RunRow, list_runs, load_run, resolve_run
 from surge.history.store import TOOLS, History, HistoryUnavailable, open_history
 from surge.record.stored import StoredRun
-from surge.run.export import default_directory, export_run
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -27,8 +26,6 @@ __all__ = [
     "StoredRun",
     "baseline_run",
     "compare",
-    "default_directory",
-    "export_run",
     "history_path",
     "list_runs",
     "load_run",

@@ -1,8 +1,10 @@
 """RecordWriter writes one run's results directory as the run goes: ``begin`` before the
 run (summary.json marked incomplete, the inputs), ``on_interval`` as each interval arrives
 (timeseries.csv, latency.hlog, flushed), ``finish`` with the result (summary.json replaced
-in one step, then report.md and its charts). With a ``history``, each step is also recorded there (docs/history.md), and an
-error writing the history costs one warning line, never the run or its directory."""
+in one step). It writes the record only: the reports are rendered from the finished record by
+the run session (``surge.run.session``). With a ``history`` (any RunHistory: the SQLite store of
+``surge.history``), each step is also recorded there (docs/history.md), and an error writing the
+history costs one warning line, never the run or its directory."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 from surge import __version__
 from surge.core.redact import masked_lines, redact_document, redact_text, redact_url
@@ -25,10 +27,38 @@ from surge.record.environment import environment
 from surge.record.hlog import HlogWriter, interval_line
 from surge.record.timeseries import CpuMeter, TimeseriesWriter, csv_text, interval_rows
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from surge.history import History
+class RunHistory(Protocol):
+    """RunHistory is where a RecordWriter records a run besides its directory, step by step
+    (``surge.history.History`` is one): ``begin`` with its ``meta`` and inputs, ``add_interval``
+    for each interval, ``finish`` with its summary. ``waited`` tells whether a write waited for
+    another process's lock; ``path`` names it in warnings."""
+
+    path: Path
+    waited: bool
+
+    def begin(self, meta: Mapping[str, Any], *, directory: str | None, inputs_name: str, inputs: str) -> None:
+        """begin records the run's start."""
+
+    def add_interval(
+        self,
+        run_id: str,
+        index: int,
+        end_s: float,
+        *,
+        timeseries: str,
+        hlog: str,
+        hlog_start_unix_s: float,
+        wait: bool = True,
+    ) -> None:
+        """add_interval records one interval."""
+
+    def finish(self, summary: Mapping[str, Any], *, hlog_start_unix_s: float | None = None) -> None:
+        """finish records the run's end."""
+
+    def close(self) -> None:
+        """close closes it."""
+
 
 SCHEMA = "surge.record/1"
 """SCHEMA is the version of the record's ``meta`` block (docs/record.md)."""
@@ -84,15 +114,18 @@ class RecordWriter:
         scenario_file: Path | None,
         argv: list[str] | None = None,
         tags: dict[str, str] | None = None,
-        history: History | None = None,
+        history: RunHistory | None = None,
         tool: str = "surge",
         started_unix_s: float | None = None,
         source: dict[str, Any] | None = None,
+        stderr: IO[str] | None = None,
     ) -> None:
         """An imported run (docs/imports.md) passes the ``tool`` that made it, its own start
-        (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown."""
+        (``started_unix_s``) and its ``source`` file (name, sha256); its environment is unknown.
+        Warnings go to ``stderr`` (None: the process's)."""
         self.directory = directory
         self.history = history
+        self._stderr = stderr
         self._scenario_file = scenario_file
         self._imported = tool != "surge"
         self._started = time.time() if started_unix_s is None else started_unix_s
@@ -212,23 +245,11 @@ class RecordWriter:
                 file.close()
         self._files.clear()
         self._to_history(lambda h: h.finish(summary, hlog_start_unix_s=start))
-        if self.write_error is None and self.directory is not None:
-            self._write_report(self.directory)
 
-    def _write_report(self, directory: Path) -> None:
-        """_write_report writes report.md and its charts (docs/reports.md) from the directory
-        just completed; a failure is one warning line (surge.present.write_report_quietly)."""
-        from surge.present import write_report_quietly
-        from surge.record.stored import StoredRun
+    def _warn(self, line: str) -> None:
+        print(line, file=self._stderr or sys.stderr, flush=True)
 
-        try:
-            run = StoredRun.from_directory(directory)
-        except Exception as e:
-            print(f"surge: warning: cannot write {directory / 'report.md'}: {e}", file=sys.stderr, flush=True)
-            return
-        write_report_quietly(run, directory)
-
-    def _to_history(self, step: Callable[[History], None]) -> None:
+    def _to_history(self, step: Callable[[RunHistory], None]) -> None:
         """_to_history records a step in the history; when that fails (disk full, unwritable
         path), says so in one line on stderr and records nothing more of this run there: the
         run and its results directory go on."""
@@ -237,12 +258,10 @@ class RecordWriter:
         try:
             step(self.history)
         except Exception as e:
-            print(
+            self._warn(
                 redact_text(
                     f"surge: warning: history {self.history.path}: {e}; this run is recorded only in {self.directory}"
-                ),
-                file=sys.stderr,
-                flush=True,
+                )
             )
             self.history = None
 
@@ -257,11 +276,9 @@ class RecordWriter:
             return write()
         except OSError as e:
             self.write_error = f"{self._path(name)}: {e.strerror or e}"
-            print(
+            self._warn(
                 f"surge: warning: cannot write {self.write_error}; the results directory is left incomplete "
-                "(the run goes on)",
-                file=sys.stderr,
-                flush=True,
+                "(the run goes on)"
             )
             return None
 

@@ -1,6 +1,6 @@
 """The test description every run and experiment shares: ``surge run``'s argument and flags (a
 URL with its flags, or a scenario file with ``--target``, ``-e``, ``--time-scale``...), declared
-once (``surge.cli.test_options``) and held as a TestSpec, which prepares a run (``TestSpec.prepare``) as
+once (``surge.run.flags``) and held as a TestSpec, which prepares a run (``TestSpec.prepare``) as
 it is, or with an experiment's Overrides (a VU count, an arrival rate, a duration).
 
 The override rule (docs/experiments.md): a URL test becomes ``-c VUS -d D`` (closed model) or
@@ -34,6 +34,7 @@ from surge.plan.url import (
     default_max_in_flight,
     send_slack_flag,
 )
+from surge.run.flags import test_flag_names
 from surge.run.phases import planned_s
 
 if TYPE_CHECKING:
@@ -68,16 +69,18 @@ class Overrides:
 
 @dataclass(frozen=True)
 class PreparedRun:
-    """PreparedRun: a test ready to run through ``surge.cli.run.execute``: the ``compiled`` run,
-    the ``threads`` to give run_phases (a scenario file's --threads; a URL plan holds its own),
-    the ``url_plan`` of a URL test (None for a scenario file), the ``scenario_file`` (None for a
-    URL), and the ``heading`` its summary describes."""
+    """PreparedRun: a test ready to run through ``surge.run.session.run_prepared``: the ``compiled`` run,
+        the ``threads`` to give run_phases (a scenario file's --threads; a URL plan holds its own),
+        the ``url_plan`` of a URL test (None for a scenario file), the ``scenario_file`` (None for a
+        URL), the ``heading`` its summary describes, and its ``name`` (``TestSpec.name``: the
+    results directory's and the record's)."""
 
     compiled: CompiledRun
     threads: int | None
     url_plan: Plan | None
     scenario_file: Path | None
     heading: PlanLike
+    name: str
 
     @property
     def target_url(self) -> str:
@@ -95,7 +98,7 @@ class TestSpec:
     """TestSpec: one test as ``surge run`` takes it (``target`` is the FILE|URL argument; every
     other field the flag of its name, None when not given; ``no_save`` is --no-save: nothing
     recorded). It checks nothing until ``prepare``, whose BadInput names the flag as the command
-    spells it (``flags``, from the click command's own parameters; None: as ``surge run`` does)."""
+    spells it (``flags``: ``surge.run.flags.test_flag_names``; None: as ``surge run`` does)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -131,11 +134,7 @@ class TestSpec:
     @property
     def flag_names(self) -> FlagNames:
         """flag_names are ``flags``, or ``surge run``'s when the TestSpec was not made by a command."""
-        if self.flags is not None:
-            return self.flags
-        from surge.cli.test_options import run_flag_names
-
-        return run_flag_names()
+        return self.flags if self.flags is not None else test_flag_names()
 
     @property
     def is_file(self) -> bool:
@@ -226,7 +225,7 @@ class TestSpec:
             send_slack=self.send_slack,
         )
         check_url_plan(plan, self.flag_names)
-        return PreparedRun(CompiledRun(main=plan.to_dict()), None, plan, None, plan)
+        return PreparedRun(CompiledRun(main=plan.to_dict()), None, plan, None, plan, self.name())
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
@@ -273,7 +272,7 @@ class TestSpec:
                 teardown=compiled.teardown,
                 thresholds=compiled.thresholds,
             )
-        return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main)
+        return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main, self.name())
 
 
 def _check_overrides(overrides: Overrides) -> None:

@@ -1,0 +1,112 @@
+"""A run's interval stream and where it goes: an IntervalSink is told when the run starts, each
+unmeasured phase's end (setup, teardown), each interval of the measured run as it arrives, and
+when the engine is done; a PhaseRunner is where the stream comes from (``run_phases``: the
+engine on this machine). The run session (``surge.run.session``) writes its record from the same
+stream and hands it to every sink it is given: the terminal's progress display
+(``TerminalProgress``), the CLI's phase lines, and later a live dashboard or an export; a run on
+Ray is a PhaseRunner that merges its engines' intervals into one stream. Neither needs a change
+to the session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from surge.run.phases import CompiledRun, IntervalHook, PhaseHook, RunOutcome, run_phases
+
+if TYPE_CHECKING:
+    from surge.present.terminal.progress import Progress
+
+
+class IntervalSink(Protocol):
+    """IntervalSink receives one run's stream, in this order: ``start`` once (``planned_s``: how
+    long the measured run is meant to take, 0 for a count of iterations), ``on_phase`` when setup
+    ends, ``on_interval`` for each interval of the measured run in order (the engine's interval
+    document: ``index``, ``end_s``, ``requests``, ``latency``, its histogram), ``on_phase`` when
+    teardown ends, and ``finish`` once when the engine is done (also when a stop signal or an
+    unreachable target ended the run). A sink does not raise: what it cannot do costs it, not
+    the run."""
+
+    def start(self, planned_s: float) -> None:
+        """start: the run is about to send."""
+
+    def on_phase(self, name: str, result: Mapping[str, Any]) -> None:
+        """on_phase: the unmeasured phase ``name`` ("setup", "teardown") ended with ``result``."""
+
+    def on_interval(self, interval: Mapping[str, Any]) -> None:
+        """on_interval: the measured run's next interval."""
+
+    def finish(self) -> None:
+        """finish: the engine is done; no more of the stream follows."""
+
+
+PhaseRunner = Callable[..., RunOutcome]
+"""PhaseRunner runs a CompiledRun's phases as ``run_phases`` does (same arguments: ``compiled``,
+``threads``, ``on_interval``, ``on_phase``) and returns its RunOutcome: the engine on this
+machine (``run_phases``), or several engines whose intervals it merges into one stream."""
+
+LOCAL: PhaseRunner = run_phases
+"""LOCAL is the PhaseRunner of a run on this machine."""
+
+
+def run_streamed(
+    runner: PhaseRunner,
+    compiled: CompiledRun,
+    threads: int | None,
+    planned_s: float,
+    sinks: Sequence[IntervalSink],
+) -> RunOutcome:
+    """run_streamed runs ``compiled`` with ``runner``, handing its stream to every sink in
+    order (``start`` first, ``finish`` last, also when the run raises)."""
+    for sink in sinks:
+        sink.start(planned_s)
+
+    def on_interval(interval: dict[str, Any]) -> None:
+        for sink in sinks:
+            sink.on_interval(interval)
+
+    def on_phase(name: str, result: dict[str, Any]) -> None:
+        for sink in sinks:
+            sink.on_phase(name, result)
+
+    interval_hook: IntervalHook = on_interval
+    phase_hook: PhaseHook = on_phase
+    try:
+        return runner(compiled, threads=threads, on_interval=interval_hook, on_phase=phase_hook)
+    finally:
+        for sink in sinks:
+            sink.finish()
+
+
+class TerminalProgress:
+    """TerminalProgress is the IntervalSink of the progress display on stderr (elapsed and
+    remaining time, responses/s, p95, failures: ``surge.present.terminal.progress``), drawn only
+    while the run sends; give it only when stderr is a terminal. Rich and the result models load
+    at ``start`` (before, they would count in a run's peak RSS without a terminal)."""
+
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+
+    def start(self, planned_s: float) -> None:
+        """start opens the display."""
+        # Function-local: Rich and pydantic's models load only when a terminal shows the display.
+        from surge.present.terminal.progress import Progress
+
+        self._progress = Progress(planned_s).__enter__()
+
+    def on_phase(self, name: str, result: Mapping[str, Any]) -> None:
+        """on_phase changes nothing: the display counts the measured run only."""
+
+    def on_interval(self, interval: Mapping[str, Any]) -> None:
+        """on_interval adds the interval to the display."""
+        # Function-local: loaded with the display (see start).
+        from surge.engine.result import Interval
+
+        if self._progress is not None:
+            self._progress.update(Interval.model_validate(interval))
+
+    def finish(self) -> None:
+        """finish closes the display (it leaves nothing on the terminal)."""
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+            self._progress = None
