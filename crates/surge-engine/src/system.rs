@@ -7,14 +7,14 @@ use std::io;
 pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into the valid struct we pass.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } != 0 {
         return Err(io::Error::last_os_error());
     }
     let old = limit.rlim_cur;
     if limit.rlim_cur < limit.rlim_max {
         limit.rlim_cur = limit.rlim_max;
         // SAFETY: setrlimit reads the valid struct we pass.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const limit) } != 0 {
             return Err(io::Error::last_os_error());
         }
     }
@@ -74,7 +74,7 @@ fn usage(who: libc::c_int) -> (CpuTime, u64) {
     // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the valid struct we pass.
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+    if unsafe { libc::getrusage(who, &raw mut ru) } != 0 {
         return (CpuTime::default(), 0);
     }
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;

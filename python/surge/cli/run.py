@@ -16,11 +16,12 @@ from surge.cli.errors import finish
 from surge.cli.options import check_no_save
 from surge.cli.test_options import test_options
 from surge.core import signals
-from surge.core.errors import BadInput, UnreachableError
+from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.check import watch_process
 from surge.engine.document import result_document
+from surge.engine.errors import UnreachableError
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import check_out
 from surge.run.phases import NOTHING_SENT as FILE_NOTHING_SENT

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from surge.core import exit_codes, signals
-from surge.core.errors import BadInput, UnreachableError
+from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.experiment import compact
+from surge.engine.errors import UnreachableError
 from surge.experiments.figures import Figures, key_figures
 from surge.experiments.recorder import ExperimentRecord
 from surge.record.figures import has_result, verdict

@@ -18,10 +18,10 @@ from typing import Any
 
 from surge import _engine
 from surge.core import exit_codes, signals
-from surge.core.errors import UnreachableError
 from surge.core.exit_codes import Outcome
 from surge.diagnosis.machine import MachineCpu
 from surge.engine.document import result_document
+from surge.engine.errors import UnreachableError
 from surge.plan.model import open_model_send_slack_s
 from surge.plan.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.plan.thresholds import exit_code as thresholds_exit_code

@@ -215,6 +215,7 @@ impl ResponseParser {
 
     /// header returns the trimmed value of the first retained header named `name`
     /// (ASCII case-insensitive), or None when absent or not retaining.
+    #[cfg(test)]
     pub fn header(&self, name: &str) -> Option<&[u8]> {
         header_value(&self.head_buf, name)
     }
@@ -241,23 +242,14 @@ impl ResponseParser {
     }
 
     /// body_bytes counts the body bytes received so far (chunk framing excluded).
+    #[cfg(test)]
     pub fn body_bytes(&self) -> u64 {
         self.body_bytes
-    }
-
-    /// header_bytes is the size of the final header block, once parsed.
-    pub fn header_bytes(&self) -> usize {
-        self.header_bytes
     }
 
     /// reads_until_close tells whether the body ends only when the peer closes.
     pub fn reads_until_close(&self) -> bool {
         self.state == State::UntilClose
-    }
-
-    /// started tells whether any byte of this response has arrived.
-    pub fn started(&self) -> bool {
-        self.started
     }
 
     /// feed consumes bytes of the response. On `NeedMore` every byte was consumed; on
@@ -382,8 +374,7 @@ impl ResponseParser {
         self.keep_alive = head.keep_alive;
         self.header_bytes = head.len;
         self.state = match head.body {
-            Body::None => State::Done,
-            Body::Length(0) => State::Done,
+            Body::None | Body::Length(0) => State::Done,
             Body::Length(n) => State::Fixed { remaining: n },
             Body::Chunked => State::Chunked(Chunk::Size { size: 0, digits: 0, ext: 0 }),
             Body::UntilClose => {

@@ -76,6 +76,7 @@ impl JsonCache {
     }
 
     /// error is why the body was not JSON, once [`JsonCache::get`] has tried to parse it.
+    #[cfg(test)]
     pub fn error(&self) -> Option<&str> {
         match &self.parsed {
             Parsed::Invalid(message) => Some(message),

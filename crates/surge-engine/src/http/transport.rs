@@ -103,25 +103,25 @@ impl Transport {
         let mut control = [0u64; 8];
         // SAFETY: msghdr is plain data; every pointer set below outlives the call.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
+        msg.msg_iov = &raw mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = control.as_mut_ptr().cast();
         msg.msg_controllen = std::mem::size_of_val(&control) as _;
         // SAFETY: the fd is a live socket we own; iov and control point to writable buffers.
-        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, 0) };
+        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &raw mut msg, 0) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: CMSG_FIRSTHDR/CMSG_NXTHDR walk the control buffer the kernel filled, within
         // msg_controllen; the payload of SCM_TIMESTAMPNS is a timespec.
         unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+            let mut cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
             while !cmsg.is_null() {
                 if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
                     let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
                     *stamp = Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
                 }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+                cmsg = libc::CMSG_NXTHDR(&raw const msg, cmsg);
             }
         }
         Ok(n as usize)
@@ -166,7 +166,7 @@ pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
             stream.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_TIMESTAMPNS,
-            (&on as *const libc::c_int).cast(),
+            (&raw const on).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
@@ -180,7 +180,7 @@ pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
 pub fn realtime_ns() -> i128 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec into a valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &raw mut ts) };
     i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
 }
 

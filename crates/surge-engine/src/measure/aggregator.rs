@@ -16,6 +16,7 @@ use std::sync::mpsc;
 
 use crate::measure::breakdown::{totals, ScenarioSpan};
 use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
+use crate::measure::report::Report;
 use crate::measure::result::{Interval, ScenarioInterval};
 use crate::measure::window::{LoadCounts, Window, WindowEnd};
 use crate::schedule::pacer::Pacer;
@@ -23,7 +24,6 @@ use crate::spec::executor::Model;
 use crate::spec::pool::{merge, PoolSpecs};
 use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::system::CpuTime;
-use crate::worker::Report;
 
 /// Aggregator merges the threads' reports in order and keeps the run's totals.
 pub struct Aggregator<'p> {
@@ -395,7 +395,7 @@ impl<'p> Aggregator<'p> {
             responses_per_s: counts.responses as f64 / length,
             successes_per_s: counts.succeeded as f64 / length,
             sent_per_s: counts.sent as f64 / length,
-            target_rate_per_s: target_rate(self.scenarios, (start_s + end_s) / 2.0),
+            target_rate_per_s: target_rate(self.scenarios, f64::midpoint(start_s, end_s)),
             requests: counts,
             latency: metrics.latency_summaries(self.percentiles),
             open_connections: slot.open_connections,

@@ -82,8 +82,8 @@ impl FailureClass {
         match err.raw_os_error() {
             Some(libc::ECONNREFUSED) => FailureClass::ConnectionRefused,
             Some(libc::ETIMEDOUT) => FailureClass::ConnectTimeout,
-            Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE) => FailureClass::AddressExhausted,
-            Some(libc::EMFILE) | Some(libc::ENFILE) => FailureClass::TooManyOpenFiles,
+            Some(libc::EADDRNOTAVAIL | libc::EADDRINUSE) => FailureClass::AddressExhausted,
+            Some(libc::EMFILE | libc::ENFILE) => FailureClass::TooManyOpenFiles,
             Some(libc::ECONNRESET) => FailureClass::ConnectionReset,
             _ => FailureClass::from_io_error(err),
         }
@@ -98,7 +98,7 @@ impl FailureClass {
             io::ErrorKind::TimedOut => FailureClass::RequestTimeout,
             io::ErrorKind::InvalidData => FailureClass::TlsFailure,
             _ => match err.raw_os_error() {
-                Some(libc::EMFILE) | Some(libc::ENFILE) => FailureClass::TooManyOpenFiles,
+                Some(libc::EMFILE | libc::ENFILE) => FailureClass::TooManyOpenFiles,
                 Some(libc::EADDRNOTAVAIL) => FailureClass::AddressExhausted,
                 _ => FailureClass::OtherIo,
             },

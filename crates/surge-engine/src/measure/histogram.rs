@@ -194,23 +194,20 @@ impl LatencyHistogram {
         if other.is_empty() {
             return;
         }
-        match (&mut self.counters, &other.counters) {
-            (Counters::Sparse(mine), Counters::Sparse(theirs)) => {
-                let merged = merge_sorted(mine, theirs);
-                let blocks = prefers_blocks(&merged);
-                *mine = merged;
-                if blocks {
-                    self.move_to_blocks();
-                }
+        if let (Counters::Sparse(mine), Counters::Sparse(theirs)) = (&mut self.counters, &other.counters) {
+            let merged = merge_sorted(mine, theirs);
+            let blocks = prefers_blocks(&merged);
+            *mine = merged;
+            if blocks {
+                self.move_to_blocks();
             }
-            _ => {
-                if let Counters::Sparse(_) = self.counters {
-                    self.move_to_blocks();
-                }
-                if let Counters::Blocks(blocks) = &mut self.counters {
-                    for (index, n) in other.counts() {
-                        grow(blocks, index >> BLOCK_MAGNITUDE)[index & (BLOCK - 1)] += n;
-                    }
+        } else {
+            if let Counters::Sparse(_) = self.counters {
+                self.move_to_blocks();
+            }
+            if let Counters::Blocks(blocks) = &mut self.counters {
+                for (index, n) in other.counts() {
+                    grow(blocks, index >> BLOCK_MAGNITUDE)[index & (BLOCK - 1)] += n;
                 }
             }
         }
@@ -517,7 +514,9 @@ mod tests {
         spreads.push(spreads.concat());
         for values in &spreads {
             let mut h = LatencyHistogram::new();
-            values.iter().for_each(|&v| h.record(v));
+            for &v in values {
+                h.record(v);
+            }
             let d = dense(values);
             assert_eq!((h.len(), h.min(), h.max()), (d.len(), d.min(), d.max()), "{} values", values.len());
             assert_eq!((h.mean(), h.stdev()), (d.mean(), d.stdev()), "{} values", values.len());

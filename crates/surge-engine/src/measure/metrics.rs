@@ -136,9 +136,8 @@ impl Metrics {
         self.failure_counts[class.index()] += 1;
         match (class, sent) {
             (FailureClass::Interrupted, false) => self.interrupted_unsent += 1,
-            (FailureClass::Interrupted, true) => {}
+            (FailureClass::Interrupted, true) | (_, false) => {}
             (_, true) => self.unanswered += 1,
-            (_, false) => {}
         }
         if let (FailureClass::RequestTimeout, Some(ns)) = (class, latency_ns) {
             self.latency.record(ns);

@@ -6,5 +6,6 @@ pub mod breakdown;
 pub mod failure;
 pub mod histogram;
 pub mod metrics;
+pub mod report;
 pub mod result;
 pub mod window;

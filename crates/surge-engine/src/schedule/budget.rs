@@ -33,6 +33,7 @@ impl Budget {
     }
 
     /// remaining is how many requests are still unclaimed.
+    #[cfg(test)]
     pub fn remaining(&self) -> u64 {
         self.remaining.load(Ordering::Acquire)
     }

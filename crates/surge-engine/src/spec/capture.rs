@@ -122,7 +122,11 @@ enum Extractor {
 /// [`Capture::extract`] cannot fail, only find nothing.
 #[derive(Clone, Debug)]
 pub struct Capture {
+    // Read by the unit tests only; the run names captures and checks by their Probe.
+    #[cfg_attr(not(test), allow(dead_code))]
     name: String,
+    // Read by the unit tests only; the run names captures and checks by their Probe.
+    #[cfg_attr(not(test), allow(dead_code))]
     to_pool: bool,
     extractor: Extractor,
 }
@@ -178,11 +182,13 @@ impl Capture {
     }
 
     /// name is the VU variable set, or the pool appended to when [`Capture::to_pool`].
+    #[cfg(test)]
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// to_pool tells whether the value is appended to a pool rather than set on the VU.
+    #[cfg(test)]
     pub fn to_pool(&self) -> bool {
         self.to_pool
     }

@@ -223,10 +223,10 @@ fn check_stage_durations(errors: &mut Vec<PlanError>, field: &str, durations: im
     let mut count = 0;
     for (i, d) in durations.enumerate() {
         count += 1;
-        if !(d.is_finite() && d >= 0.0) {
-            errors.push(PlanError::new(format!("{field}.stages[{i}].duration_s"), "must be zero or positive"));
-        } else {
+        if d.is_finite() && d >= 0.0 {
             total += d;
+        } else {
+            errors.push(PlanError::new(format!("{field}.stages[{i}].duration_s"), "must be zero or positive"));
         }
     }
     if count == 0 {

@@ -79,7 +79,7 @@ impl ThinkTime {
     pub fn mean_s(&self) -> f64 {
         match *self {
             ThinkTime::Fixed { s } => s,
-            ThinkTime::Uniform { min_s, max_s } => (min_s + max_s) / 2.0,
+            ThinkTime::Uniform { min_s, max_s } => f64::midpoint(min_s, max_s),
             ThinkTime::Exponential { mean_s } => mean_s,
         }
     }

@@ -12,6 +12,7 @@ pub mod plan_error;
 pub mod pool;
 pub mod request;
 pub mod scenario;
+pub mod segment;
 pub mod target;
 pub mod template;
 pub mod variables;

@@ -112,6 +112,7 @@ impl Pools {
     }
 
     /// is_empty reports whether pool `id` has no value (or does not exist).
+    #[cfg(test)]
     pub fn is_empty(&self, id: usize) -> bool {
         self.len(id) == 0
     }
@@ -146,6 +147,7 @@ impl Pools {
 
     /// refused is the number of captures into pool `id` that [`Pools::push`] refused
     /// because the local part was full.
+    #[cfg(test)]
     pub fn refused(&self, id: usize) -> u64 {
         self.local.get(id).map_or(0, |l| l.refused)
     }
@@ -184,7 +186,10 @@ mod tests {
     use super::*;
 
     fn specs(pools: &[(&str, &[&str])]) -> PoolSpecs {
-        pools.iter().map(|(name, values)| (name.to_string(), values.iter().map(|v| v.to_string()).collect())).collect()
+        pools
+            .iter()
+            .map(|(name, values)| (name.to_string(), values.iter().map(std::string::ToString::to_string).collect()))
+            .collect()
     }
 
     #[test]

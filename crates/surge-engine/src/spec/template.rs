@@ -136,6 +136,7 @@ impl Template {
     }
 
     /// literal returns the whole text when the template is static, else None.
+    #[cfg(test)]
     pub fn literal(&self) -> Option<&[u8]> {
         match self.parts.as_slice() {
             [] => Some(&[]),
@@ -186,6 +187,7 @@ impl Template {
     }
 
     /// slots_used yields the slot index of every slot in text order (repeats included).
+    #[cfg(test)]
     pub fn slots_used(&self) -> impl Iterator<Item = usize> + '_ {
         self.parts.iter().filter_map(|part| match part {
             Part::Slot(i) => Some(*i),

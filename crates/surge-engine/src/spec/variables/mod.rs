@@ -83,8 +83,10 @@ use crate::spec::pool::Pools;
 mod spec;
 
 pub use spec::TimeUnit;
+#[cfg(test)]
+use spec::DEFAULT_ALPHABET;
 use spec::{compile_kind, is_variable_name, Alphabet, Errors, Kind};
-pub use spec::{PoolPick, RowPick, VariableSpec, DEFAULT_ALPHABET, MAX_STRING_LENGTH, MAX_ZIPF_N};
+pub use spec::{PoolPick, RowPick, VariableSpec};
 
 /// ThreadShare is a thread's position among all generator threads of a run: thread
 /// `index` of `count` (global numbers in a distributed run).
@@ -98,6 +100,7 @@ pub struct ThreadShare {
 
 impl ThreadShare {
     /// SINGLE is the share of the only thread of a run.
+    #[cfg(test)]
     pub const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
 
     /// normalized returns a share with count at least 1 and index below count (taken
@@ -172,6 +175,7 @@ pub struct VariableState {
 impl VariableState {
     /// empty_pool_draws is how many draws of pool variables found their pool empty and
     /// yielded an empty value.
+    #[cfg(test)]
     pub fn empty_pool_draws(&self) -> u64 {
         self.empty_pool_draws
     }
@@ -232,6 +236,7 @@ impl VariableSet {
     }
 
     /// slot_count is the number of slots the variables fill: `slot_names().len()`.
+    #[cfg(test)]
     pub fn slot_count(&self) -> usize {
         self.slot_names.len()
     }
@@ -347,14 +352,13 @@ impl VariableSet {
                         }
                         (RowPick::Unique, _) => {
                             let row = share.count.checked_mul(vu).and_then(|r| r.checked_add(share.index));
-                            match row.filter(|&r| r < *rows as u64) {
-                                Some(r) => Some(r as usize),
-                                None => {
-                                    if result.is_ok() {
-                                        result = Err(DrawError { variable: var.name.clone(), row, rows: *rows });
-                                    }
-                                    None
+                            if let Some(r) = row.filter(|&r| r < *rows as u64) {
+                                Some(r as usize)
+                            } else {
+                                if result.is_ok() {
+                                    result = Err(DrawError { variable: var.name.clone(), row, rows: *rows });
                                 }
+                                None
                             }
                         }
                         _ => Some(rng.random_range(0..*rows)),
@@ -407,7 +411,7 @@ impl VariableSet {
                 Kind::Timestamp(unit) => {
                     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
                     let value = match unit {
-                        TimeUnit::S => since.as_secs() as u128,
+                        TimeUnit::S => u128::from(since.as_secs()),
                         TimeUnit::Ms => since.as_millis(),
                         TimeUnit::Us => since.as_micros(),
                     };
@@ -424,6 +428,7 @@ mod tests {
     use super::*;
     use crate::spec::pool::PoolSpecs;
     use std::collections::BTreeSet;
+    use std::fmt::Write as _;
 
     /// ok returns the value of a result that must be Ok, panicking with the error otherwise.
     pub(super) fn ok<T, E: fmt::Debug>(result: Result<T, E>, what: &str) -> T {
@@ -465,7 +470,7 @@ mod tests {
                 assert!((20.0..=35.0).contains(&value) && d.split('.').nth(1).map(str::len) == Some(1), "{d}");
                 numbers.insert(String::from_utf8_lossy(&slots[1]).parse::<u64>().unwrap_or(0));
                 let t: u128 = String::from_utf8_lossy(&slots[2]).parse().unwrap_or(0);
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
                 assert!(now.abs_diff(t) < 5_000, "{t} vs {now}");
             }
         }
@@ -521,7 +526,7 @@ mod tests {
             let mut state = set.thread_state(ThreadShare::SINGLE, 7);
             let seen: BTreeSet<i64> = draws(&set, &mut state, 10_000).iter().map(|v| number(v)).collect();
             assert!(seen.iter().all(|v| (min..=max).contains(v)), "{min}..={max}: {seen:?}");
-            if (max as i128) - (min as i128) < 100 {
+            if i128::from(max) - i128::from(min) < 100 {
                 assert_eq!(seen, (min..=max).collect(), "{min}..={max}");
             }
         }
@@ -635,8 +640,10 @@ mod tests {
 
     #[test]
     fn cells_draw_as_rows_do() {
-        let cells: String =
-            (0..7).map(|i| format!("{i}\\u0000{}\\u0000", if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
+        let cells = (0..7).fold(String::new(), |mut cells, i| {
+            let _ = write!(cells, "{i}\\u0000{}\\u0000", if i % 2 == 0 { "" } else { "ü,\\n" });
+            cells
+        });
         let rows: Vec<String> =
             (0..7).map(|i| format!(r#"["{i}", "{}"]"#, if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
         let head = r#"{"name": "user", "type": "rows", "columns": ["id", "email"], "pick": "sequential""#;
