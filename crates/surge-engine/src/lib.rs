@@ -8,6 +8,9 @@
 //! (what to run), `schedule` (when to send), `http` (the wire), `worker` (one event loop per
 //! thread), `measure` (what is counted and reported), and `run`, which ties them together.
 
+// Internals are `pub(crate)`: only what is re-exported below is the crate's API.
+#![warn(unreachable_pub)]
+
 mod error;
 mod http;
 mod measure;

@@ -108,12 +108,12 @@ impl FailureClass {
 
 /// is_shed_status tells whether a status code means the server refused load on purpose
 /// (429 Too Many Requests, 503 Service Unavailable), as opposed to breaking.
-pub fn is_shed_status(status: u16) -> bool {
+pub(crate) fn is_shed_status(status: u16) -> bool {
     status == 429 || status == 503
 }
 
 /// is_failure_status tells whether a status code counts as a failed request (4xx and 5xx).
-pub fn is_failure_status(status: u16) -> bool {
+pub(crate) fn is_failure_status(status: u16) -> bool {
     status >= 400
 }
 

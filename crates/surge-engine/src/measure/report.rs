@@ -8,7 +8,7 @@ use crate::spec::pool::PoolSpecs;
 use crate::system::CpuTime;
 
 /// Report is what a worker sends to the run's aggregator.
-pub enum Report {
+pub(crate) enum Report {
     /// Interval carries one interval's metrics and gauges at its end.
     Interval {
         /// thread is the reporting worker.

@@ -18,7 +18,7 @@ pub struct RateStage {
 
 /// Pacer answers when the request with a given index is due, as nanoseconds from the
 /// start of the schedule; it is the whole open-model schedule of a run.
-pub trait Pacer: Send + Sync {
+pub(crate) trait Pacer: Send + Sync {
     /// due_ns returns the intended send time of request `index`, or None when the
     /// schedule ends before that request would be due.
     fn due_ns(&self, index: u64) -> Option<u64>;

@@ -99,7 +99,7 @@ impl Default for RequestSpec {
 }
 
 /// USER_AGENT is sent unless the request sets its own.
-pub const USER_AGENT: &str = concat!("surge/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("surge/", env!("CARGO_PKG_VERSION"));
 
 fn is_token(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))

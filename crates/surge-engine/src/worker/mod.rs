@@ -68,7 +68,7 @@ const DEAF_HORIZON_NS: u64 = 1_000_000;
 
 /// Share is this thread's part of one scenario.
 #[derive(Clone, Debug)]
-pub enum Share {
+pub(crate) enum Share {
     /// Closed: `vus` virtual users (the peak, for a ramp), optionally from a shared budget.
     Closed {
         /// vus is this thread's number of virtual users.
@@ -88,7 +88,7 @@ pub enum Share {
 }
 
 /// WorkerSpec is everything one worker thread needs.
-pub struct WorkerSpec {
+pub(crate) struct WorkerSpec {
     /// thread is this worker's index.
     pub thread: usize,
     /// threads is the number of worker threads of the run (for ramp shares).
@@ -129,7 +129,7 @@ pub struct WorkerSpec {
 }
 
 /// run_worker runs one worker to completion and always sends its Done report.
-pub fn run_worker(spec: WorkerSpec) {
+pub(crate) fn run_worker(spec: WorkerSpec) {
     let thread = spec.thread;
     let reports = spec.reports.clone();
     let started_cpu = thread_cpu_time();

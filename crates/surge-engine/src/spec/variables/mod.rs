@@ -91,7 +91,7 @@ pub use spec::{PoolPick, RowPick, VariableSpec};
 /// ThreadShare is a thread's position among all generator threads of a run: thread
 /// `index` of `count` (global numbers in a distributed run).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadShare {
+pub(crate) struct ThreadShare {
     /// index is this thread's number, below count.
     pub index: u64,
     /// count is the number of generator threads of the whole run, at least 1.
@@ -101,7 +101,7 @@ pub struct ThreadShare {
 impl ThreadShare {
     /// SINGLE is the share of the only thread of a run.
     #[cfg(test)]
-    pub const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
+    pub(crate) const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
 
     /// normalized returns a share with count at least 1 and index below count (taken
     /// modulo count).
@@ -114,7 +114,7 @@ impl ThreadShare {
 /// DrawError says that a draw could not give a VU its value: a `unique` rows variable
 /// has no row `i + c*vu` for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DrawError {
+pub(crate) struct DrawError {
     /// variable is the name of the rows variable.
     pub variable: String,
     /// row is the row index the VU needed (None if it overflows u64).
@@ -148,7 +148,7 @@ struct Variable {
 /// VariableSet is a validated list of variables, shared read-only by every thread;
 /// per-thread mutable state lives in a [`VariableState`].
 #[derive(Clone, Debug, Default)]
-pub struct VariableSet {
+pub(crate) struct VariableSet {
     variables: Vec<Variable>,
     slot_names: Vec<String>,
 }
@@ -165,7 +165,7 @@ enum Cursor {
 /// VariableState is one thread's mutable drawing state: its RNG, counter and
 /// sequential cursors, and the count of draws from empty pools.
 #[derive(Clone, Debug)]
-pub struct VariableState {
+pub(crate) struct VariableState {
     rng: SmallRng,
     share: ThreadShare,
     cursors: Vec<Cursor>,
@@ -176,7 +176,7 @@ impl VariableState {
     /// empty_pool_draws is how many draws of pool variables found their pool empty and
     /// yielded an empty value.
     #[cfg(test)]
-    pub fn empty_pool_draws(&self) -> u64 {
+    pub(crate) fn empty_pool_draws(&self) -> u64 {
         self.empty_pool_draws
     }
 }
@@ -191,7 +191,11 @@ impl VariableSet {
     /// compile validates `specs` (fields reported as `{field_prefix}[i].key`) against the
     /// data `pools` and returns every error found, or the set ready to draw. Pools that
     /// captures fill must exist (see [`Pools::ensure`]) before compiling.
-    pub fn compile(specs: &[VariableSpec], field_prefix: &str, pools: &Pools) -> Result<VariableSet, Vec<PlanError>> {
+    pub(crate) fn compile(
+        specs: &[VariableSpec],
+        field_prefix: &str,
+        pools: &Pools,
+    ) -> Result<VariableSet, Vec<PlanError>> {
         let mut list = Vec::new();
         let mut set = VariableSet::default();
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
@@ -231,24 +235,24 @@ impl VariableSet {
 
     /// slot_names lists the names templates may use, in slot order: slot `i` holds
     /// `slot_names()[i]`.
-    pub fn slot_names(&self) -> Vec<String> {
+    pub(crate) fn slot_names(&self) -> Vec<String> {
         self.slot_names.clone()
     }
 
     /// slot_count is the number of slots the variables fill: `slot_names().len()`.
     #[cfg(test)]
-    pub fn slot_count(&self) -> usize {
+    pub(crate) fn slot_count(&self) -> usize {
         self.slot_names.len()
     }
 
     /// slot_index returns the slot of `name` (`id`, `user.email`), or None.
-    pub fn slot_index(&self, name: &str) -> Option<usize> {
+    pub(crate) fn slot_index(&self, name: &str) -> Option<usize> {
         self.slot_names.iter().position(|n| n == name)
     }
 
     /// unique_rows_capacity is the fewest rows among `unique` rows variables (None if
     /// there is none): a run must keep `threads * (most VUs on one thread)` at or below it.
-    pub fn unique_rows_capacity(&self) -> Option<usize> {
+    pub(crate) fn unique_rows_capacity(&self) -> Option<usize> {
         self.variables
             .iter()
             .filter_map(|v| match v.kind {
@@ -260,7 +264,7 @@ impl VariableSet {
 
     /// thread_state returns the drawing state of thread `share`, with an RNG seeded from
     /// `seed` and the thread index (the same pair always draws the same sequence).
-    pub fn thread_state(&self, share: ThreadShare, seed: u64) -> VariableState {
+    pub(crate) fn thread_state(&self, share: ThreadShare, seed: u64) -> VariableState {
         let share = share.normalized();
         let (index, count) = (share.index, share.count);
         let cursors = self
@@ -292,7 +296,7 @@ impl VariableSet {
     /// thread's own VU index). Slots missing from `slots` are skipped. It fills all slots
     /// even on error, then returns the first [`DrawError`] (a unique row past the end,
     /// whose slots are left empty). It allocates only when a slot buffer must grow.
-    pub fn draw(
+    pub(crate) fn draw(
         &self,
         state: &mut VariableState,
         vu: u64,

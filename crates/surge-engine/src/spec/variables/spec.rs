@@ -10,13 +10,13 @@ use crate::spec::plan_error::PlanError;
 use crate::spec::pool::Pools;
 
 /// MAX_STRING_LENGTH is the longest random-string a variable may draw (1 MiB).
-pub const MAX_STRING_LENGTH: u32 = 1 << 20;
+pub(super) const MAX_STRING_LENGTH: u32 = 1 << 20;
 
 /// MAX_ZIPF_N is the largest zipf `n`: ranks are computed in f64, exact up to 2^53.
-pub const MAX_ZIPF_N: u64 = 1 << 53;
+pub(super) const MAX_ZIPF_N: u64 = 1 << 53;
 
 /// DEFAULT_ALPHABET is the alphabet of a random-string variable that names none.
-pub const DEFAULT_ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+pub(super) const DEFAULT_ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// ROW_ERRORS_MAX is how many malformed rows of one variable are reported one by one.
 const ROW_ERRORS_MAX: usize = 10;
