@@ -83,7 +83,7 @@ bench-history: build
 	$(BIN)/python bench/history.py
 
 lint:
-	cargo clippy --workspace --release -- -D warnings
+	cargo clippy --workspace --all-targets --release -- -D warnings
 
 clean:
 	rm -rf $(VENV) target

@@ -13,14 +13,6 @@ from surge.plan.model import DEFAULT_SEND_SLACK_S
 
 PACKAGE = Path(surge.__file__).parent
 
-EXEMPT = {
-    # The engine's exception classes are re-exported here until they move to
-    # surge/engine/errors.py (issue 21, the rust helper's part): remove this line then.
-    "core/errors.py",
-}
-"""EXEMPT are the modules outside surge/engine/ still allowed to import surge._engine."""
-
-
 def engine_imports(source: str) -> list[int]:
     """engine_imports are the lines of ``source`` that import ``surge._engine`` (in any form)."""
     lines = []
@@ -51,7 +43,7 @@ def test_only_the_engine_layer_imports_the_compiled_module():
     outside = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
-        if relative.startswith("engine/") or relative in EXEMPT:
+        if relative.startswith("engine/"):
             continue
         outside += [f"{relative}:{line}" for line in engine_imports(path.read_text(encoding="utf-8"))]
     assert outside == []

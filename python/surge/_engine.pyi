@@ -2,13 +2,12 @@
 
 from collections.abc import Callable
 
+from surge.core.errors import SurgeError
+
 __version__: str
 DEFAULT_SEND_SLACK_S: float
 
-class SurgeError(Exception):
-    """SurgeError is the base of every error surge raises."""
-
-class PlanError(ValueError):
+class PlanError(SurgeError, ValueError):
     """PlanError: the plan is invalid; args are (message, errors as JSON)."""
 
 class UnreachableError(SurgeError):
@@ -21,6 +20,15 @@ class ConnectionLimitError(SurgeError):
 class SetupError(SurgeError):
     """SetupError: the engine could not start (threads, poll, TLS setup)."""
 
+class TargetConfigError(SurgeError, ValueError):
+    """TargetConfigError: the target's configuration is invalid; one line per mistake, each starting with its flag."""
+
+class TargetServeError(SurgeError, OSError):
+    """TargetServeError: the target could not listen on its address or start its runtime."""
+
+class TargetInternalError(SurgeError, RuntimeError):
+    """TargetInternalError: the target's serving thread failed (a bug in surge)."""
+
 def run(plan_json: str, on_interval: Callable[[str], bool | None] | None = None) -> str:
     """run runs a plan (JSON) with the GIL released and returns the result document (JSON).
     ``on_interval`` gets each interval as JSON; returning True ends the run early (stop
@@ -28,6 +36,10 @@ def run(plan_json: str, on_interval: Callable[[str], bool | None] | None = None)
 
 def validate_plan(plan_json: str) -> str:
     """validate_plan returns the plan's errors as a JSON list ("[]" when valid)."""
+
+def check_json_path(path: str) -> None:
+    """check_json_path parses a capture's or a check's JSON path with the engine's parser;
+    raises PlanError with the engine's message when it refuses the path."""
 
 def serve_target(config_json: str, on_ready: Callable[[str], None]) -> str:
     """serve_target serves the reference target until stopped; returns its summary (JSON)."""

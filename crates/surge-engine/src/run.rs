@@ -5,6 +5,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::EngineError;
@@ -12,14 +13,16 @@ use crate::http::tls::TlsSetup;
 use crate::measure::aggregator::Aggregator;
 use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::measure::failure::FailureClass;
-use crate::measure::metrics::{Metrics, MetricsShape};
+use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
+use crate::measure::report::Report;
 use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
 use crate::schedule::budget::Budget;
-use crate::schedule::pacer::Stripe;
 use crate::spec::executor::{Iterations, Model};
 use crate::spec::plan::Plan;
 use crate::spec::plan_error::PlanError;
-use crate::spec::scenario::{self, secs_to_ns, Scenario};
+use crate::spec::pool::Pools;
+use crate::spec::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
+use crate::spec::segment::Segment;
 use crate::spec::target::Target;
 use crate::spec::variables::ThreadShare;
 use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, CpuTime};
@@ -65,14 +68,64 @@ const FD_RESERVE: u64 = 64;
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// run executes `plan`, reporting intervals to `observer`; setting `cancel` stops it.
+#[allow(clippy::needless_pass_by_value, reason = "the caller hands its cancel flag over, as to a thread")]
 pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) -> Result<RunResult, EngineError> {
+    let prepared = prepare(plan)?;
+    let started = Started::now();
+    let (tx, rx) = mpsc::channel();
+    let (handles, recyclers) = spawn(plan, &prepared, &started, &cancel, &tx)?;
+    drop(tx);
+    let mut aggregator = Aggregator::new(
+        prepared.threads,
+        secs_to_ns(plan.interval_s),
+        &plan.percentiles,
+        &prepared.scenarios,
+        &prepared.slots,
+        prepared.shape,
+        recyclers,
+    );
+    if plan.interval_totals {
+        aggregator.checks = Some(&prepared.checks);
+    }
+    let mut ending = drive(&mut aggregator, &rx, observer, &cancel, started.origin);
+    for handle in handles {
+        let _ = handle.join();
+    }
+    // A cancel set by the caller (not on the run's own results) is an interruption.
+    ending.stopped_by_observer |= cancel.load(Ordering::Relaxed) && !ending.aborted;
+    if let Some(error) = aggregator.worker_errors.first() {
+        return Err(EngineError::Setup(error.clone()));
+    }
+    Ok(assemble(plan, &prepared, &mut aggregator, &ending, &started))
+}
+
+/// Prepared is everything a run needs before its first thread starts: the target's
+/// addresses, the compiled scenarios and what names their metrics, TLS, and the notes
+/// about the machine made on the way.
+struct Prepared {
+    addresses: Vec<SocketAddr>,
+    threads: usize,
+    notes: Vec<String>,
+    open_file_limit: u64,
+    tls: Option<TlsSetup>,
+    scenarios: Arc<[Scenario]>,
+    slots: Vec<Slot>,
+    checks: Vec<Probe>,
+    captures: Vec<Probe>,
+    pools: Pools,
+    shape: MetricsShape,
+}
+
+/// prepare validates and compiles `plan`, resolves its target, raises the open-file limit
+/// (refusing a plan that needs more connections than it allows) and checks that the
+/// target accepts a connection: every error a run can report before it sends.
+fn prepare(plan: &Plan) -> Result<Prepared, EngineError> {
     plan.validate().map_err(EngineError::InvalidPlan)?;
     let target =
         Target::parse(&plan.target.url).map_err(|m| EngineError::InvalidPlan(vec![PlanError::new("target.url", m)]))?;
     let addresses = target
         .resolve()
         .map_err(|e| EngineError::Unresolvable { host: target.host.clone(), message: e.to_string() })?;
-    let addr = addresses[0];
     let threads = plan.thread_count();
 
     let mut notes = Vec::new();
@@ -97,35 +150,73 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     // failure costs only those stalls.
     let _ = reserve_descriptor_table(needed_fds.min(open_file_limit.max(1)) - 1);
 
-    let tls = match target.tls {
-        true => Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?),
-        false => None,
+    let tls = if target.tls {
+        Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?)
+    } else {
+        None
     };
     let compiled = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools)
         .map_err(EngineError::InvalidPlan)?;
-    check_unique_rows(&compiled.scenarios, plan.stripe, threads).map_err(EngineError::InvalidPlan)?;
+    check_unique_rows(&compiled.scenarios, plan.segment, threads).map_err(EngineError::InvalidPlan)?;
     let shape = MetricsShape {
         slots: compiled.slots.len(),
         scenarios: compiled.scenarios.len(),
         checks: compiled.checks.len(),
         captures: compiled.captures.len(),
     };
-    let (slots, checks, captures, pools) = (compiled.slots, compiled.checks, compiled.captures, compiled.pools);
-    let scenarios: Arc<[Scenario]> = compiled.scenarios.into();
-    preflight(addr, Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
+    preflight(addresses[0], Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
+    Ok(Prepared {
+        addresses,
+        threads,
+        notes,
+        open_file_limit,
+        tls,
+        scenarios: compiled.scenarios.into(),
+        slots: compiled.slots,
+        checks: compiled.checks,
+        captures: compiled.captures,
+        pools: compiled.pools,
+        shape,
+    })
+}
 
-    let started_at_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-    let (cpu_before, _) = process_usage();
-    let origin = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let budgets: Vec<Option<Arc<Budget>>> = scenarios
+/// Started is when the load started: the wall clock, the process's CPU time and the
+/// monotonic origin every worker measures from.
+struct Started {
+    unix_s: f64,
+    cpu: CpuTime,
+    origin: Instant,
+}
+
+impl Started {
+    fn now() -> Started {
+        let unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let (cpu, _) = process_usage();
+        Started { unix_s, cpu, origin: Instant::now() }
+    }
+}
+
+/// Spawned is the workers' threads and the channels that bring their emptied metrics back.
+type Spawned = (Vec<JoinHandle<()>>, Vec<mpsc::Sender<Box<ThreadMetrics>>>);
+
+/// spawn starts one worker thread per generator thread, each with its share of every
+/// scenario; returns their handles and the channels that bring their metrics back.
+fn spawn(
+    plan: &Plan,
+    prepared: &Prepared,
+    started: &Started,
+    cancel: &Arc<AtomicBool>,
+    reports: &mpsc::Sender<Report>,
+) -> Result<Spawned, EngineError> {
+    let threads = prepared.threads;
+    let budgets: Vec<Option<Arc<Budget>>> = prepared
+        .scenarios
         .iter()
         .map(|s| match &s.model {
             Model::Closed { iterations: Iterations::Shared(n), .. } => Some(Arc::new(Budget::new(*n))),
             _ => None,
         })
         .collect();
-    let stripes = plan.stripe.split(threads as u64);
     let min_timeout_s = plan
         .scenarios
         .iter()
@@ -134,8 +225,9 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let scan_period_ns = secs_to_ns(min_timeout_s / 100.0).clamp(1_000_000, 100_000_000);
     let mut handles = Vec::with_capacity(threads);
     let mut recyclers = Vec::with_capacity(threads);
-    for (thread, stripe) in stripes.into_iter().enumerate() {
-        let shares = scenarios
+    for (thread, segment) in plan.segment.split(threads as u64).into_iter().enumerate() {
+        let shares = prepared
+            .scenarios
             .iter()
             .zip(&budgets)
             .map(|(s, budget)| match &s.model {
@@ -143,7 +235,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
                     Share::Closed { vus: vus_on_thread(&s.model, threads, thread), budget: budget.clone() }
                 }
                 Model::Open { pre_allocated_vus, .. } => Share::Open {
-                    stripe,
+                    segment,
                     max_vus: vus_on_thread(&s.model, threads, thread),
                     pre_allocated_vus: share(*pre_allocated_vus, threads, thread),
                 },
@@ -154,21 +246,21 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         let spec = WorkerSpec {
             thread,
             threads,
-            origin,
-            addr,
-            tls: tls.clone(),
-            scenarios: scenarios.clone(),
+            origin: started.origin,
+            addr: prepared.addresses[0],
+            tls: prepared.tls.clone(),
+            scenarios: prepared.scenarios.clone(),
             shares,
-            shape,
+            shape: prepared.shape,
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
             scan_period_ns,
             send_slack_ns: secs_to_ns(plan.send_slack_s),
             interval_ns: secs_to_ns(plan.interval_s),
-            seed: 0x5eed_0000 + (plan.stripe.offset * 1024 + thread as u64),
-            share: thread_share(plan.stripe, threads, thread),
-            pools: pools.fork(),
+            seed: 0x5eed_0000 + (plan.segment.offset * 1024 + thread as u64),
+            share: thread_share(plan.segment, threads, thread),
+            pools: prepared.pools.fork(),
             cancel: cancel.clone(),
-            reports: tx.clone(),
+            reports: reports.clone(),
             recycled,
         };
         let handle = std::thread::Builder::new()
@@ -177,24 +269,35 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             .map_err(|e| EngineError::Setup(format!("cannot start worker thread: {e}")))?;
         handles.push(handle);
     }
-    drop(tx);
+    Ok((handles, recyclers))
+}
 
-    let end_ns = secs_to_ns(plan.duration_s());
-    let mut aggregator =
-        Aggregator::new(threads, secs_to_ns(plan.interval_s), &plan.percentiles, &scenarios, &slots, shape, recyclers);
-    if plan.interval_totals {
-        aggregator.checks = Some(&checks);
-    }
-    let mut stopped_by_observer = false;
-    let mut aborted = false;
+/// Ending is how the run's drive ended: stopped by the observer or the caller's cancel
+/// (an interruption), or aborted on its results.
+struct Ending {
+    stopped_by_observer: bool,
+    aborted: bool,
+}
+
+/// drive merges the workers' reports into intervals, hands each to `observer` as soon as
+/// every thread has reported it, polls the observer about ten times a second, and sets
+/// `cancel` when it asks to stop; returns once every worker is done.
+fn drive(
+    aggregator: &mut Aggregator<'_>,
+    reports: &mpsc::Receiver<Report>,
+    observer: &mut dyn Observer,
+    cancel: &AtomicBool,
+    origin: Instant,
+) -> Ending {
+    let mut ending = Ending { stopped_by_observer: false, aborted: false };
     loop {
-        let received = rx.recv_timeout(Duration::from_millis(100));
+        let received = reports.recv_timeout(Duration::from_millis(100));
         let now_ns = origin.elapsed().as_nanos() as u64;
         let completed = match received {
             Ok(report) => aggregator.accept(report, now_ns),
             Err(RecvTimeoutError::Timeout) => {
                 if observer.poll() != Control::Continue {
-                    stopped_by_observer = true;
+                    ending.stopped_by_observer = true;
                     cancel.store(true, Ordering::Relaxed);
                 }
                 aggregator.emit_ready(now_ns)
@@ -204,10 +307,10 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         for interval in completed {
             match observer.on_interval(&interval) {
                 Control::Continue => {}
-                Control::Stop => stopped_by_observer = true,
-                Control::Abort => aborted = true,
+                Control::Stop => ending.stopped_by_observer = true,
+                Control::Abort => ending.aborted = true,
             }
-            if stopped_by_observer || aborted {
+            if ending.stopped_by_observer || ending.aborted {
                 cancel.store(true, Ordering::Relaxed);
             }
         }
@@ -215,22 +318,27 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
             break;
         }
     }
-    for handle in handles {
-        let _ = handle.join();
-    }
-    if let Some(error) = aggregator.worker_errors.first() {
-        return Err(EngineError::Setup(error.clone()));
-    }
+    ending
+}
 
-    let elapsed_s = origin.elapsed().as_secs_f64();
+/// assemble builds the run's result from what the aggregator merged: the stop reason,
+/// totals, per-scenario, tag, check and capture breakdowns, the generator's own costs and
+/// the notes that diagnose it.
+fn assemble(
+    plan: &Plan,
+    prepared: &Prepared,
+    aggregator: &mut Aggregator<'_>,
+    ending: &Ending,
+    started: &Started,
+) -> RunResult {
+    let elapsed_s = started.origin.elapsed().as_secs_f64();
     let (cpu_after, max_rss_kib) = process_usage();
-    let cancelled = stopped_by_observer || (cancel.load(Ordering::Relaxed) && !aborted);
     let duration_s = (aggregator.stopped_ns as f64 / 1e9).clamp(1e-9, elapsed_s.max(1e-9));
-    let stop_reason = if cancelled {
+    let stop_reason = if ending.stopped_by_observer {
         StopReason::Interrupted
-    } else if aborted {
+    } else if ending.aborted {
         StopReason::Aborted
-    } else if aggregator.stopped_ns < end_ns {
+    } else if aggregator.stopped_ns < secs_to_ns(plan.duration_s()) {
         StopReason::Iterations
     } else {
         StopReason::Duration
@@ -238,27 +346,28 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     let mut totals = Metrics::new();
     aggregator.totals.merge_into(&mut totals, |_| true, |_| true);
     let counts = totals.counts();
-    let cpu = cpu_after.since(&cpu_before);
+    let cpu = cpu_after.since(&started.cpu);
+    let mut notes = prepared.notes.clone();
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
     let (scenario_results, tag_results) = breakdowns(
         &aggregator.totals,
-        &scenarios,
-        &slots,
+        &prepared.scenarios,
+        &prepared.slots,
         &aggregator.spans(),
         Some(&aggregator.load),
         &plan.percentiles,
     );
     let (run_window, load_window) = (aggregator.run_window(), aggregator.run_load_window());
-    let check_results = check_results(&aggregator.totals, &scenarios, &checks);
-    let capture_results = capture_results(&aggregator.totals, &scenarios, &captures);
-    Ok(RunResult {
+    let check_results = check_results(&aggregator.totals, &prepared.scenarios, &prepared.checks);
+    let capture_results = capture_results(&aggregator.totals, &prepared.scenarios, &prepared.captures);
+    RunResult {
         schema: RESULT_SCHEMA.to_string(),
         url: plan.target.url.clone(),
-        addresses: addresses.iter().map(ToString::to_string).collect(),
-        started_at_unix_s,
+        addresses: prepared.addresses.iter().map(ToString::to_string).collect(),
+        started_at_unix_s: started.unix_s,
         duration_s,
         elapsed_s,
-        threads,
+        threads: prepared.threads,
         stop_reason,
         throughput: load_window.load_throughput(&aggregator.run_load),
         drain: aggregator.run_load.drain(&counts, load_window.end_ns, run_window.end_ns),
@@ -281,7 +390,7 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
                 .collect::<Option<Vec<f64>>>()
                 .unwrap_or_default(),
             max_rss_kib,
-            open_file_limit,
+            open_file_limit: prepared.open_file_limit,
         },
         requests: counts,
         scenarios: scenario_results,
@@ -291,13 +400,13 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
         captures: capture_results,
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
-    })
+    }
 }
 
 /// thread_share is local thread `thread`'s place among all generator threads of the run
-/// (the machine's stripe, then its threads).
-fn thread_share(stripe: Stripe, threads: usize, thread: usize) -> ThreadShare {
-    ThreadShare { index: stripe.offset * threads as u64 + thread as u64, count: stripe.stride * threads as u64 }
+/// (the machine's segment, then its threads).
+fn thread_share(segment: Segment, threads: usize, thread: usize) -> ThreadShare {
+    ThreadShare { index: segment.offset * threads as u64 + thread as u64, count: segment.stride * threads as u64 }
 }
 
 /// vus_on_thread is how many VUs (connection slots) thread `thread` of `threads` runs of a
@@ -313,11 +422,11 @@ fn vus_on_thread(model: &Model, threads: usize, thread: usize) -> u32 {
 /// VU `v` of the thread at `index` of `count` (its `ThreadShare`) takes row `index + count·v`,
 /// so the rows needed are one past the largest such row over this machine's threads (for
 /// an even split on one machine, exactly the VU count).
-fn check_unique_rows(scenarios: &[Scenario], stripe: Stripe, threads: usize) -> Result<(), Vec<PlanError>> {
+fn check_unique_rows(scenarios: &[Scenario], segment: Segment, threads: usize) -> Result<(), Vec<PlanError>> {
     let mut errors = Vec::new();
     for (index, scenario) in scenarios.iter().enumerate() {
         let Some(rows) = scenario.variables.unique_rows_capacity() else { continue };
-        let needed = unique_rows_needed(|thread| vus_on_thread(&scenario.model, threads, thread), stripe, threads);
+        let needed = unique_rows_needed(|thread| vus_on_thread(&scenario.model, threads, thread), segment, threads);
         if needed > rows as u64 {
             let vus = (0..threads).map(|t| vus_on_thread(&scenario.model, threads, t)).sum::<u32>();
             errors.push(PlanError::new(
@@ -336,10 +445,10 @@ fn check_unique_rows(scenarios: &[Scenario], stripe: Stripe, threads: usize) -> 
 /// unique_rows_needed is one past the largest row a `unique` variable gives: VU `v` of
 /// the thread at `index` of `count` takes row `index + count·v`, thread `t` of this
 /// machine running `vus_on(t)` VUs.
-fn unique_rows_needed(vus_on: impl Fn(usize) -> u32, stripe: Stripe, threads: usize) -> u64 {
+fn unique_rows_needed(vus_on: impl Fn(usize) -> u32, segment: Segment, threads: usize) -> u64 {
     (0..threads)
         .filter_map(|thread| {
-            let place = thread_share(stripe, threads, thread);
+            let place = thread_share(segment, threads, thread);
             u64::from(vus_on(thread)).checked_sub(1).map(|last| place.index + place.count * last + 1)
         })
         .max()
@@ -406,7 +515,7 @@ mod tests {
 
     #[test]
     fn unique_rows_needed_is_the_vu_count_when_vus_split_evenly() {
-        let whole = Stripe { offset: 0, stride: 1 };
+        let whole = Segment { offset: 0, stride: 1 };
         // (VUs, threads, open-model minimum of one VU per thread, rows needed)
         let cases = [
             (4, 1, false, 4),
@@ -422,7 +531,7 @@ mod tests {
             assert_eq!(unique_rows_needed(on, whole, threads), needed, "{vus} VUs on {threads} threads");
         }
         // Second of two machines, 2 threads each: global threads 2 and 3 of 4, 2 VUs each.
-        let second = Stripe { offset: 1, stride: 2 };
+        let second = Segment { offset: 1, stride: 2 };
         assert_eq!(unique_rows_needed(|_| 2, second, 2), 3 + 4 + 1);
     }
 

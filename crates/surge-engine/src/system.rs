@@ -4,17 +4,17 @@ use std::io;
 
 /// raise_open_file_limit lifts the soft RLIMIT_NOFILE to the hard limit and returns
 /// (old soft limit, new soft limit).
-pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
+pub(crate) fn raise_open_file_limit() -> io::Result<(u64, u64)> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into the valid struct we pass.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut limit) } != 0 {
         return Err(io::Error::last_os_error());
     }
     let old = limit.rlim_cur;
     if limit.rlim_cur < limit.rlim_max {
         limit.rlim_cur = limit.rlim_max;
         // SAFETY: setrlimit reads the valid struct we pass.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const limit) } != 0 {
             return Err(io::Error::last_os_error());
         }
     }
@@ -28,7 +28,7 @@ pub fn raise_open_file_limit() -> io::Result<(u64, u64)> {
 /// few hundred connections (growths past 64, 256 and 512) fell ~20 ms behind its schedule
 /// (issue 14: the first second's send lag when surge started with only descriptors 0-2 open).
 /// Best effort: the table is sized by duplicating a descriptor to `highest` and closing it.
-pub fn reserve_descriptor_table(highest: u64) -> io::Result<()> {
+pub(crate) fn reserve_descriptor_table(highest: u64) -> io::Result<()> {
     let Ok(highest) = libc::c_int::try_from(highest) else { return Ok(()) };
     let null = std::fs::File::open("/dev/null")?;
     // SAFETY: fcntl on a descriptor we own; F_DUPFD_CLOEXEC returns a new descriptor (>= highest)
@@ -74,7 +74,7 @@ fn usage(who: libc::c_int) -> (CpuTime, u64) {
     // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the valid struct we pass.
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+    if unsafe { libc::getrusage(who, &raw mut ru) } != 0 {
         return (CpuTime::default(), 0);
     }
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
@@ -82,20 +82,20 @@ fn usage(who: libc::c_int) -> (CpuTime, u64) {
 }
 
 /// thread_cpu_time is the calling thread's CPU time.
-pub fn thread_cpu_time() -> CpuTime {
+pub(crate) fn thread_cpu_time() -> CpuTime {
     usage(libc::RUSAGE_THREAD).0
 }
 
 /// thread_run_delay_s is how long the calling thread has been runnable but waiting for a core
 /// (the scheduler's run-queue delay, /proc/thread-self/schedstat); None where it is not kept.
-pub fn thread_run_delay_s() -> Option<f64> {
+pub(crate) fn thread_run_delay_s() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let delay_ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
     Some(delay_ns as f64 / 1e9)
 }
 
 /// process_usage is the whole process's CPU time and peak resident set size in KiB.
-pub fn process_usage() -> (CpuTime, u64) {
+pub(crate) fn process_usage() -> (CpuTime, u64) {
     usage(libc::RUSAGE_SELF)
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use serde_json::json;
-use surge_engine::system::descriptor_table_size;
+use surge_engine::testing::descriptor_table_size;
 use surge_engine::{run, NoObserver, Plan};
 
 #[test]

@@ -2,6 +2,7 @@
 //! header, endless bodies, a byte-at-a-time drip, statuses outside 100-599. Whatever the
 //! server does, a run ends within duration + grace + timeout + 1 s, a stop ends it within
 //! a second, each over-bound response is an invalid response, and the counts add up.
+#![allow(clippy::needless_pass_by_value, reason = "the tests' plan helpers take their json!() pieces by value")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

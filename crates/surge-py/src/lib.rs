@@ -2,6 +2,7 @@
 //! converts its arguments, releases the GIL once, delegates, and converts back.
 use pyo3::prelude::*;
 
+mod detach;
 mod errors;
 mod run;
 mod target;
@@ -10,7 +11,7 @@ mod target;
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DEFAULT_SEND_SLACK_S", surge_engine::spec::plan::DEFAULT_SEND_SLACK_S)?;
+    m.add("DEFAULT_SEND_SLACK_S", surge_engine::plan::DEFAULT_SEND_SLACK_S)?;
     errors::register(m)?;
     run::register(m)?;
     target::register(m)?;

@@ -1,38 +1,29 @@
 //! target: `_engine.serve_target(config_json, on_ready)`, the reference target served from
 //! Python with the GIL released, and `_engine.check_target_config(config_json)`.
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use surge_target::{TargetConfig, TargetError, TargetPlan};
 
-/// SIGNAL_POLL is how often a serving call checks for Ctrl-C (and other Python signals).
-const SIGNAL_POLL: Duration = Duration::from_millis(100);
+use crate::detach::detach_polling;
+use crate::errors::target_error;
 
-/// plan_of reads and validates a configuration; every mistake becomes one line of a ValueError.
-fn plan_of(config_json: &str) -> PyResult<TargetPlan> {
+/// plan_of reads and validates a configuration; every mistake becomes one line of a
+/// TargetConfigError (a ValueError).
+fn plan_of(py: Python<'_>, config_json: &str) -> PyResult<TargetPlan> {
     TargetConfig::from_json(config_json)
         .and_then(|config| config.validate())
-        .map_err(|errors| PyValueError::new_err(errors.to_string()))
-}
-
-/// to_py_err maps a serving failure: the configuration to ValueError, the socket to OSError.
-fn to_py_err(error: TargetError) -> PyErr {
-    match error {
-        TargetError::Config(errors) => PyValueError::new_err(errors.to_string()),
-        TargetError::Bind { .. } | TargetError::Runtime(_) => PyOSError::new_err(error.to_string()),
-        TargetError::Internal(_) => PyRuntimeError::new_err(error.to_string()),
-    }
+        .map_err(|errors| target_error(py, TargetError::Config(errors)))
 }
 
 /// check_target_config validates a configuration (JSON) without serving; returns JSON
-/// `{"warnings": [...], "describe": [...]}`, or raises ValueError with one line per mistake,
-/// each starting with its flag.
+/// `{"warnings": [...], "describe": [...]}`, or raises TargetConfigError (a ValueError) with
+/// one line per mistake, each starting with its flag.
 #[pyfunction]
-pub fn check_target_config(config_json: &str) -> PyResult<String> {
-    let plan = plan_of(config_json)?;
+pub fn check_target_config(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let plan = plan_of(py, config_json)?;
     let report = serde_json::json!({"warnings": plan.warnings(), "describe": plan.describe()});
     Ok(report.to_string())
 }
@@ -40,53 +31,27 @@ pub fn check_target_config(config_json: &str) -> PyResult<String> {
 /// serve_target serves the reference target until its `duration` ends or a Python signal
 /// handler raises (Ctrl-C), with the GIL released; `on_ready(address)` is called once it
 /// listens ("127.0.0.1:PORT"). Returns the summary as JSON (`stopped_by` is "interrupted"
-/// after Ctrl-C). Raises ValueError for an invalid configuration, OSError when it cannot
-/// listen, and re-raises what `on_ready` or a signal handler raised other than KeyboardInterrupt.
+/// after Ctrl-C). Raises TargetConfigError (a ValueError) for an invalid configuration,
+/// TargetServeError (an OSError) when it cannot listen, and re-raises what `on_ready` or a
+/// signal handler raised other than KeyboardInterrupt.
 #[pyfunction]
+#[allow(clippy::needless_pass_by_value, reason = "pyo3 hands the callable over owned")]
 pub fn serve_target(py: Python<'_>, config_json: &str, on_ready: Py<PyAny>) -> PyResult<String> {
-    let plan = plan_of(config_json)?;
+    let plan = plan_of(py, config_json)?;
     let stop = Arc::new(AtomicBool::new(false));
-    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
-    let raise = |error: PyErr| {
-        raised.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(error);
-        stop.store(true, Ordering::Relaxed);
-    };
-    let outcome = py.detach(|| {
-        std::thread::scope(|scope| {
-            let (done, finished) = mpsc::channel();
-            let ready = |addr: std::net::SocketAddr| {
-                if let Err(e) = Python::attach(|py| on_ready.call1(py, (addr.to_string(),)).map(drop)) {
-                    raise(e);
-                }
-            };
-            let server_stop = Arc::clone(&stop);
-            scope.spawn(move || {
-                let _ = done.send(surge_target::serve_plan(plan, ready, server_stop));
-            });
-            loop {
-                match finished.recv_timeout(SIGNAL_POLL) {
-                    Ok(outcome) => return outcome,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if let Err(e) = Python::attach(|py| py.check_signals()) {
-                            raise(e);
-                        }
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => {
-                        return Err(TargetError::Internal("the server thread ended without a result".into()));
-                    }
-                }
+    let detached = detach_polling(py, &stop, |raised| {
+        let ready = |addr: std::net::SocketAddr| {
+            if let Err(e) = Python::attach(|py| on_ready.call1(py, (addr.to_string(),)).map(drop)) {
+                raised.raise(e);
             }
-        })
-    });
-    let raised = raised.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let interrupted = match raised {
-        Some(error) if error.is_instance_of::<PyKeyboardInterrupt>(py) => true,
-        Some(error) => return Err(error),
-        None => false,
-    };
-    let summary = outcome.map_err(to_py_err)?;
+        };
+        surge_target::serve_plan(plan, ready, Arc::clone(&stop))
+    })?;
+    let outcome =
+        detached.value.unwrap_or_else(|| Err(TargetError::Internal("the server thread ended without a result".into())));
+    let summary = outcome.map_err(|e| target_error(py, e))?;
     let mut json = serde_json::to_value(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    if interrupted {
+    if detached.interrupted {
         json["stopped_by"] = "interrupted".into();
     }
     Ok(json.to_string())

@@ -17,34 +17,15 @@
 //! ```
 
 pub mod config;
-pub mod conn;
-pub mod counters;
-pub mod cpu;
-pub mod duration;
-pub mod error;
-pub mod http;
 pub mod model;
-pub mod plan;
-pub mod rate_limit;
-pub mod rng;
-pub mod routes;
 pub mod server;
-pub mod service_time;
-pub mod shared;
-pub mod slots;
-pub mod stall;
 pub mod stats;
-pub mod store;
-pub mod summary;
-pub mod timer;
-pub mod usl;
-pub mod worker_gate;
 
+pub use config::duration::parse_duration;
+pub use config::error::{ConfigError, ConfigErrors, TargetError};
+pub use config::plan::TargetPlan;
 pub use config::TargetConfig;
-pub use duration::parse_duration;
-pub use error::{ConfigError, ConfigErrors, TargetError};
-pub use plan::TargetPlan;
+pub use model::service_time::ServiceTime;
+pub use model::usl::Usl;
 pub use server::{serve, serve_plan};
-pub use service_time::ServiceTime;
-pub use summary::{StopReason, TargetSummary};
-pub use usl::Usl;
+pub use stats::summary::{StopReason, TargetSummary};

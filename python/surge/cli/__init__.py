@@ -21,7 +21,8 @@ import click
 from surge import __version__
 from surge.cli.errors import error, say, usage_error
 from surge.core import exit_codes, signals, streams
-from surge.core.errors import BadInput, ConnectionLimitError, PlanError, SurgeError, UnreachableError
+from surge.core.errors import BadInput, SurgeError
+from surge.engine.errors import ConnectionLimitError, PlanError, UnreachableError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run_command"),

@@ -1,23 +1,14 @@
-"""surge's exceptions: the engine's tree, plus BadInput for what a user typed."""
+"""surge's exception base, SurgeError, and BadInput for what a user typed. Pure Python: the
+engine's exceptions (``surge.engine.errors``) are created under SurgeError when the compiled
+module loads."""
 
 from __future__ import annotations
 
-from surge._engine import (
-    ConnectionLimitError,
-    PlanError,
-    SetupError,
-    SurgeError,
-    UnreachableError,
-)
+__all__ = ["BadInput", "SurgeError"]
 
-__all__ = [
-    "BadInput",
-    "ConnectionLimitError",
-    "PlanError",
-    "SetupError",
-    "SurgeError",
-    "UnreachableError",
-]
+
+class SurgeError(Exception):
+    """SurgeError is the base of every error surge raises."""
 
 
 class BadInput(SurgeError, ValueError):

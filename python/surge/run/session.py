@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from surge.core import signals
-from surge.core.errors import BadInput, UnreachableError
+from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.check import watch_process
 from surge.engine.document import result_document
+from surge.engine.errors import UnreachableError
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import RESULTS_DIR, check_out
 from surge.run.flags import check_no_save

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.checks import regex_problem
-from surge.scenario.jsonpath import JSON_PATH_FORMS, is_json_path
+from surge.scenario.jsonpath import json_path_error
 
 
 class Capture(FileModel):
@@ -34,8 +34,8 @@ class Capture(FileModel):
             what = "none" if not sources else " and ".join(sources)
             return [((), f"give exactly one source, json, header or regex (got {what})")]
         found: list[Finding] = []
-        if self.json_path is not None and not is_json_path(self.json_path):
-            found.append((("json",), f"'{self.json_path}' is not a JSON path (e.g. {JSON_PATH_FORMS})"))
+        if self.json_path is not None and (why := json_path_error(self.json_path)) is not None:
+            found.append((("json",), why))
         if self.group is not None and self.regex is None:
             found.append((("group",), "group only applies to a regex capture"))
         if self.regex is not None:

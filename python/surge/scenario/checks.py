@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.jsonpath import JSON_PATH_FORMS, is_json_path
+from surge.scenario.jsonpath import json_path_error
 from surge.scenario.units import Duration
 
 _LITERAL = "checks compare literal values: {{slots}} are not filled in checks"
@@ -67,8 +67,8 @@ class Check(FileModel):
             if (why := regex_problem(pattern)) is not None:
                 found.append((("body_matches", i), why))
         for path, expected in self.json_equals.items():
-            if not is_json_path(path):
-                found.append((("json", path), f"'{path}' is not a JSON path (e.g. {JSON_PATH_FORMS})"))
+            if (why := json_path_error(path)) is not None:
+                found.append((("json", path), why))
             if "{{" in str(expected):
                 found.append((("json", path), _LITERAL))
         for key in ("body_contains", "body_matches", "header_present"):

@@ -1,16 +1,17 @@
-"""JSON paths as captures and checks accept them: ``$``, then ``.key``, ``[index]`` or ``['key']`` steps."""
+"""JSON paths as captures and checks accept them: exactly those the engine's own parser accepts
+(``$``, then ``.key``, ``['key']``, ``["key"]``, ``[index]`` or ``[-index]`` steps), checked by
+that parser so that a scenario file and a run never disagree."""
 
 from __future__ import annotations
 
-import re
+from surge.engine.errors import json_path_problem
 
-_STEP = r"(?:\.[A-Za-z_$][A-Za-z0-9_$-]*|\[\d+\]|\['[^']*'\]|\[\"[^\"]*\"\])"
-_PATH = re.compile(rf"\$(?:{_STEP})*")
-
-JSON_PATH_FORMS = "$.id, $.items[0].id, $['odd key']"
+JSON_PATH_FORMS = "$.id, $.items[0].id, $.items[-1].id, $['odd key']"
 """JSON_PATH_FORMS are examples of accepted JSON paths, for error messages."""
 
 
-def is_json_path(text: str) -> bool:
-    """is_json_path tells whether ``text`` is a JSON path of the supported subset."""
-    return _PATH.fullmatch(text) is not None
+def json_path_error(path: str) -> str | None:
+    """json_path_error is the one-line message for a capture's or a check's JSON path the engine
+    refuses (the engine's reason after examples of accepted paths), or None when it accepts it."""
+    why = json_path_problem(path)
+    return None if why is None else f"'{path}' is not a JSON path (e.g. {JSON_PATH_FORMS}): {why}"

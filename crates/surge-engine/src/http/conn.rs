@@ -16,7 +16,7 @@ use crate::http::transport::Transport;
 
 /// Phase is where a connection is in its request cycle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Closed: no socket.
     Closed,
     /// Connecting: the TCP connect is in progress.
@@ -33,7 +33,7 @@ pub enum Phase {
 }
 
 /// Conn is one connection's state.
-pub struct Conn {
+pub(crate) struct Conn {
     /// transport is the socket (and TLS session), None when closed.
     pub transport: Option<Transport>,
     /// phase is the connection's state.
@@ -90,7 +90,7 @@ pub struct Conn {
 
 impl Conn {
     /// new returns a closed connection slot.
-    pub fn new() -> Conn {
+    pub(crate) fn new() -> Conn {
         Conn {
             transport: None,
             phase: Phase::Closed,
@@ -121,18 +121,18 @@ impl Conn {
     }
 
     /// has_request tells whether a request is outstanding on this connection.
-    pub fn has_request(&self) -> bool {
+    pub(crate) fn has_request(&self) -> bool {
         matches!(self.phase, Phase::Sending | Phase::Awaiting)
     }
 
     /// is_establishing tells whether the connection is being opened (TCP connect or TLS
     /// handshake in progress).
-    pub fn is_establishing(&self) -> bool {
+    pub(crate) fn is_establishing(&self) -> bool {
         matches!(self.phase, Phase::Connecting | Phase::Handshaking)
     }
 
     /// open starts a non-blocking connect to `addr` and registers the socket under `token`.
-    pub fn open(
+    pub(crate) fn open(
         &mut self,
         addr: SocketAddr,
         tls: Option<&TlsSetup>,
@@ -168,7 +168,7 @@ impl Conn {
 
     /// connect_result checks a connecting socket after an event: Ok(true) once connected,
     /// Ok(false) if still in progress, Err with the connect error otherwise.
-    pub fn connect_result(&mut self) -> io::Result<bool> {
+    pub(crate) fn connect_result(&mut self) -> io::Result<bool> {
         let Some(transport) = self.transport.as_mut() else {
             return Err(io::Error::from(io::ErrorKind::NotConnected));
         };
@@ -185,7 +185,7 @@ impl Conn {
     }
 
     /// close drops the socket (deregistering it) and marks the slot closed.
-    pub fn close(&mut self, registry: &Registry) {
+    pub(crate) fn close(&mut self, registry: &Registry) {
         if let Some(mut transport) = self.transport.take() {
             let _ = registry.deregister(transport.stream_mut());
         }

@@ -14,28 +14,28 @@ use std::fmt;
 
 /// MAX_HEADER_BYTES is the largest response header block accepted; beyond it the response
 /// is invalid (a server streaming endless headers must not eat the generator's memory).
-pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// MAX_HEADERS is the largest number of header fields accepted in one response.
-pub const MAX_HEADERS: usize = 96;
+pub(crate) const MAX_HEADERS: usize = 96;
 
 /// MAX_CHUNK_EXTENSION is the longest chunk extension accepted (the bytes after `;` on a
 /// chunk-size line, from the `;` on); beyond it the response is invalid.
-pub const MAX_CHUNK_EXTENSION: usize = 4096;
+pub(crate) const MAX_CHUNK_EXTENSION: usize = 4096;
 
 /// MAX_TRAILER_LINES is the most trailer fields accepted after the last chunk; the trailer
 /// section as a whole is also held to [`MAX_HEADER_BYTES`].
-pub const MAX_TRAILER_LINES: usize = MAX_HEADERS;
+pub(crate) const MAX_TRAILER_LINES: usize = MAX_HEADERS;
 
 /// MAX_INTERIM is the most interim (1xx) responses accepted before the final one.
-pub const MAX_INTERIM: u8 = 8;
+pub(crate) const MAX_INTERIM: u8 = 8;
 
 /// RESERVE_CAP bounds the body buffer reserved up front from a Content-Length when retaining.
 const RESERVE_CAP: usize = 1024 * 1024;
 
 /// ParseError says why the bytes received are not a valid HTTP/1.1 response.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ParseError {
+pub(crate) enum ParseError {
     /// The status line or a header line is malformed.
     Malformed(&'static str),
     /// The header block exceeds [`MAX_HEADER_BYTES`] or [`MAX_HEADERS`].
@@ -72,7 +72,7 @@ impl fmt::Display for ParseError {
 
 /// Step is the outcome of feeding bytes to the parser.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// All input was consumed and the response is not complete yet.
     NeedMore,
     /// The response is complete; `consumed` bytes of the last input belonged to it.
@@ -112,7 +112,7 @@ enum State {
 
 /// ResponseParser parses one response at a time; call [`ResponseParser::begin`] before each.
 #[derive(Debug)]
-pub struct ResponseParser {
+pub(crate) struct ResponseParser {
     state: State,
     stash: Vec<u8>,
     head_request: bool,
@@ -142,7 +142,7 @@ impl Default for ResponseParser {
 
 impl ResponseParser {
     /// new returns a parser waiting for a response to a non-HEAD request.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         ResponseParser {
             state: State::Head,
             stash: Vec::new(),
@@ -165,7 +165,7 @@ impl ResponseParser {
 
     /// begin resets the parser for the response to the next request; `head_request`
     /// says the request was HEAD, whose response has headers but never a body.
-    pub fn begin(&mut self, head_request: bool) {
+    pub(crate) fn begin(&mut self, head_request: bool) {
         self.state = State::Head;
         self.stash.clear();
         self.head_request = head_request;
@@ -189,7 +189,7 @@ impl ResponseParser {
     /// [`MAX_HEADER_BYTES`]) and its first `max_body` body bytes, de-chunked. A longer body is
     /// still parsed to its end, but only its first `max_body` bytes are kept and
     /// [`ResponseParser::body_truncated`] turns true. The buffers are reused across responses.
-    pub fn begin_retaining(&mut self, head_request: bool, max_body: usize) {
+    pub(crate) fn begin_retaining(&mut self, head_request: bool, max_body: usize) {
         self.begin(head_request);
         self.retain = true;
         self.max_body = max_body;
@@ -197,25 +197,26 @@ impl ResponseParser {
 
     /// head is the retained header block of the final response (interim 1xx heads are
     /// dropped); empty unless retaining and the head has been parsed.
-    pub fn head(&self) -> &[u8] {
+    pub(crate) fn head(&self) -> &[u8] {
         &self.head_buf
     }
 
     /// body is the retained, de-chunked body: at most `max_body` bytes, complete once `feed`
     /// returned `Step::Complete` (or `finish_on_eof` succeeded); empty unless retaining.
-    pub fn body(&self) -> &[u8] {
+    pub(crate) fn body(&self) -> &[u8] {
         &self.body_buf
     }
 
     /// body_truncated tells whether the body had more than `max_body` bytes, so that
     /// [`ResponseParser::body`] holds only its beginning.
-    pub fn body_truncated(&self) -> bool {
+    pub(crate) fn body_truncated(&self) -> bool {
         self.body_truncated
     }
 
     /// header returns the trimmed value of the first retained header named `name`
     /// (ASCII case-insensitive), or None when absent or not retaining.
-    pub fn header(&self, name: &str) -> Option<&[u8]> {
+    #[cfg(test)]
+    pub(crate) fn header(&self, name: &str) -> Option<&[u8]> {
         header_value(&self.head_buf, name)
     }
 
@@ -231,38 +232,29 @@ impl ResponseParser {
     }
 
     /// status is the final status code once the head has been parsed (0 before).
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         self.status
     }
 
     /// keep_alive tells whether the connection may carry another request after this response.
-    pub fn keep_alive(&self) -> bool {
+    pub(crate) fn keep_alive(&self) -> bool {
         self.keep_alive
     }
 
     /// body_bytes counts the body bytes received so far (chunk framing excluded).
-    pub fn body_bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn body_bytes(&self) -> u64 {
         self.body_bytes
     }
 
-    /// header_bytes is the size of the final header block, once parsed.
-    pub fn header_bytes(&self) -> usize {
-        self.header_bytes
-    }
-
     /// reads_until_close tells whether the body ends only when the peer closes.
-    pub fn reads_until_close(&self) -> bool {
+    pub(crate) fn reads_until_close(&self) -> bool {
         self.state == State::UntilClose
-    }
-
-    /// started tells whether any byte of this response has arrived.
-    pub fn started(&self) -> bool {
-        self.started
     }
 
     /// feed consumes bytes of the response. On `NeedMore` every byte was consumed; on
     /// `Complete` the bytes after `consumed` belong to whatever follows the response.
-    pub fn feed(&mut self, input: &[u8]) -> Result<Step, ParseError> {
+    pub(crate) fn feed(&mut self, input: &[u8]) -> Result<Step, ParseError> {
         if !input.is_empty() {
             self.started = true;
         }
@@ -313,7 +305,7 @@ impl ResponseParser {
 
     /// finish_on_eof is called when the peer closed the connection: a close-delimited body
     /// ends there; anything else incomplete is an error.
-    pub fn finish_on_eof(&mut self) -> Result<(), ParseError> {
+    pub(crate) fn finish_on_eof(&mut self) -> Result<(), ParseError> {
         match self.state {
             State::UntilClose | State::Done => {
                 self.state = State::Done;
@@ -382,8 +374,7 @@ impl ResponseParser {
         self.keep_alive = head.keep_alive;
         self.header_bytes = head.len;
         self.state = match head.body {
-            Body::None => State::Done,
-            Body::Length(0) => State::Done,
+            Body::None | Body::Length(0) => State::Done,
             Body::Length(n) => State::Fixed { remaining: n },
             Body::Chunked => State::Chunked(Chunk::Size { size: 0, digits: 0, ext: 0 }),
             Body::UntilClose => {
@@ -489,7 +480,7 @@ fn size_done(size: u64) -> Chunk {
 /// header_value returns the trimmed value of the first header named `name` (ASCII
 /// case-insensitive) in a header block `head` as received (status line first, CRLF or LF
 /// line ends), or None when no such header is present.
-pub fn header_value<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
+pub(crate) fn header_value<'a>(head: &'a [u8], name: &str) -> Option<&'a [u8]> {
     let name = name.as_bytes();
     // Skip the status line; the block ends at the first empty line.
     let mut lines = head

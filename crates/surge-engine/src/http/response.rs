@@ -7,7 +7,7 @@ use serde_json::Value;
 /// ResponseView borrows one completed response: its final status, the raw header block and
 /// the (de-chunked, possibly truncated) body as retained by the parser, and its latency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ResponseView<'a> {
+pub(crate) struct ResponseView<'a> {
     /// status is the final status code.
     pub status: u16,
     /// head is the raw header block (status line, headers, blank line); empty when not retained.
@@ -20,13 +20,13 @@ pub struct ResponseView<'a> {
 
 impl<'a> ResponseView<'a> {
     /// from_parser views what `parser` retained for the response it just completed.
-    pub fn from_parser(parser: &'a ResponseParser, latency_ns: u64) -> Self {
+    pub(crate) fn from_parser(parser: &'a ResponseParser, latency_ns: u64) -> Self {
         ResponseView { status: parser.status(), head: parser.head(), body: parser.body(), latency_ns }
     }
 
     /// header returns the trimmed value of the first header named `name` (ASCII
     /// case-insensitive), or None when absent.
-    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+    pub(crate) fn header(&self, name: &str) -> Option<&'a [u8]> {
         header_value(self.head, name)
     }
 }
@@ -45,24 +45,24 @@ enum Parsed {
 /// free to create (nothing is allocated before the first parse); use one per response,
 /// or call [`JsonCache::reset`] before passing it a different body.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct JsonCache {
+pub(crate) struct JsonCache {
     parsed: Parsed,
 }
 
 impl JsonCache {
     /// new returns an empty cache.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         JsonCache::default()
     }
 
     /// reset forgets the parsed body, for the next response.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.parsed = Parsed::Unparsed;
     }
 
     /// get returns the body parsed as JSON, parsing `body` only on the first call after
     /// new/reset; a body that is not JSON gives None now and on every later call.
-    pub fn get(&mut self, body: &[u8]) -> Option<&Value> {
+    pub(crate) fn get(&mut self, body: &[u8]) -> Option<&Value> {
         if matches!(self.parsed, Parsed::Unparsed) {
             self.parsed = match serde_json::from_slice(body) {
                 Ok(value) => Parsed::Json(value),
@@ -76,7 +76,8 @@ impl JsonCache {
     }
 
     /// error is why the body was not JSON, once [`JsonCache::get`] has tried to parse it.
-    pub fn error(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn error(&self) -> Option<&str> {
         match &self.parsed {
             Parsed::Invalid(message) => Some(message),
             _ => None,

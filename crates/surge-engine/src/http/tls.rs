@@ -10,7 +10,7 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 /// TlsSetup is what a connection needs to start a TLS session: the shared config and the
 /// name the server's certificate must match.
 #[derive(Clone, Debug)]
-pub struct TlsSetup {
+pub(crate) struct TlsSetup {
     /// config is the client configuration (roots, ALPN, verification policy).
     pub config: Arc<ClientConfig>,
     /// server_name is the SNI and verification name.
@@ -19,7 +19,7 @@ pub struct TlsSetup {
 
 impl TlsSetup {
     /// new builds the TLS setup for `host`; `insecure` disables certificate verification.
-    pub fn new(host: &str, insecure: bool) -> Result<TlsSetup, String> {
+    pub(crate) fn new(host: &str, insecure: bool) -> Result<TlsSetup, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -40,7 +40,7 @@ impl TlsSetup {
     }
 
     /// connection starts a client session for one connection.
-    pub fn connection(&self) -> Result<rustls::ClientConnection, rustls::Error> {
+    pub(crate) fn connection(&self) -> Result<rustls::ClientConnection, rustls::Error> {
         rustls::ClientConnection::new(self.config.clone(), self.server_name.clone())
     }
 }

@@ -7,7 +7,7 @@ use mio::net::TcpStream;
 
 /// Transport moves bytes over one connection; all calls are non-blocking and report
 /// `WouldBlock` when the socket has no more to give or take.
-pub enum Transport {
+pub(crate) enum Transport {
     /// Plain is cleartext TCP.
     Plain(TcpStream),
     /// Tls is a rustls client session over TCP.
@@ -16,14 +16,14 @@ pub enum Transport {
 
 impl Transport {
     /// stream is the underlying socket (for registration and error checks).
-    pub fn stream_mut(&mut self) -> &mut TcpStream {
+    pub(crate) fn stream_mut(&mut self) -> &mut TcpStream {
         match self {
             Transport::Plain(s) | Transport::Tls(s, _) => s,
         }
     }
 
     /// is_tls tells whether this is a TLS session.
-    pub fn is_tls(&self) -> bool {
+    pub(crate) fn is_tls(&self) -> bool {
         matches!(self, Transport::Tls(..))
     }
 
@@ -31,7 +31,7 @@ impl Transport {
     /// TLS takes the plaintext into its buffer and writes what the socket takes; records it
     /// could not write yet are written first on the next call (or by [`Transport::flush`]),
     /// so the count returned is never lost and never written twice.
-    pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+    pub(crate) fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(stream) => stream.write(data),
             Transport::Tls(stream, tls) => {
@@ -50,7 +50,7 @@ impl Transport {
     /// flush writes buffered TLS records; true when nothing is left to write (always, for
     /// plain TCP: its writes go straight to the socket).
     #[inline]
-    pub fn flush(&mut self) -> io::Result<bool> {
+    pub(crate) fn flush(&mut self) -> io::Result<bool> {
         match self {
             Transport::Plain(_) => Ok(true),
             Transport::Tls(stream, tls) => match flush_tls(stream, tls) {
@@ -65,7 +65,7 @@ impl Transport {
     /// complete and its last message written, false while it waits for the socket. Plain
     /// TCP has none. A peer that closes, or answers with anything but TLS, fails it with
     /// `InvalidData` (a TLS failure).
-    pub fn handshake(&mut self) -> io::Result<bool> {
+    pub(crate) fn handshake(&mut self) -> io::Result<bool> {
         let Transport::Tls(stream, tls) = self else { return Ok(true) };
         loop {
             match flush_tls(stream, tls) {
@@ -96,39 +96,39 @@ impl Transport {
     /// read_stamped is [`Transport::read`] that also reports when the kernel received the
     /// last bytes it returns (CLOCK_REALTIME nanoseconds, from `SO_TIMESTAMPNS`, which
     /// [`enable_receive_timestamps`] turns on); None for TLS, or when the kernel gave no stamp.
-    pub fn read_stamped(&mut self, buf: &mut [u8], stamp: &mut Option<i128>) -> io::Result<usize> {
+    pub(crate) fn read_stamped(&mut self, buf: &mut [u8], stamp: &mut Option<i128>) -> io::Result<usize> {
         let Transport::Plain(stream) = self else { return self.read(buf) };
         let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
         // Room for one SCM_TIMESTAMPNS message (a timespec), aligned for cmsghdr.
         let mut control = [0u64; 8];
         // SAFETY: msghdr is plain data; every pointer set below outlives the call.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
+        msg.msg_iov = &raw mut iov;
         msg.msg_iovlen = 1;
         msg.msg_control = control.as_mut_ptr().cast();
         msg.msg_controllen = std::mem::size_of_val(&control) as _;
         // SAFETY: the fd is a live socket we own; iov and control point to writable buffers.
-        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, 0) };
+        let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &raw mut msg, 0) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: CMSG_FIRSTHDR/CMSG_NXTHDR walk the control buffer the kernel filled, within
         // msg_controllen; the payload of SCM_TIMESTAMPNS is a timespec.
         unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+            let mut cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
             while !cmsg.is_null() {
                 if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS {
                     let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
                     *stamp = Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
                 }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+                cmsg = libc::CMSG_NXTHDR(&raw const msg, cmsg);
             }
         }
         Ok(n as usize)
     }
 
     /// read fills `buf` with received bytes; Ok(0) means the peer closed the connection.
-    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(stream) => stream.read(buf),
             Transport::Tls(stream, tls) => loop {
@@ -158,7 +158,7 @@ impl Transport {
 
 /// enable_receive_timestamps asks the kernel to stamp the bytes `stream` receives, for
 /// [`Transport::read_stamped`].
-pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
+pub(crate) fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
     let on: libc::c_int = 1;
     // SAFETY: SO_TIMESTAMPNS takes an int flag; the fd is a live socket.
     let rc = unsafe {
@@ -166,7 +166,7 @@ pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
             stream.as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_TIMESTAMPNS,
-            (&on as *const libc::c_int).cast(),
+            (&raw const on).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
@@ -177,10 +177,10 @@ pub fn enable_receive_timestamps(stream: &TcpStream) -> io::Result<()> {
 }
 
 /// realtime_ns is CLOCK_REALTIME now, in nanoseconds (the clock receive stamps are in).
-pub fn realtime_ns() -> i128 {
+pub(crate) fn realtime_ns() -> i128 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec into a valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &raw mut ts) };
     i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
 }
 

@@ -16,6 +16,7 @@ use std::sync::mpsc;
 
 use crate::measure::breakdown::{totals, ScenarioSpan};
 use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
+use crate::measure::report::Report;
 use crate::measure::result::{Interval, ScenarioInterval};
 use crate::measure::window::{LoadCounts, Window, WindowEnd};
 use crate::schedule::pacer::Pacer;
@@ -23,10 +24,9 @@ use crate::spec::executor::Model;
 use crate::spec::pool::{merge, PoolSpecs};
 use crate::spec::scenario::{Probe, Scenario, Slot};
 use crate::system::CpuTime;
-use crate::worker::Report;
 
 /// Aggregator merges the threads' reports in order and keeps the run's totals.
-pub struct Aggregator<'p> {
+pub(crate) struct Aggregator<'p> {
     threads: usize,
     interval_ns: u64,
     /// percentiles are the plan's extra percentiles, added to every latency summary.
@@ -88,7 +88,7 @@ struct PendingInterval {
 impl<'p> Aggregator<'p> {
     /// new returns an aggregator for `threads` workers; `recyclers` take emptied metrics
     /// back to each worker.
-    pub fn new(
+    pub(crate) fn new(
         threads: usize,
         interval_ns: u64,
         percentiles: &'p [f64],
@@ -130,13 +130,13 @@ impl<'p> Aggregator<'p> {
     }
 
     /// all_done tells whether every thread has sent its last report.
-    pub fn all_done(&self) -> bool {
+    pub(crate) fn all_done(&self) -> bool {
         self.done.iter().all(|d| *d)
     }
 
     /// accept takes one report and returns the intervals that are now complete (`now_ns`
     /// is the time since the run started).
-    pub fn accept(&mut self, report: Report, now_ns: u64) -> Vec<Interval> {
+    pub(crate) fn accept(&mut self, report: Report, now_ns: u64) -> Vec<Interval> {
         match report {
             Report::Interval {
                 thread,
@@ -205,7 +205,7 @@ impl<'p> Aggregator<'p> {
 
     /// emit_ready returns the intervals that can be emitted at `now_ns` (also called while
     /// no report arrives, since an interval may become final by time alone).
-    pub fn emit_ready(&mut self, now_ns: u64) -> Vec<Interval> {
+    pub(crate) fn emit_ready(&mut self, now_ns: u64) -> Vec<Interval> {
         let mut completed = Vec::new();
         if self.all_done() {
             self.emit_last(&mut completed);
@@ -291,18 +291,18 @@ impl<'p> Aggregator<'p> {
 
     /// scenario_windows are the scenarios' windows given where they end, an open one
     /// ending at `now_ns`.
-    pub fn scenario_windows(&self, ends: &[WindowEnd], now_ns: u64) -> Vec<Window> {
+    pub(crate) fn scenario_windows(&self, ends: &[WindowEnd], now_ns: u64) -> Vec<Window> {
         self.scenarios.iter().zip(ends).map(|(s, end)| end.window(s.start_ns, now_ns)).collect()
     }
 
     /// run_window is the run's window once every thread is done.
-    pub fn run_window(&self) -> Window {
+    pub(crate) fn run_window(&self) -> Window {
         let ends = self.windows_at(&vec![WindowEnd::NotStarted; self.scenarios.len()]);
         self.scenario_windows(&ends, 0).into_iter().fold(Window::default(), Window::union)
     }
 
     /// spans are the scenarios' load windows and windows once every thread is done.
-    pub fn spans(&self) -> Vec<ScenarioSpan> {
+    pub(crate) fn spans(&self) -> Vec<ScenarioSpan> {
         let ends = self.windows_at(&vec![WindowEnd::NotStarted; self.scenarios.len()]);
         self.scenario_windows(&ends, 0)
             .into_iter()
@@ -313,7 +313,7 @@ impl<'p> Aggregator<'p> {
 
     /// run_load_window is the run's load window once every thread is done: from the first
     /// scenario's start until the last thread stopped starting iterations.
-    pub fn run_load_window(&self) -> Window {
+    pub(crate) fn run_load_window(&self) -> Window {
         let window = self.run_window();
         Window {
             start_ns: window.start_ns,
@@ -395,7 +395,7 @@ impl<'p> Aggregator<'p> {
             responses_per_s: counts.responses as f64 / length,
             successes_per_s: counts.succeeded as f64 / length,
             sent_per_s: counts.sent as f64 / length,
-            target_rate_per_s: target_rate(self.scenarios, (start_s + end_s) / 2.0),
+            target_rate_per_s: target_rate(self.scenarios, f64::midpoint(start_s, end_s)),
             requests: counts,
             latency: metrics.latency_summaries(self.percentiles),
             open_connections: slot.open_connections,

@@ -9,7 +9,7 @@ use crate::spec::scenario::{Probe, Scenario, Slot};
 
 /// ScenarioSpan is where a scenario's load stopped and the window its rates are over.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScenarioSpan {
+pub(crate) struct ScenarioSpan {
     /// stopped_ns is when it stopped starting iterations (the end of its load window).
     pub stopped_ns: u64,
     /// window is the window of its rates (and its tags').
@@ -39,7 +39,7 @@ impl ScenarioSpan {
 /// windows and windows (in plan order); `load` is, per slot, what ended in its scenario's
 /// load window, once the run is over (None mid-run); `percentiles` are the plan's extra
 /// percentiles.
-pub fn breakdowns(
+pub(crate) fn breakdowns(
     totals: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],
@@ -93,7 +93,7 @@ pub fn breakdowns(
 }
 
 /// check_results lists every check's passes and fails.
-pub fn check_results(totals: &ThreadMetrics, scenarios: &[Scenario], checks: &[Probe]) -> Vec<CheckResult> {
+pub(crate) fn check_results(totals: &ThreadMetrics, scenarios: &[Scenario], checks: &[Probe]) -> Vec<CheckResult> {
     checks
         .iter()
         .zip(&totals.checks)
@@ -109,7 +109,11 @@ pub fn check_results(totals: &ThreadMetrics, scenarios: &[Scenario], checks: &[P
 }
 
 /// capture_results lists every capture's values found and missing.
-pub fn capture_results(totals: &ThreadMetrics, scenarios: &[Scenario], captures: &[Probe]) -> Vec<CaptureResult> {
+pub(crate) fn capture_results(
+    totals: &ThreadMetrics,
+    scenarios: &[Scenario],
+    captures: &[Probe],
+) -> Vec<CaptureResult> {
     captures
         .iter()
         .zip(&totals.captures)
@@ -126,7 +130,7 @@ pub fn capture_results(totals: &ThreadMetrics, scenarios: &[Scenario], captures:
 
 /// totals is the run so far, in the result's shape (for thresholds evaluated mid-run);
 /// `spans` are the scenarios' windows so far and `duration_s` the time since the start.
-pub fn totals(
+pub(crate) fn totals(
     cumulative: &ThreadMetrics,
     scenarios: &[Scenario],
     slots: &[Slot],

@@ -82,8 +82,8 @@ impl FailureClass {
         match err.raw_os_error() {
             Some(libc::ECONNREFUSED) => FailureClass::ConnectionRefused,
             Some(libc::ETIMEDOUT) => FailureClass::ConnectTimeout,
-            Some(libc::EADDRNOTAVAIL) | Some(libc::EADDRINUSE) => FailureClass::AddressExhausted,
-            Some(libc::EMFILE) | Some(libc::ENFILE) => FailureClass::TooManyOpenFiles,
+            Some(libc::EADDRNOTAVAIL | libc::EADDRINUSE) => FailureClass::AddressExhausted,
+            Some(libc::EMFILE | libc::ENFILE) => FailureClass::TooManyOpenFiles,
             Some(libc::ECONNRESET) => FailureClass::ConnectionReset,
             _ => FailureClass::from_io_error(err),
         }
@@ -98,7 +98,7 @@ impl FailureClass {
             io::ErrorKind::TimedOut => FailureClass::RequestTimeout,
             io::ErrorKind::InvalidData => FailureClass::TlsFailure,
             _ => match err.raw_os_error() {
-                Some(libc::EMFILE) | Some(libc::ENFILE) => FailureClass::TooManyOpenFiles,
+                Some(libc::EMFILE | libc::ENFILE) => FailureClass::TooManyOpenFiles,
                 Some(libc::EADDRNOTAVAIL) => FailureClass::AddressExhausted,
                 _ => FailureClass::OtherIo,
             },
@@ -108,12 +108,12 @@ impl FailureClass {
 
 /// is_shed_status tells whether a status code means the server refused load on purpose
 /// (429 Too Many Requests, 503 Service Unavailable), as opposed to breaking.
-pub fn is_shed_status(status: u16) -> bool {
+pub(crate) fn is_shed_status(status: u16) -> bool {
     status == 429 || status == 503
 }
 
 /// is_failure_status tells whether a status code counts as a failed request (4xx and 5xx).
-pub fn is_failure_status(status: u16) -> bool {
+pub(crate) fn is_failure_status(status: u16) -> bool {
     status >= 400
 }
 

@@ -22,10 +22,10 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// HIGHEST_US is the largest latency a histogram records (one hour); larger values are clamped.
-pub const HIGHEST_US: u64 = 3_600_000_000;
+pub(crate) const HIGHEST_US: u64 = 3_600_000_000;
 
 /// SIGNIFICANT_DIGITS is the histograms' precision: values are kept within 0.1 %.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
+pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// SUB_BUCKET_HALF_MAGNITUDE is log2 of half the sub-buckets per bucket: three significant
 /// digits need single-unit resolution up to 2,000, so 2,048 sub-buckets (HdrHistogram's rule).
@@ -194,23 +194,20 @@ impl LatencyHistogram {
         if other.is_empty() {
             return;
         }
-        match (&mut self.counters, &other.counters) {
-            (Counters::Sparse(mine), Counters::Sparse(theirs)) => {
-                let merged = merge_sorted(mine, theirs);
-                let blocks = prefers_blocks(&merged);
-                *mine = merged;
-                if blocks {
-                    self.move_to_blocks();
-                }
+        if let (Counters::Sparse(mine), Counters::Sparse(theirs)) = (&mut self.counters, &other.counters) {
+            let merged = merge_sorted(mine, theirs);
+            let blocks = prefers_blocks(&merged);
+            *mine = merged;
+            if blocks {
+                self.move_to_blocks();
             }
-            _ => {
-                if let Counters::Sparse(_) = self.counters {
-                    self.move_to_blocks();
-                }
-                if let Counters::Blocks(blocks) = &mut self.counters {
-                    for (index, n) in other.counts() {
-                        grow(blocks, index >> BLOCK_MAGNITUDE)[index & (BLOCK - 1)] += n;
-                    }
+        } else {
+            if let Counters::Sparse(_) = self.counters {
+                self.move_to_blocks();
+            }
+            if let Counters::Blocks(blocks) = &mut self.counters {
+                for (index, n) in other.counts() {
+                    grow(blocks, index >> BLOCK_MAGNITUDE)[index & (BLOCK - 1)] += n;
                 }
             }
         }
@@ -433,7 +430,7 @@ const STANDARD_KEYS: [&str; 6] = ["p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9
 /// percentile_key is the result key of percentile `q` (a percentage): `p` + `q` without
 /// trailing zeros, `.` written `_`, + `_ms` (75 → `p75_ms`, 99.99 → `p99_99_ms`), the
 /// same rule as the standard keys (`p99_9_ms`). p100 is `max_ms`.
-pub fn percentile_key(q: f64) -> String {
+pub(crate) fn percentile_key(q: f64) -> String {
     let text = format!("{q:.6}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("p{}_ms", text.replace('.', "_"))
@@ -517,7 +514,9 @@ mod tests {
         spreads.push(spreads.concat());
         for values in &spreads {
             let mut h = LatencyHistogram::new();
-            values.iter().for_each(|&v| h.record(v));
+            for &v in values {
+                h.record(v);
+            }
             let d = dense(values);
             assert_eq!((h.len(), h.min(), h.max()), (d.len(), d.min(), d.max()), "{} values", values.len());
             assert_eq!((h.mean(), h.stdev()), (d.mean(), d.stdev()), "{} values", values.len());

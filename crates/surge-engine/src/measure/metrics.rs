@@ -62,7 +62,7 @@ pub struct Metrics {
 }
 
 /// LATE_THRESHOLD_NS is how late a send may be before it counts as late (1 ms).
-pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
+pub(crate) const LATE_THRESHOLD_NS: u64 = 1_000_000;
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -136,9 +136,8 @@ impl Metrics {
         self.failure_counts[class.index()] += 1;
         match (class, sent) {
             (FailureClass::Interrupted, false) => self.interrupted_unsent += 1,
-            (FailureClass::Interrupted, true) => {}
+            (FailureClass::Interrupted, true) | (_, false) => {}
             (_, true) => self.unanswered += 1,
-            (_, false) => {}
         }
         if let (FailureClass::RequestTimeout, Some(ns)) = (class, latency_ns) {
             self.latency.record(ns);
@@ -302,7 +301,7 @@ impl ScenarioCounters {
 
 /// MetricsShape is how many of each thing a run measures.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MetricsShape {
+pub(crate) struct MetricsShape {
     /// slots is the number of (scenario, tag) slots.
     pub slots: usize,
     /// scenarios is the number of scenarios.
@@ -316,7 +315,7 @@ pub struct MetricsShape {
 /// ThreadMetrics are one thread's measurements for one interval: a [`Metrics`] per slot
 /// (scenario and tag) and counters per scenario.
 #[derive(Clone, Debug, Default)]
-pub struct ThreadMetrics {
+pub(crate) struct ThreadMetrics {
     /// slots are the request metrics of each slot.
     pub slots: Vec<Metrics>,
     /// scenarios are the iteration counters of each scenario.
@@ -329,7 +328,7 @@ pub struct ThreadMetrics {
 
 /// Tally counts the outcomes of a check (passed/failed) or a capture (found/missing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// yes counts passes (checks) or values found (captures).
     pub yes: u64,
     /// no counts fails (checks) or values missing (captures).
@@ -343,7 +342,7 @@ pub struct Tally {
 impl Tally {
     /// record counts one outcome.
     #[inline]
-    pub fn record(&mut self, outcome: bool) {
+    pub(crate) fn record(&mut self, outcome: bool) {
         if outcome {
             self.yes += 1;
         } else {
@@ -354,7 +353,7 @@ impl Tally {
     /// record_seen counts one outcome decided on a response body, noting whether the body
     /// seen was cut at the retention limit.
     #[inline]
-    pub fn record_seen(&mut self, outcome: bool, truncated: bool) {
+    pub(crate) fn record_seen(&mut self, outcome: bool, truncated: bool) {
         self.record(outcome);
         self.truncated += u64::from(truncated);
     }
@@ -362,7 +361,7 @@ impl Tally {
 
 impl ThreadMetrics {
     /// new returns zeroed metrics for the given numbers of slots, scenarios, checks and captures.
-    pub fn new(shape: MetricsShape) -> Self {
+    pub(crate) fn new(shape: MetricsShape) -> Self {
         ThreadMetrics {
             slots: (0..shape.slots).map(|_| Metrics::new()).collect(),
             scenarios: vec![ScenarioCounters::default(); shape.scenarios],
@@ -372,7 +371,7 @@ impl ThreadMetrics {
     }
 
     /// add merges another thread's metrics into these (same shape).
-    pub fn add(&mut self, other: &ThreadMetrics) {
+    pub(crate) fn add(&mut self, other: &ThreadMetrics) {
         for (mine, theirs) in self.slots.iter_mut().zip(&other.slots) {
             mine.add(theirs);
         }
@@ -389,7 +388,7 @@ impl ThreadMetrics {
     }
 
     /// reset zeroes everything and gives the histograms' memory back.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.slots.iter_mut().for_each(Metrics::reset);
         self.scenarios.iter_mut().for_each(|c| *c = ScenarioCounters::default());
         self.checks.iter_mut().chain(self.captures.iter_mut()).for_each(|t| *t = Tally::default());
@@ -397,7 +396,7 @@ impl ThreadMetrics {
 
     /// merge_into adds the slots selected by `keep` into `out`, and the iteration-level
     /// counts (dropped iterations, connections) of the scenarios selected by `scenario`.
-    pub fn merge_into(&self, out: &mut Metrics, keep: impl Fn(usize) -> bool, scenario: impl Fn(usize) -> bool) {
+    pub(crate) fn merge_into(&self, out: &mut Metrics, keep: impl Fn(usize) -> bool, scenario: impl Fn(usize) -> bool) {
         for (i, slot) in self.slots.iter().enumerate() {
             if keep(i) {
                 out.add(slot);

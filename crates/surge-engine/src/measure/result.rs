@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
-pub use crate::measure::window::{Drain, Throughput};
+pub(crate) use crate::measure::window::{Drain, Throughput};
 use crate::system::CpuTime;
 
 /// RESULT_SCHEMA names the version of the result document.

@@ -18,7 +18,7 @@ use crate::measure::metrics::{Counts, Metrics};
 /// WindowEnd is where one scenario's window ends, as one thread (or a merge of threads)
 /// knows it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum WindowEnd {
+pub(crate) enum WindowEnd {
     /// NotStarted: the scenario has not started (or never did): no window yet.
     #[default]
     NotStarted,
@@ -32,7 +32,7 @@ impl WindowEnd {
     /// combine merges what two threads know: open anywhere is open; closed everywhere ends
     /// at the latest end; a thread where it never started adds nothing.
     #[must_use]
-    pub fn combine(self, other: WindowEnd) -> WindowEnd {
+    pub(crate) fn combine(self, other: WindowEnd) -> WindowEnd {
         match (self, other) {
             (WindowEnd::Open, _) | (_, WindowEnd::Open) => WindowEnd::Open,
             (WindowEnd::Closed(a), WindowEnd::Closed(b)) => WindowEnd::Closed(a.max(b)),
@@ -45,7 +45,7 @@ impl WindowEnd {
 
     /// window is the window of a scenario that started at `start_ns`, as of `now_ns` (an
     /// open window ends now; one that never started is empty).
-    pub fn window(self, start_ns: u64, now_ns: u64) -> Window {
+    pub(crate) fn window(self, start_ns: u64, now_ns: u64) -> Window {
         let end_ns = match self {
             WindowEnd::NotStarted => start_ns,
             WindowEnd::Open => now_ns,
@@ -57,7 +57,7 @@ impl WindowEnd {
 
 /// Window is a stretch of the run, in ns since its start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// start_ns is where it begins.
     pub start_ns: u64,
     /// end_ns is where it ends (not before start_ns).
@@ -66,13 +66,13 @@ pub struct Window {
 
 impl Window {
     /// seconds is the window's length.
-    pub fn seconds(self) -> f64 {
+    pub(crate) fn seconds(self) -> f64 {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
     }
 
     /// union is the smallest window covering both; an empty window adds nothing.
     #[must_use]
-    pub fn union(self, other: Window) -> Window {
+    pub(crate) fn union(self, other: Window) -> Window {
         match (self.end_ns > self.start_ns, other.end_ns > other.start_ns) {
             (_, false) => self,
             (false, true) => other,
@@ -83,13 +83,13 @@ impl Window {
     }
 
     /// throughput is `counts` per second of this window (all 0 for an empty window).
-    pub fn throughput(self, counts: &Counts) -> Throughput {
+    pub(crate) fn throughput(self, counts: &Counts) -> Throughput {
         self.rates(counts.sent, counts.responses, counts.succeeded)
     }
 
     /// load_throughput is what ended within the load window (`load`) per second of this
     /// window, which must be that load window.
-    pub fn load_throughput(self, load: &LoadCounts) -> Throughput {
+    pub(crate) fn load_throughput(self, load: &LoadCounts) -> Throughput {
         self.rates(load.sent, load.responses, load.succeeded)
     }
 
@@ -108,7 +108,7 @@ impl Window {
 /// LoadCounts are what one slot (or a sum of slots) sent, and what ended, within the load
 /// window: until its scenario (or the run) stopped starting iterations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LoadCounts {
+pub(crate) struct LoadCounts {
     /// sent counts requests completely written.
     pub sent: u64,
     /// responses counts complete responses, any status.
@@ -123,7 +123,7 @@ pub struct LoadCounts {
 
 impl LoadCounts {
     /// add_metrics adds an interval's (or part of one's) counts.
-    pub fn add_metrics(&mut self, metrics: &Metrics) {
+    pub(crate) fn add_metrics(&mut self, metrics: &Metrics) {
         self.sent += metrics.sent;
         self.responses += metrics.responses;
         self.succeeded += metrics.succeeded;
@@ -132,7 +132,7 @@ impl LoadCounts {
     }
 
     /// add adds another thread's (or slot's) load counts.
-    pub fn add(&mut self, other: &LoadCounts) {
+    pub(crate) fn add(&mut self, other: &LoadCounts) {
         self.sent += other.sent;
         self.responses += other.responses;
         self.succeeded += other.succeeded;
@@ -142,7 +142,7 @@ impl LoadCounts {
 
     /// drain is what ended after the load window, given the totals (`all`), the end of the
     /// load and the end of the window (ns).
-    pub fn drain(&self, all: &Counts, stopped_ns: u64, window_end_ns: u64) -> Drain {
+    pub(crate) fn drain(&self, all: &Counts, stopped_ns: u64, window_end_ns: u64) -> Drain {
         Drain {
             seconds: window_end_ns.saturating_sub(stopped_ns) as f64 / 1e9,
             responses: all.responses.saturating_sub(self.responses),

@@ -5,18 +5,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Budget holds the requests left to send; claims never hand out more than it holds.
 #[derive(Debug)]
-pub struct Budget {
+pub(crate) struct Budget {
     remaining: AtomicU64,
 }
 
 impl Budget {
     /// new returns a budget of `total` requests.
-    pub fn new(total: u64) -> Budget {
+    pub(crate) fn new(total: u64) -> Budget {
         Budget { remaining: AtomicU64::new(total) }
     }
 
     /// claim takes up to `wanted` requests and returns how many were granted (0 when empty).
-    pub fn claim(&self, wanted: u64) -> u64 {
+    pub(crate) fn claim(&self, wanted: u64) -> u64 {
         let mut granted = 0;
         let _ = self.remaining.fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
             granted = left.min(wanted);
@@ -26,14 +26,15 @@ impl Budget {
     }
 
     /// give_back returns unused requests (a thread stopping with tokens in hand).
-    pub fn give_back(&self, unused: u64) {
+    pub(crate) fn give_back(&self, unused: u64) {
         if unused > 0 {
             self.remaining.fetch_add(unused, Ordering::AcqRel);
         }
     }
 
     /// remaining is how many requests are still unclaimed.
-    pub fn remaining(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn remaining(&self) -> u64 {
         self.remaining.load(Ordering::Acquire)
     }
 }

@@ -18,12 +18,13 @@ pub struct RateStage {
 
 /// Pacer answers when the request with a given index is due, as nanoseconds from the
 /// start of the schedule; it is the whole open-model schedule of a run.
-pub trait Pacer: Send + Sync {
+pub(crate) trait Pacer: Send + Sync {
     /// due_ns returns the intended send time of request `index`, or None when the
     /// schedule ends before that request would be due.
     fn due_ns(&self, index: u64) -> Option<u64>;
 
     /// total returns how many requests the whole schedule holds.
+    #[cfg(test)]
     fn total(&self) -> u64;
 
     /// rate_at returns the scheduled rate (requests per second) at `elapsed_s`.
@@ -49,7 +50,7 @@ struct Segment {
 
 impl Segment {
     fn count(&self) -> f64 {
-        (self.from_rate + self.to_rate) / 2.0 * self.duration_s
+        f64::midpoint(self.from_rate, self.to_rate) * self.duration_s
     }
 
     /// offset_of solves count_before + r0·s + (r1−r0)/(2d)·s² = n for s in [0, d].
@@ -127,6 +128,7 @@ impl Pacer for RatePacer {
         Some(((segment.start_s + offset) * 1e9).round() as u64)
     }
 
+    #[cfg(test)]
     fn total(&self) -> u64 {
         self.total
     }
@@ -139,50 +141,6 @@ impl Pacer for RatePacer {
             }
         }
         0.0
-    }
-}
-
-/// Stripe selects every `stride`-th request index starting at `offset`: the share of a
-/// schedule one thread (or one machine of a distributed run) sends. Stripes with the same
-/// stride and offsets 0..stride partition the schedule exactly, and interleave in time so
-/// that the parts do not send in step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Stripe {
-    /// offset is the first index of this share.
-    pub offset: u64,
-    /// stride is the distance between consecutive indices of this share.
-    pub stride: u64,
-}
-
-impl Default for Stripe {
-    fn default() -> Self {
-        Stripe::WHOLE
-    }
-}
-
-impl Stripe {
-    /// WHOLE is the stripe holding every index.
-    pub const WHOLE: Stripe = Stripe { offset: 0, stride: 1 };
-
-    /// split divides this stripe into `parts` stripes that together hold exactly its indices.
-    pub fn split(self, parts: u64) -> Vec<Stripe> {
-        let parts = parts.max(1);
-        (0..parts).map(|k| Stripe { offset: self.offset + k * self.stride, stride: self.stride * parts }).collect()
-    }
-
-    /// index returns the global index of this stripe's `nth` request.
-    pub fn index(self, nth: u64) -> u64 {
-        self.offset + nth * self.stride
-    }
-
-    /// share_of returns how many of the indices `0..total` belong to this stripe.
-    pub fn share_of(self, total: u64) -> u64 {
-        if total <= self.offset {
-            0
-        } else {
-            (total - self.offset).div_ceil(self.stride)
-        }
     }
 }
 
@@ -260,25 +218,5 @@ mod tests {
             let expected = 1000.0 + 400.0 * (s as f64 + 0.5);
             assert!((count as f64 - expected).abs() / expected < 0.01, "second {s}: {count} vs {expected}");
         }
-    }
-
-    #[test]
-    fn stripes_partition_a_schedule() {
-        for parts in 1..=5u64 {
-            let stripes = Stripe::WHOLE.split(parts);
-            for total in [0u64, 1, 7, 100, 1001] {
-                let sum: u64 = stripes.iter().map(|s| s.share_of(total)).sum();
-                assert_eq!(sum, total, "parts {parts} total {total}");
-            }
-            let mut seen: Vec<u64> = stripes.iter().flat_map(|s| (0..20).map(move |n| s.index(n))).collect();
-            seen.sort_unstable();
-            seen.dedup();
-            assert_eq!(seen.len() as u64, 20 * parts);
-        }
-        // nested split: machine 1 of 2, then thread 0 and 1 of it
-        let machine = Stripe::WHOLE.split(2)[1];
-        let threads = machine.split(2);
-        assert_eq!(threads[0], Stripe { offset: 1, stride: 4 });
-        assert_eq!(threads[1], Stripe { offset: 3, stride: 4 });
     }
 }

@@ -121,8 +121,12 @@ enum Extractor {
 /// Capture is a validated, compiled capture: its path or regex is compiled once and
 /// [`Capture::extract`] cannot fail, only find nothing.
 #[derive(Clone, Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
+    // Read by the unit tests only; the run names captures and checks by their Probe.
+    #[cfg_attr(not(test), allow(dead_code))]
     name: String,
+    // Read by the unit tests only; the run names captures and checks by their Probe.
+    #[cfg_attr(not(test), allow(dead_code))]
     to_pool: bool,
     extractor: Extractor,
 }
@@ -130,7 +134,7 @@ pub struct Capture {
 impl Capture {
     /// compile validates `spec` and compiles its path or pattern; errors name fields under
     /// `field_prefix` (e.g. `scenarios[0].flow.sequences[1].steps[2].captures[0].path`).
-    pub fn compile(spec: &CaptureSpec, field_prefix: &str) -> Result<Capture, Vec<PlanError>> {
+    pub(crate) fn compile(spec: &CaptureSpec, field_prefix: &str) -> Result<Capture, Vec<PlanError>> {
         let mut errors = Vec::new();
         if spec.name.trim().is_empty() {
             errors.push(PlanError::new(format!("{field_prefix}.name"), "must not be empty"));
@@ -178,22 +182,24 @@ impl Capture {
     }
 
     /// name is the VU variable set, or the pool appended to when [`Capture::to_pool`].
-    pub fn name(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// to_pool tells whether the value is appended to a pool rather than set on the VU.
-    pub fn to_pool(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn to_pool(&self) -> bool {
         self.to_pool
     }
 
     /// needs_body tells whether extracting reads the body, so the parser must retain it.
-    pub fn needs_body(&self) -> bool {
+    pub(crate) fn needs_body(&self) -> bool {
         matches!(self.extractor, Extractor::Json(_) | Extractor::Regex { .. })
     }
 
     /// needs_head tells whether extracting reads the headers, so the parser must retain them.
-    pub fn needs_head(&self) -> bool {
+    pub(crate) fn needs_head(&self) -> bool {
         matches!(self.extractor, Extractor::Header(_))
     }
 
@@ -201,7 +207,7 @@ impl Capture {
     /// false with `out` empty when the value is absent. JSON strings are written unquoted;
     /// numbers, booleans and null as their JSON text; objects and arrays as compact JSON.
     /// Header values are trimmed; regex groups are written as matched.
-    pub fn extract(&self, resp: &ResponseView<'_>, json: &mut JsonCache, out: &mut Vec<u8>) -> bool {
+    pub(crate) fn extract(&self, resp: &ResponseView<'_>, json: &mut JsonCache, out: &mut Vec<u8>) -> bool {
         out.clear();
         match &self.extractor {
             Extractor::Json(path) => match json.get(resp.body).and_then(|doc| path.find(doc)) {

@@ -152,7 +152,9 @@ enum Test {
 
 /// Check is a validated, compiled check; [`Check::evaluate`] cannot fail, only not pass.
 #[derive(Clone, Debug)]
-pub struct Check {
+pub(crate) struct Check {
+    // Read by the unit tests only; the run names captures and checks by their Probe.
+    #[cfg_attr(not(test), allow(dead_code))]
     name: String,
     test: Test,
 }
@@ -160,7 +162,7 @@ pub struct Check {
 impl Check {
     /// compile validates `spec` and compiles its pattern, path or needle; errors name fields
     /// under `field_prefix` (e.g. `scenarios[0].flow.sequences[1].steps[2].checks[0].in`).
-    pub fn compile(spec: &CheckSpec, field_prefix: &str) -> Result<Check, Vec<PlanError>> {
+    pub(crate) fn compile(spec: &CheckSpec, field_prefix: &str) -> Result<Check, Vec<PlanError>> {
         let mut errors = Vec::new();
         if spec.name.trim().is_empty() {
             errors.push(PlanError::new(format!("{field_prefix}.name"), "must not be empty"));
@@ -213,23 +215,24 @@ impl Check {
     }
 
     /// name identifies the check in reports.
-    pub fn name(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 
     /// needs_body tells whether evaluating reads the body, so the parser must retain it.
-    pub fn needs_body(&self) -> bool {
+    pub(crate) fn needs_body(&self) -> bool {
         matches!(self.test, Test::BodyContains(_) | Test::BodyMatches(_) | Test::JsonEquals { .. })
     }
 
     /// needs_head tells whether evaluating reads the headers, so the parser must retain them.
-    pub fn needs_head(&self) -> bool {
+    pub(crate) fn needs_head(&self) -> bool {
         matches!(self.test, Test::HeaderPresent(_))
     }
 
     /// evaluate tells whether `resp` passes; `json` parses the body at most once across the
     /// captures and checks of one response.
-    pub fn evaluate(&self, resp: &ResponseView<'_>, json: &mut JsonCache) -> bool {
+    pub(crate) fn evaluate(&self, resp: &ResponseView<'_>, json: &mut JsonCache) -> bool {
         match &self.test {
             Test::Status(codes) => codes.contains(&resp.status),
             Test::BodyContains(finder) => finder.find(resp.body).is_some(),

@@ -102,7 +102,7 @@ fn default_graceful_ramp_down_s() -> f64 {
 }
 
 /// MAX_VUS bounds the virtual users of one scenario.
-pub const MAX_VUS: u32 = 1_000_000;
+pub(crate) const MAX_VUS: u32 = 1_000_000;
 
 /// Iterations is how many iterations a closed-model scenario runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +195,7 @@ fn check_vus(errors: &mut Vec<PlanError>, field: String, n: u32) {
 /// MAX_RATE is the highest arrival rate a plan may ask for, per second. One machine sends
 /// well under a million requests per second, so a rate above this is a typo; refusing it
 /// also keeps the schedule's bookkeeping (one step per due iteration) bounded.
-pub const MAX_RATE: f64 = 10_000_000.0;
+pub(crate) const MAX_RATE: f64 = 10_000_000.0;
 
 /// check_rate_bound pushes an error when `rate` is above [`MAX_RATE`].
 fn check_rate_bound(errors: &mut Vec<PlanError>, field: String, rate: f64) {
@@ -223,10 +223,10 @@ fn check_stage_durations(errors: &mut Vec<PlanError>, field: &str, durations: im
     let mut count = 0;
     for (i, d) in durations.enumerate() {
         count += 1;
-        if !(d.is_finite() && d >= 0.0) {
-            errors.push(PlanError::new(format!("{field}.stages[{i}].duration_s"), "must be zero or positive"));
-        } else {
+        if d.is_finite() && d >= 0.0 {
             total += d;
+        } else {
+            errors.push(PlanError::new(format!("{field}.stages[{i}].duration_s"), "must be zero or positive"));
         }
     }
     if count == 0 {

@@ -79,7 +79,7 @@ impl ThinkTime {
     pub fn mean_s(&self) -> f64 {
         match *self {
             ThinkTime::Fixed { s } => s,
-            ThinkTime::Uniform { min_s, max_s } => (min_s + max_s) / 2.0,
+            ThinkTime::Uniform { min_s, max_s } => f64::midpoint(min_s, max_s),
             ThinkTime::Exponential { mean_s } => mean_s,
         }
     }
@@ -139,7 +139,7 @@ pub struct FlowSpec {
 }
 
 /// MAX_STEPS bounds the steps of one sequence (and so a VU's position counters).
-pub const MAX_STEPS: usize = u16::MAX as usize;
+pub(crate) const MAX_STEPS: usize = u16::MAX as usize;
 
 impl FlowSpec {
     /// single is a flow of one sequence of one step.
@@ -212,13 +212,13 @@ impl FlowSpec {
 
 /// SequencePicker chooses a sequence index by weight with one random draw.
 #[derive(Clone, Debug)]
-pub struct SequencePicker {
+pub(crate) struct SequencePicker {
     cumulative: Vec<f64>,
 }
 
 impl SequencePicker {
     /// new builds a picker over the weights (all positive, validated).
-    pub fn new(weights: impl IntoIterator<Item = f64>) -> SequencePicker {
+    pub(crate) fn new(weights: impl IntoIterator<Item = f64>) -> SequencePicker {
         let mut total = 0.0;
         let cumulative = weights
             .into_iter()
@@ -232,7 +232,7 @@ impl SequencePicker {
 
     /// pick returns a sequence index; with one sequence it draws nothing.
     #[inline]
-    pub fn pick(&self, rng: &mut SmallRng) -> usize {
+    pub(crate) fn pick(&self, rng: &mut SmallRng) -> usize {
         match self.cumulative.len() {
             0 | 1 => 0,
             n => {

@@ -50,7 +50,7 @@ struct Cursor<'a> {
     chars: std::iter::Peekable<std::str::CharIndices<'a>>,
 }
 
-impl<'a> Cursor<'a> {
+impl Cursor<'_> {
     fn peek(&mut self) -> Option<(usize, char)> {
         self.chars.peek().copied()
     }

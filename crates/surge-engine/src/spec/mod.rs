@@ -2,16 +2,17 @@
 //! executors, flows, requests, templates, variables, data pools, checks and captures) —
 //! validated once before the run starts.
 
-pub mod capture;
-pub mod check;
-pub mod executor;
-pub mod flow;
-pub mod jsonpath;
-pub mod plan;
-pub mod plan_error;
-pub mod pool;
-pub mod request;
-pub mod scenario;
-pub mod target;
-pub mod template;
-pub mod variables;
+pub(crate) mod capture;
+pub(crate) mod check;
+pub(crate) mod executor;
+pub(crate) mod flow;
+pub(crate) mod jsonpath;
+pub(crate) mod plan;
+pub(crate) mod plan_error;
+pub(crate) mod pool;
+pub(crate) mod request;
+pub(crate) mod scenario;
+pub(crate) mod segment;
+pub(crate) mod target;
+pub(crate) mod template;
+pub(crate) mod variables;

@@ -1,15 +1,15 @@
 //! plan: the validated description of one run: target, scenarios, data pools, limits.
 //!
 //! A Plan is what Python's scenario and CLI layers compile to (as JSON, see
-//! `docs/plan.md`), and what a distributed run hands each machine with its own [`Stripe`].
+//! `docs/plan.md`), and what a distributed run hands each machine with its own [`Segment`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::schedule::pacer::Stripe;
 use crate::spec::plan_error::{check_positive, PlanError};
 use crate::spec::scenario::ScenarioSpec;
+use crate::spec::segment::Segment;
 use crate::spec::target::TargetSpec;
 
 /// Plan is everything the engine needs to run a load test.
@@ -29,9 +29,10 @@ pub struct Plan {
     /// threads is the number of event-loop threads (default: one per core).
     #[serde(default)]
     pub threads: Option<usize>,
-    /// stripe is this engine's share of the schedule (the whole of it unless distributed).
-    #[serde(default)]
-    pub stripe: Stripe,
+    /// segment is this engine's share of the schedule (the whole of it unless distributed);
+    /// its JSON key is `stripe`.
+    #[serde(default, rename = "stripe")]
+    pub segment: Segment,
     /// interval_s is the period of interval snapshots, in seconds.
     #[serde(default = "default_interval_s")]
     pub interval_s: f64,
@@ -128,7 +129,7 @@ impl Plan {
                 errors.push(PlanError::new("threads", format!("must be between 1 and 1024, got {threads}")));
             }
         }
-        if self.stripe.stride == 0 || self.stripe.offset >= self.stripe.stride {
+        if self.segment.stride == 0 || self.segment.offset >= self.segment.stride {
             errors.push(PlanError::new("stripe", "offset must be below a stride of at least 1"));
         }
         if !(self.interval_s.is_finite() && self.interval_s >= 0.01) {
@@ -169,7 +170,8 @@ impl Plan {
     /// thread_count is the number of worker threads this plan runs on: the requested
     /// number, else one per core, never more than there are connections to spread.
     pub fn thread_count(&self) -> usize {
-        let wanted = self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let wanted =
+            self.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
         let most = self.max_connections().max(1) as usize;
         wanted.clamp(1, most)
     }

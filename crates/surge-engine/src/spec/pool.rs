@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// PoolSpecs is the plan's `pools` object: each pool's name and its initial values.
-pub type PoolSpecs = BTreeMap<String, Vec<String>>;
+pub(crate) type PoolSpecs = BTreeMap<String, Vec<String>>;
 
 /// LOCAL_MAX_VALUES is the most values one pool's local (captured) part holds per thread.
-pub const LOCAL_MAX_VALUES: usize = 1_000_000;
+pub(crate) const LOCAL_MAX_VALUES: usize = 1_000_000;
 
 /// LOCAL_MAX_BYTES is the most value bytes one pool's local (captured) part holds per thread.
-pub const LOCAL_MAX_BYTES: usize = 64 << 20;
+pub(crate) const LOCAL_MAX_BYTES: usize = 64 << 20;
 
 /// Local is one pool's captured values, stored back to back in one buffer.
 #[derive(Debug, Default)]
@@ -48,7 +48,7 @@ impl Local {
 /// Pools is one thread's view of every data pool: shared initial values plus this
 /// thread's captured ones.
 #[derive(Debug, Default)]
-pub struct Pools {
+pub(crate) struct Pools {
     ids: BTreeMap<String, usize>,
     names: Vec<String>,
     initial: Vec<Arc<[Vec<u8>]>>,
@@ -58,7 +58,7 @@ pub struct Pools {
 impl Pools {
     /// new builds pools from the plan's initial values, with empty local parts; ids follow
     /// the name order of `initial`.
-    pub fn new(initial: &PoolSpecs) -> Pools {
+    pub(crate) fn new(initial: &PoolSpecs) -> Pools {
         let mut pools = Pools::default();
         for (name, values) in initial {
             let values: Arc<[Vec<u8>]> = values.iter().map(|v| v.as_bytes().to_vec()).collect();
@@ -78,7 +78,7 @@ impl Pools {
 
     /// fork returns a copy for another thread: the same ids and shared initial values
     /// (no copy of them), and empty local parts.
-    pub fn fork(&self) -> Pools {
+    pub(crate) fn fork(&self) -> Pools {
         Pools {
             ids: self.ids.clone(),
             names: self.names.clone(),
@@ -88,7 +88,7 @@ impl Pools {
     }
 
     /// ensure returns the id of pool `name`, creating it empty if it does not exist yet.
-    pub fn ensure(&mut self, name: &str) -> usize {
+    pub(crate) fn ensure(&mut self, name: &str) -> usize {
         match self.ids.get(name) {
             Some(&id) => id,
             None => self.add(name, Arc::from(Vec::new())),
@@ -96,29 +96,30 @@ impl Pools {
     }
 
     /// id returns the id of pool `name`, or None if there is no such pool.
-    pub fn id(&self, name: &str) -> Option<usize> {
+    pub(crate) fn id(&self, name: &str) -> Option<usize> {
         self.ids.get(name).copied()
     }
 
     /// names lists the pool names in id order.
-    pub fn names(&self) -> &[String] {
+    pub(crate) fn names(&self) -> &[String] {
         &self.names
     }
 
     /// len is the current number of values of pool `id` (initial plus local); 0 for an
     /// unknown id.
-    pub fn len(&self, id: usize) -> usize {
+    pub(crate) fn len(&self, id: usize) -> usize {
         self.initial.get(id).map_or(0, |v| v.len()) + self.local.get(id).map_or(0, |l| l.ends.len())
     }
 
     /// is_empty reports whether pool `id` has no value (or does not exist).
-    pub fn is_empty(&self, id: usize) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self, id: usize) -> bool {
         self.len(id) == 0
     }
 
     /// get returns value `index` of pool `id`, counting the initial values first and then
     /// the local ones; an out-of-range index or unknown id yields an empty slice.
-    pub fn get(&self, id: usize, index: usize) -> &[u8] {
+    pub(crate) fn get(&self, id: usize, index: usize) -> &[u8] {
         let Some(initial) = self.initial.get(id) else {
             return &[];
         };
@@ -131,7 +132,7 @@ impl Pools {
     /// push appends `value` to the local part of pool `id` and returns true, or returns
     /// false (and counts a refusal) when the local part is full or `id` is unknown. It
     /// allocates only when the local buffers grow.
-    pub fn push(&mut self, id: usize, value: &[u8]) -> bool {
+    pub(crate) fn push(&mut self, id: usize, value: &[u8]) -> bool {
         let Some(local) = self.local.get_mut(id) else {
             return false;
         };
@@ -146,14 +147,15 @@ impl Pools {
 
     /// refused is the number of captures into pool `id` that [`Pools::push`] refused
     /// because the local part was full.
-    pub fn refused(&self, id: usize) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn refused(&self, id: usize) -> u64 {
         self.local.get(id).map_or(0, |l| l.refused)
     }
 
     /// take_local removes and returns the captured values of every pool that has any,
     /// by pool name (bytes that are not UTF-8 are replaced with U+FFFD); the refusal
     /// counts are kept.
-    pub fn take_local(&mut self) -> PoolSpecs {
+    pub(crate) fn take_local(&mut self) -> PoolSpecs {
         let mut taken = PoolSpecs::new();
         for (name, local) in self.names.iter().zip(&mut self.local) {
             if local.ends.is_empty() {
@@ -173,7 +175,7 @@ impl Pools {
 
 /// merge appends the values of every pool in `from` to the pool of the same name in
 /// `into`, creating it if needed (e.g. to combine the captures of several threads).
-pub fn merge(into: &mut PoolSpecs, from: PoolSpecs) {
+pub(crate) fn merge(into: &mut PoolSpecs, from: PoolSpecs) {
     for (name, values) in from {
         into.entry(name).or_default().extend(values);
     }
@@ -184,7 +186,10 @@ mod tests {
     use super::*;
 
     fn specs(pools: &[(&str, &[&str])]) -> PoolSpecs {
-        pools.iter().map(|(name, values)| (name.to_string(), values.iter().map(|v| v.to_string()).collect())).collect()
+        pools
+            .iter()
+            .map(|(name, values)| (name.to_string(), values.iter().map(std::string::ToString::to_string).collect()))
+            .collect()
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 use crate::spec::plan_error::PlanError;
 use crate::spec::target::Target;
@@ -98,7 +99,7 @@ impl Default for RequestSpec {
 }
 
 /// USER_AGENT is sent unless the request sets its own.
-pub const USER_AGENT: &str = concat!("surge/", env!("CARGO_PKG_VERSION"));
+pub(crate) const USER_AGENT: &str = concat!("surge/", env!("CARGO_PKG_VERSION"));
 
 fn is_token(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
@@ -205,13 +206,13 @@ impl RequestSpec {
         let mut head = String::with_capacity(128);
         let has = |n: &str| self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(n));
         if !has("host") {
-            head.push_str(&format!("Host: {}\r\n", target.host_header));
+            let _ = write!(head, "Host: {}\r\n", target.host_header);
         }
         if !has("user-agent") {
-            head.push_str(&format!("User-Agent: {USER_AGENT}\r\n"));
+            let _ = write!(head, "User-Agent: {USER_AGENT}\r\n");
         }
         for (name, value) in &self.headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(head, "{name}: {value}\r\n");
         }
         let line = Template::parse_names(&line, names).map_err(|m| vec![PlanError::new(format!("{field}.path"), m)])?;
         let headers =

@@ -60,7 +60,7 @@ impl ScenarioSpec {
 
 /// Step is a compiled step: its request serialized once, its metrics slot and timings.
 #[derive(Clone, Debug)]
-pub struct Step {
+pub(crate) struct Step {
     /// slot indexes the metrics this step records into (one per scenario and tag).
     pub slot: usize,
     /// request is the request, serialized once or rendered per request.
@@ -82,7 +82,7 @@ pub struct Step {
 
 /// CaptureTarget is where a captured value goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaptureTarget {
+pub(crate) enum CaptureTarget {
     /// Value sets the VU's value slot (read by later steps' templates).
     Value(usize),
     /// Pool appends to the thread's part of a data pool.
@@ -91,7 +91,7 @@ pub enum CaptureTarget {
 
 /// Scenario is a compiled scenario, shared read-only by every worker thread.
 #[derive(Clone, Debug)]
-pub struct Scenario {
+pub(crate) struct Scenario {
     /// name identifies the scenario.
     pub name: String,
     /// start_ns is when the scenario starts, from the start of the run.
@@ -118,14 +118,14 @@ pub struct Scenario {
 
 impl Scenario {
     /// connect_timeout_ns bounds a connection attempt of this scenario's VUs.
-    pub fn connect_timeout_ns(&self) -> u64 {
+    pub(crate) fn connect_timeout_ns(&self) -> u64 {
         self.connect_timeout_ns
     }
 }
 
 /// Slot names what one metrics slot measures: a tag within a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// scenario indexes the plan's scenarios.
     pub scenario: usize,
     /// tag is the steps' tag.
@@ -134,7 +134,7 @@ pub struct Slot {
 
 /// Probe names a check or capture for reports: its name, scenario and the tag of its step.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Probe {
+pub(crate) struct Probe {
     /// name is the check's or capture's name.
     pub name: String,
     /// scenario indexes the plan's scenarios.
@@ -145,7 +145,7 @@ pub struct Probe {
 
 /// Compiled is a plan's scenarios made ready to run, with the names of what they measure.
 #[derive(Debug)]
-pub struct Compiled {
+pub(crate) struct Compiled {
     /// scenarios are the runtime scenarios, in plan order.
     pub scenarios: Vec<Scenario>,
     /// slots name the metrics slots.
@@ -159,10 +159,10 @@ pub struct Compiled {
 }
 
 /// MAX_RETAINED_BODY is the most of a response body kept for checks and captures.
-pub const MAX_RETAINED_BODY: usize = 1 << 20;
+pub(crate) const MAX_RETAINED_BODY: usize = 1 << 20;
 
 /// compile turns validated scenario specs into runtime scenarios and their metrics slots.
-pub fn compile(
+pub(crate) fn compile(
     specs: &[ScenarioSpec],
     target: &Target,
     default_timeout_s: f64,
@@ -286,6 +286,6 @@ pub fn compile(
 }
 
 /// secs_to_ns converts seconds to nanoseconds, saturating far beyond any run's length.
-pub fn secs_to_ns(seconds: f64) -> u64 {
+pub(crate) fn secs_to_ns(seconds: f64) -> u64 {
     (seconds * 1e9).round().clamp(0.0, u64::MAX as f64 / 4.0) as u64
 }

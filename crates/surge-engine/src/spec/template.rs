@@ -21,7 +21,7 @@ enum Part {
 /// Template is a text split into literal byte runs and slots; it renders without
 /// allocating when the output buffer has room.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Template {
+pub(crate) struct Template {
     parts: Vec<Part>,
 }
 
@@ -42,7 +42,7 @@ fn quote(text: &str) -> String {
 }
 
 /// is_valid_name reports whether `name` matches `[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?`.
-pub fn is_valid_name(name: &str) -> bool {
+pub(crate) fn is_valid_name(name: &str) -> bool {
     let (head, column) = match name.split_once('.') {
         Some((head, column)) => (head, Some(column)),
         None => (name, None),
@@ -57,7 +57,7 @@ impl Template {
     /// with `resolve`; it fails with a message quoting the offending text on an
     /// unterminated `{{`, an empty or invalid name, or a name `resolve` does not know
     /// (`undefined variable 'tokn'`).
-    pub fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> Option<usize>) -> Result<Template, String> {
+    pub(crate) fn parse(text: &str, resolve: &mut dyn FnMut(&str) -> Option<usize>) -> Result<Template, String> {
         let mut parts = Vec::new();
         let mut rest = text;
         let mut offset = 0;
@@ -109,7 +109,7 @@ impl Template {
     /// parse_names parses `text` resolving names by their position in `names` (slot `i` is
     /// `names[i]`); an unknown name's error lists the defined ones:
     /// `undefined variable 'tokn' (defined: id, token, user.email)`.
-    pub fn parse_names<S: AsRef<str>>(text: &str, names: &[S]) -> Result<Template, String> {
+    pub(crate) fn parse_names<S: AsRef<str>>(text: &str, names: &[S]) -> Result<Template, String> {
         Template::parse(text, &mut |name| names.iter().position(|n| n.as_ref() == name)).map_err(|e| {
             if !e.starts_with("undefined variable") {
                 return e;
@@ -124,19 +124,20 @@ impl Template {
     }
 
     /// literal_bytes is a template of fixed bytes (a binary body), never parsed for slots.
-    pub fn literal_bytes(bytes: Vec<u8>) -> Template {
+    pub(crate) fn literal_bytes(bytes: Vec<u8>) -> Template {
         let parts = if bytes.is_empty() { Vec::new() } else { vec![Part::Literal(bytes.into_boxed_slice())] };
         Template { parts }
     }
 
     /// is_static reports whether the template has no slots, so it renders the same bytes
     /// every time.
-    pub fn is_static(&self) -> bool {
+    pub(crate) fn is_static(&self) -> bool {
         self.parts.iter().all(|p| matches!(p, Part::Literal(_)))
     }
 
     /// literal returns the whole text when the template is static, else None.
-    pub fn literal(&self) -> Option<&[u8]> {
+    #[cfg(test)]
+    pub(crate) fn literal(&self) -> Option<&[u8]> {
         match self.parts.as_slice() {
             [] => Some(&[]),
             [Part::Literal(bytes)] => Some(bytes),
@@ -146,7 +147,7 @@ impl Template {
 
     /// render appends the template to `out`, writing `slots[i]` for slot `i`; a slot index
     /// beyond `slots` renders as nothing. It allocates only if `out` must grow.
-    pub fn render(&self, slots: &[Vec<u8>], out: &mut Vec<u8>) {
+    pub(crate) fn render(&self, slots: &[Vec<u8>], out: &mut Vec<u8>) {
         for part in &self.parts {
             match part {
                 Part::Literal(bytes) => out.extend_from_slice(bytes),
@@ -161,7 +162,7 @@ impl Template {
 
     /// render_escaped is [`Template::render`] with every slot value passed through `escape`
     /// (literal parts are copied as they are), e.g. to keep a value from breaking an HTTP head.
-    pub fn render_escaped(&self, slots: &[Vec<u8>], out: &mut Vec<u8>, escape: impl Fn(&[u8], &mut Vec<u8>)) {
+    pub(crate) fn render_escaped(&self, slots: &[Vec<u8>], out: &mut Vec<u8>, escape: impl Fn(&[u8], &mut Vec<u8>)) {
         for part in &self.parts {
             match part {
                 Part::Literal(bytes) => out.extend_from_slice(bytes),
@@ -175,7 +176,7 @@ impl Template {
     }
 
     /// rendered_len is the number of bytes [`Template::render`] appends for `slots`.
-    pub fn rendered_len(&self, slots: &[Vec<u8>]) -> usize {
+    pub(crate) fn rendered_len(&self, slots: &[Vec<u8>]) -> usize {
         self.parts
             .iter()
             .map(|part| match part {
@@ -186,7 +187,8 @@ impl Template {
     }
 
     /// slots_used yields the slot index of every slot in text order (repeats included).
-    pub fn slots_used(&self) -> impl Iterator<Item = usize> + '_ {
+    #[cfg(test)]
+    pub(crate) fn slots_used(&self) -> impl Iterator<Item = usize> + '_ {
         self.parts.iter().filter_map(|part| match part {
             Part::Slot(i) => Some(*i),
             Part::Literal(_) => None,

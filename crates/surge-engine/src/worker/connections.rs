@@ -185,18 +185,17 @@ impl Worker {
         }
         open.vus += 1;
         open.count_opening(now);
-        let id = match open.free_slots.pop() {
-            Some(id) => id,
-            None => {
-                let mut conn = Conn::new();
-                conn.group = g as u32;
-                conn.vu = open.created;
-                open.created += 1;
-                conn.values = vec![Vec::new(); self.scenarios[g].value_names.len()];
-                conn.stamped = true;
-                self.conns.push(conn);
-                self.conns.len() - 1
-            }
+        let id = if let Some(id) = open.free_slots.pop() {
+            id
+        } else {
+            let mut conn = Conn::new();
+            conn.group = g as u32;
+            conn.vu = open.created;
+            open.created += 1;
+            conn.values = vec![Vec::new(); self.scenarios[g].value_names.len()];
+            conn.stamped = true;
+            self.conns.push(conn);
+            self.conns.len() - 1
         };
         self.conns[id].in_idle_list = false;
         self.connect(id, now);

@@ -144,10 +144,10 @@ impl Worker {
         if last {
             pause += scenario.think_after_iteration.map_or(0, |t| t.sample_ns(&mut self.rng));
         }
-        if !last {
-            conn.step += 1;
-        } else {
+        if last {
             conn.step = u16::MAX; // past the last step: the iteration ends after the pause
+        } else {
+            conn.step += 1;
         }
         if pause > 0 {
             conn.thinking = true;

@@ -225,7 +225,7 @@ impl Worker {
                 return;
             }
             open.nth += 1;
-            open.next_due_ns = pacer.due_ns(open.stripe.index(open.nth)).map(|d| d + scenario.start_ns);
+            open.next_due_ns = pacer.due_ns(open.segment.index(open.nth)).map(|d| d + scenario.start_ns);
             // A send dispatched well past its slack means this thread is behind its schedule.
             open.behind = now.saturating_sub(due) > self.spec.send_slack_ns + BEHIND_NS;
             self.dispatch_one(g, due, now);

@@ -21,14 +21,16 @@ use crate::http::response::{JsonCache, ResponseView};
 use crate::http::tls::TlsSetup;
 use crate::measure::failure::FailureClass;
 use crate::measure::metrics::{MetricsShape, ThreadMetrics};
+use crate::measure::report::Report;
 use crate::measure::window::{LoadCounts, WindowEnd};
 use crate::schedule::budget::Budget;
-use crate::schedule::pacer::{Pacer, Stripe};
+use crate::schedule::pacer::Pacer;
 use crate::schedule::timer::{set_precise_timer_slack, Timer};
 use crate::spec::executor::{Iterations, Model};
 use crate::spec::pool::{PoolSpecs, Pools};
 use crate::spec::request::RequestBytes;
 use crate::spec::scenario::{CaptureTarget, Scenario, MAX_RETAINED_BODY};
+use crate::spec::segment::Segment;
 use crate::spec::variables::{ThreadShare, VariableState};
 use crate::system::{thread_cpu_time, thread_run_delay_s, CpuTime};
 
@@ -66,7 +68,7 @@ const DEAF_HORIZON_NS: u64 = 1_000_000;
 
 /// Share is this thread's part of one scenario.
 #[derive(Clone, Debug)]
-pub enum Share {
+pub(crate) enum Share {
     /// Closed: `vus` virtual users (the peak, for a ramp), optionally from a shared budget.
     Closed {
         /// vus is this thread's number of virtual users.
@@ -74,10 +76,10 @@ pub enum Share {
         /// budget is the shared iteration count (shared-iterations), if any.
         budget: Option<Arc<Budget>>,
     },
-    /// Open: this thread's stripe of the scenario's schedule.
+    /// Open: this thread's segment of the scenario's schedule.
     Open {
-        /// stripe selects this thread's iterations of the schedule.
-        stripe: Stripe,
+        /// segment selects this thread's iterations of the schedule.
+        segment: Segment,
         /// max_vus caps this thread's iterations in progress (and connections).
         max_vus: u32,
         /// pre_allocated_vus connections are opened when the scenario starts.
@@ -86,7 +88,7 @@ pub enum Share {
 }
 
 /// WorkerSpec is everything one worker thread needs.
-pub struct WorkerSpec {
+pub(crate) struct WorkerSpec {
     /// thread is this worker's index.
     pub thread: usize,
     /// threads is the number of worker threads of the run (for ramp shares).
@@ -126,66 +128,8 @@ pub struct WorkerSpec {
     pub recycled: Receiver<Box<ThreadMetrics>>,
 }
 
-/// Report is what a worker sends to the run's aggregator.
-pub enum Report {
-    /// Interval carries one interval's metrics and gauges at its end.
-    Interval {
-        /// thread is the reporting worker.
-        thread: usize,
-        /// index is the interval's number.
-        index: u64,
-        /// metrics are this thread's counts and histograms for the interval.
-        metrics: Box<ThreadMetrics>,
-        /// open_connections is the number of connections open now.
-        open_connections: u64,
-        /// in_flight is the number of outstanding requests now.
-        in_flight: u64,
-        /// peak_concurrency is the most requests outstanding at once during the interval: in
-        /// flight, or due and waiting for a connection (what connections are needed for).
-        peak_concurrency: u64,
-        /// active_vus is the number of VUs in an iteration now, per scenario.
-        active_vus: Vec<u64>,
-        /// windows are where each scenario's window ends, as far as this thread knows now.
-        windows: Vec<WindowEnd>,
-        /// active_until_ns is a lower bound of where the run's window will end: now while a
-        /// scenario runs (or is yet to start), else the last end seen.
-        active_until_ns: u64,
-    },
-    /// Stopped says the worker has stopped starting iterations (every scenario is draining
-    /// or done): from now on its part of the run's window grows only as requests end.
-    Stopped {
-        /// thread is the reporting worker.
-        thread: usize,
-        /// active_until_ns is the latest end it has seen (its load's end, its last request's).
-        active_until_ns: u64,
-    },
-    /// Done is the worker's last report.
-    Done {
-        /// thread is the reporting worker.
-        thread: usize,
-        /// stopped_ns is when it stopped starting iterations.
-        stopped_ns: u64,
-        /// stopped is, per scenario, when it stopped starting iterations (0: never started).
-        stopped: Vec<u64>,
-        /// windows are where each scenario's window ended on this thread.
-        windows: Vec<WindowEnd>,
-        /// load is, per slot, what ended within its scenario's load window on this thread.
-        load: Vec<LoadCounts>,
-        /// run_load is what ended on this thread before it stopped starting iterations.
-        run_load: LoadCounts,
-        /// cpu is the thread's CPU time.
-        cpu: CpuTime,
-        /// waiting_s is how long the thread was runnable but waited for a core (None: unknown).
-        waiting_s: Option<f64>,
-        /// error is set if the worker could not run at all.
-        error: Option<String>,
-        /// pools are the values this thread captured into pools.
-        pools: PoolSpecs,
-    },
-}
-
 /// run_worker runs one worker to completion and always sends its Done report.
-pub fn run_worker(spec: WorkerSpec) {
+pub(crate) fn run_worker(spec: WorkerSpec) {
     let thread = spec.thread;
     let reports = spec.reports.clone();
     let started_cpu = thread_cpu_time();
@@ -351,10 +295,10 @@ impl Worker {
                         next_ramp_ns: ramp.as_ref().map(|_| scenario.start_ns),
                     });
                 }
-                (Share::Open { stripe, max_vus, pre_allocated_vus }, Model::Open { pacer, .. }) => {
+                (Share::Open { segment, max_vus, pre_allocated_vus }, Model::Open { pacer, .. }) => {
                     any_open = true;
-                    let first_due_ns = pacer.due_ns(stripe.index(0)).map(|d| d + scenario.start_ns);
-                    group.open = Some(OpenGroup::new(*stripe, *max_vus, *pre_allocated_vus, first_due_ns));
+                    let first_due_ns = pacer.due_ns(segment.index(0)).map(|d| d + scenario.start_ns);
+                    group.open = Some(OpenGroup::new(*segment, *max_vus, *pre_allocated_vus, first_due_ns));
                 }
                 _ => return Err(io::Error::other("scenario share does not match its executor")),
             }
@@ -547,7 +491,7 @@ impl Worker {
             }
             // A send is due: epoll's timeout is whole milliseconds, rounded up, so the
             // pacing deadline always goes through the timerfd.
-            Some(timer) if precise => timer.arm(deadline, delay).and_then(|_| self.poll.poll(&mut events, None)),
+            Some(timer) if precise => timer.arm(deadline, delay).and_then(|()| self.poll.poll(&mut events, None)),
             // Waking up to a millisecond late is harmless for interval flushes, timeout
             // scans and the end of the run.
             _ => self.poll.poll(&mut events, Some(Duration::from_nanos(delay))),
@@ -576,7 +520,7 @@ impl Worker {
 
     fn handle_events(&mut self, now: u64) {
         let Some(events) = self.events.take() else { return };
-        for event in events.iter() {
+        for event in &events {
             let token = event.token();
             if token == TIMER_TOKEN {
                 if let Some(timer) = self.timer.as_mut() {

@@ -4,11 +4,12 @@
 
 use std::collections::VecDeque;
 
-use crate::schedule::pacer::{Pacer, Stripe};
+use crate::schedule::pacer::Pacer;
+use crate::spec::segment::Segment;
 
 /// OpenGroup: iterations are due on the pacer's schedule and run on pooled VUs.
 pub(super) struct OpenGroup {
-    pub(super) stripe: Stripe,
+    pub(super) segment: Segment,
     pub(super) max_vus: u64,
     pub(super) pre_allocated_vus: u32,
     pub(super) nth: u64,
@@ -78,11 +79,11 @@ const PATIENCE_MIN_NS: u64 = 100_000;
 const PATIENCE_MAX_NS: u64 = 1_000_000;
 
 impl OpenGroup {
-    /// new returns the state of a scenario's `stripe` of the schedule before its first send,
+    /// new returns the state of a scenario's `segment` of the schedule before its first send,
     /// due at `first_due_ns` (None for an empty share).
-    pub(super) fn new(stripe: Stripe, max_vus: u32, pre_allocated_vus: u32, first_due_ns: Option<u64>) -> OpenGroup {
+    pub(super) fn new(segment: Segment, max_vus: u32, pre_allocated_vus: u32, first_due_ns: Option<u64>) -> OpenGroup {
         OpenGroup {
-            stripe,
+            segment,
             max_vus: u64::from(max_vus),
             pre_allocated_vus,
             nth: 0,
@@ -120,11 +121,11 @@ impl OpenGroup {
         // A send due a whole slack after the first is not joined (the microsecond absorbs the
         // rounding of due times), so that one send per slack still goes out on time.
         let limit = first.saturating_add(slack_ns.saturating_sub(SLACK_ROUNDING_NS)).min(end_ns.saturating_sub(1));
-        let due = |k: u64| pacer.due_ns(self.stripe.index(self.nth + k)).map(|d| d + start_ns);
+        let due = |k: u64| pacer.due_ns(self.segment.index(self.nth + k)).map(|d| d + start_ns);
         // Due times never decrease: find the last k < SEND_BATCH with due(k) ≤ limit.
         let (mut lo, mut hi) = (0, SEND_BATCH); // due(lo) ≤ limit (or lo = 0); due(hi) past it
         while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
+            let mid = u64::midpoint(lo, hi);
             match due(mid) {
                 Some(d) if d <= limit => lo = mid,
                 _ => hi = mid,
@@ -186,7 +187,7 @@ mod tests {
 
     fn close_at(rate: f64, slack_ns: u64, nth: u64, end_ns: u64) -> u64 {
         let pacer = RatePacer::constant(rate, 10.0);
-        let mut group = OpenGroup::new(Stripe::WHOLE, 100, 1, pacer.due_ns(nth));
+        let mut group = OpenGroup::new(Segment::WHOLE, 100, 1, pacer.due_ns(nth));
         group.nth = nth;
         group.batch_close_ns(&pacer, 0, end_ns, slack_ns).unwrap_or(0)
     }

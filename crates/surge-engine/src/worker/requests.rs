@@ -55,14 +55,13 @@ impl Worker {
                 Err(e) => break Some(FailureClass::from_io_error(&e)),
             }
         };
-        match failure {
-            Some(class) => self.fail(id, class, now),
-            None => {
-                conn.phase = Phase::Awaiting;
-                let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
-                let paced = self.groups[g].open.is_some() && conn.step == 0;
-                self.metrics.slots[step.slot].record_sent(request.len(), lag, paced);
-            }
+        if let Some(class) = failure {
+            self.fail(id, class, now);
+        } else {
+            conn.phase = Phase::Awaiting;
+            let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
+            let paced = self.groups[g].open.is_some() && conn.step == 0;
+            self.metrics.slots[step.slot].record_sent(request.len(), lag, paced);
         }
     }
 

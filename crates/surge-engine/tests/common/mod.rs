@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use surge_engine::measure::metrics::Counts;
+use surge_engine::result::Counts;
 use surge_engine::RunResult;
 
 /// Behavior is how the test server answers each request.
@@ -178,7 +178,7 @@ fn serve(mut stream: TcpStream, behavior: Behavior, requests: &AtomicU64) {
                     b"4;ext=1\r\ndefg\r",
                     b"\n0\r\n\r\n",
                 ];
-                parts.iter().all(|p| stream.write_all(p).and_then(|_| stream.flush()).is_ok())
+                parts.iter().all(|p| stream.write_all(p).and_then(|()| stream.flush()).is_ok())
             }
             Behavior::CloseDelimited => {
                 let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody until close");

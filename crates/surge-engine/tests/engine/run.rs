@@ -208,7 +208,7 @@ fn an_observer_can_stop_the_run_and_keep_its_results() {
     let started = std::time::Instant::now();
     let result = run(&p, &mut StopAfter { intervals: 3, seen: 0 }, Arc::new(AtomicBool::new(false))).unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert_eq!(result.stop_reason, surge_engine::measure::result::StopReason::Interrupted);
+    assert_eq!(result.stop_reason, surge_engine::result::StopReason::Interrupted);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(result.requests.sent, server.count(), "{:?}", result.requests);
     assert_eq!(result.requests.sent, result.requests.responses + result.requests.interrupted);

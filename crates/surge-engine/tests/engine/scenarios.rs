@@ -99,7 +99,7 @@ fn per_vu_iterations_run_exactly_that_many_per_vu() {
     assert_eq!(result.scenarios[0].iterations.iterations_completed, 21);
     assert_eq!(route(&server.stats(), "GET /health"), 21);
     assert_eq!(result.requests.sent, 42);
-    assert_eq!(result.stop_reason, surge_engine::measure::result::StopReason::Iterations);
+    assert_eq!(result.stop_reason, surge_engine::result::StopReason::Iterations);
 }
 
 #[test]
@@ -355,7 +355,7 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
         from
     };
     let integral = |a: f64, b: f64| {
-        (0..1000).map(|i| rate_at(a + (b - a) * (i as f64 + 0.5) / 1000.0)).sum::<f64>() * (b - a) / 1000.0
+        (0..1000).map(|i| rate_at(a + (b - a) * (f64::from(i) + 0.5) / 1000.0)).sum::<f64>() * (b - a) / 1000.0
     };
     // The last interval ends when the load stops, a little past 4 s.
     let full: Vec<_> = result.intervals.iter().filter(|i| i.end_s <= 4.05 && i.end_s - i.start_s > 0.499).collect();
@@ -391,6 +391,7 @@ fn ramping_arrival_rate_follows_its_stages_within_one_percent_per_interval() {
 }
 
 #[test]
+#[allow(clippy::many_single_char_names, reason = "the bindings are named after the plan's variables")]
 fn every_variable_kind_and_capture_source_reaches_the_server() {
     let server = Server::start("{}");
     let body = r#"{"u": "{{u}}", "z": "{{z}}", "c": "{{c}}", "uid": "{{id}}", "s": "{{s}}", "k": "{{k}}", "seq": "{{seq.v}}", "rnd": "{{rnd.v}}", "uniq": "{{uniq.v}}", "n": "{{n}}"}"#;

@@ -14,7 +14,7 @@ fn process_cpu_s() -> f64 {
     // SAFETY: getrusage fills a plain struct through a valid pointer.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        libc::getrusage(libc::RUSAGE_SELF, &raw mut usage);
         usage
     };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -95,13 +95,13 @@ fn one_lock_serves_near_one_over_hold_and_shards_serve_more() {
     let mut rates = Vec::new();
     for shards in [1, 8] {
         let server = Server::start(&format!(r#"{{"shards": {shards}, "lock_hold": "2ms"}}"#));
-        assert_eq!(server.stats()["store_capacity_rps"], shards as f64 / hold_s);
+        assert_eq!(server.stats()["store_capacity_rps"], f64::from(shards) / hold_s);
         // 8 connections creating tasks back to back: with one lock every create waits its turn.
         let (statuses, wall) = load(&server, 8, 60, "POST", "/tasks");
         assert!(statuses.iter().all(|&s| s == 201), "{statuses:?}");
         let rate = statuses.len() as f64 / wall.as_secs_f64();
         // A lock never completes more than 1 / hold per second (the first 8 start together).
-        assert!(rate <= (shards as f64 / hold_s) * 1.02 + 8.0 / wall.as_secs_f64(), "{shards} shards: {rate}/s");
+        assert!(rate <= (f64::from(shards) / hold_s) * 1.02 + 8.0 / wall.as_secs_f64(), "{shards} shards: {rate}/s");
         rates.push(rate);
     }
     assert!(rates[0] >= 0.6 / hold_s, "one lock: {} req/s, bound {}", rates[0], 1.0 / hold_s);

@@ -17,7 +17,7 @@ const MS: Duration = Duration::from_millis(1);
 fn answered_within(client: &mut Client, wait: Duration) -> bool {
     client.stream.set_read_timeout(Some(wait)).unwrap();
     let mut byte = [0u8; 1];
-    let got = client.stream.peek(&mut byte).map(|n| n > 0).unwrap_or(false);
+    let got = client.stream.peek(&mut byte).is_ok_and(|n| n > 0);
     client.stream.set_read_timeout(Some(common::TIMEOUT)).unwrap();
     got
 }

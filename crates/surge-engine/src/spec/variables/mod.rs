@@ -83,13 +83,15 @@ use crate::spec::pool::Pools;
 mod spec;
 
 pub use spec::TimeUnit;
+#[cfg(test)]
+use spec::DEFAULT_ALPHABET;
 use spec::{compile_kind, is_variable_name, Alphabet, Errors, Kind};
-pub use spec::{PoolPick, RowPick, VariableSpec, DEFAULT_ALPHABET, MAX_STRING_LENGTH, MAX_ZIPF_N};
+pub use spec::{PoolPick, RowPick, VariableSpec};
 
 /// ThreadShare is a thread's position among all generator threads of a run: thread
 /// `index` of `count` (global numbers in a distributed run).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadShare {
+pub(crate) struct ThreadShare {
     /// index is this thread's number, below count.
     pub index: u64,
     /// count is the number of generator threads of the whole run, at least 1.
@@ -98,7 +100,8 @@ pub struct ThreadShare {
 
 impl ThreadShare {
     /// SINGLE is the share of the only thread of a run.
-    pub const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
+    #[cfg(test)]
+    pub(crate) const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
 
     /// normalized returns a share with count at least 1 and index below count (taken
     /// modulo count).
@@ -111,7 +114,7 @@ impl ThreadShare {
 /// DrawError says that a draw could not give a VU its value: a `unique` rows variable
 /// has no row `i + c*vu` for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DrawError {
+pub(crate) struct DrawError {
     /// variable is the name of the rows variable.
     pub variable: String,
     /// row is the row index the VU needed (None if it overflows u64).
@@ -145,7 +148,7 @@ struct Variable {
 /// VariableSet is a validated list of variables, shared read-only by every thread;
 /// per-thread mutable state lives in a [`VariableState`].
 #[derive(Clone, Debug, Default)]
-pub struct VariableSet {
+pub(crate) struct VariableSet {
     variables: Vec<Variable>,
     slot_names: Vec<String>,
 }
@@ -162,7 +165,7 @@ enum Cursor {
 /// VariableState is one thread's mutable drawing state: its RNG, counter and
 /// sequential cursors, and the count of draws from empty pools.
 #[derive(Clone, Debug)]
-pub struct VariableState {
+pub(crate) struct VariableState {
     rng: SmallRng,
     share: ThreadShare,
     cursors: Vec<Cursor>,
@@ -172,7 +175,8 @@ pub struct VariableState {
 impl VariableState {
     /// empty_pool_draws is how many draws of pool variables found their pool empty and
     /// yielded an empty value.
-    pub fn empty_pool_draws(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn empty_pool_draws(&self) -> u64 {
         self.empty_pool_draws
     }
 }
@@ -187,7 +191,11 @@ impl VariableSet {
     /// compile validates `specs` (fields reported as `{field_prefix}[i].key`) against the
     /// data `pools` and returns every error found, or the set ready to draw. Pools that
     /// captures fill must exist (see [`Pools::ensure`]) before compiling.
-    pub fn compile(specs: &[VariableSpec], field_prefix: &str, pools: &Pools) -> Result<VariableSet, Vec<PlanError>> {
+    pub(crate) fn compile(
+        specs: &[VariableSpec],
+        field_prefix: &str,
+        pools: &Pools,
+    ) -> Result<VariableSet, Vec<PlanError>> {
         let mut list = Vec::new();
         let mut set = VariableSet::default();
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
@@ -227,23 +235,24 @@ impl VariableSet {
 
     /// slot_names lists the names templates may use, in slot order: slot `i` holds
     /// `slot_names()[i]`.
-    pub fn slot_names(&self) -> Vec<String> {
+    pub(crate) fn slot_names(&self) -> Vec<String> {
         self.slot_names.clone()
     }
 
     /// slot_count is the number of slots the variables fill: `slot_names().len()`.
-    pub fn slot_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn slot_count(&self) -> usize {
         self.slot_names.len()
     }
 
     /// slot_index returns the slot of `name` (`id`, `user.email`), or None.
-    pub fn slot_index(&self, name: &str) -> Option<usize> {
+    pub(crate) fn slot_index(&self, name: &str) -> Option<usize> {
         self.slot_names.iter().position(|n| n == name)
     }
 
     /// unique_rows_capacity is the fewest rows among `unique` rows variables (None if
     /// there is none): a run must keep `threads * (most VUs on one thread)` at or below it.
-    pub fn unique_rows_capacity(&self) -> Option<usize> {
+    pub(crate) fn unique_rows_capacity(&self) -> Option<usize> {
         self.variables
             .iter()
             .filter_map(|v| match v.kind {
@@ -255,7 +264,7 @@ impl VariableSet {
 
     /// thread_state returns the drawing state of thread `share`, with an RNG seeded from
     /// `seed` and the thread index (the same pair always draws the same sequence).
-    pub fn thread_state(&self, share: ThreadShare, seed: u64) -> VariableState {
+    pub(crate) fn thread_state(&self, share: ThreadShare, seed: u64) -> VariableState {
         let share = share.normalized();
         let (index, count) = (share.index, share.count);
         let cursors = self
@@ -287,7 +296,7 @@ impl VariableSet {
     /// thread's own VU index). Slots missing from `slots` are skipped. It fills all slots
     /// even on error, then returns the first [`DrawError`] (a unique row past the end,
     /// whose slots are left empty). It allocates only when a slot buffer must grow.
-    pub fn draw(
+    pub(crate) fn draw(
         &self,
         state: &mut VariableState,
         vu: u64,
@@ -347,14 +356,13 @@ impl VariableSet {
                         }
                         (RowPick::Unique, _) => {
                             let row = share.count.checked_mul(vu).and_then(|r| r.checked_add(share.index));
-                            match row.filter(|&r| r < *rows as u64) {
-                                Some(r) => Some(r as usize),
-                                None => {
-                                    if result.is_ok() {
-                                        result = Err(DrawError { variable: var.name.clone(), row, rows: *rows });
-                                    }
-                                    None
+                            if let Some(r) = row.filter(|&r| r < *rows as u64) {
+                                Some(r as usize)
+                            } else {
+                                if result.is_ok() {
+                                    result = Err(DrawError { variable: var.name.clone(), row, rows: *rows });
                                 }
+                                None
                             }
                         }
                         _ => Some(rng.random_range(0..*rows)),
@@ -407,7 +415,7 @@ impl VariableSet {
                 Kind::Timestamp(unit) => {
                     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
                     let value = match unit {
-                        TimeUnit::S => since.as_secs() as u128,
+                        TimeUnit::S => u128::from(since.as_secs()),
                         TimeUnit::Ms => since.as_millis(),
                         TimeUnit::Us => since.as_micros(),
                     };
@@ -424,6 +432,7 @@ mod tests {
     use super::*;
     use crate::spec::pool::PoolSpecs;
     use std::collections::BTreeSet;
+    use std::fmt::Write as _;
 
     /// ok returns the value of a result that must be Ok, panicking with the error otherwise.
     pub(super) fn ok<T, E: fmt::Debug>(result: Result<T, E>, what: &str) -> T {
@@ -465,7 +474,7 @@ mod tests {
                 assert!((20.0..=35.0).contains(&value) && d.split('.').nth(1).map(str::len) == Some(1), "{d}");
                 numbers.insert(String::from_utf8_lossy(&slots[1]).parse::<u64>().unwrap_or(0));
                 let t: u128 = String::from_utf8_lossy(&slots[2]).parse().unwrap_or(0);
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
                 assert!(now.abs_diff(t) < 5_000, "{t} vs {now}");
             }
         }
@@ -521,7 +530,7 @@ mod tests {
             let mut state = set.thread_state(ThreadShare::SINGLE, 7);
             let seen: BTreeSet<i64> = draws(&set, &mut state, 10_000).iter().map(|v| number(v)).collect();
             assert!(seen.iter().all(|v| (min..=max).contains(v)), "{min}..={max}: {seen:?}");
-            if (max as i128) - (min as i128) < 100 {
+            if i128::from(max) - i128::from(min) < 100 {
                 assert_eq!(seen, (min..=max).collect(), "{min}..={max}");
             }
         }
@@ -635,8 +644,10 @@ mod tests {
 
     #[test]
     fn cells_draw_as_rows_do() {
-        let cells: String =
-            (0..7).map(|i| format!("{i}\\u0000{}\\u0000", if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
+        let cells = (0..7).fold(String::new(), |mut cells, i| {
+            let _ = write!(cells, "{i}\\u0000{}\\u0000", if i % 2 == 0 { "" } else { "ü,\\n" });
+            cells
+        });
         let rows: Vec<String> =
             (0..7).map(|i| format!(r#"["{i}", "{}"]"#, if i % 2 == 0 { "" } else { "ü,\\n" })).collect();
         let head = r#"{"name": "user", "type": "rows", "columns": ["id", "email"], "pick": "sequential""#;

@@ -10,13 +10,13 @@ use crate::spec::plan_error::PlanError;
 use crate::spec::pool::Pools;
 
 /// MAX_STRING_LENGTH is the longest random-string a variable may draw (1 MiB).
-pub const MAX_STRING_LENGTH: u32 = 1 << 20;
+pub(super) const MAX_STRING_LENGTH: u32 = 1 << 20;
 
 /// MAX_ZIPF_N is the largest zipf `n`: ranks are computed in f64, exact up to 2^53.
-pub const MAX_ZIPF_N: u64 = 1 << 53;
+pub(super) const MAX_ZIPF_N: u64 = 1 << 53;
 
 /// DEFAULT_ALPHABET is the alphabet of a random-string variable that names none.
-pub const DEFAULT_ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+pub(super) const DEFAULT_ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 /// ROW_ERRORS_MAX is how many malformed rows of one variable are reported one by one.
 const ROW_ERRORS_MAX: usize = 10;
@@ -329,13 +329,14 @@ pub(super) fn compile_kind(spec: &VariableSpec, pools: &Pools, errors: &mut Erro
             }
             Kind::Counter { start: *start, step: *step }
         }
-        VariableSpec::Uniform { min, max, .. } => match Uniform::new_inclusive(*min, *max) {
-            Ok(dist) => Kind::Uniform(dist),
-            Err(_) => {
+        VariableSpec::Uniform { min, max, .. } => {
+            if let Ok(dist) = Uniform::new_inclusive(*min, *max) {
+                Kind::Uniform(dist)
+            } else {
                 errors.add("max", format!("must be at least min ({min}), got {max}"));
                 return None;
             }
-        },
+        }
         VariableSpec::Zipf { n, s, .. } => {
             if *n == 0 || *n > MAX_ZIPF_N {
                 errors.add("n", format!("must be between 1 and {MAX_ZIPF_N} ranks, got {n}"));
@@ -409,12 +410,11 @@ pub(super) fn compile_kind(spec: &VariableSpec, pools: &Pools, errors: &mut Erro
                 errors.add("min", "min and max must be finite numbers");
                 return None;
             }
-            match Uniform::new_inclusive(*min, *max) {
-                Ok(dist) => Kind::Decimal { dist, decimals: (*decimals).min(9) as usize },
-                Err(_) => {
-                    errors.add("max", format!("must be at least min ({min}), got {max}"));
-                    return None;
-                }
+            if let Ok(dist) = Uniform::new_inclusive(*min, *max) {
+                Kind::Decimal { dist, decimals: (*decimals).min(9) as usize }
+            } else {
+                errors.add("max", format!("must be at least min ({min}), got {max}"));
+                return None;
             }
         }
         VariableSpec::Vu { .. } => Kind::Vu,
@@ -471,40 +471,37 @@ fn compile_rows(
             errors.add(&format!("columns[{i}]"), format!("duplicate column '{column}'"));
         }
     }
-    let table = match cells {
-        Some(text) => {
-            if !rows.is_empty() {
-                errors.add("cells", "cannot be given beside rows (give the table one way)");
-            }
-            let table = Table::from_separated(text);
-            if table.is_none() {
-                errors.add("cells", "must be at most 4 GiB, each cell followed by a NUL character");
-            }
-            table
+    let table = if let Some(text) = cells {
+        if !rows.is_empty() {
+            errors.add("cells", "cannot be given beside rows (give the table one way)");
         }
-        None => {
-            let bad: Vec<usize> =
-                rows.iter().enumerate().filter(|(_, r)| r.len() != columns.len()).map(|(i, _)| i).collect();
-            for &i in bad.iter().take(ROW_ERRORS_MAX) {
-                errors.add(
-                    &format!("rows[{i}]"),
-                    format!(
-                        "has {} cells, expected {} (one per column: {})",
-                        rows[i].len(),
-                        columns.len(),
-                        columns.join(", ")
-                    ),
-                );
-            }
-            if bad.len() > ROW_ERRORS_MAX {
-                errors.add("rows", format!("{} more rows have the wrong number of cells", bad.len() - ROW_ERRORS_MAX));
-            }
-            let table = Table::from_cells(rows.iter().flatten().map(String::as_str));
-            if table.is_none() {
-                errors.add("rows", "must hold at most 4 GiB");
-            }
-            table
+        let table = Table::from_separated(text);
+        if table.is_none() {
+            errors.add("cells", "must be at most 4 GiB, each cell followed by a NUL character");
         }
+        table
+    } else {
+        let bad: Vec<usize> =
+            rows.iter().enumerate().filter(|(_, r)| r.len() != columns.len()).map(|(i, _)| i).collect();
+        for &i in bad.iter().take(ROW_ERRORS_MAX) {
+            errors.add(
+                &format!("rows[{i}]"),
+                format!(
+                    "has {} cells, expected {} (one per column: {})",
+                    rows[i].len(),
+                    columns.len(),
+                    columns.join(", ")
+                ),
+            );
+        }
+        if bad.len() > ROW_ERRORS_MAX {
+            errors.add("rows", format!("{} more rows have the wrong number of cells", bad.len() - ROW_ERRORS_MAX));
+        }
+        let table = Table::from_cells(rows.iter().flatten().map(String::as_str));
+        if table.is_none() {
+            errors.add("rows", "must hold at most 4 GiB");
+        }
+        table
     };
     let table = table?;
     let count = table.len().checked_div(columns.len()).unwrap_or(0);
@@ -655,10 +652,7 @@ mod tests {
         ];
         for (json, wants) in cases {
             let parsed = specs(&format!("[{json}]"));
-            let errors = match VariableSet::compile(&parsed, "v", &pools()) {
-                Ok(_) => panic!("{json}: compiled"),
-                Err(errors) => errors,
-            };
+            let Err(errors) = VariableSet::compile(&parsed, "v", &pools()) else { panic!("{json}: compiled") };
             assert_eq!(errors.len(), wants.len(), "{json}: {errors:?}");
             for (field, message) in *wants {
                 assert!(

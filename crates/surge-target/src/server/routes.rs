@@ -1,9 +1,10 @@
 //! Routing and the handlers that compute a response (waiting is the connection's job).
 use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
 
-use crate::counters::Route;
-use crate::shared::Shared;
-use crate::store::{Task, Touch};
+use crate::server::shared::Shared;
+use crate::server::store::{Task, Touch};
+use crate::stats::counters::Route;
 
 /// DEFAULT_LIMIT is the page size of `GET /tasks` without `limit`.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -114,8 +115,9 @@ pub fn delay_ms(path: &str) -> Result<u64, Reply> {
 pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], shared: &Shared) -> Reply {
     let store = &shared.store;
     match route {
-        Route::Health => Reply { status: 200, content_type: TEXT, body: Body::Static("ok"), header: None },
-        Route::Delay => Reply { status: 200, content_type: TEXT, body: Body::Static("ok"), header: None },
+        Route::Health | Route::Delay => {
+            Reply { status: 200, content_type: TEXT, body: Body::Static("ok"), header: None }
+        }
         Route::Stats => Reply::json(200, crate::stats::render(shared)),
         Route::StatsTasks => Reply::json(200, crate::stats::render_task_reads(shared)),
         Route::StatsReset => {
@@ -140,7 +142,7 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
                     }
                     out.push_str(t);
                 }
-                out.push_str(&format!(r#"],"total":{},"offset":{offset},"limit":{limit}}}"#, page.total));
+                let _ = write!(out, r#"],"total":{},"offset":{offset},"limit":{limit}}}"#, page.total);
                 Reply::json(200, out)
             }
             Err(reply) => reply,
@@ -165,7 +167,7 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
 }
 
 /// touch is what the store locked to compute `reply` for `route` (see
-/// [`crate::store::TaskStore::lock_until`]): the shard of the task id for a create, read,
+/// [`crate::server::store::TaskStore::lock_until`]): the shard of the task id for a create, read,
 /// update or delete that reached the store (found or not), every shard for a listing, nothing
 /// for a request refused before the store (a bad body, a non-numeric id, a bad page).
 pub fn touch(route: Route, path: &str, reply: &Reply) -> Option<Touch> {

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::shared::Shared;
+use crate::server::shared::Shared;
 use crate::stats::by_status_map;
 
 /// StopReason is why serving ended.

@@ -1,9 +1,21 @@
+//! server: serve, the listeners, one single-threaded event loop per thread, and stopping; `conn` runs one
+//! connection, `http` frames requests and responses, `routes` answers them, `store` holds the Task API's
+//! data, `shared` is the state every thread sees, `timer` sleeps with sub-millisecond precision.
+//!
 //! serve: listeners, one single-threaded event loop per thread, and stopping.
 //!
 //! Each of `--threads` threads runs its own current-thread tokio runtime with its own
 //! listening socket, all bound to the same address with `SO_REUSEPORT`, so the kernel spreads
 //! new connections over the threads and nothing is shared per request but the model's lock
 //! (and only on modeled routes). With one thread (the default) there is one plain listener.
+
+pub mod conn;
+pub mod http;
+pub mod routes;
+pub mod shared;
+pub mod store;
+pub mod timer;
+
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::config::error::TargetError;
+use crate::config::plan::TargetPlan;
 use crate::config::TargetConfig;
-use crate::conn::serve_connection;
-use crate::error::TargetError;
-use crate::plan::TargetPlan;
-use crate::shared::Shared;
-use crate::summary::{StopReason, TargetSummary};
-use crate::timer::Timer;
+use crate::server::conn::serve_connection;
+use crate::server::shared::Shared;
+use crate::server::timer::Timer;
+use crate::stats::summary::{StopReason, TargetSummary};
 
 /// STOP_POLL is how often each thread checks the stop flag and the deadline.
 const STOP_POLL: Duration = Duration::from_millis(20);
@@ -27,6 +39,7 @@ const BACKLOG: i32 = 4096;
 /// serve validates `config`, listens, calls `on_ready` with the bound address (before any
 /// request is accepted), and serves until `stop` is set or `--duration` has elapsed; then it
 /// closes every connection and returns the run's summary.
+#[allow(clippy::needless_pass_by_value, reason = "the caller hands its stop flag over, as to a thread")]
 pub fn serve(
     config: TargetConfig,
     on_ready: impl FnOnce(SocketAddr),
@@ -36,6 +49,7 @@ pub fn serve(
 }
 
 /// serve_plan is [`serve`] for an already validated plan.
+#[allow(clippy::needless_pass_by_value, reason = "the caller hands its stop flag over, as to a thread")]
 pub fn serve_plan(
     plan: TargetPlan,
     on_ready: impl FnOnce(SocketAddr),
@@ -54,8 +68,7 @@ pub fn serve_plan(
     let results: Vec<Result<(), TargetError>> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (index, listener) in listeners.into_iter().enumerate() {
-            let shared = Arc::clone(&shared);
-            let control = &control;
+            let (shared, control) = (&shared, &control);
             let spawned = std::thread::Builder::new()
                 .name(format!("surge-target-{index}"))
                 .spawn_scoped(scope, move || run_thread(listener, index, shared, control));
@@ -136,7 +149,7 @@ fn listen(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
 fn run_thread(
     listener: TcpListener,
     index: usize,
-    shared: Arc<Shared>,
+    shared: &Arc<Shared>,
     control: &Control<'_>,
 ) -> Result<(), TargetError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -166,8 +179,8 @@ fn run_thread(
                             continue;
                         }
                         counters.record_accepted();
-                        let guard = OpenGuard(Arc::clone(&shared));
-                        let (shared, counters, timer) = (Arc::clone(&shared), Arc::clone(&counters), timer.clone());
+                        let guard = OpenGuard(Arc::clone(shared));
+                        let (shared, counters, timer) = (Arc::clone(shared), Arc::clone(&counters), timer.clone());
                         tokio::spawn(async move {
                             let _guard = guard;
                             serve_connection(stream, shared, counters, timer).await;

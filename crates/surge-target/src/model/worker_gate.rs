@@ -85,7 +85,7 @@ mod tests {
 
     fn block_on<F: std::future::Future>(future: F) -> F::Output {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build();
-        runtime.map(|r| r.block_on(future)).unwrap_or_else(|e| panic!("runtime: {e}"))
+        runtime.map_or_else(|e| panic!("runtime: {e}"), |r| r.block_on(future))
     }
 
     #[test]

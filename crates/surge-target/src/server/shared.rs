@@ -3,12 +3,12 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use crate::counters::{Counts, ThreadCounters};
-use crate::cpu::CpuPool;
+use crate::config::plan::TargetPlan;
+use crate::model::cpu::CpuPool;
+use crate::model::worker_gate::WorkerGate;
 use crate::model::ServerModel;
-use crate::plan::TargetPlan;
-use crate::store::TaskStore;
-use crate::worker_gate::WorkerGate;
+use crate::server::store::TaskStore;
+use crate::stats::counters::{Counts, ThreadCounters};
 
 /// Shared holds the model, the task store and the counters of all threads; it is built once
 /// per [`crate::serve`] call and dropped when it returns.
@@ -43,7 +43,7 @@ impl Shared {
             Some(s) => Some(CpuPool::new(s.workers, if s.thread_per_connection { None } else { s.queue })?),
             None => None,
         };
-        let hold_ns = plan.lock_hold.map_or(0, crate::service_time::nanos_of);
+        let hold_ns = plan.lock_hold.map_or(0, crate::model::service_time::nanos_of);
         Ok(Self {
             model: ServerModel::new(&plan),
             store: TaskStore::with_hold(plan.shards, hold_ns),

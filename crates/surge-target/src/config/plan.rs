@@ -2,9 +2,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::service_time::ServiceTime;
-use crate::stall::Stall;
-use crate::usl::Usl;
+use crate::model::service_time::ServiceTime;
+use crate::model::stall::Stall;
+use crate::model::usl::Usl;
 
 /// ServicePlan is the service model: `workers` slots, each request holding one for a draw of
 /// `service_time` (times the law's slowdown with `usl`), at most `queue` waiting (unbounded

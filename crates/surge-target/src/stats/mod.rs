@@ -1,13 +1,20 @@
+//! stats: what the server counted (`counters`), the `/stats` and `/stats/tasks` documents, and the
+//! `summary` one serve call returns.
+//!
 //! The `/stats` and `/stats/tasks` documents: what the server received, answered and
 //! rejected, and how often each task was read.
+
+pub mod counters;
+pub mod summary;
+
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Map, Value};
 
-use crate::counters::{status_name, Counts, Route, STATUS_COUNT};
-use crate::cpu::CpuPool;
-use crate::shared::Shared;
+use crate::model::cpu::CpuPool;
+use crate::server::shared::Shared;
+use crate::stats::counters::{status_name, Counts, Route, STATUS_COUNT};
 
 /// render is the `/stats` JSON. Counts start at the last `POST /stats/reset`:
 /// `received` is every request parsed on every route (this `/stats` request included, see
@@ -22,7 +29,7 @@ pub fn render(shared: &Shared) -> String {
     let counts = shared.since_reset();
     let load = shared.cpu.as_ref().map_or_else(|| shared.model.load(), CpuPool::load);
     // With a worker per connection, a worker is busy for as long as a connection holds it.
-    let busy_workers = shared.gate.as_ref().map_or(load.busy_workers, |gate| gate.held());
+    let busy_workers = shared.gate.as_ref().map_or(load.busy_workers, super::model::worker_gate::WorkerGate::held);
     let service = shared.plan.service.as_ref();
     let by_status = counts.by_status();
     let rejected_429 = counts.responses_for(429);
@@ -36,14 +43,14 @@ pub fn render(shared: &Shared) -> String {
         "queue_depth": load.queue_depth,
         "busy_workers": busy_workers,
         "workers": service.map_or(0, |s| s.workers),
-        "capacity_rps": service.map(|s| s.capacity()),
-        "service_cpu_s": shared.cpu.as_ref().map(|cpu| cpu.burned_s()),
+        "capacity_rps": service.map(super::config::plan::ServicePlan::capacity),
+        "service_cpu_s": shared.cpu.as_ref().map(super::model::cpu::CpuPool::burned_s),
         "store_capacity_rps": shared.plan.store_capacity(),
         "connections": {
             "open": shared.open_connections.load(Ordering::Relaxed),
             "accepted": counts.accepted,
             "refused": counts.refused,
-            "waiting": shared.gate.as_ref().map_or(0, |gate| gate.waiting()),
+            "waiting": shared.gate.as_ref().map_or(0, super::model::worker_gate::WorkerGate::waiting),
             "abandoned": counts.abandoned,
             "given_worker": counts.given_worker,
         },

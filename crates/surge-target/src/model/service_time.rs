@@ -2,8 +2,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::duration::{parse_duration, MAX_DURATION};
-use crate::rng::Rng;
+use crate::config::duration::{parse_duration, MAX_DURATION};
+use crate::model::rng::Rng;
 
 /// MAX_SIGMA is the largest log-normal shape accepted; beyond it the mean is dominated by
 /// draws so rare that a test never sees the capacity it asked for.

@@ -14,9 +14,9 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::duration::MAX_DURATION;
-use crate::service_time::nanos_of;
-use crate::usl::Usl;
+use crate::config::duration::MAX_DURATION;
+use crate::model::service_time::nanos_of;
+use crate::model::usl::Usl;
 
 /// Slot is where an admitted request sits: it waits until `start_ns`, then is served until
 /// `finish_ns` (both in nanoseconds since the server started).

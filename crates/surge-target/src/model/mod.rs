@@ -1,16 +1,30 @@
+//! model: the server model, what happens to a request on a modeled route before it is answered: service
+//! slots and their queue (`slots`), service times (`service_time`, `usl`, `cpu`), rate limits, stalls and
+//! the thread-per-connection gate, drawn from a seeded `rng`.
+//!
 //! The server model: what happens to a request on a modeled route before it is answered.
 //!
 //! Order: the rate limit first (429 costs no slot), then a service slot or a place in the wait
 //! queue (503 when full), then the error draw (500 after the service time, like a real failure).
+
+pub mod cpu;
+pub mod rate_limit;
+pub mod rng;
+pub mod service_time;
+pub mod slots;
+pub mod stall;
+pub mod usl;
+pub mod worker_gate;
+
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::plan::TargetPlan;
-use crate::rate_limit::TokenBucket;
-use crate::rng::Rng;
-use crate::service_time::{nanos_of, ServiceTime};
-use crate::slots::ServiceSlots;
-use crate::stall::Stall;
+use crate::config::plan::TargetPlan;
+use crate::model::rate_limit::TokenBucket;
+use crate::model::rng::Rng;
+use crate::model::service_time::{nanos_of, ServiceTime};
+use crate::model::slots::ServiceSlots;
+use crate::model::stall::Stall;
 
 /// Decision is the model's verdict on one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,12 +139,11 @@ impl ServerModel {
         let mut due_ns = now_ns;
         if let Some((slots, service_time)) = slots {
             let service_ns = service_time.sample_nanos(rng);
-            match slots.admit(now_ns, service_ns) {
-                Some(slot) => due_ns = slot.finish_ns,
-                None => {
-                    let wait = nanos_of(service_time.mean()).saturating_mul(slots.queue_depth(now_ns) as u64 + 1);
-                    return Decision::Overloaded { retry_after_s: whole_seconds(wait / slots.workers() as u64) };
-                }
+            if let Some(slot) = slots.admit(now_ns, service_ns) {
+                due_ns = slot.finish_ns;
+            } else {
+                let wait = nanos_of(service_time.mean()).saturating_mul(slots.queue_depth(now_ns) as u64 + 1);
+                return Decision::Overloaded { retry_after_s: whole_seconds(wait / slots.workers() as u64) };
             }
         }
         let burn_ns = burn.map(|b| b.sample_nanos(rng));

@@ -155,7 +155,7 @@ impl TaskStore {
     /// are gone with it.
     pub fn reads(&self) -> Reads {
         let mut by_id: Vec<(u64, u64)> = Vec::new();
-        for shard in self.shards.iter() {
+        for shard in &self.shards {
             let shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
             by_id.extend(shard.iter().filter(|(_, e)| e.reads > 0).map(|(&id, e)| (id, e.reads)));
         }
@@ -166,7 +166,7 @@ impl TaskStore {
 
     /// reset_reads sets every task's read count to zero.
     pub fn reset_reads(&self) {
-        for shard in self.shards.iter() {
+        for shard in &self.shards {
             for entry in shard.lock().unwrap_or_else(PoisonError::into_inner).values_mut() {
                 entry.reads = 0;
             }
@@ -189,7 +189,7 @@ impl TaskStore {
     /// list returns up to `limit` tasks in id order, skipping the first `offset`.
     pub fn list(&self, offset: usize, limit: usize) -> Page {
         let mut ids: Vec<u64> = Vec::new();
-        for shard in self.shards.iter() {
+        for shard in &self.shards {
             ids.extend(shard.lock().unwrap_or_else(PoisonError::into_inner).keys());
         }
         ids.sort_unstable();

@@ -196,7 +196,7 @@ pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec through a valid pointer; the clock id is a
     // constant every supported Unix defines.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts) };
     if rc != 0 {
         return 0;
     }
@@ -239,7 +239,7 @@ mod tests {
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set);
         }
     }
 
@@ -263,7 +263,7 @@ mod tests {
 
     fn block_on<F: std::future::Future>(future: F) -> F::Output {
         let runtime = tokio::runtime::Builder::new_current_thread().build();
-        runtime.map(|r| r.block_on(future)).unwrap_or_else(|e| panic!("runtime: {e}"))
+        runtime.map_or_else(|e| panic!("runtime: {e}"), |r| r.block_on(future))
     }
 
     #[test]

@@ -132,13 +132,16 @@ impl Deadlines {
 
 #[cfg(target_os = "linux")]
 mod precise {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::OwnedFd;
     use std::time::Instant;
 
+    use rustix::time::{
+        timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
+    };
     use tokio::io::unix::AsyncFd;
     use tokio::io::Interest;
 
-    use super::*;
+    use super::{Arc, Deadlines, Mutex, PoisonError, Waker};
 
     /// Precise is a timerfd registered with the thread's event loop, and its deadlines.
     #[derive(Debug)]
@@ -150,13 +153,8 @@ mod precise {
     impl Precise {
         /// new creates the timerfd; `None` when the system refuses one.
         pub fn new() -> Option<Self> {
-            // SAFETY: timerfd_create has no memory preconditions; a negative result is an error.
-            let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
-            if raw < 0 {
-                return None;
-            }
-            // SAFETY: `raw` is a freshly created descriptor that nothing else owns.
-            let owned = unsafe { OwnedFd::from_raw_fd(raw) };
+            let owned =
+                timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC).ok()?;
             // SAFETY: an OwnedFd stays open and returns the same descriptor until it is dropped
             // with the AsyncFd that owns it.
             let fd = unsafe { AsyncFd::register_with_interest(owned, Interest::READABLE) }.ok()?;
@@ -174,16 +172,11 @@ mod precise {
         /// arm sets the timerfd to expire at `at` (at least 1 ns from now; 0 would disarm it).
         fn arm(&self, at: Instant) {
             let nanos = at.saturating_duration_since(Instant::now()).as_nanos().max(1);
-            let spec = libc::itimerspec {
-                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-                it_value: libc::timespec {
-                    tv_sec: (nanos / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (nanos % 1_000_000_000) as libc::c_long,
-                },
-            };
-            // SAFETY: the descriptor is a live timerfd; `spec` is a valid itimerspec and the old
-            // value pointer may be null.
-            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+            let secs = i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX);
+            // Below 10^9, so it fits every platform's nanosecond field.
+            let value = Timespec { tv_sec: secs, tv_nsec: (nanos % 1_000_000_000) as _ };
+            let spec = Itimerspec { it_interval: Timespec { tv_sec: 0, tv_nsec: 0 }, it_value: value };
+            let _ = timerfd_settime(self.fd.get_ref(), TimerfdTimerFlags::empty(), &spec);
         }
     }
 
@@ -192,15 +185,7 @@ mod precise {
         loop {
             let Ok(mut guard) = p.fd.readable().await else { return };
             let mut expirations = [0u8; 8];
-            let read = guard.try_io(|fd| {
-                // SAFETY: reading 8 bytes into an 8-byte buffer from a live descriptor.
-                let n = unsafe { libc::read(fd.as_raw_fd(), expirations.as_mut_ptr().cast(), expirations.len()) };
-                if n < 0 {
-                    Err(std::io::Error::last_os_error())
-                } else {
-                    Ok(())
-                }
-            });
+            let read = guard.try_io(|fd| Ok(rustix::io::read(fd.get_ref(), &mut expirations)?));
             if read.is_err() {
                 continue; // not expired after all (readiness cleared), or re-armed meanwhile
             }
@@ -244,13 +229,13 @@ mod tests {
 
     #[test]
     fn deadlines_arm_for_the_earliest() {
-        let base = Instant::now();
-        let at = |ms: u64| base + Duration::from_millis(ms);
-        let mut d = Deadlines::default();
         struct Noop;
         impl std::task::Wake for Noop {
             fn wake(self: Arc<Self>) {}
         }
+        let base = Instant::now();
+        let at = |ms: u64| base + Duration::from_millis(ms);
+        let mut d = Deadlines::default();
         let waker = Waker::from(Arc::new(Noop));
         assert_eq!(d.push(at(10), waker.clone()), Some(at(10)));
         assert_eq!(d.push(at(20), waker.clone()), None);

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::counters::{Route, ThreadCounters};
-use crate::http::{self, Framing, Head, Parsed};
+use crate::model::worker_gate::Worker;
 use crate::model::Decision;
-use crate::routes::{self, Reply};
-use crate::shared::Shared;
-use crate::timer::Timer;
-use crate::worker_gate::Worker;
+use crate::server::http::{self, Framing, Head, Parsed};
+use crate::server::routes::{self, Reply};
+use crate::server::shared::Shared;
+use crate::server::timer::Timer;
+use crate::stats::counters::{Route, ThreadCounters};
 
 /// READ_BUFFER is each connection's read buffer to begin with (enough for common request
 /// heads); it grows to [`MAX_HEAD`] for a longer head and to head + body for a body.
@@ -239,10 +239,9 @@ impl Conn {
         let Some(cpu) = &self.shared.cpu else { return Some(Ok(())) };
         let Some(burned) = cpu.submit(burn_ns) else {
             let waiting = cpu.load().queue_depth as u64 + 1;
-            let (mean_ns, workers) =
-                self.shared.plan.service.as_ref().map_or((0, 1), |s| {
-                    (crate::service_time::nanos_of(s.service_time.mean()), s.workers.max(1) as u64)
-                });
+            let (mean_ns, workers) = self.shared.plan.service.as_ref().map_or((0, 1), |s| {
+                (crate::model::service_time::nanos_of(s.service_time.mean()), s.workers.max(1) as u64)
+            });
             let retry_after_s = (mean_ns.saturating_mul(waiting) / workers).div_ceil(1_000_000_000).max(1);
             let reply = Reply::error(503, "all workers busy and the queue is full")
                 .with_header("Retry-After", retry_after_s.to_string());

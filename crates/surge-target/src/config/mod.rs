@@ -1,17 +1,26 @@
+//! config: what the target is told to do. TargetConfig holds every knob of the reference target, as JSON or
+//! command-line flags; `plan` validates it into the TargetPlan the server runs; `duration` parses the
+//! durations people type; `error` names each mistake by its flag.
+//!
 //! TargetConfig: every knob of the reference target, as JSON or command-line flags.
+
+pub mod duration;
+pub mod error;
+pub mod plan;
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::cpu::MAX_CPU_WORKERS;
-use crate::duration::parse_duration;
-use crate::error::{ConfigError, ConfigErrors};
-use crate::plan::{RateLimitPlan, ServicePlan, TargetPlan};
-use crate::service_time::ServiceTime;
-use crate::stall::Stall;
-use crate::usl::{Usl, MAX_COHERENCY};
+use crate::config::duration::parse_duration;
+use crate::config::error::{ConfigError, ConfigErrors};
+use crate::config::plan::{RateLimitPlan, ServicePlan, TargetPlan};
+use crate::model::cpu::MAX_CPU_WORKERS;
+use crate::model::service_time::ServiceTime;
+use crate::model::stall::Stall;
+use crate::model::usl::{Usl, MAX_COHERENCY};
 
 /// MAX_LOCK_HOLD is the longest `--lock-hold` accepted.
 pub const MAX_LOCK_HOLD: Duration = Duration::from_secs(1);
@@ -181,7 +190,7 @@ impl TargetConfig {
             }
         }
         let bind = parse_bind(&self.bind).map_err(|m| fail("bind", m)).ok();
-        let duration = self.duration("duration", self.duration.as_deref(), &mut fail);
+        let duration = Self::duration("duration", self.duration.as_deref(), &mut fail);
         let service_time = self.service_time.as_deref().and_then(|text| {
             let parsed = ServiceTime::parse(text).map_err(|m| fail("service_time", m)).ok()?;
             if parsed.mean().is_zero() {
@@ -231,11 +240,11 @@ impl TargetConfig {
                 fail("workers", format!("with --service-cpu each worker is a thread: must be from 1 to {MAX_CPU_WORKERS}, got {workers}"));
             }
         }
-        let lock_hold = self.duration("lock_hold", self.lock_hold.as_deref(), &mut fail);
+        let lock_hold = Self::duration("lock_hold", self.lock_hold.as_deref(), &mut fail);
         if let Some(hold) = lock_hold.filter(|&h| h > MAX_LOCK_HOLD) {
             fail("lock_hold", format!("must be at most {MAX_LOCK_HOLD:?}, got {hold:?}"));
         }
-        let keepalive_timeout = self.duration("keepalive_timeout", self.keepalive_timeout.as_deref(), &mut fail);
+        let keepalive_timeout = Self::duration("keepalive_timeout", self.keepalive_timeout.as_deref(), &mut fail);
         if let Some(rate) = self.rate_limit {
             if !(rate.is_finite() && rate > 0.0 && rate <= 1e9) {
                 fail("rate_limit", format!("must be above 0 and at most 1e9 requests per second, got {rate}"));
@@ -248,8 +257,8 @@ impl TargetConfig {
                 fail("error_rate", format!("must be from 0 to 1 (a share, 0.01 is 1%), got {p}"));
             }
         }
-        let stall_every = self.duration("stall_every", self.stall_every.as_deref(), &mut fail);
-        let stall_for = self.duration("stall_for", self.stall_for.as_deref(), &mut fail);
+        let stall_every = Self::duration("stall_every", self.stall_every.as_deref(), &mut fail);
+        let stall_for = Self::duration("stall_for", self.stall_for.as_deref(), &mut fail);
         match (&self.stall_every, &self.stall_for) {
             (Some(_), None) => fail("stall_for", "is required with --stall-every".into()),
             (None, Some(_)) => fail("stall_every", "is required with --stall-for".into()),
@@ -291,8 +300,8 @@ impl TargetConfig {
         });
         let stall = match (stall_every, stall_for) {
             (Some(every), Some(length)) => Some(Stall {
-                every_ns: crate::service_time::nanos_of(every),
-                for_ns: crate::service_time::nanos_of(length),
+                every_ns: crate::model::service_time::nanos_of(every),
+                for_ns: crate::model::service_time::nanos_of(length),
             }),
             _ => None,
         };
@@ -326,7 +335,7 @@ impl TargetConfig {
         }
     }
 
-    fn duration(&self, key: &str, text: Option<&str>, fail: &mut impl FnMut(&str, String)) -> Option<Duration> {
+    fn duration(key: &str, text: Option<&str>, fail: &mut impl FnMut(&str, String)) -> Option<Duration> {
         let parsed = parse_duration(text?).map_err(|m| fail(key, m)).ok()?;
         if parsed.is_zero() {
             fail(key, "must be longer than 0".into());
@@ -360,7 +369,7 @@ mod tests {
     fn errors_of(json: &str) -> Vec<String> {
         match TargetConfig::from_json(json).and_then(|c| c.validate()) {
             Ok(_) => vec![],
-            Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+            Err(e) => e.0.iter().map(std::string::ToString::to_string).collect(),
         }
     }
 
@@ -398,7 +407,7 @@ mod tests {
     #[test]
     fn each_mistake_names_its_flag() {
         let cases: &[(&str, &str)] = &[
-            (r#"[1]"#, "--config: not a JSON object"),
+            (r"[1]", "--config: not a JSON object"),
             (r#"{"wrokers": 4}"#, "--wrokers: unknown setting"),
             (r#"{"workers": "four"}"#, "--workers: expected an integer, got \"four\""),
             (r#"{"seed": -1}"#, "--seed: expected a non-negative integer"),

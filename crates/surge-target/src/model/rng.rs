@@ -81,7 +81,7 @@ mod tests {
             sum_z += z;
             sum_z2 += z * z;
         }
-        let n = n as f64;
+        let n = f64::from(n);
         assert!((sum_u / n - 0.5).abs() < 0.005);
         assert!((sum_z / n).abs() < 0.01);
         assert!((sum_z2 / n - 1.0).abs() < 0.02);

@@ -96,7 +96,7 @@ pub fn status_index(status: u16) -> usize {
 
 /// status_name is the key of bucket `index` in `/stats`: the code, or "other".
 pub fn status_name(index: usize) -> String {
-    STATUSES.get(index).map_or_else(|| "other".to_string(), |s| s.to_string())
+    STATUSES.get(index).map_or_else(|| "other".to_string(), std::string::ToString::to_string)
 }
 
 /// Counts is a plain snapshot of counters, summed over threads or subtracted from each other.
