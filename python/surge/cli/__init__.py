@@ -8,6 +8,7 @@ see ``surge.core.exit_codes`` for the others and ``surge.cli.errors`` for how a 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -136,10 +137,8 @@ def ending(code: int) -> int:
     stdout is said and gives OUTPUT_FAILED when the command had no code of its own. From here
     on stop signals are ignored: what is left is the exit."""
     with signals.deferred():  # a first stop signal is recorded; a second ends a blocked flush
-        try:
+        with contextlib.suppress(OSError, ValueError, KeyboardInterrupt):  # nothing more can be written
             sys.stdout.flush()
-        except (OSError, ValueError, KeyboardInterrupt):  # nothing more can be written
-            pass
         late = signals.received()
         if late is not None and code != signals.exit_code(late):
             stop = exit_codes.stopped()

@@ -4,7 +4,6 @@ same RecordWriter as a surge run, its summary printed."""
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,10 +48,10 @@ def import_command(
     sources = [Source.read(path) for path in files]
     imported = [load(source, tool) for source in sources]  # every file checked before anything is written
     history = open_run_history(db, sys.stderr)
-    for source, run in zip(sources, imported):
+    for source, run in zip(sources, imported, strict=True):
         started, from_file = run.started_unix_s, run.started_unix_s is None
         if started is None:  # the source has no start: its file was written when the run ended
-            started = os.stat(source.path).st_mtime - (run.document.get("elapsed_s") or 0.0)
+            started = Path(source.path).stat().st_mtime - (run.document.get("elapsed_s") or 0.0)
             run.document["started_at_unix_s"] = started
         run_label = name or run_name("", Path(source.path))
         directory = create_directory(out, run_label, datetime.fromtimestamp(started, UTC))

@@ -1,5 +1,6 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
-``--no-save``; the RATE type of every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
+``--no-save``; the RATE type of every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what
+--no-save excludes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from surge.run.flags import DB_HELP, NO_SAVE_HELP, TAG_HELP, check_no_save
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class RateType(click.ParamType):
+class RateType(click.ParamType[float, Any]):
     """RateType reads a rate flag per second as a scenario file's rate reads
     (``surge.core.units.parse_rate``: ``300``, ``300/s``, ``18000/m``); its bounds are the command's."""
 

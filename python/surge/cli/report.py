@@ -49,7 +49,8 @@ def default_out(ref: str, source: Source) -> Path:
 def report_command(ref: str, format_: str, out: str | None, db: str | None) -> None:
     """Write the report of RUN|EXPERIMENT from its record alone: a run or experiment id, a
     unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
-    one of its runs or older than it), or a results directory. Prints the path of each report written, the last one last."""
+    one of its runs or older than it), or a results directory. Prints the path of each report written, the
+    last one last."""
     from surge.present.write import write_html, write_markdown
 
     source = load_source(ref, db)

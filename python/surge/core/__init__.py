@@ -1,1 +1,2 @@
-"""surge.core: what every layer uses: errors, exit codes, units, limits, redaction, signals, bounded file reads, the guarded streams, tags."""
+"""surge.core: what every layer uses: errors, exit codes, units, limits, redaction, signals,
+bounded file reads, the guarded streams, tags."""

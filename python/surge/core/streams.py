@@ -14,6 +14,7 @@ to say so.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import io
 import os
@@ -192,10 +193,8 @@ def install() -> None:
         name = "stdout" if fd == 1 else "stderr"
         stream = sys.stdout if fd == 1 else sys.stderr
         if stream is not None:
-            try:
-                stream.flush()  # type: ignore[union-attr]
-            except (OSError, ValueError):
-                pass
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
         closed = _reopen_closed(fd)
         guarded = _guarded(stream, fd, closed=closed, report=fd == 1, name=name)
         if fd == 1:

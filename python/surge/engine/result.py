@@ -41,7 +41,8 @@ class LatencySummaries(_Model):
 
 class Requests(_Model):
     """Requests: the counters of a run or an interval (``sent = responses + unanswered +
-    interrupted - interrupted_unsent``; README "What is counted"); an imported run's count its source did not keep is None)."""
+    interrupted - interrupted_unsent``; README "What is counted"); an imported run's count its source did not
+    keep is None)."""
 
     sent: int | None = 0
     responses: int | None = 0

@@ -8,6 +8,7 @@ examples and ``surge demo``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -105,10 +106,8 @@ class TargetProcess:
             self.output.append(pending.decode(errors="replace").rstrip())
         code = self._proc.poll()
         if code is None and time.monotonic() < deadline:  # output closed: it is exiting
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 code = self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         text = "\n".join(self.output)
         if code == BAD_INPUT:
             raise ValueError(_errors(text) or text)
@@ -148,7 +147,8 @@ class TargetProcess:
         status, text = self.request("GET", "/stats")
         if status != 200:
             raise RuntimeError(f"/stats answered {status}: {text}")
-        return json.loads(text)
+        stats: dict[str, Any] = json.loads(text)
+        return stats
 
     def reset_stats(self) -> None:
         """reset_stats starts every count in ``/stats`` again from zero."""
@@ -159,12 +159,13 @@ class TargetProcess:
         ``/stats`` and ``/stats/reset`` requests (so it compares with a generator's sent count)."""
         stats = self.stats()
         by_route = stats["received_by_route"]
-        return (
+        received: int = (
             stats["received"]
             - by_route["GET /stats"]
             - by_route["POST /stats/reset"]
             - by_route.get("GET /stats/tasks", 0)
         )
+        return received
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """stop stops the target (SIGINT, then SIGKILL after ``timeout`` seconds) and returns

@@ -42,6 +42,9 @@ def bracket_s(step_s: float) -> float:
 DEFAULT_COOLDOWN_S = 1.0
 """DEFAULT_COOLDOWN_S is the pause before each step after the first, unless --cooldown says otherwise."""
 
+DEFAULT_STEADINESS = Steadiness()
+"""DEFAULT_STEADINESS are the steady-state rules of a step unless --max-late says otherwise."""
+
 MAX_SETTLE_S = 30.0
 """MAX_SETTLE_S bounds the extra wait for the target to finish requests cut off at a step's end."""
 
@@ -227,16 +230,16 @@ def measure_with(
     runs: list[list[str]],
     *,
     retries: int = 0,
-    steadiness: Steadiness = Steadiness(),
+    steadiness: Steadiness = DEFAULT_STEADINESS,
     cooldown_s: float = DEFAULT_COOLDOWN_S,
 ) -> Callable[[float, float | None], Step]:
     """measure_with is the search's ``measure(rate, duration_s=None)``: one recorded open-model
-    run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s`` (none before the first run)
-    plus the time the target may still spend on requests cut off at the end of the last run
+    run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s``
+    (none before the first run) plus the time the target may still spend on requests cut off at the end of the last run
     (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
     again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
-    limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the first attempt that passes, else the last, is the
-    step. Each step's run ids, in order, are appended to ``runs``."""
+    limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the
+    first attempt that passes, else the last, is the step. Each step's run ids, in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
 
     def run(rate: float, prepared: PreparedRun, role: str, cap: tuple[int | None, str | None]) -> tuple[Step, str]:

@@ -130,7 +130,7 @@ def run_levels(
     broken``), or None."""
     settler = settler or Settler(test, plan.drain_wait_s)
     settler.measure_baseline()
-    for i, (load, (warmup, measured)) in enumerate(zip(plan.loads, prepared)):
+    for i, (load, (warmup, measured)) in enumerate(zip(plan.loads, prepared, strict=True)):
         settled = None
         if i:
             runner.cooldown(plan.cooldown_s)

@@ -1,1 +1,2 @@
-"""surge.plan.model: what the engine runs: the Plan, a URL's flags turned into one, thresholds, the heading that names a plan."""
+"""surge.plan: what the engine runs: the Plan, a URL's flags turned into one, the compiled run,
+thresholds, the heading that names a plan."""

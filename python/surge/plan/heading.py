@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Union
+from typing import Any
 
 from surge.core.redact import redact_text
 from surge.plan.model import (
@@ -46,7 +46,7 @@ class Heading:
         )
 
 
-PlanLike = Union[Plan, Mapping[str, Any], Heading]
+PlanLike = Plan | Mapping[str, Any] | Heading
 """PlanLike is what a summary is told about the plan: a URL run's typed Plan, a scenario file's
 engine plan (a mapping), or a record's Heading."""
 

@@ -13,7 +13,7 @@ import base64
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 DEFAULT_SEND_SLACK_S = 0.001
 """DEFAULT_SEND_SLACK_S is the engine's default send slack in seconds (docs/engine.md, "Pacing"):
@@ -126,7 +126,7 @@ class RampingArrivalRate:
     type: Literal["ramping-arrival-rate"] = "ramping-arrival-rate"
 
 
-Executor = Union[ConstantVus, RampingVus, PerVuIterations, SharedIterations, ConstantArrivalRate, RampingArrivalRate]
+Executor = ConstantVus | RampingVus | PerVuIterations | SharedIterations | ConstantArrivalRate | RampingArrivalRate
 """Executor is one of the engine's executors (k6's vocabulary)."""
 
 OPEN_MODEL = (ConstantArrivalRate, RampingArrivalRate)
@@ -152,7 +152,7 @@ class StepSpec:
     request: RequestSpec = field(default_factory=RequestSpec)
     tag: str | None = None
     timeout_s: float | None = None
-    think_after: dict | None = None
+    think_after: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ class FlowSpec:
     """FlowSpec: what each iteration of a scenario does."""
 
     sequences: list[SequenceSpec]
-    think_after_iteration: dict | None = None
+    think_after_iteration: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

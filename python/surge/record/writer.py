@@ -87,12 +87,12 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
     (``surge.core.redact.redact_document``) whatever the caller passed."""
     temporary = path.with_name(path.name + ".tmp")
     try:
-        with open(temporary, "w", encoding="utf-8") as file:
+        with temporary.open("w", encoding="utf-8") as file:
             json.dump(redact_document(summary), file, indent=2, allow_nan=False)
             file.write("\n")
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        temporary.replace(path)
     except (OSError, ValueError):  # ValueError: a NaN or an infinity, which JSON has not
         temporary.unlink(missing_ok=True)  # never leave half a summary beside the last whole one
         raise
@@ -283,7 +283,7 @@ class RecordWriter:
             return None
 
     def _open(self, name: str) -> IO[str]:
-        file = open(self._path(name), "w", encoding="utf-8", newline="")
+        file = self._path(name).open("w", encoding="utf-8", newline="")
         self._files.append(file)
         return file
 

@@ -118,11 +118,11 @@ def write_in_place(path: Path, text: str) -> None:
     (``/dev/stdout``) is written into, never replaced. Anything else (a socket) is an OSError."""
     data = text.encode("utf-8")
     try:
-        info = os.stat(path)  # through symlinks: /dev/stdout is whatever stdout is
+        info = Path(path).stat()  # through symlinks: /dev/stdout is whatever stdout is
     except FileNotFoundError:
         info = None
     if info is not None and (stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)):
-        with open(path, "wb") as stream:
+        with Path(path).open("wb") as stream:
             stream.write(data)
         return
     target = Path(os.path.realpath(path))
@@ -134,9 +134,9 @@ def write_in_place(path: Path, text: str) -> None:
             stream.write(data)
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~umask)
-        os.replace(temporary, target)
+        Path(temporary).chmod(stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~umask)
+        Path(temporary).replace(target)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            Path(temporary).unlink()
         raise

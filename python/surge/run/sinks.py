@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from surge.run.phases import CompiledRun, IntervalHook, PhaseHook, RunOutcome, run_phases
+from surge.plan.compiled import CompiledRun
+from surge.run.phases import IntervalHook, PhaseHook, RunOutcome, run_phases
 
 if TYPE_CHECKING:
     from surge.present.terminal.progress import Progress

@@ -349,7 +349,7 @@ class _Composer:
 
     def construct(self, tag: str, text: str, event: Any, top: _Frame | None) -> Any:
         """construct is the value of a scalar of ``tag``; YamlSyntaxError for one past a limit."""
-        if tag == _STR or tag == _TIMESTAMP:  # dates stay text, as written
+        if tag in (_STR, _TIMESTAMP):  # dates stay text, as written
             return text
         if tag == _NULL:
             return None

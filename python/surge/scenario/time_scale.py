@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from surge.core.errors import BadInput
 from surge.core.units import format_limit
 from surge.scenario.base import Path
-from surge.scenario.errors import BadInput, key_path
+from surge.scenario.errors import key_path
 from surge.scenario.units import Scaled
 
 M = TypeVar("M", bound=BaseModel)
@@ -73,7 +74,7 @@ def _scale(value: Any, factor: float, path: Path) -> Any:
         return value.model_copy(update=updates) if updates else value
     if isinstance(value, list):
         items = [_scale(v, factor, (*path, i)) for i, v in enumerate(value)]
-        return items if any(a is not b for a, b in zip(items, value)) else value
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
     if isinstance(value, dict):
         scaled_dict = {k: _scale(v, factor, (*path, k)) for k, v in value.items()}
         return scaled_dict if any(scaled_dict[k] is not v for k, v in value.items()) else value

@@ -12,7 +12,7 @@ import os
 import string
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr
 from pydantic_core import PydanticCustomError
@@ -228,9 +228,9 @@ def _shorthand(value: Any) -> Any:
     return value
 
 
-AnyVariable = Union[
-    Counter, Uniform, Zipf, Choice, Uuid, RandomString, Csv, Pool, Env, Constant, Decimal, Vu, Timestamp
-]
+AnyVariable = (
+    Counter | Uniform | Zipf | Choice | Uuid | RandomString | Csv | Pool | Env | Constant | Decimal | Vu | Timestamp
+)
 """AnyVariable is any one of the variable kinds."""
 
 Variable = Annotated[Annotated[AnyVariable, Field(discriminator="type")], BeforeValidator(_shorthand)]
