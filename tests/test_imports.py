@@ -15,7 +15,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 from conftest import SCRATCH, surge
-from surge.experiments.figures import key_figures
+from surge.record.figures import key_figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 

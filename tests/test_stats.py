@@ -17,7 +17,7 @@ from scipy import stats
 
 from conftest import surge
 from surge.analysis.describe import MIN_RUNS_FOR_OUTLIERS, describe, flags, modified_z_scores
-from surge.experiments.figures import KEY_FIGURES, key_figures
+from surge.record.figures import KEY_FIGURES, key_figures
 from surge.record.schema import validate_experiment
 
 IMPORTS = Path(__file__).parent / "fixtures" / "imports"

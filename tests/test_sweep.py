@@ -14,8 +14,8 @@ from surge.analysis.level import Level
 from surge.analysis.zones import ZoneRules, classify
 from surge.core.errors import BadInput
 from surge.engine.target import TargetProcess
-from surge.experiments.figures import key_figures
 from surge.experiments.levels import parse_rates, parse_vus
+from surge.record.figures import key_figures
 from surge.record.schema import validate_experiment, validate_file
 
 SIGMA, KAPPA = 0.05, 0.95 / 64

@@ -21,7 +21,7 @@ from surge.analysis.drift import DRIFT_ALPHA, DRIFT_MIN_CHANGE, DRIFT_MIN_RUNS, 
 from surge.analysis.estimate import Estimate, estimate
 from surge.analysis.over_runs import usable, verdict_counts
 from surge.analysis.scaling import scaling
-from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES, figure_names
+from surge.record.figures import FIGURE_TITLES, KEY_FIGURES, figure_names
 
 SEED = 12
 """SEED fixes the bootstrap's resamples: the same runs give the same intervals every time."""

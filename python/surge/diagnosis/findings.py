@@ -9,7 +9,7 @@ from typing import Any
 
 from surge.core.redact import redact_text
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
-from surge.diagnosis.figures import number, open_model, timeout_s
+from surge.diagnosis.evidence import open_model, timeout_s
 from surge.diagnosis.finding import Finding
 from surge.diagnosis.generator import connection_wait, generator_saturated, in_flight_limit, startup_s
 from surge.diagnosis.littles_law import queueing
@@ -18,6 +18,7 @@ from surge.diagnosis.server import server_cpu_bound
 from surge.diagnosis.shed import load_shed
 from surge.diagnosis.timeouts import timeout_cascade
 from surge.plan.heading import PlanLike
+from surge.record.figures import number
 
 
 def findings(

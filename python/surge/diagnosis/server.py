@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from surge.diagnosis.figures import grouped, mean, peak_evidence, peak_text, percent
+from surge.diagnosis.evidence import grouped, mean, peak_evidence, peak_text, percent
 from surge.diagnosis.finding import WARNING, Finding
 
 SERVER_CPU_BOUND = "server_cpu_bound"

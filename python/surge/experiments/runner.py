@@ -22,9 +22,8 @@ from surge.core.errors import BadInput, UnreachableError
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.experiment import compact
-from surge.experiments.figures import Figures, key_figures
 from surge.experiments.recorder import ExperimentRecord
-from surge.record.figures import has_result, verdict
+from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:

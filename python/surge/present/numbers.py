@@ -58,7 +58,7 @@ def general(value: Any) -> str:
 
 
 def figure(value: Any, name: str) -> str:
-    """figure writes a key figure (surge.experiments.figures) by its unit: ``*_per_s`` a rate,
+    """figure writes a key figure (surge.record.figures) by its unit: ``*_per_s`` a rate,
     ``*_ms`` a latency, ``failure_rate`` and ``*_rate`` a percentage, any other ``general``."""
     if name.endswith("_per_s"):
         return rate(value)

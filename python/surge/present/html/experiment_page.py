@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.analysis.describe import Description
-from surge.experiments.figures import FIGURE_TITLES
 from surge.experiments.sweep import failure_classes_text
 from surge.present import numbers as fmt
 from surge.present.html.experiment_charts import CHARTS, ZONE_COLOURS
@@ -29,6 +28,7 @@ from surge.present.html.tables import (
 from surge.present.limitations import experiment_limitations
 from surge.present.terminal.experiment import STAT_COLUMNS
 from surge.present.verdict import CAPACITY_STOPS, experiment_verdict, load_text, parameter_rows
+from surge.record.figures import FIGURE_TITLES
 from surge.record.stored import StoredRun
 
 

@@ -13,10 +13,10 @@ from rich.text import Text
 
 from surge.analysis.over_runs import verdict_line
 from surge.core.redact import redact_text
-from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.present.numbers import spread_decimals
 from surge.present.terminal.experiment import cell, heading, runs_table
 from surge.present.terminal.summary import summary_table
+from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
 
 VERDICT_STYLES = {"better": "green", "worse": "bold red", "different": "yellow"}
 """VERDICT_STYLES colours a verdict on a terminal."""

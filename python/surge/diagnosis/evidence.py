@@ -1,5 +1,6 @@
-"""Figures the diagnosis rules read from a result document (``surge.result/1``, a plain
-dict), tolerant of imports whose source did not keep a figure (None reads as 0)."""
+"""Evidence: what the diagnosis rules read beside the figures (surge.record.figures) of a
+result document (``surge.result/1``, a plain dict): the plan's model, timeouts and in-flight
+limit, the load intervals and their peak, small statistics, and how a finding writes a number."""
 
 from __future__ import annotations
 
@@ -9,27 +10,7 @@ from typing import Any
 
 from surge.plan.heading import PlanLike, is_open_model
 from surge.plan.model import OPEN_MODEL_TYPES
-
-
-def count(mapping: Mapping[str, Any] | None, key: str) -> int:
-    """count is ``mapping[key]`` as an int: 0 when absent or None (a figure an import lacks)."""
-    return int((mapping or {}).get(key) or 0)
-
-
-def number(mapping: Mapping[str, Any] | None, key: str) -> float:
-    """number is ``mapping[key]`` as a float: 0.0 when absent or None."""
-    return float((mapping or {}).get(key) or 0.0)
-
-
-def ended(requests: Mapping[str, Any]) -> int:
-    """ended is how many requests of ``requests`` came to an end: succeeded, failed or
-    interrupted (the base of the success and failure rates)."""
-    return count(requests, "succeeded") + count(requests, "failed") + count(requests, "interrupted")
-
-
-def failure_class(requests: Mapping[str, Any], name: str) -> int:
-    """failure_class is the count of the failure class ``name`` in ``requests``."""
-    return count(requests.get("failure_classes"), name)
+from surge.record.figures import count
 
 
 def plan_dict(plan: PlanLike | None) -> dict[str, Any] | None:
