@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import surge_in
-from surge.experiments.recorder import NOT_KEPT
+from surge.record.directory import NOT_KEPT
 
 NEW_RUNS = {
     "repeat": ["-d", "1s", "-c", "1", "-n", "2"],

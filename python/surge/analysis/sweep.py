@@ -3,9 +3,9 @@ Universal Scalability Law fit (closed model only) and each level's zone (docs/an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from surge.analysis.knee import Knee, find_knee
 from surge.analysis.level import Level
@@ -72,3 +72,72 @@ def stop_when_broken(levels: Sequence[Level], rules: ZoneRules = ZoneRules()) ->
     """stop_when_broken tells ``--stop-when broken`` whether to end the sweep: the heaviest
     level measured so far is in the broken zone (zones of measured levels never change later)."""
     return bool(levels) and classify(levels, rules)[-1].zone == "broken"
+
+
+def offered_text(model: str, load: float) -> str:
+    """offered_text is a level's offered load for people: ``500 VUs``, ``400/s``."""
+    return f"{load:,.0f} VUs" if model == "closed" else f"{load:,.6g}/s"
+
+
+def failure_classes_text(classes: Mapping[str, int]) -> str:
+    """failure_classes_text lists failure classes as ``timeout × 12, status 503 × 4`` (``none``)."""
+    ordered = sorted(classes.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{name} × {n:,}" for name, n in ordered) or "none"
+
+
+def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """findings are the sweep's answers in sentences: the peak, the knee, the USL fit or why
+    there is none, where each zone starts, and an early stop."""
+    model, found = document["model"], []
+    peak, knee, usl = document["peak"], document["knee"], document["usl"]
+    if peak is not None:
+        found.append(
+            {
+                "kind": "peak",
+                "text": f"peak throughput {peak['throughput']:,.1f}/s at {offered_text(model, peak['load'])}",
+            }
+        )
+    if knee["load"] is not None:
+        found.append(
+            {
+                "kind": "knee",
+                "text": f"knee at {offered_text(model, knee['load'])} "
+                f"({knee['throughput']:,.1f}/s): throughput stops growing in "
+                "proportion to load beyond it",
+            }
+        )
+    else:
+        found.append({"kind": "knee", "text": f"no knee: {knee['reason']}"})
+    if usl is not None:
+        found.append({"kind": "usl", "text": usl_text(usl)})
+    starts: dict[str, float] = {}
+    for level in document["levels"]:
+        starts.setdefault(level["zone"], level["load"])
+    if starts:
+        found.append(
+            {
+                "kind": "zones",
+                "text": "zones: "
+                + ", ".join(f"{zone} from {offered_text(model, load)}" for zone, load in starts.items()),
+            }
+        )
+    if document.get("stopped_early"):
+        found.append({"kind": "stopped_early", "text": document["stopped_early"]})
+    return found
+
+
+def usl_text(usl: Mapping[str, Any]) -> str:
+    """usl_text is the USL fit in one sentence (σ, κ, λ, N*, R²) or why there is none."""
+    if "refused" in usl:
+        return f"no USL fit: {usl['refused']}"
+    peak = (
+        "no peak (κ = 0: throughput levels off)"
+        if usl["peak_n"] is None
+        else f"N* = {usl['peak_n']:,.1f} VUs"
+        + ("" if usl["peak_throughput"] is None else f" (X = {usl['peak_throughput']:,.1f}/s)")
+    )
+    text = (
+        f"USL fit: σ = {usl['sigma']:.4g}, κ = {usl['kappa']:.4g}, λ = {usl['lambda']:,.4g}/s per VU, "
+        f"{peak}, R² = {usl['r_squared']:.3f} over {usl['levels']} levels"
+    )
+    return text + "".join(f"; {w}" for w in usl["warnings"])

@@ -147,7 +147,8 @@ def capacity_command(
     confirmation run. A step passes when it meets the SLO and is steady; a step the generator
     or a client cap limited does not count against the target. Exit code 0 with a confirmed
     rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
-    from surge.experiments.capacity import analysis_document, bracket_s, findings, measure_with, print_step
+    from surge.analysis.capacity import findings
+    from surge.experiments.capacity import analysis_document, bracket_s, measure_with, print_step
 
     _rate("--start-rate", start_rate)
     if max_rate is not None:

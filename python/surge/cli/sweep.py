@@ -104,9 +104,10 @@ def sweep_command(
     level's measured window, default 10s), and find the curve's peak, knee, zones and, for VU
     levels, the USL fit. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
     measured."""
+    from surge.analysis.sweep import findings
     from surge.experiments.levels import parse_rates, parse_vus
     from surge.experiments.settle import Settler
-    from surge.experiments.sweep import LevelRun, SweepPlan, analyse, findings, prepare_levels, run_sweep
+    from surge.experiments.sweep import LevelRun, SweepPlan, analyse, prepare_levels, run_sweep
 
     if (vus is None) == (rates is None):
         raise BadInput(

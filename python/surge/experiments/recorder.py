@@ -22,7 +22,7 @@ from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.redact import redact_document, redact_text
 from surge.diagnosis.experiment import run_findings
-from surge.record.directory import RESULTS_DIR, create_directory
+from surge.record.directory import KEPT, NOT_KEPT, RESULTS_DIR, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
 
 if TYPE_CHECKING:
@@ -35,12 +35,6 @@ SCHEMA = "surge.experiment/1"
 
 FILE_NAME = "experiment.json"
 """FILE_NAME is the experiment's document in its results directory."""
-
-KEPT = "kept in the history"
-"""KEPT says where a recorded experiment's completed runs are, when a stop ends it early."""
-
-NOT_KEPT = "not saved: --no-save"
-"""NOT_KEPT says the same for an experiment run with --no-save: nowhere."""
 
 RUNS_DIR = "runs"
 """RUNS_DIR is the folder of the experiment's directory that holds its runs' directories."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.analysis.describe import Description
-from surge.experiments.sweep import failure_classes_text
+from surge.analysis.sweep import failure_classes_text
 from surge.present import numbers as fmt
 from surge.present.html.experiment_charts import CHARTS, ZONE_COLOURS
 from surge.present.html.page import chart_div, page

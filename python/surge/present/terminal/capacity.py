@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from surge.analysis.capacity import OUTCOME_WORDS, answer_text
 from surge.core.redact import redact_text
-from surge.experiments.capacity import OUTCOME_WORDS, answer_text
 from surge.present.terminal.experiment import ID_CHARS, heading
 from surge.present.terminal.summary import summary_table
 from surge.present.terminal.sweep import print_run_findings, slo_text

@@ -14,9 +14,9 @@ from rich.text import Text
 from surge.analysis.describe import Description
 from surge.analysis.over_runs import verdict_line
 from surge.core.redact import redact_text
-from surge.experiments.recorder import KEPT, NOT_KEPT
 from surge.present.numbers import figure_with_spread
 from surge.present.terminal.summary import summary_console, summary_table
+from surge.record.directory import KEPT, NOT_KEPT
 from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
 
 ID_CHARS = 8
