@@ -11,24 +11,22 @@ from typing import Any, TypeVar
 import click
 from rich.text import Text
 
+from surge.analysis.baseline import (
+    DEFAULT_METRICS,
+    DEFAULT_TOLERANCE,
+    METRICS,
+    Comparison,
+    baseline_significance,
+    compare,
+)
 from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
 from surge.cli.options import db_option
 from surge.core import exit_codes
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
-from surge.history import (
-    DEFAULT_METRICS,
-    METRICS,
-    Comparison,
-    StoredRun,
-    compare,
-    load_run,
-    lookup,
-    lookup_id,
-    open_history,
-)
-from surge.history.baselines import DEFAULT_TOLERANCE, load_baseline, parse_tolerance, set_baseline_runs
+from surge.history import StoredRun, load_run, lookup, lookup_id, open_history
+from surge.history.baselines import load_baseline, parse_tolerance, set_baseline_runs
 from surge.history.store import History
 from surge.record.figures import has_result
 
@@ -196,7 +194,6 @@ def _check_repeats(
 ) -> list[tuple[str, str]]:
     """_check_repeats judges each metric by baseline_significance over the runs of each side,
     prints the table, and returns the regressed metrics with their change."""
-    from surge.analysis.baseline import baseline_significance
     from surge.present.terminal.summary import summary_console, summary_table
     from surge.record.figures import figures
 

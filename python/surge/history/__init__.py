@@ -2,7 +2,7 @@
 with the figures people query on as columns and everything needed to rebuild its results
 directory; several surge processes may record at once."""
 
-from surge.history.baselines import DEFAULT_METRICS, METRICS, Comparison, baseline_run, compare, set_baseline
+from surge.history.baselines import baseline_run, set_baseline
 from surge.history.location import history_path
 from surge.history.lookup import lookup, lookup_id
 from surge.history.migrations import MIGRATIONS, SCHEMA_VERSION, HistoryTooNew, migrate
@@ -12,13 +12,10 @@ from surge.record.stored import StoredRun
 from surge.run.export import default_directory, export_run
 
 __all__ = [
-    "DEFAULT_METRICS",
     "LAST",
-    "METRICS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "TOOLS",
-    "Comparison",
     "History",
     "HistoryTooNew",
     "HistoryUnavailable",
@@ -26,7 +23,6 @@ __all__ = [
     "RunRow",
     "StoredRun",
     "baseline_run",
-    "compare",
     "default_directory",
     "export_run",
     "history_path",
