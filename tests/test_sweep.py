@@ -10,8 +10,7 @@ import json
 import pytest
 
 from conftest import bad_experiment_input, ctrl_c_experiment, surge
-from surge.analysis.level import Level
-from surge.analysis.zones import ZoneRules, classify
+from surge.analysis.sweep import Level, ZoneRules, classify
 from surge.core.errors import BadInput
 from surge.engine.target import TargetProcess
 from surge.experiments.levels import parse_rates, parse_vus

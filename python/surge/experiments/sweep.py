@@ -12,18 +12,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from surge.analysis.knee import Knee
-from surge.analysis.level import Level
 from surge.analysis.sweep import (
+    Knee,
+    Level,
     Model,
     SweepAnalysis,
+    ZoneRules,
     analyse_sweep,
+    classify,
     failure_classes_text,
     offered_text,
     stop_when_broken,
 )
 from surge.analysis.usl import UslFit, UslRefusal
-from surge.analysis.zones import ZoneRules, classify
 from surge.core.redact import redact_text
 from surge.experiments import runner
 from surge.experiments.recorder import ExperimentRecord
