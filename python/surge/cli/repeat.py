@@ -46,7 +46,7 @@ def check_experiment_test(test: TestSpec, reads_history: bool = False) -> None:
     experiment already, a --watch-pid that is no running process, and with --no-save the flags
     that say where to record: ``--out``, and ``--db`` unless the experiment ``reads_history``
     (its runs come from there)."""
-    from surge.diagnosis.check import watch_process
+    from surge.diagnosis.findings import watch_process
 
     check_no_save(test.no_save, {"--out": test.out, "--db": None if reads_history else test.db})
     check_out(test.out)

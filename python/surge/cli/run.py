@@ -19,7 +19,7 @@ from surge.core import signals
 from surge.core.errors import BadInput, UnreachableError
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.check import watch_process
+from surge.diagnosis.findings import watch_process
 from surge.engine.document import result_document
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import check_out
@@ -93,7 +93,7 @@ def execute(
         raise
     # Once the engine has returned, a stop signal waits for the results to be recorded and printed.
     with signals.deferred():
-        from surge.diagnosis.attach import attach_diagnosis
+        from surge.diagnosis.findings import attach_diagnosis
 
         attach_diagnosis(outcome.main, url_plan if url_plan is not None else compiled.main, watch)
         # The record is complete before anything is printed: a print that fails or blocks (a

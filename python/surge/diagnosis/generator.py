@@ -7,8 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.evidence import grouped, load_intervals, max_in_flight, peak_evidence, peak_text, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import (
+    WARNING,
+    Finding,
+    grouped,
+    load_intervals,
+    max_in_flight,
+    peak_evidence,
+    peak_text,
+    percent,
+)
 from surge.plan.heading import PlanLike
 from surge.record.figures import count, number
 

@@ -8,8 +8,18 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.diagnosis.evidence import grouped, load_intervals, mean, median, peak_evidence, peak_text, percent, slope
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import (
+    WARNING,
+    Finding,
+    grouped,
+    load_intervals,
+    mean,
+    median,
+    peak_evidence,
+    peak_text,
+    percent,
+    slope,
+)
 from surge.record.figures import count, number
 
 QUEUEING = "queueing"

@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from surge.diagnosis.evidence import grouped, mean, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import WARNING, Finding, grouped, mean, percent
 from surge.record.figures import number
 
 MACHINE_SATURATED = "machine_saturated"

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.evidence import grouped, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import WARNING, Finding, grouped, percent
 from surge.record.figures import count, ended, number
 
 LOAD_SHED = "load_shed"

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.evidence import grouped, percent
-from surge.diagnosis.finding import ERROR, Finding
+from surge.diagnosis.finding import ERROR, Finding, grouped, percent
 from surge.record.figures import count, ended, number
 
 TIMEOUT_CASCADE = "timeout_cascade"

@@ -21,7 +21,7 @@ from surge import __version__
 from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.redact import redact_document, redact_text
-from surge.diagnosis.experiment import run_findings
+from surge.diagnosis.findings import run_findings
 from surge.record.directory import KEPT, NOT_KEPT, RESULTS_DIR, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
 
@@ -152,7 +152,7 @@ class ExperimentRecord:
 
     def finish(self, *, analysis: Any = None, findings: list[dict[str, Any]] | None = None) -> None:
         """finish writes the experiment's ``analysis`` and ``findings`` (with those its runs had,
-        ``surge.diagnosis.experiment``), when it ended and
+        ``surge.diagnosis.findings``), when it ended and
         whether it is complete (no stop signal or error ended it early, every write succeeded), in
         experiment.json and the history."""
         from surge.history.experiments import finish_experiment

@@ -21,7 +21,7 @@ from surge.core import exit_codes, signals
 from surge.core.errors import BadInput, UnreachableError
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.experiment import compact
+from surge.diagnosis.findings import compact
 from surge.experiments.recorder import ExperimentRecord
 from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.spec import PreparedRun, TestSpec
@@ -103,7 +103,7 @@ def run_entry(
 def _watch(test: TestSpec) -> TargetWatch | None:
     """_watch is a sampler of the process --watch-pid names, for one run; a process gone since
     the experiment started costs a warning, not the experiment (its runs go on unwatched)."""
-    from surge.diagnosis.check import watch_process
+    from surge.diagnosis.findings import watch_process
 
     try:
         return watch_process(test.watch_pid)

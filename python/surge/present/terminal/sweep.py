@@ -12,7 +12,7 @@ from rich.text import Text
 
 from surge.analysis.sweep import failure_classes_text, findings, offered_text
 from surge.core.redact import redact_text
-from surge.diagnosis.experiment import PREFIX
+from surge.diagnosis.findings import PREFIX
 from surge.present.terminal.experiment import ID_CHARS, heading
 from surge.present.terminal.summary import summary_table
 
