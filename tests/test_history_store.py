@@ -32,7 +32,7 @@ from surge.history import (
     set_baseline,
 )
 from surge.history.connection import connect
-from surge.history.since import parse_since
+from surge.history.queries import parse_since
 from surge.record import RecordWriter
 
 

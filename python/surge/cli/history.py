@@ -11,7 +11,7 @@ from surge.cli.options import db_option
 from surge.core.tags import parse_tags
 from surge.history import TOOLS, RunQuery, list_runs, open_history
 from surge.history.queries import DEFAULT_LIMIT, check_limit
-from surge.history.since import parse_since
+from surge.history.queries import parse_since
 
 
 @click.command("history")
