@@ -19,7 +19,7 @@ from surge.analysis.drift import trend
 from surge.analysis.scaling import scaling
 from surge.experiments.variants import run_plan
 from surge.present.numbers import figure_with_spread
-from surge.present.terminal.compare import verdicts_line
+from surge.present.terminal.experiment_tables import verdicts_line
 
 
 def _normal(mean: float, cv: float, n: int, rng: np.random.Generator) -> list[float]:

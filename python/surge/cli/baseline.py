@@ -28,6 +28,7 @@ from surge.core.exit_codes import Outcome
 from surge.history import StoredRun, load_run, lookup, lookup_id, open_history
 from surge.history.baselines import load_baseline, parse_tolerance, set_baseline_runs
 from surge.history.store import History
+from surge.present import numbers as fmt
 from surge.record.figures import has_result
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -136,17 +137,17 @@ def set_command(refs: tuple[str, ...], experiment: str | None, variant: str | No
 
 def _value(metric: str, value: float | None) -> str:
     if value is None:
-        return "missing"
+        return fmt.MISSING
     if metric in ("success_rate", "failure_rate"):
-        return f"{value:.3%}"
+        return fmt.percent(value)
     if metric == "responses_per_s":
-        return f"{value:,.1f}/s"
-    return f"{value:,.2f} ms"
+        return f"{fmt.rate(value)}/s"
+    return f"{fmt.ms(value)} ms"
 
 
 def _change(change: float | None) -> str:
     if change is None:
-        return "-"
+        return fmt.MISSING
     if math.isinf(change):
         return "+∞" if change > 0 else "-∞"
     return f"{change:+.1%}"
@@ -216,7 +217,7 @@ def _check_repeats(
             _value(metric, c.variant.mean if c.variant else None),
             str(c.variant.n if c.variant else 0),
             _change(f.change),
-            "-" if c.welch_p is None else f"{c.welch_p:.3g}",
+            fmt.general(c.welch_p),
             Text(f.verdict, style=style.get(f.verdict, "")),
             f.reason,
         )

@@ -192,7 +192,7 @@ class ExperimentRecord:
         if self.directory is None or self.write_error is not None:
             return
         from surge.present import ExperimentSource, write_report_quietly
-        from surge.present.source import experiment_from_directory
+        from surge.present.report_source import experiment_from_directory
 
         try:
             source = experiment_from_directory(self.directory)

@@ -31,6 +31,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, verdicts_document
+from surge.present import numbers as fmt
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 
@@ -161,14 +162,6 @@ def run_sweep(
     return None
 
 
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2%}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.2f}"
-
-
 def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -> str:
     """level_line is a measured level's progress line: offered load, throughput, goodput,
     success rate, p50/p95/p99, failure classes and zone."""
@@ -176,9 +169,9 @@ def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -
     x, good = f.get("responses_per_s"), f.get("successes_per_s")
     return (
         f"level {number}/{total} · {offered_text(model, done.level.load)}: "
-        f"throughput {'-' if x is None else f'{x:,.1f}'}/s · goodput {'-' if good is None else f'{good:,.1f}'}/s · "
-        f"success {_percent(requests.get('success_rate'))} · p50 {_ms(f.get('p50_ms'))} · "
-        f"p95 {_ms(f.get('p95_ms'))} · p99 {_ms(f.get('p99_ms'))} ms · "
+        f"throughput {fmt.rate(x)}/s · goodput {fmt.rate(good)}/s · "
+        f"success {fmt.percent(requests.get('success_rate'))} · p50 {fmt.ms(f.get('p50_ms'))} · "
+        f"p95 {fmt.ms(f.get('p95_ms'))} · p99 {fmt.ms(f.get('p99_ms'))} ms · "
         f"failures {failure_classes_text(done.level.failure_classes)} · zone {zone}"
     )
 

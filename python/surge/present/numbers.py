@@ -1,5 +1,7 @@
-"""How report.md writes numbers (docs/reports.md, "Numbers"): one rule per unit, so that a
-reader (and the test that parses the tables back) knows how far each figure was rounded."""
+"""The one number formatter (docs/reports.md, "Numbers"): how the terminal (``surge run``,
+``show``, ``history``, every experiment's tables), report.md and report.html write a number, one
+rule per unit and one mark for a figure the record does not hold, so that a reader (and the
+test that parses the tables back) knows how far each figure was rounded."""
 
 from __future__ import annotations
 
@@ -49,6 +51,29 @@ def cores(value: Any) -> str:
 def mib(value: Any) -> str:
     """mib writes a size in bytes as mebibytes with one decimal: ``121.5 MiB``."""
     return f"{value / 2**20:,.1f} MiB" if is_number(value) else MISSING
+
+
+def size(value: Any) -> str:
+    """size writes a traffic volume in bytes with decimal units, bytes whole and the others with
+    one decimal: ``512 B``, ``1.2 KB``, ``34.5 MB``, ``1.0 GB``."""
+    if not is_number(value):
+        return MISSING
+    n = float(value)
+    for unit in ("B", "KB", "MB"):
+        if n < 1000:
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} GB"
+
+
+def micros(value: Any) -> str:
+    """micros writes a time in microseconds (CPU per request) with one decimal: ``12.5``."""
+    return f"{value:,.1f}" if is_number(value) else MISSING
+
+
+def busy(value: Any) -> str:
+    """busy writes how busy a thread was (a fraction of its time) as a whole percentage: ``93%``."""
+    return f"{value:.0%}" if is_number(value) else MISSING
 
 
 def general(value: Any) -> str:

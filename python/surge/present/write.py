@@ -9,7 +9,7 @@ from pathlib import Path
 
 from surge.core.redact import redact_text
 from surge.history import StoredRun
-from surge.present.source import ExperimentSource, Source
+from surge.present.report_source import ExperimentSource, Source
 
 REPORT_FILE = "report.md"
 """REPORT_FILE is the Markdown report's name in a results directory."""
@@ -36,11 +36,11 @@ def write_markdown(source: Source, directory: Path) -> Path:
     (created if missing) and returns report.md's path."""
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(source, ExperimentSource):
-        from surge.present.markdown.experiment import experiment_charts, render_experiment_md
+        from surge.present.markdown.experiment_report import experiment_charts, render_experiment_md
 
         text = render_experiment_md(source, experiment_charts(source.document, directory))
     else:
-        from surge.present.markdown.run import render_run_md
+        from surge.present.markdown.run_report import render_run_md
 
         text = render_run_md(source, run_charts(source, directory))
     path = directory / REPORT_FILE

@@ -13,9 +13,8 @@ from typing import Any
 
 from surge.present import numbers as fmt
 from surge.present.limitations import experiment_limitations
-from surge.present.markdown.blocks import bullets, section, table
-from surge.present.markdown.run import _environment, verdict_md
-from surge.present.source import ExperimentSource
+from surge.present.markdown.run_report import _environment, bullets, section, table, verdict_md
+from surge.present.report_source import ExperimentSource
 from surge.present.verdict import experiment_verdict, parameter_rows
 from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
 
