@@ -24,7 +24,7 @@ from test_report_md import no_python_repr
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORTS = FIXTURES / "report_html"
-VENDOR = Path(__file__).parent.parent / "python" / "surge" / "report" / "html" / "vendor"
+VENDOR = Path(__file__).parent.parent / "python" / "surge" / "present" / "html" / "vendor"
 
 
 def _points(charts: list[dict[str, Any]]) -> dict[str, int]:

@@ -76,6 +76,18 @@ def busy(value: Any) -> str:
     return f"{value:.0%}" if is_number(value) else MISSING
 
 
+def times(value: Any) -> str:
+    """times writes a scaling ratio (throughput or load between two levels) with two decimals
+    and ``×``, as the scaling sentences of an experiment's record do: ``2.40×``."""
+    return f"{value:,.2f}×" if is_number(value) else MISSING
+
+
+def efficiency(value: Any) -> str:
+    """efficiency writes a scaling efficiency (a fraction: throughput ratio / load ratio) as a
+    whole percentage, as the scaling sentences do: ``112 %``."""
+    return f"{value:.0%}".replace("%", " %") if is_number(value) else MISSING
+
+
 def general(value: Any) -> str:
     """general writes any other figure (a threshold's observed value, a USL parameter) with six
     significant digits: ``0.0123457``."""

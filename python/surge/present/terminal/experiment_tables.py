@@ -17,6 +17,7 @@ with their warnings, the runs left out and the thresholds' verdict.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -183,7 +184,7 @@ def chart_lines(analysis: Mapping[str, Any]) -> list[Text]:
     labels = [offered_text(analysis["model"], lv["load"]) for lv in levels]
     width = max((len(label) for label in labels), default=0)
     lines = []
-    for label, level in zip(labels, levels):
+    for label, level in zip(labels, levels, strict=True):
         x = level["responses_per_s"] or 0.0
         bar = "█" * (round(CHART_WIDTH * x / top) if top > 0 else 0)
         lines.append(
@@ -425,7 +426,7 @@ def grid_table(grid: Mapping[str, Any]) -> Any:
     (mean ± SD) and p95 (mean ± SD), then its scaling between consecutive loads (throughput
     ratio and efficiency = ratio / load ratio)."""
     loads = [f"{load:g}" for load in grid["loads"]]
-    steps = [f"{a}→{b}" for a, b in zip(loads, loads[1:])]
+    steps = [f"{a}→{b}" for a, b in itertools.pairwise(loads)]
     columns = (
         "variant",
         *(f"{head} @{load}" for load in loads for head in ("req/s", "p95 ms")),
@@ -441,8 +442,8 @@ def grid_table(grid: Mapping[str, Any]) -> Any:
         scaling = []
         for s in row["scaling"]:
             scaling += [
-                fmt.MISSING if s["throughput_ratio"] is None else f"{fmt.general(s['throughput_ratio'])}×",
-                fmt.percent(s["efficiency"]),
+                fmt.times(s["throughput_ratio"]),
+                fmt.efficiency(s["efficiency"]),
             ]
         scaling += [fmt.MISSING] * (2 * len(steps) - len(scaling))
         table.add_row(str(row["variant"]), *figures, *scaling)
@@ -471,7 +472,7 @@ def print_comparison(document: Mapping[str, Any], console: Console) -> None:
     for s in analysis["scaling"]:
         ci = s["efficiency_ci"]
         interval = (
-            f" (efficiency {fmt.level(analysis['confidence'])} CI {fmt.percent(ci[0])}–{fmt.percent(ci[1])})"
+            f" (efficiency {fmt.level(analysis['confidence'])} CI {fmt.efficiency(ci[0])}–{fmt.efficiency(ci[1])})"
             if ci
             else ""
         )
