@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "python"))
 from hdrh.histogram import HdrHistogram  # noqa: E402
 
 from surge.history import History, RunQuery, list_runs  # noqa: E402
-from surge.history.since import parse_since  # noqa: E402
+from surge.history.queries import parse_since  # noqa: E402
 from surge.record.hlog import interval_line  # noqa: E402
 from surge.record.timeseries import csv_text, interval_rows  # noqa: E402
 from surge.record.writer import iso_utc  # noqa: E402

@@ -12,12 +12,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from surge.analysis.capacity import CapacitySearch, SearchStep
+from surge.analysis.capacity import CapacitySearch, SearchStep, answer_text
 from surge.analysis.slo import judge, parse_slo
 from surge.analysis.steadiness import Step, judge_step, latency_trend
-from surge.experiments.capacity import analysis_document, answer_text, bracket_s, settle_s, step_of
-from surge.experiments.figures import key_figures
+from surge.experiments.capacity import analysis_document, bracket_s, settle_s, step_of
 from surge.experiments.slo_choice import Slo
+from surge.record.figures import key_figures
 
 WINDOW = 10
 """WINDOW is the simulated step's measured window: 10 intervals of 1 s."""

@@ -12,16 +12,14 @@ import pytest
 from scipy import stats
 
 from surge.analysis.baseline import baseline_significance
-from surge.analysis.bootstrap import ratio_of_means_ci
-from surge.analysis.compare import compare_figure, compare_variants
+from surge.analysis.compare import better, compare_figure, compare_variants, ratio_of_means_ci
 from surge.analysis.comparison import analyse
-from surge.analysis.direction import better
+from surge.analysis.describe import estimate
 from surge.analysis.drift import trend
-from surge.analysis.estimate import estimate
 from surge.analysis.scaling import scaling
 from surge.experiments.variants import run_plan
 from surge.present.numbers import figure_with_spread
-from surge.present.terminal.compare import verdicts_line
+from surge.present.terminal.experiment_tables import verdicts_line
 
 
 def _normal(mean: float, cv: float, n: int, rng: np.random.Generator) -> list[float]:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from surge.analysis.knee import find_knee
-from surge.analysis.level import Level
 from surge.analysis.slo import parse_slo
-from surge.analysis.sweep import analyse_sweep, find_peak, stop_when_broken
+from surge.analysis.sweep import (
+    Level,
+    ZoneRules,
+    analyse_sweep,
+    classify,
+    find_knee,
+    find_peak,
+    marginal_efficiency,
+    stop_when_broken,
+)
 from surge.analysis.usl import UslFit, UslRefusal, usl_throughput
-from surge.analysis.zones import ZoneRules, classify, marginal_efficiency
 from surge.plan.thresholds import Verdict
 
 

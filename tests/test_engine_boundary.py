@@ -13,6 +13,7 @@ from surge.plan.model import DEFAULT_SEND_SLACK_S
 
 PACKAGE = Path(surge.__file__).parent
 
+
 def engine_imports(source: str) -> list[int]:
     """engine_imports are the lines of ``source`` that import ``surge._engine`` (in any form)."""
     lines = []

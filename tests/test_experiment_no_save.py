@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import surge_in
-from surge.experiments.recorder import NOT_KEPT
+from surge.record.directory import NOT_KEPT
 
 NEW_RUNS = {
     "repeat": ["-d", "1s", "-c", "1", "-n", "2"],
@@ -111,7 +111,7 @@ def test_no_save_with_a_flag_that_records_is_refused(args, flag, tmp_path):
 
 
 def test_an_unsaved_experiment_stopped_early_says_its_runs_are_not_kept():
-    from surge.present.terminal.experiment import print_experiment
+    from surge.present.terminal.experiment_tables import print_experiment
     from surge.present.terminal.summary import summary_console
 
     console = summary_console()

@@ -76,8 +76,8 @@ def test_the_rule_line_names_the_rule_that_judged_the_figures():
         3, 3, 0.1, 0.05
     )
     assert (value_text("p95", 1234.5), value_text("failure_rate", 0.0012), value_text("rps", None)) == (
-        "1,234.50 ms",
+        "1,234.500 ms",
         "0.120%",
-        "missing",
+        "-",
     )
     assert (change_text(None), change_text(-math.inf), change_text(0.123)) == ("-", "-∞", "+12.3%")

@@ -3,7 +3,7 @@ runs, with the advice that follows (surge.experiments.run_findings)."""
 
 from __future__ import annotations
 
-from surge.diagnosis.experiment import ADVICE, DEFAULT_ADVICE, compact, run_findings
+from surge.diagnosis.findings import ADVICE, DEFAULT_ADVICE, compact, run_findings
 
 
 def _entry(label: str, *kinds: str) -> dict:

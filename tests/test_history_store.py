@@ -32,7 +32,7 @@ from surge.history import (
     set_baseline,
 )
 from surge.history.connection import connect
-from surge.history.since import parse_since
+from surge.history.queries import parse_since
 from surge.record import RecordWriter
 
 
@@ -279,7 +279,7 @@ def test_history_command_filters_and_json(tmp_path):
     assert table.code == 0, table.stderr
     lines = [line for line in table.stdout.splitlines() if line[:8] in {i[:8] for i in ids.values()}]
     assert [line[:8] for line in lines] == [ids["api-22"][:8], ids["api-21"][:8]]
-    assert "10,000" in lines[0] and "100.00%" in lines[0] and "none" in lines[0] and "yes" in lines[0]
+    assert "10,000" in lines[0] and "100.000%" in lines[0] and "none" in lines[0] and "yes" in lines[0]
     assert surge("history", "--db", db, "--name", "nothing").stdout == f"no runs match ({db})\n"
 
 

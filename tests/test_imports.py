@@ -15,7 +15,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
 from conftest import SCRATCH, surge
-from surge.experiments.figures import key_figures
+from surge.record.figures import key_figures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 
@@ -54,7 +54,7 @@ def test_hey_csv_equals_heys_own_report_and_the_targets_counts(tmp_path):
     assert doc["requests"]["status_codes"] == printed["codes"] == _stats("hey-both-6k.stats.json")
     assert doc["requests"]["responses"] == 6000 and doc["requests"]["sent"] is None
     assert doc["meta"]["tool"] == "hey" and doc["meta"]["source"]["file"] == "hey-both-6k.csv"
-    assert "— sent" in run.stdout
+    assert "- sent" in run.stdout
 
 
 def test_hey_csv_from_unmodified_hey_matches_the_targets_counts(tmp_path):
@@ -127,7 +127,7 @@ def test_k6_summary_export_keeps_what_k6_kept_and_nothing_more(tmp_path):
     assert doc["requests"]["sent"] == 1000 and doc["requests"]["status_codes"] is None
     assert doc["intervals"] == [] and set(doc["histograms"].values()) == {None}
     table_row = next(line for line in run.stdout.splitlines() if line.startswith("all"))
-    assert table_row.count("—") == 3  # p99, p99.9, count
+    assert table_row.count("-") == 3  # p99, p99.9, count
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from conftest import SCRATCH, intervals_logged, run_and_signal, surge, tiny_scenario
-from surge.experiments.figures import KEY_FIGURES
+from surge.record.figures import KEY_FIGURES
 from surge.record.schema import validate_experiment, validate_file
 
 

@@ -26,8 +26,8 @@ from surge.present.experiment_charts import experiment_charts
 from surge.present.html import render_experiment_html, render_run_html
 from surge.present.html.run_page import run_charts
 from surge.present.html.uplot import specs
-from surge.present.markdown.experiment import render_experiment_md
-from surge.present.source import ExperimentSource
+from surge.present.markdown.experiment_report import render_experiment_md
+from surge.present.report_source import ExperimentSource
 from surge.record.stored import StoredRun
 from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
 

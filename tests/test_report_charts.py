@@ -15,7 +15,7 @@ import pytest
 
 from surge.present import write_markdown
 from surge.present.html import render_experiment_html, render_run_html
-from surge.present.source import ExperimentSource
+from surge.present.report_source import ExperimentSource
 from surge.present.svg import svg
 from surge.present.write import STATIC_CHARTS
 from surge.record.stored import StoredRun

@@ -77,7 +77,7 @@ def test_summary_shows_the_sections(fresh_target):
         "Requests",
         "300 sent",
         "Outcome",
-        "100.00% succeeded",
+        "100.000% succeeded",
         "Latency (ms",
         "p99.9",
         "success",

@@ -17,7 +17,7 @@ from scipy import stats
 
 from conftest import surge
 from surge.analysis.describe import MIN_RUNS_FOR_OUTLIERS, describe, flags, modified_z_scores
-from surge.experiments.figures import KEY_FIGURES, key_figures
+from surge.record.figures import KEY_FIGURES, key_figures
 from surge.record.schema import validate_experiment
 
 IMPORTS = Path(__file__).parent / "fixtures" / "imports"
@@ -182,7 +182,7 @@ def test_stats_of_seed_001s_ten_baseline_exports_state_its_figures_at_their_prec
     # The seed's own table: 21.88 ± 0.38 req/s, 95 % CI [21.61, 22.15], CV 1.7 %.
     row = next(line for line in run.stdout.splitlines() if line.startswith("req/s "))
     assert [c.strip() for c in row.split("│")[1:6]] == ["10", "21.88", "0.38", "21.61", "22.15"], row
-    assert row.rstrip().endswith("1.7%"), row
+    assert row.rstrip().endswith("1.727%"), row  # CV: a percentage with three decimals, as in report.md
     report = (out / "report.md").read_text()
     assert "| req/s | 10 | 21.88 | 0.38 | 21.61 | 22.15 |" in report
     assert "| req/s mean (CI) | 21.88 (21.61 – 22.15) |" in report, report

@@ -10,12 +10,11 @@ import json
 import pytest
 
 from conftest import bad_experiment_input, ctrl_c_experiment, surge
-from surge.analysis.level import Level
-from surge.analysis.zones import ZoneRules, classify
+from surge.analysis.sweep import Level, ZoneRules, classify
 from surge.core.errors import BadInput
 from surge.engine.target import TargetProcess
-from surge.experiments.figures import key_figures
 from surge.experiments.levels import parse_rates, parse_vus
+from surge.record.figures import key_figures
 from surge.record.schema import validate_experiment, validate_file
 
 SIGMA, KAPPA = 0.05, 0.95 / 64

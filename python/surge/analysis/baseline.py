@@ -1,21 +1,22 @@
-"""Baseline significance: ``surge baseline check`` when both the baseline and the current
-side have repeated runs: a figure regressed only if it is significantly worse (Welch, α) AND
-worse by more than the tolerance. See docs/analysis.md ("Baseline check with repeats")."""
+"""Baseline arithmetic: ``surge baseline check``'s comparison of a run with its baseline (each
+figure's relative change, and whether it worsened by more than the tolerance) and, when both
+sides have repeated runs, its significance: a figure regressed only if it is significantly
+worse (Welch, α) AND worse by more than the tolerance. See docs/analysis.md ("Baseline check
+with repeats"); the baselines themselves are stored by surge.history.baselines."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from surge.analysis.bootstrap import RESAMPLES
-from surge.analysis.compare import ALPHA, FigureComparison, compare_figure
-from surge.analysis.direction import better
+from surge.analysis.compare import ALPHA, RESAMPLES, FigureComparison, better, compare_figure
 from surge.analysis.slo import Figures
-from surge.history.baselines import relative_change
+from surge.record.figures import figures as summary_figures
 
 Finding = Literal["regressed", "improved", "ok", "missing"]
-"""Finding is a figure's verdict against the baseline (``surge.history.baselines``' words)."""
+"""Finding is a figure's verdict against the baseline (the words ``compare`` uses too)."""
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,64 @@ def baseline_significance(
         )
         for f in figures
     ]
+
+
+METRICS: dict[str, tuple[str, str]] = {
+    "p50": ("p50_ms", "higher"),
+    "p95": ("p95_ms", "higher"),
+    "p99": ("p99_ms", "higher"),
+    "responses_per_s": ("responses_per_s", "lower"),
+    "success_rate": ("success_rate", "lower"),
+    "failure_rate": ("failure_rate", "higher"),
+}
+"""METRICS maps each metric ``--metric`` accepts to its figure (``surge.record.figures``) and
+the direction that is worse."""
+
+
+DEFAULT_METRICS = ("p95", "p99", "responses_per_s", "failure_rate")
+"""DEFAULT_METRICS are the metrics ``surge baseline check`` compares unless told."""
+
+
+DEFAULT_TOLERANCE = 0.05
+"""DEFAULT_TOLERANCE is the relative worsening allowed unless told (5%)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Comparison: one metric of a run against its baseline. ``change`` is (current - baseline)
+    / baseline (None when either is missing; ±inf from a baseline of 0); ``verdict`` is
+    ``regressed`` (worse by more than the tolerance), ``improved`` (better by more), ``ok``, or
+    ``missing`` (a figure not recorded: never counted as a regression)."""
+
+    metric: str
+    baseline: float | None
+    current: float | None
+    change: float | None
+    verdict: str
+
+
+def relative_change(baseline: float, current: float) -> float:
+    """relative_change is (current − baseline) / |baseline|; 0 or ±inf from a baseline of 0."""
+    if baseline == 0:
+        return 0.0 if current == 0 else math.copysign(math.inf, current)
+    return (current - baseline) / abs(baseline)
+
+
+def compare(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], metrics: list[str], tolerance: float
+) -> list[Comparison]:
+    """compare compares the ``metrics`` of two summary documents, allowing ``tolerance``
+    (a fraction) of relative worsening."""
+    before, after = summary_figures(baseline), summary_figures(current)
+    found = []
+    for metric in metrics:
+        figure, worse = METRICS[metric]
+        b, c = before[figure], after[figure]
+        if b is None or c is None:
+            found.append(Comparison(metric, b, c, None, "missing"))
+            continue
+        change = relative_change(float(b), float(c))
+        worsened = change if worse == "higher" else -change
+        verdict = "regressed" if worsened > tolerance else "improved" if worsened < -tolerance else "ok"
+        found.append(Comparison(metric, float(b), float(c), change, verdict))
+    return found

@@ -8,9 +8,9 @@ limit, named in the answer. See docs/analysis.md ("Capacity")."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from surge.analysis.steadiness import Outcome, Steadiness, Step, StepVerdict, judge_step
 from surge.plan.thresholds import Threshold
@@ -327,3 +327,49 @@ class CapacitySearch:
         if stop in ("nothing_passed", "max_steps", "generator_limit"):
             return self.result(stop)
         return self._confirm(measure, stop or "found")
+
+
+OUTCOME_WORDS = {"pass": "pass", "target": "fail", "generator": "generator-limited", "client": "client-capped"}
+"""OUTCOME_WORDS is how a step's outcome is printed: pass, fail (the target's), generator-limited, client-capped."""
+
+
+def _best_text(analysis: Mapping[str, Any]) -> str:
+    best = analysis.get("best")
+    if not best or best["rate"] == analysis["rate"]:
+        return ""
+    evidence = next((e for e in best["evidence"] if e.startswith("SLO met")), None)
+    return f"; best passing {best['rate']:,.1f}/s (step {best['step']}{': ' + evidence if evidence else ''})"
+
+
+def answer_text(analysis: Mapping[str, Any]) -> str:
+    """answer_text is the search's answer in one sentence: the rate found (confirmed or not)
+    and its bracket, or a lower bound with the limit that was not the target's (the generator's
+    schedule, a client cap), or why there is none, and always the best passing rate when it is
+    not the answer."""
+    rate, high, reason = analysis["rate"], analysis["high"], analysis["stop_reason"]
+    limit = analysis.get("limit")
+    bracket = f"bracket [{rate:,.1f}, {high:,.1f}]/s" if rate is not None and high is not None else None
+    if reason == "max_rate" and rate is not None:
+        return f"capacity ≥ {rate:,.1f}/s: the maximum rate passed (--max-rate)"
+    if reason in ("generator_limit", "client_limit"):
+        state = "confirmed" if analysis["confirmed"] else "unconfirmed"
+        found = f"capacity ≥ {rate:,.1f}/s ({state})" if rate is not None else "no rate measured against the target"
+        why = limit or "the generator could not keep its schedule"
+        return f"{found}: {why}; the target's own limit was not reached" + _best_text(analysis)
+    if rate is None:
+        return {
+            "nothing_passed": "no rate passed the SLO",
+            "unconfirmed": "no rate was confirmed",
+            "interrupted": "interrupted before any step passed",
+            "max_steps": "the step budget ran out before any step passed",
+        }.get(reason, f"no rate found ({reason})") + _best_text(analysis)
+    state = "confirmed" if analysis["confirmed"] else "unconfirmed"
+    why = {"interrupted": ", interrupted", "max_steps": ", step budget spent"}.get(reason, "")
+    return f"capacity {rate:,.1f}/s ({state}{why})" + (f" · {bracket}" if bracket else "") + _best_text(analysis)
+
+
+def findings(analysis: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """findings are the search's answer and its notes, in sentences."""
+    return [{"kind": "capacity", "text": answer_text(analysis)}] + [
+        {"kind": "note", "text": note} for note in analysis["notes"]
+    ]

@@ -15,13 +15,12 @@ from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
-from surge.analysis.compare import ALPHA, FigureComparison, compare_figure
-from surge.analysis.direction import Better, better
+from surge.analysis.compare import ALPHA, Better, FigureComparison, better, compare_figure
+from surge.analysis.describe import Estimate, estimate
 from surge.analysis.drift import DRIFT_ALPHA, DRIFT_MIN_CHANGE, DRIFT_MIN_RUNS, trend
-from surge.analysis.estimate import Estimate, estimate
 from surge.analysis.over_runs import usable, verdict_counts
 from surge.analysis.scaling import scaling
-from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES, figure_names
+from surge.record.figures import FIGURE_TITLES, KEY_FIGURES, figure_names
 
 SEED = 12
 """SEED fixes the bootstrap's resamples: the same runs give the same intervals every time."""

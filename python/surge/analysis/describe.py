@@ -1,4 +1,5 @@
-"""Describing a figure over repeated runs (docs/experiments.md, "Statistics"): mean, sample SD
+"""Describing a figure over repeated runs (docs/experiments.md, "Statistics"; the run is the
+unit of analysis): an Estimate (the mean with its Student's t interval), and mean, sample SD
 (n - 1), a Student's t confidence interval on the mean, median, min, max, coefficient of
 variation; runs that are outliers by the modified z-score (Iglewicz & Hoaglin: M = 0.6745 (x -
 median) / MAD, an outlier when |M| > 3.5); flags, each with the advice that follows, for
@@ -8,11 +9,44 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.analysis.estimate import estimate
+
+@dataclass(frozen=True)
+class Estimate:
+    """Estimate is ``n`` values' ``mean``, sample standard deviation ``sd`` (n − 1) and the
+    ``confidence`` interval ``ci_low``–``ci_high`` of the mean, mean ± t(1 − (1 − confidence)/2,
+    n − 1) · sd / √n; ``sd`` and the interval are None with one value."""
+
+    n: int
+    mean: float
+    sd: float | None
+    ci_low: float | None
+    ci_high: float | None
+    confidence: float = 0.95
+
+
+def finite(values: Iterable[float | None]) -> list[float]:
+    """finite keeps the values that are numbers (a run without the figure has None)."""
+    return [float(v) for v in values if v is not None and math.isfinite(v)]
+
+
+def estimate(values: Iterable[float | None], confidence: float = 0.95) -> Estimate | None:
+    """estimate is the Estimate of the finite values, None when there are none."""
+    from scipy.stats import t as student_t  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+
+    xs = finite(values)
+    if not xs:
+        return None
+    mean = statistics.fmean(xs)
+    if len(xs) < 2:
+        return Estimate(1, mean, None, None, None, confidence)
+    sd = statistics.stdev(xs)
+    half = float(student_t.ppf(1 - (1 - confidence) / 2, len(xs) - 1)) * sd / math.sqrt(len(xs))
+    return Estimate(len(xs), mean, sd, mean - half, mean + half, confidence)
+
 
 DEFAULT_CONFIDENCE = 0.95
 """DEFAULT_CONFIDENCE is the confidence level of the interval on the mean."""
@@ -112,7 +146,7 @@ def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONF
         return Description(
             0, None, None, None, None, confidence, None, None, None, None, (), tuple(None for _ in values)
         )
-    # The mean, SD and t interval are surge.analysis.estimate's, the ones compare uses.
+    # The mean, SD and t interval are surge.analysis.describe's, the ones compare uses.
     est = estimate(xs, confidence)
     assert est is not None  # xs holds a value
     mean, sd, ci_low, ci_high = est.mean, est.sd, est.ci_low, est.ci_high

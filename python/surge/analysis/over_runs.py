@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from surge.analysis.describe import DEFAULT_CONFIDENCE, DEFAULT_CV_LIMIT, describe_runs, flags
-from surge.experiments.figures import FIGURE_TITLES, figure_names
+from surge.record.figures import FIGURE_TITLES, figure_names
 
 
 def usable(entry: Mapping[str, Any]) -> str | None:

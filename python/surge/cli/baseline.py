@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from surge.analysis.baseline import DEFAULT_METRICS, DEFAULT_TOLERANCE, METRICS
 from surge.analysis.compare import ALPHA
 from surge.cli.errors import finish
 from surge.cli.options import db_option
@@ -17,8 +18,6 @@ from surge.core.errors import BadInput
 from surge.core.units import percent_flag
 from surge.experiments.baseline_check import check_baseline, store_baseline
 from surge.experiments.outcome import baseline_outcome
-from surge.history import DEFAULT_METRICS, METRICS
-from surge.history.baselines import DEFAULT_TOLERANCE
 from surge.present.terminal.baseline_table import baseline_set_line, print_comparisons, print_findings, rule_text
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -10,8 +10,7 @@ import click
 from surge.cli.options import db_option
 from surge.core.tags import parse_tags
 from surge.history import TOOLS, RunQuery, list_runs, open_history
-from surge.history.queries import DEFAULT_LIMIT, check_limit
-from surge.history.since import parse_since
+from surge.history.queries import DEFAULT_LIMIT, check_limit, parse_since
 
 
 @click.command("history")

@@ -34,7 +34,7 @@ def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
             sys.stdout.write(json.dumps(document) + "\n")
             sys.stdout.flush()
             return
-        from surge.present.terminal.experiment import print_experiment
+        from surge.present.terminal.experiment_tables import print_experiment
 
         print_experiment(document)
 

@@ -10,7 +10,7 @@ import click
 
 from surge.cli.options import db_option
 from surge.core.errors import BadInput
-from surge.present.source import ExperimentSource, Source, load_source
+from surge.present.report_source import ExperimentSource, Source, load_source
 from surge.record.directory import RESULTS_DIR
 
 

@@ -63,7 +63,7 @@ def show_command(run: str, json_output: bool, only_experiments: bool, db: str | 
         if json_output:
             sys.stdout.write(json.dumps(experiment) + "\n")
             return
-        from surge.present.terminal.experiment import print_experiment
+        from surge.present.terminal.experiment_tables import print_experiment
 
         print_experiment(experiment)
         return

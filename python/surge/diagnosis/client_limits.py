@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import count, ended, failure_class, grouped, percent
-from surge.diagnosis.finding import ERROR, Finding
+from surge.diagnosis.finding import ERROR, Finding, grouped, percent
+from surge.record.figures import count, ended, failure_class
 
 PORT_EXHAUSTION = "port_exhaustion"
 """PORT_EXHAUSTION is the kind of the finding that the client ran out of local ports."""

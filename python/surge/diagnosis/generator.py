@@ -7,18 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import (
-    count,
+from surge.diagnosis.finding import (
+    WARNING,
+    Finding,
     grouped,
     load_intervals,
     max_in_flight,
-    number,
     peak_evidence,
     peak_text,
     percent,
 )
-from surge.diagnosis.finding import WARNING, Finding
 from surge.plan.heading import PlanLike
+from surge.record.figures import count, number
 
 GENERATOR_SATURATED = "generator_saturated"
 """GENERATOR_SATURATED is the kind of the finding that the generator limited the load."""

@@ -8,19 +8,19 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from surge.diagnosis.figures import (
-    count,
+from surge.diagnosis.finding import (
+    WARNING,
+    Finding,
     grouped,
     load_intervals,
     mean,
     median,
-    number,
     peak_evidence,
     peak_text,
     percent,
     slope,
 )
-from surge.diagnosis.finding import WARNING, Finding
+from surge.record.figures import count, number
 
 QUEUEING = "queueing"
 """QUEUEING is the kind of the finding that requests waited in a queue."""

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from surge.diagnosis.figures import grouped, mean, number, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import WARNING, Finding, grouped, mean, percent
+from surge.record.figures import number
 
 MACHINE_SATURATED = "machine_saturated"
 """MACHINE_SATURATED is the kind of the finding that the machine surge ran on had no core to spare."""

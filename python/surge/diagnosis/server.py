@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from surge.diagnosis.figures import grouped, mean, peak_evidence, peak_text, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import WARNING, Finding, grouped, mean, peak_evidence, peak_text, percent
 
 SERVER_CPU_BOUND = "server_cpu_bound"
 """SERVER_CPU_BOUND is the kind of the finding that the target ran out of CPU."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import count, ended, grouped, number, percent
-from surge.diagnosis.finding import WARNING, Finding
+from surge.diagnosis.finding import WARNING, Finding, grouped, percent
+from surge.record.figures import count, ended, number
 
 LOAD_SHED = "load_shed"
 """LOAD_SHED is the kind of the finding that the server shed load."""

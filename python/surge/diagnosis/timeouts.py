@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.diagnosis.figures import count, ended, grouped, number, percent
-from surge.diagnosis.finding import ERROR, Finding
+from surge.diagnosis.finding import ERROR, Finding, grouped, percent
+from surge.record.figures import count, ended, number
 
 TIMEOUT_CASCADE = "timeout_cascade"
 """TIMEOUT_CASCADE is the kind of the finding that requests timed out in a burst."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from surge.analysis.baseline import BaselineFinding, baseline_significance
+from surge.analysis.baseline import METRICS, BaselineFinding, Comparison, baseline_significance, compare
 from surge.core.errors import BadInput
-from surge.history import METRICS, Comparison, StoredRun, compare, load_run, lookup, lookup_id, open_history
+from surge.history import StoredRun, load_run, lookup, lookup_id, open_history
 from surge.history.baselines import load_baseline, set_baseline_runs
 from surge.history.experiments import experiment_runs, load_experiment, resolve_experiment
 from surge.history.store import History

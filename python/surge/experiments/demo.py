@@ -85,7 +85,7 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
         experiment, outcome = run_sweep(test, DEMO_SWEEP, ())
         with signals.deferred():
             # Function-local: the terminal tables load once the sweep is done.
-            from surge.present.terminal.experiment import print_experiment
+            from surge.present.terminal.experiment_tables import print_experiment
 
             print_experiment(experiment.document)
         try:

@@ -23,9 +23,8 @@ from surge import __version__
 from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.redact import redact_document, redact_text
-from surge.diagnosis.check import watch_process
-from surge.diagnosis.experiment import run_findings
-from surge.record.directory import RESULTS_DIR, check_out, create_directory
+from surge.diagnosis.findings import run_findings, watch_process
+from surge.record.directory import KEPT, NOT_KEPT, RESULTS_DIR, check_out, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
 from surge.run.flags import check_no_save
 
@@ -39,12 +38,6 @@ SCHEMA = "surge.experiment/1"
 
 FILE_NAME = "experiment.json"
 """FILE_NAME is the experiment's document in its results directory."""
-
-KEPT = "kept in the history"
-"""KEPT says where a recorded experiment's completed runs are, when a stop ends it early."""
-
-NOT_KEPT = "not saved: --no-save"
-"""NOT_KEPT says the same for an experiment run with --no-save: nowhere."""
 
 RUNS_DIR = "runs"
 """RUNS_DIR is the folder of the experiment's directory that holds its runs' directories."""
@@ -163,7 +156,7 @@ class ExperimentRecord:
 
     def finish(self, *, analysis: Any = None, findings: list[dict[str, Any]] | None = None) -> None:
         """finish writes the experiment's ``analysis`` and ``findings`` (with those its runs had,
-        ``surge.diagnosis.experiment``), when it ended and
+        ``surge.diagnosis.findings``), when it ended and
         whether it is complete (no stop signal or error ended it early, every write succeeded), in
         experiment.json and the history."""
         from surge.history.experiments import finish_experiment
@@ -203,7 +196,7 @@ class ExperimentRecord:
         if self.directory is None or self.write_error is not None:
             return
         from surge.present import ExperimentSource, write_report_quietly
-        from surge.present.source import experiment_from_directory
+        from surge.present.report_source import experiment_from_directory
 
         try:
             source = experiment_from_directory(self.directory)

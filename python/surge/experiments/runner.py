@@ -22,10 +22,9 @@ from surge.core import exit_codes, signals
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.experiment import compact
-from surge.experiments.figures import Figures, key_figures
+from surge.diagnosis.findings import compact
 from surge.experiments.recorder import ExperimentRecord
-from surge.record.figures import has_result, verdict
+from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.session import RunOptions, run_prepared
 from surge.run.sinks import TerminalProgress
 from surge.run.spec import PreparedRun, TestSpec
@@ -107,7 +106,7 @@ def run_entry(
 def _watch(test: TestSpec) -> TargetWatch | None:
     """_watch is a sampler of the process --watch-pid names, for one run; a process gone since
     the experiment started costs a warning, not the experiment (its runs go on unwatched)."""
-    from surge.diagnosis.check import watch_process
+    from surge.diagnosis.findings import watch_process
 
     try:
         return watch_process(test.watch_pid)

@@ -12,11 +12,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from surge.analysis.knee import Knee
-from surge.analysis.level import Level
-from surge.analysis.sweep import Model, SweepAnalysis, analyse_sweep, stop_when_broken
+from surge.analysis.sweep import (
+    Knee,
+    Level,
+    Model,
+    SweepAnalysis,
+    ZoneRules,
+    analyse_sweep,
+    classify,
+    failure_classes_text,
+    findings,
+    offered_text,
+    stop_when_broken,
+)
 from surge.analysis.usl import UslFit, UslRefusal
-from surge.analysis.zones import ZoneRules, classify
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.experiments import runner
@@ -25,6 +34,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
+from surge.present import numbers as fmt
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 
@@ -58,11 +68,6 @@ class SweepPlan:
 def level_label(model: str, load: float) -> str:
     """level_label names a level in roles and folders: ``vus=500``, ``rate=400``."""
     return f"vus={load:g}" if model == "closed" else f"rate={load:g}"
-
-
-def offered_text(model: str, load: float) -> str:
-    """offered_text is a level's offered load for people: ``500 VUs``, ``400/s``."""
-    return f"{load:,.0f} VUs" if model == "closed" else f"{load:,.6g}/s"
 
 
 @dataclass(frozen=True)
@@ -160,20 +165,6 @@ def run_levels(
     return None
 
 
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2%}"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.2f}"
-
-
-def failure_classes_text(classes: Mapping[str, int]) -> str:
-    """failure_classes_text lists failure classes as ``timeout × 12, status 503 × 4`` (``none``)."""
-    ordered = sorted(classes.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ", ".join(f"{name} × {n:,}" for name, n in ordered) or "none"
-
-
 def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -> str:
     """level_line is a measured level's progress line: offered load, throughput, goodput,
     success rate, p50/p95/p99, failure classes and zone."""
@@ -181,9 +172,9 @@ def level_line(number: int, total: int, model: str, done: LevelRun, zone: str) -
     x, good = f.get("responses_per_s"), f.get("successes_per_s")
     return (
         f"level {number}/{total} · {offered_text(model, done.level.load)}: "
-        f"throughput {'-' if x is None else f'{x:,.1f}'}/s · goodput {'-' if good is None else f'{good:,.1f}'}/s · "
-        f"success {_percent(requests.get('success_rate'))} · p50 {_ms(f.get('p50_ms'))} · "
-        f"p95 {_ms(f.get('p95_ms'))} · p99 {_ms(f.get('p99_ms'))} ms · "
+        f"throughput {fmt.rate(x)}/s · goodput {fmt.rate(good)}/s · "
+        f"success {fmt.percent(requests.get('success_rate'))} · p50 {fmt.ms(f.get('p50_ms'))} · "
+        f"p95 {fmt.ms(f.get('p95_ms'))} · p99 {fmt.ms(f.get('p99_ms'))} ms · "
         f"failures {failure_classes_text(done.level.failure_classes)} · zone {zone}"
     )
 
@@ -262,64 +253,6 @@ def analysis_document(
         if baseline is None
         else {"p50_ms": baseline.baseline_ms, "probe_requests": baseline.baseline_sent},
     }
-
-
-def findings(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """findings are the sweep's answers in sentences: the peak, the knee, the USL fit or why
-    there is none, where each zone starts, and an early stop."""
-    model, found = document["model"], []
-    peak, knee, usl = document["peak"], document["knee"], document["usl"]
-    if peak is not None:
-        found.append(
-            {
-                "kind": "peak",
-                "text": f"peak throughput {peak['throughput']:,.1f}/s at {offered_text(model, peak['load'])}",
-            }
-        )
-    if knee["load"] is not None:
-        found.append(
-            {
-                "kind": "knee",
-                "text": f"knee at {offered_text(model, knee['load'])} "
-                f"({knee['throughput']:,.1f}/s): throughput stops growing in "
-                "proportion to load beyond it",
-            }
-        )
-    else:
-        found.append({"kind": "knee", "text": f"no knee: {knee['reason']}"})
-    if usl is not None:
-        found.append({"kind": "usl", "text": usl_text(usl)})
-    starts: dict[str, float] = {}
-    for level in document["levels"]:
-        starts.setdefault(level["zone"], level["load"])
-    if starts:
-        found.append(
-            {
-                "kind": "zones",
-                "text": "zones: "
-                + ", ".join(f"{zone} from {offered_text(model, load)}" for zone, load in starts.items()),
-            }
-        )
-    if document.get("stopped_early"):
-        found.append({"kind": "stopped_early", "text": document["stopped_early"]})
-    return found
-
-
-def usl_text(usl: Mapping[str, Any]) -> str:
-    """usl_text is the USL fit in one sentence (σ, κ, λ, N*, R²) or why there is none."""
-    if "refused" in usl:
-        return f"no USL fit: {usl['refused']}"
-    peak = (
-        "no peak (κ = 0: throughput levels off)"
-        if usl["peak_n"] is None
-        else f"N* = {usl['peak_n']:,.1f} VUs"
-        + ("" if usl["peak_throughput"] is None else f" (X = {usl['peak_throughput']:,.1f}/s)")
-    )
-    text = (
-        f"USL fit: σ = {usl['sigma']:.4g}, κ = {usl['kappa']:.4g}, λ = {usl['lambda']:,.4g}/s per VU, "
-        f"{peak}, R² = {usl['r_squared']:.3f} over {usl['levels']} levels"
-    )
-    return text + "".join(f"; {w}" for w in usl["warnings"])
 
 
 def analyse(

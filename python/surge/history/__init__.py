@@ -2,22 +2,17 @@
 with the figures people query on as columns and everything needed to rebuild its results
 directory; several surge processes may record at once."""
 
-from surge.history.baselines import DEFAULT_METRICS, METRICS, Comparison, baseline_run, compare, set_baseline
-from surge.history.location import history_path
-from surge.history.lookup import lookup, lookup_id
+from surge.history.baselines import baseline_run, set_baseline
 from surge.history.migrations import MIGRATIONS, SCHEMA_VERSION, HistoryTooNew, migrate
-from surge.history.queries import LAST, RunQuery, RunRow, list_runs, load_run, resolve_run
-from surge.history.store import TOOLS, History, HistoryUnavailable, open_history
+from surge.history.queries import LAST, RunQuery, RunRow, list_runs, load_run, lookup, lookup_id, resolve_run
+from surge.history.store import TOOLS, History, HistoryUnavailable, history_path, open_history
 from surge.record.stored import StoredRun
 
 __all__ = [
-    "DEFAULT_METRICS",
     "LAST",
-    "METRICS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "TOOLS",
-    "Comparison",
     "History",
     "HistoryTooNew",
     "HistoryUnavailable",
@@ -25,7 +20,6 @@ __all__ = [
     "RunRow",
     "StoredRun",
     "baseline_run",
-    "compare",
     "history_path",
     "list_runs",
     "load_run",

@@ -1,15 +1,21 @@
 """Reading the history: the runs that match a query (``surge history``), a run named by id,
-prefix or ``last`` (``surge show``, ``export``, ``baseline``), and a run's whole record."""
+prefix or ``last`` (``surge show``, ``export``, ``baseline``), and a run's whole record; the run
+a command's RUN argument names (``lookup``: ``last``, a results directory, read as it is or by
+its run id in the history, a run id or a unique prefix of one); and ``--since`` (an ISO 8601
+date or time, UTC when it names no zone, or a duration back from now: ``2h``, ``7d``, ``1w``,
+``1d12h``)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from surge.core.errors import BadInput
-from surge.history.store import History
+from surge.core.units import parse_duration
+from surge.history.store import History, open_history
 from surge.record.figures import FIGURES
 from surge.record.stored import StoredRun
 from surge.record.writer import iso_utc
@@ -162,3 +168,59 @@ def load_run(history: History, run_id: str) -> StoredRun:
         timeseries="".join(t for t, _ in intervals),
         hlog_lines=[h for _, h in intervals],
     )
+
+
+def _directory(ref: str) -> Path | None:
+    return Path(ref) if ref != LAST and Path(ref).is_dir() else None
+
+
+def lookup(ref: str, db: str | None) -> StoredRun:
+    """lookup is the record RUN (``ref``) names: a results directory's files (no history
+    needed), else the history's record (``db`` as --db). BadInput naming RUN when there is none."""
+    directory = _directory(ref)
+    if directory is not None:
+        return StoredRun.from_directory(directory)
+    with open_history(db) as history:
+        return load_run(history, resolve_run(history, ref))
+
+
+def lookup_id(history: History, ref: str) -> str:
+    """lookup_id is the id of the history's run RUN (``ref``) names; a results directory names
+    the run whose id its summary.json holds, which must be in the history."""
+    directory = _directory(ref)
+    if directory is None:
+        return resolve_run(history, ref)
+    run_id = StoredRun.from_directory(directory).run_id
+    if not run_id or history.conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+        raise BadInput("RUN", f"{ref}: its run ({run_id or 'no run id'}) is not in the history ({history.path})")
+    return run_id
+
+
+def _duration_s(text: str) -> float | None:
+    """_duration_s is ``text`` as seconds (a surge duration, ``surge.core.units``: ``2h``, ``7d``,
+    ``1w``), or None."""
+    if text.strip().startswith("-"):
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError:
+        return None
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """parse_since is the UTC time ``--since`` names; BadInput when it is neither a time nor a duration."""
+    seconds = _duration_s(text)
+    if seconds is not None:
+        try:
+            return (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+        except (OverflowError, ValueError):  # further back than year 1, or not a number of seconds
+            raise BadInput(
+                "--since", f"'{text}' reaches back before the year 1 (give a shorter duration, or a date)"
+            ) from None
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BadInput(
+            "--since", f"'{text}' is neither a date or time (2026-11-23, 2026-11-23T14:00) nor a duration (30m, 2h, 7d)"
+        ) from None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)

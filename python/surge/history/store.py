@@ -1,10 +1,13 @@
 """History: one open run-history database, and the writes a run makes to it as it goes:
 ``begin`` (the run's row, incomplete), ``add_interval`` (one committed transaction per
-interval), ``finish`` (the figures and the final summary). Reads are in ``surge.history.queries``."""
+interval), ``finish`` (the figures and the final summary). Reads are in ``surge.history.queries``.
+Where the history lives: ``--db PATH``, else ``SURGE_DB``, else ``history.db`` in the user's
+data directory (``platformdirs.user_data_dir("surge")``)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Mapping
@@ -15,9 +18,28 @@ from typing import Any
 from surge.core.errors import BadInput
 from surge.core.redact import masked_lines, redact_document, redact_text
 from surge.history.connection import BUSY_TIMEOUT_MS, connect, is_busy, write
-from surge.history.location import history_path
 from surge.history.migrations import check_ours, migrate
 from surge.record.figures import FIGURES, figures, has_result, verdict
+
+ENV_VAR = "SURGE_DB"
+"""ENV_VAR names the environment variable that chooses the history database when --db is not given."""
+
+FILE_NAME = "history.db"
+"""FILE_NAME is the database's file name in the user's data directory."""
+
+
+def history_path(db: str | None) -> Path:
+    """history_path is the database file to use: ``db`` (the --db flag), else $SURGE_DB (when
+    set and not empty), else ``<user data dir>/surge/history.db``."""
+    if db:
+        return Path(db).expanduser()
+    env = os.environ.get(ENV_VAR, "")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("surge")) / FILE_NAME
+
 
 DEFAULT_TOOL = "surge"
 """DEFAULT_TOOL is the tool of a record whose ``meta`` names none."""
@@ -238,6 +260,6 @@ def _why(error: BaseException) -> str:
 
 def open_history(path: str | None) -> History:
     """open_history opens the history ``path`` names (--db), else $SURGE_DB's, else the user's
-    (``surge.history.location``), created and migrated as needed. HistoryTooNew when a newer
+    (``surge.history.store``), created and migrated as needed. HistoryTooNew when a newer
     surge wrote it, HistoryUnavailable when it cannot be opened (both BadInput: exit 2)."""
     return History(history_path(path))

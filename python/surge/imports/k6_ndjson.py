@@ -4,18 +4,21 @@
 Each ``http_req_duration`` point is one request: ``data.time`` is when it ended (RFC 3339,
 nanoseconds), ``data.value`` its duration in ms, ``data.tags.status`` its status ("0": no
 response) and ``data.tags.expected_response`` whether k6 counted it a success (its
-``http_req_failed`` is the opposite).
+``http_req_failed`` is the opposite). Percentiles follow k6's TrendSink
+(lib/metrics/sink.go, ``k6_percentile``), so that figures computed from per-request points
+equal what k6 printed.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from surge.imports.builder import Imported, Sample, document_from_samples
-from surge.imports.k6_trend import k6_percentile
 from surge.imports.source import Source, http_status
 from surge.record.check import MAX_LATENCY_MS, MAX_SPAN_S, MAX_UNIX_S
 
@@ -121,3 +124,15 @@ def parse(source: Source) -> Imported:
         samples, url=url, started_unix_s=started, percentile=k6_percentile, errors_kept=True, notes=[]
     )
     return Imported(tool="k6", format="k6-ndjson", document=doc, started_unix_s=started, target=url)
+
+
+def k6_percentile(values: Sequence[float], percent: float) -> float | None:
+    """k6_percentile is k6's ``TrendSink.P``: with n sorted values, i = p × (n − 1) and the
+    value linearly interpolated between indexes floor(i) and ceil(i); ``med`` is p = 0.5."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    i = percent / 100 * (len(values) - 1)
+    low, high = values[math.floor(i)], values[math.ceil(i)]
+    return low + (high - low) * (i - math.floor(i))

@@ -10,9 +10,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from surge.experiments.figures import FIGURE_TITLES
 from surge.present import numbers as fmt
 from surge.present.charts import BLUE, GREEN, GREY, RED, Axis, Chart, Limit, Mark, Series, Zone
+from surge.record.figures import FIGURE_TITLES
 
 USL_POINTS = 60
 """USL_POINTS is how many loads the USL curve is drawn through, spread evenly on the x axis."""

@@ -1,5 +1,7 @@
-"""How report.md writes numbers (docs/reports.md, "Numbers"): one rule per unit, so that a
-reader (and the test that parses the tables back) knows how far each figure was rounded."""
+"""The one number formatter (docs/reports.md, "Numbers"): how the terminal (``surge run``,
+``show``, ``history``, every experiment's tables), report.md and report.html write a number, one
+rule per unit and one mark for a figure the record does not hold, so that a reader (and the
+test that parses the tables back) knows how far each figure was rounded."""
 
 from __future__ import annotations
 
@@ -51,6 +53,41 @@ def mib(value: Any) -> str:
     return f"{value / 2**20:,.1f} MiB" if is_number(value) else MISSING
 
 
+def size(value: Any) -> str:
+    """size writes a traffic volume in bytes with decimal units, bytes whole and the others with
+    one decimal: ``512 B``, ``1.2 KB``, ``34.5 MB``, ``1.0 GB``."""
+    if not is_number(value):
+        return MISSING
+    n = float(value)
+    for unit in ("B", "KB", "MB"):
+        if n < 1000:
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} GB"
+
+
+def micros(value: Any) -> str:
+    """micros writes a time in microseconds (CPU per request) with one decimal: ``12.5``."""
+    return f"{value:,.1f}" if is_number(value) else MISSING
+
+
+def busy(value: Any) -> str:
+    """busy writes how busy a thread was (a fraction of its time) as a whole percentage: ``93%``."""
+    return f"{value:.0%}" if is_number(value) else MISSING
+
+
+def times(value: Any) -> str:
+    """times writes a scaling ratio (throughput or load between two levels) with two decimals
+    and ``×``, as the scaling sentences of an experiment's record do: ``2.40×``."""
+    return f"{value:,.2f}×" if is_number(value) else MISSING
+
+
+def efficiency(value: Any) -> str:
+    """efficiency writes a scaling efficiency (a fraction: throughput ratio / load ratio) as a
+    whole percentage, as the scaling sentences do: ``112 %``."""
+    return f"{value:.0%}".replace("%", " %") if is_number(value) else MISSING
+
+
 def general(value: Any) -> str:
     """general writes any other figure (a threshold's observed value, a USL parameter) with six
     significant digits: ``0.0123457``."""
@@ -58,7 +95,7 @@ def general(value: Any) -> str:
 
 
 def figure(value: Any, name: str) -> str:
-    """figure writes a key figure (surge.experiments.figures) by its unit: ``*_per_s`` a rate,
+    """figure writes a key figure (surge.record.figures) by its unit: ``*_per_s`` a rate,
     ``*_ms`` a latency, ``failure_rate`` and ``*_rate`` a percentage, any other ``general``."""
     if name.endswith("_per_s"):
         return rate(value)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from surge.present import numbers as fmt
+from surge.record.figures import FIGURE_TITLES
 
 SIGNAL_CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 """SIGNAL_CODES are the exit codes of the stop signals surge handles (128 + the signal's number)."""
@@ -283,8 +284,6 @@ def _capacity(analysis: Mapping[str, Any]) -> Verdict:
 
 
 def _compare(analysis: Mapping[str, Any]) -> Verdict:
-    from surge.experiments.figures import FIGURE_TITLES
-
     rows = []
     worse = False
     for pair in analysis.get("comparisons") or []:
@@ -303,8 +302,6 @@ def _compare(analysis: Mapping[str, Any]) -> Verdict:
 
 
 def _repeat(analysis: Mapping[str, Any]) -> Verdict:
-    from surge.experiments.figures import FIGURE_TITLES
-
     statistics = analysis.get("statistics") or {}
     rows = []
     for name in ("responses_per_s", "p95_ms", "p99_ms", "failure_rate"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from surge.core.redact import redact_text
 from surge.present.charts import Chart
-from surge.present.source import ExperimentSource, Source
+from surge.present.report_source import ExperimentSource, Source
 from surge.present.svg import write_svg
 
 REPORT_FILE = "report.md"
@@ -56,11 +56,11 @@ def write_markdown(source: Source, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(source, ExperimentSource):
         from surge.present.experiment_charts import experiment_charts
-        from surge.present.markdown.experiment import render_experiment_md
+        from surge.present.markdown.experiment_report import render_experiment_md
 
         text = render_experiment_md(source, write_charts(experiment_charts(source.document), directory))
     else:
-        from surge.present.markdown.run import render_run_md
+        from surge.present.markdown.run_report import render_run_md
         from surge.present.run_charts import run_charts
 
         text = render_run_md(source, write_charts(run_charts(source), directory))

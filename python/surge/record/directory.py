@@ -17,6 +17,12 @@ from surge.core.redact import redact_text
 RESULTS_DIR = "results"
 """RESULTS_DIR is the directory, under the current one, that holds the runs' records by default."""
 
+KEPT = "kept in the history"
+"""KEPT says where a recorded experiment's completed runs are, when a stop ends it early."""
+
+NOT_KEPT = "not saved: --no-save"
+"""NOT_KEPT says the same for an experiment run with --no-save: nowhere."""
+
 MAX_NAME_CHARS = 80
 """MAX_NAME_CHARS bounds a run's name as it appears in a directory name."""
 

@@ -19,7 +19,7 @@ from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.check import watch_process
+from surge.diagnosis.findings import watch_process
 from surge.engine.document import result_document
 from surge.engine.errors import UnreachableError
 from surge.plan.url import NOTHING_SENT
@@ -152,7 +152,7 @@ def run_prepared(
         with signals.deferred():
             if error is None:
                 # Function-local: the diagnosis' rules load after the load, not before it.
-                from surge.diagnosis.attach import attach_diagnosis
+                from surge.diagnosis.findings import attach_diagnosis
 
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
             doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms

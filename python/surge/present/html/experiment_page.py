@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.analysis.describe import Description
-from surge.experiments.figures import FIGURE_TITLES
-from surge.experiments.sweep import failure_classes_text
+from surge.analysis.sweep import failure_classes_text
 from surge.present import numbers as fmt
 from surge.present.charts import ZONE_COLOURS
 from surge.present.experiment_charts import experiment_charts
@@ -19,9 +18,6 @@ from surge.present.html.tables import (
     esc,
     findings_list,
     key_values,
-    ms,
-    num,
-    pct,
     section,
     table,
     verdict,
@@ -29,8 +25,9 @@ from surge.present.html.tables import (
 )
 from surge.present.html.uplot import specs
 from surge.present.limitations import experiment_limitations
-from surge.present.terminal.experiment import STAT_COLUMNS
+from surge.present.terminal.experiment_tables import STAT_COLUMNS
 from surge.present.verdict import CAPACITY_STOPS, experiment_verdict, load_text, parameter_rows
+from surge.record.figures import FIGURE_TITLES
 from surge.record.stored import StoredRun
 
 
@@ -95,12 +92,12 @@ def _sweep(analysis: Mapping[str, Any]) -> str:
     rows = [
         [
             load_text(model, lv.get("load")),
-            num(lv.get("responses_per_s")),
-            num(lv.get("successes_per_s")),
-            pct(lv.get("success_rate")),
-            ms(lv.get("p50_ms")),
-            ms(lv.get("p95_ms")),
-            ms(lv.get("p99_ms")),
+            fmt.rate(lv.get("responses_per_s")),
+            fmt.rate(lv.get("successes_per_s")),
+            fmt.percent(lv.get("success_rate")),
+            fmt.ms(lv.get("p50_ms")),
+            fmt.ms(lv.get("p95_ms")),
+            fmt.ms(lv.get("p99_ms")),
             failure_classes_text(lv.get("failure_classes") or {}),
             lv.get("zone"),
             lv.get("zone_reason", ""),
@@ -121,13 +118,13 @@ def _sweep(analysis: Mapping[str, Any]) -> str:
         [
             (
                 "peak",
-                f"{num(peak.get('throughput'))}/s at {load_text(model, peak['load'])}"
+                f"{fmt.rate(peak.get('throughput'))}/s at {load_text(model, peak['load'])}"
                 if peak.get("load") is not None
                 else None,
             ),
             (
                 "knee",
-                f"{num(knee.get('throughput'))}/s at {load_text(model, knee['load'])}"
+                f"{fmt.rate(knee.get('throughput'))}/s at {load_text(model, knee['load'])}"
                 if knee.get("load") is not None
                 else knee.get("reason"),
             ),
@@ -147,12 +144,12 @@ def _capacity(analysis: Mapping[str, Any]) -> str:
         [
             fmt.count(s.get("number")),
             s.get("phase"),
-            num(s.get("rate")),
-            num(s.get("achieved_per_s")),
-            ms(s.get("p95_ms")),
-            ms(s.get("p99_ms")),
-            pct(s.get("failure_rate")),
-            pct(s.get("late_share")),
+            fmt.rate(s.get("rate")),
+            fmt.rate(s.get("achieved_per_s")),
+            fmt.ms(s.get("p95_ms")),
+            fmt.ms(s.get("p99_ms")),
+            fmt.percent(s.get("failure_rate")),
+            fmt.percent(s.get("late_share")),
             verdict("pass" if s.get("passed") else "fail"),
             "; ".join((s.get("evidence") if s.get("passed") else s.get("failures")) or []),
         ]
@@ -163,8 +160,8 @@ def _capacity(analysis: Mapping[str, Any]) -> str:
     stop = str(analysis.get("stop_reason") or "")
     return key_values(
         [
-            ("capacity", "none found" if rate is None else f"{num(rate)}/s"),
-            ("bracket high", num(analysis.get("high"))),
+            ("capacity", "none found" if rate is None else f"{fmt.rate(rate)}/s"),
+            ("bracket high", fmt.rate(analysis.get("high"))),
             ("confirmed", bool(analysis.get("confirmed"))),
             ("stop reason", CAPACITY_STOPS.get(stop, stop or None)),
             *(("note", n) for n in analysis.get("notes") or []),

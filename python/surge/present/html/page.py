@@ -20,7 +20,7 @@ any kind (a chart library that tried one would be refused and say so on the cons
 
 @cache
 def asset(name: str) -> str:
-    """asset is the text of a packaged file under surge/report/html (``vendor/uPlot.iife.min.js``,
+    """asset is the text of a packaged file under surge/present/html (``vendor/uPlot.iife.min.js``,
     ``assets/report.js``...), read through importlib.resources so it works installed."""
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 

@@ -13,9 +13,6 @@ from surge.present.html.tables import (
     esc,
     findings_list,
     key_values,
-    ms,
-    num,
-    pct,
     section,
     table,
     verdict,
@@ -40,12 +37,12 @@ def _traffic(block: Mapping[str, Any]) -> list[str]:
     return [
         fmt.count(requests.get("sent")),
         fmt.count(requests.get("responses")),
-        pct(requests.get("success_rate")),
-        num(throughput.get("responses_per_s")),
-        ms(latency.get("p50_ms")),
-        ms(latency.get("p95_ms")),
-        ms(latency.get("p99_ms")),
-        ms(latency.get("max_ms")),
+        fmt.percent(requests.get("success_rate")),
+        fmt.rate(throughput.get("responses_per_s")),
+        fmt.ms(latency.get("p50_ms")),
+        fmt.ms(latency.get("p95_ms")),
+        fmt.ms(latency.get("p99_ms")),
+        fmt.ms(latency.get("max_ms")),
     ]
 
 
@@ -119,10 +116,10 @@ def _headline(s: Mapping[str, Any]) -> str:
         fmt.count(requests.get("sent")),
         fmt.count(requests.get("responses")),
         fmt.count(requests.get("failed")),
-        pct(requests.get("success_rate")),
-        num(throughput.get("responses_per_s")),
-        num(throughput.get("successes_per_s")),
-        *(ms(latency.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
+        fmt.percent(requests.get("success_rate")),
+        fmt.rate(throughput.get("responses_per_s")),
+        fmt.rate(throughput.get("successes_per_s")),
+        *(fmt.ms(latency.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
     ]
     return section("Results", table(columns, [row], left=0))
 
@@ -160,7 +157,7 @@ def _tables(s: Mapping[str, Any]) -> str:
                         c.get("tag") or "",
                         fmt.count(c.get("passes")),
                         fmt.count(c.get("fails")),
-                        pct(
+                        fmt.percent(
                             c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
                         ),
                     ]

@@ -1,5 +1,5 @@
 """tables: the HTML pieces report.html's pages share: a table from rows of cells, a key/value
-table, number formats, findings (every text escaped here, once)."""
+table, findings (every text escaped here, once); numbers are written by surge.present.numbers."""
 
 from __future__ import annotations
 
@@ -21,22 +21,6 @@ def esc(value: Any) -> str:
     if isinstance(value, Cell):
         return str(value)
     return html.escape(redact_text(str(value)))
-
-
-def num(value: Any) -> str:
-    """num writes a per-second figure by the one number formatter (surge.present.numbers), ``-``
-    for none."""
-    return fmt.rate(value)
-
-
-def ms(value: Any) -> str:
-    """ms writes milliseconds by the one number formatter, ``-`` for none."""
-    return fmt.ms(value)
-
-
-def pct(value: Any) -> str:
-    """pct writes a fraction as a percentage by the one number formatter, ``-`` for none."""
-    return fmt.percent(value)
 
 
 def verdict(text: str) -> Cell:

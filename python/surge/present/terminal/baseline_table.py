@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from surge.analysis.baseline import BaselineFinding
-from surge.history import Comparison
+from surge.analysis.baseline import BaselineFinding, Comparison
+from surge.present import numbers as fmt
 from surge.present.terminal.summary import summary_console, summary_table
 
 STYLE = {"regressed": "bold red", "improved": "green", "missing": "yellow"}
@@ -18,22 +18,23 @@ STYLE = {"regressed": "bold red", "improved": "green", "missing": "yellow"}
 
 
 def value_text(metric: str, value: float | None) -> str:
-    """value_text is a metric's value as the baseline tables show it: rates as percents with 3
-    decimals, throughput per second, latencies in ms; 'missing' when not recorded."""
+    """value_text is a metric's value as the baseline tables show it, by the one number formatter
+    (surge.present.numbers): rates as percents, throughput per second, latencies in ms; its
+    missing mark when not recorded."""
     if value is None:
-        return "missing"
+        return fmt.MISSING
     if metric in ("success_rate", "failure_rate"):
-        return f"{value:.3%}"
+        return fmt.percent(value)
     if metric == "responses_per_s":
-        return f"{value:,.1f}/s"
-    return f"{value:,.2f} ms"
+        return f"{fmt.rate(value)}/s"
+    return f"{fmt.ms(value)} ms"
 
 
 def change_text(change: float | None) -> str:
     """change_text is a relative change as a signed percent with 1 decimal, ±∞ from a baseline
     of 0, '-' when a side lacks the figure."""
     if change is None:
-        return "-"
+        return fmt.MISSING
     if math.isinf(change):
         return "+∞" if change > 0 else "-∞"
     return f"{change:+.1%}"
@@ -70,7 +71,7 @@ def print_findings(findings: Sequence[BaselineFinding], metric_of: dict[str, str
             value_text(metric, c.variant.mean if c.variant else None),
             str(c.variant.n if c.variant else 0),
             change_text(f.change),
-            "-" if c.welch_p is None else f"{c.welch_p:.3g}",
+            fmt.general(c.welch_p),
             Text(f.verdict, style=STYLE.get(f.verdict, "")),
             f.reason,
         )

@@ -6,6 +6,7 @@ from rich.console import Console
 
 from surge.core.redact import redact_text
 from surge.history.queries import RunRow
+from surge.present import numbers as fmt
 from surge.present.terminal.summary import summary_console, summary_table
 
 ID_CHARS = 8
@@ -29,24 +30,21 @@ COLUMNS = (
 """COLUMNS are the table's columns, in order."""
 
 
-def _number(value: float | None, form: str) -> str:
-    return "-" if value is None else format(value, form)
-
-
 def row_cells(run: RunRow) -> list[str]:
-    """row_cells are one run's cells (``-`` for a figure that is missing or not yet known)."""
+    """row_cells are one run's cells, written by surge.present.numbers (MISSING for a figure that
+    is missing or not yet known)."""
     return [
         run.id[:ID_CHARS],
         run.started_at[:19].replace("T", " "),
         run.name,
         run.tool,
         redact_text(run.target or ""),
-        _number(run.requests, ","),
-        _number(run.responses_per_s, ",.1f"),
-        "-" if run.success_rate is None else f"{run.success_rate:.2%}",
-        _number(run.p50_ms, ",.2f"),
-        _number(run.p95_ms, ",.2f"),
-        _number(run.p99_ms, ",.2f"),
+        fmt.count(run.requests),
+        fmt.rate(run.responses_per_s),
+        fmt.percent(run.success_rate),
+        fmt.ms(run.p50_ms),
+        fmt.ms(run.p95_ms),
+        fmt.ms(run.p99_ms),
         run.verdict,
         "yes" if run.complete else "no",
     ]
@@ -55,7 +53,7 @@ def row_cells(run: RunRow) -> list[str]:
 def print_runs(runs: list[RunRow], console: Console | None = None) -> None:
     """print_runs prints the runs as a table."""
     table = summary_table(
-        f"Runs ({len(runs):,}, newest first)",
+        f"Runs ({fmt.count(len(runs))}, newest first)",
         COLUMNS,
         left=("id", "time (UTC)", "name", "tool", "target", "verdict", "complete"),
     )

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from surge.core.units import format_duration
 from surge.engine.result import Interval
+from surge.present import numbers as fmt
 
 
 class Progress:
@@ -59,9 +60,9 @@ class Progress:
             last = self.last
             outcomes = self.succeeded + self.not_succeeded
             failure_rate = self.not_succeeded / outcomes if outcomes else 0.0
-            text.append(f" · {last.responses_per_s:,.0f} responses/s")
-            text.append(f" · p95 {last.latency.all.p95_ms:,.2f} ms")
+            text.append(f" · {fmt.rate(last.responses_per_s)} responses/s")
+            text.append(f" · p95 {fmt.ms(last.latency.all.p95_ms)} ms")
             style = "red" if failure_rate > 0 else "green"
-            text.append(f" · failures {failure_rate:.2%}", style=style)
-            text.append(f" · {last.in_flight:,} in flight · {last.open_connections:,} conns")
+            text.append(f" · failures {fmt.percent(failure_rate)}", style=style)
+            text.append(f" · {fmt.count(last.in_flight)} in flight · {fmt.count(last.open_connections)} conns")
         return text

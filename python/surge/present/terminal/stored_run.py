@@ -13,6 +13,7 @@ from surge.core.errors import BadInput
 from surge.core.redact import redact_text
 from surge.plan.heading import Heading
 from surge.plan.thresholds import Verdict, parse_threshold
+from surge.present import numbers as fmt
 from surge.present.terminal.summary import (
     print_scenario_summary,
     print_summary,
@@ -67,7 +68,7 @@ def _intervals_table(run: StoredRun) -> Any:
     if not rows:
         return Text("no interval was recorded")
     table = summary_table(
-        f"Intervals recorded ({len(rows):,})",
+        f"Intervals recorded ({fmt.count(len(rows))})",
         ("time s", "sent/s", "responses/s", "successes", "failures", "p50 ms", "p95 ms", "p99 ms", "max ms"),
     )
     for row in rows:

@@ -14,6 +14,7 @@ from surge.diagnosis.finding import Finding
 from surge.diagnosis.findings import generator_bound
 from surge.engine.result import Generator, LatencySummary, Requests, RunResult
 from surge.plan.heading import PlanLike, describe, is_open_model
+from surge.present import numbers as fmt
 
 PIPE_WIDTH = 1_000_000
 """PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
@@ -36,19 +37,11 @@ def summary_table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = 
     return table
 
 
-def _bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} GB"
-
-
 def _latency_row(name: str, s: LatencySummary) -> list[str]:
     if s.count == 0:
-        return [name, "-", "-", "-", "-", "-", "-", "-", "-", "0"]
+        return [name, *(fmt.MISSING for _ in range(8)), "0"]
     values = [s.mean_ms, s.min_ms, s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms, s.p99_9_ms, s.max_ms]
-    return [name, *(f"{v:,.2f}" for v in values), f"{s.count:,}"]
+    return [name, *(fmt.ms(v) for v in values), fmt.count(s.count)]
 
 
 def render_head(plan: PlanLike) -> Text:
@@ -83,15 +76,18 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     lower_bound = generator_bound(findings)
     counts.add_row(
         "Throughput",
-        Text(f"{'≥ ' if lower_bound else ''}{t.responses_per_s:,.1f} responses/s", style="bold")
+        Text(f"{'≥ ' if lower_bound else ''}{fmt.rate(t.responses_per_s)} responses/s", style="bold")
         + Text(" (a lower bound: the load generator was the bottleneck)" if lower_bound else "", style="yellow")
-        + Text(f" · {t.successes_per_s:,.1f} successes/s (goodput) · over the {t.window_s:.2f}s load window"),
+        + Text(
+            f" · {fmt.rate(t.successes_per_s)} successes/s (goodput) · over the {fmt.seconds(t.window_s)}s load window"
+        ),
     )
     counts.add_row(
         "Drain",
         Text(
-            f"{drain.seconds:.2f}s after the load: {drain.responses:,} responses · {drain.failed:,} failed · "
-            f"{drain.interrupted:,} interrupted (counted, not in the rates)"
+            f"{fmt.seconds(drain.seconds)}s after the load: {fmt.count(drain.responses)} responses · "
+            f"{fmt.count(drain.failed)} failed · "
+            f"{fmt.count(drain.interrupted)} interrupted (counted, not in the rates)"
         )
         + (
             Text(" · long: requests outlasted the load (a queue, or hung requests)", style="yellow")
@@ -101,41 +97,47 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     )
     counts.add_row(
         "Requests",
-        f"{r.sent:,} sent ({t.sent_per_s:,.1f}/s) · {r.responses:,} responses · {r.unanswered:,} unanswered "
-        f"(connection failed after sending) · {r.interrupted:,} interrupted",
+        f"{fmt.count(r.sent)} sent ({fmt.rate(t.sent_per_s)}/s) · {fmt.count(r.responses)} responses · "
+        f"{fmt.count(r.unanswered)} unanswered "
+        f"(connection failed after sending) · {fmt.count(r.interrupted)} interrupted",
     )
     rate_style = "green" if r.failed + (r.interrupted or 0) == 0 else "red"
     counts.add_row(
         "Outcome",
         Text(
-            f"{r.success_rate:.2%} succeeded ({r.succeeded:,}) · {r.failed:,} failed · {r.interrupted:,} "
-            f"interrupted: failure rate {r.failure_rate:.2%}",
+            f"{fmt.percent(r.success_rate)} succeeded ({fmt.count(r.succeeded)}) · {fmt.count(r.failed)} failed · "
+            f"{fmt.count(r.interrupted)} "
+            f"interrupted: failure rate {fmt.percent(r.failure_rate)}",
             style=rate_style,
         )
-        + Text(f" · shed (429/503) {r.shed:,} · timed out {r.timed_out:,}"),
+        + Text(f" · shed (429/503) {fmt.count(r.shed)} · timed out {fmt.count(r.timed_out)}"),
     )
     if open_model:
         counts.add_row(
             "Schedule",
-            f"{r.late:,} sent >1 ms late · {r.dropped:,} not started (all VUs busy) · "
-            f"send lag p99 {result.latency.send_lag.p99_ms:,.2f} ms",
+            f"{fmt.count(r.late)} sent >1 ms late · {fmt.count(r.dropped)} not started (all VUs busy) · "
+            f"send lag p99 {fmt.ms(result.latency.send_lag.p99_ms)} ms",
         )
     if r.status_codes:
-        counts.add_row("Status codes", " · ".join(f"{code} × {n:,}" for code, n in sorted(r.status_codes.items())))
+        counts.add_row(
+            "Status codes", " · ".join(f"{code} × {fmt.count(n)}" for code, n in sorted(r.status_codes.items()))
+        )
     if r.failure_classes:
-        counts.add_row("Failures", Text(" · ".join(f"{k} × {n:,}" for k, n in r.failure_classes.items()), style="red"))
+        counts.add_row(
+            "Failures", Text(" · ".join(f"{k} × {fmt.count(n)}" for k, n in r.failure_classes.items()), style="red")
+        )
     counts.add_row(
         "Data",
-        f"sent {_bytes(r.bytes_sent or 0)} · received {_bytes(r.bytes_received or 0)} · "
-        f"{r.connections_opened:,} connections opened (peak {result.peak_open_connections:,} open; "
-        f"peak {result.peak_concurrency or 0:,} requests outstanding)",
+        f"sent {fmt.size(r.bytes_sent or 0)} · received {fmt.size(r.bytes_received or 0)} · "
+        f"{fmt.count(r.connections_opened)} connections opened (peak {fmt.count(result.peak_open_connections)} open; "
+        f"peak {fmt.count(result.peak_concurrency or 0)} requests outstanding)",
     )
     g = result.generator or Generator()
-    busy = ", ".join(f"{b:.0%}" for b in g.thread_busy)
+    busy = ", ".join(fmt.busy(b) for b in g.thread_busy)
     counts.add_row(
         "Generator",
-        f"{result.threads} threads (busy {busy}) · {g.cpu_us_per_request:,.1f} µs CPU/request · "
-        f"peak RSS {g.max_rss_kib / 1024:,.0f} MB",
+        f"{result.threads} threads (busy {busy}) · {fmt.micros(g.cpu_us_per_request)} µs CPU/request · "
+        f"peak RSS {fmt.mib(g.max_rss_kib * 1024)}",
     )
 
     origin = "intended send time" if open_model else "send time"
@@ -186,15 +188,15 @@ def _target_process(target: Mapping[str, Any]) -> str:
     """_target_process is the watched process's line: CPU, memory, threads and files."""
 
     def cores(key: str) -> str:
-        value = target.get(key)
-        return "-" if value is None else f"{value:,.2f}"
+        return fmt.cores(target.get(key))
 
-    ended = f" · ended at {target['exited_at_s']:,.1f}s" if target.get("exited_at_s") is not None else ""
+    ended = f" · ended at {fmt.seconds(target['exited_at_s'])}s" if target.get("exited_at_s") is not None else ""
     return redact_text(
         f"pid {target['pid']} ({target['name']}) · CPU mean {cores('cpu_cores_mean')} / max {cores('cpu_cores_max')} "
-        f"cores of {target['cores']} · RSS max {_bytes(target.get('rss_bytes_max') or 0)} · threads max "
-        f"{target.get('threads_max') or 0:,} · open files max {target.get('open_files_max') or 0:,} · "
-        f"{target['sample_count']:,} samples{ended}"
+        f"cores of {target['cores']} · RSS max {fmt.mib(target.get('rss_bytes_max') or 0)} · threads max "
+        f"{fmt.count(target.get('threads_max') or 0)} · "
+        f"open files max {fmt.count(target.get('open_files_max') or 0)} · "
+        f"{fmt.count(target['sample_count'])} samples{ended}"
     )
 
 
@@ -205,7 +207,7 @@ def print_summary(result: RunResult, plan: PlanLike, console: Console | None = N
 
 def _not_ok(r: Requests) -> str:
     """_not_ok is failed plus interrupted requests and the failure rate they make."""
-    return f"{r.failed + (r.interrupted or 0):,} ({r.failure_rate:.2%})"
+    return f"{fmt.count(r.failed + (r.interrupted or 0))} ({fmt.percent(r.failure_rate)})"
 
 
 def render_breakdowns(result: RunResult) -> list[Any]:
@@ -232,15 +234,15 @@ def render_breakdowns(result: RunResult) -> list[Any]:
             it, rq, lat = s.iterations, s.requests, s.latency.all
             table.add_row(
                 s.name,
-                f"{it.iterations_completed:,}/{it.iterations_started:,}",
-                f"{it.iterations_dropped:,}",
-                f"{it.iterations_interrupted:,}",
-                f"{rq.sent:,}",
-                f"{s.throughput.responses_per_s:,.1f}",
+                f"{fmt.count(it.iterations_completed)}/{fmt.count(it.iterations_started)}",
+                f"{fmt.count(it.iterations_dropped)}",
+                f"{fmt.count(it.iterations_interrupted)}",
+                f"{fmt.count(rq.sent)}",
+                fmt.rate(s.throughput.responses_per_s),
                 _not_ok(rq),
-                f"{lat.p50_ms:,.2f}",
-                f"{lat.p95_ms:,.2f}",
-                f"{lat.p99_ms:,.2f}",
+                fmt.ms(lat.p50_ms),
+                fmt.ms(lat.p95_ms),
+                fmt.ms(lat.p99_ms),
             )
         parts.append(table)
     if result.tags:
@@ -265,14 +267,14 @@ def render_breakdowns(result: RunResult) -> list[Any]:
             table.add_row(
                 t.scenario,
                 redact_text(t.tag),
-                f"{rq.sent:,}",
-                f"{t.throughput.responses_per_s:,.1f}",
+                f"{fmt.count(rq.sent)}",
+                fmt.rate(t.throughput.responses_per_s),
                 _not_ok(rq),
-                f"{lat.mean_ms:,.2f}",
-                f"{lat.p50_ms:,.2f}",
-                f"{lat.p95_ms:,.2f}",
-                f"{lat.p99_ms:,.2f}",
-                f"{lat.max_ms:,.2f}",
+                fmt.ms(lat.mean_ms),
+                fmt.ms(lat.p50_ms),
+                fmt.ms(lat.p95_ms),
+                fmt.ms(lat.p99_ms),
+                fmt.ms(lat.max_ms),
             )
         parts.append(table)
     checks = result.checks
@@ -282,13 +284,13 @@ def render_breakdowns(result: RunResult) -> list[Any]:
         )
         for c in checks:
             total = c["passes"] + c["fails"]
-            rate = f"{c['passes'] / total:.2%}" if total else "no data"
+            rate = fmt.percent(c["passes"] / total) if total else "no data"
             table.add_row(
                 c["scenario"],
                 redact_text(c["tag"]),
                 redact_text(c["name"]),
-                f"{c['passes']:,}",
-                Text(f"{c['fails']:,}", style="red" if c["fails"] else ""),
+                f"{fmt.count(c['passes'])}",
+                Text(f"{fmt.count(c['fails'])}", style="red" if c["fails"] else ""),
                 rate,
             )
         parts.append(table)
@@ -297,7 +299,7 @@ def render_breakdowns(result: RunResult) -> list[Any]:
             parts.append(
                 Text(
                     f"capture '{c['name']}' ({c['scenario']}, {c['tag']}) found nothing in "
-                    f"{c['missing']:,} of {c['found'] + c['missing']:,} responses: those iterations "
+                    f"{fmt.count(c['missing'])} of {fmt.count(c['found'] + c['missing'])} responses: those iterations "
                     "ended there",
                     style="yellow",
                 )
@@ -307,7 +309,7 @@ def render_breakdowns(result: RunResult) -> list[Any]:
         parts.append(
             Text(
                 f"{kind} '{redact_text(p['name'])}' ({p['scenario']}, {redact_text(p['tag'])}) saw only the "
-                f"first MiB of {p['truncated']:,} longer response bodies",
+                f"first MiB of {fmt.count(p['truncated'])} longer response bodies",
                 style="yellow",
             )
         )
@@ -351,20 +353,11 @@ def print_scenario_summary(
         console.print(part)
 
 
-MISSING = "—"
-"""MISSING is how a summary shows a figure an imported run's source did not keep."""
-
-
-def _figure(value: float | int | None, spec: str = ",.2f") -> str:
-    """_figure formats ``value``, or MISSING when the source did not keep it."""
-    return MISSING if value is None else format(value, spec)
-
-
 def _imported_latency_row(name: str, s: Mapping[str, Any]) -> list[str]:
     if s.get("count") == 0:
-        return [name, *("-" for _ in range(8)), "0"]
+        return [name, *(fmt.MISSING for _ in range(8)), "0"]
     keys = ("mean_ms", "min_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "max_ms")
-    return [name, *(_figure(s.get(k)) for k in keys), _figure(s.get("count"), ",")]
+    return [name, *(fmt.ms(s.get(k)) for k in keys), fmt.count(s.get("count"))]
 
 
 def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Group:
@@ -386,35 +379,40 @@ def render_imported(document: Mapping[str, Any], meta: Mapping[str, Any]) -> Gro
     counts.add_column(overflow="fold")
     counts.add_row(
         "Throughput",
-        f"{_figure(t.get('responses_per_s'), ',.1f')} responses/s · "
-        f"{_figure(t.get('successes_per_s'), ',.1f')} successes/s · over "
-        f"{_figure(t.get('window_s'), '.2f')}s",
+        f"{fmt.rate(t.get('responses_per_s'))} responses/s · "
+        f"{fmt.rate(t.get('successes_per_s'))} successes/s · over "
+        f"{fmt.seconds(t.get('window_s'))}s",
     )
-    counts.add_row("Requests", f"{_figure(r.get('sent'), ',')} sent · {_figure(r.get('responses'), ',')} responses")
+    counts.add_row("Requests", f"{fmt.count(r.get('sent'))} sent · {fmt.count(r.get('responses'))} responses")
     counts.add_row(
         "Outcome",
         Text(
-            f"{r['success_rate']:.2%} succeeded ({r['succeeded']:,}) · {r['failed']:,} failed: "
-            f"failure rate {r['failure_rate']:.2%}",
+            f"{fmt.percent(r['success_rate'])} succeeded ({fmt.count(r['succeeded'])}) · "
+            f"{fmt.count(r['failed'])} failed: "
+            f"failure rate {fmt.percent(r['failure_rate'])}",
             style="green" if r["failed"] == 0 else "red",
         ),
     )
     codes = r.get("status_codes")
     counts.add_row(
         "Status codes",
-        MISSING if codes is None else " · ".join(f"{code} × {n:,}" for code, n in sorted(codes.items())) or "none",
+        fmt.MISSING
+        if codes is None
+        else " · ".join(f"{code} × {fmt.count(n)}" for code, n in sorted(codes.items())) or "none",
     )
     if r.get("failure_classes"):
         counts.add_row(
             "Failures",
-            Text(redact_text(" · ".join(f"{k} × {n:,}" for k, n in r["failure_classes"].items())), style="red"),
+            Text(
+                redact_text(" · ".join(f"{k} × {fmt.count(n)}" for k, n in r["failure_classes"].items())), style="red"
+            ),
         )
     table = summary_table("Latency (ms)", ("", "avg", "min", "p50", "p90", "p95", "p99", "p99.9", "max", "count"))
     table.add_row(*_imported_latency_row("all", document["latency"]["all"]))
     table.add_row(*_imported_latency_row("success", document["latency"]["success"]))
     parts: list[Any] = [head, counts, table]
     parts.extend(Text(f"note: {redact_text(n)}", style="yellow") for n in document.get("notes", []))
-    parts.append(Text(f"{MISSING}: not in the source file (never estimated)", style="dim"))
+    parts.append(Text(f"{fmt.MISSING}: not in the source file (never estimated)", style="dim"))
     return Group(*parts)
 
 

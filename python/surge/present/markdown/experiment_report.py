@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from surge.experiments.figures import FIGURE_TITLES, KEY_FIGURES
 from surge.present import numbers as fmt
 from surge.present.limitations import experiment_limitations
-from surge.present.markdown.blocks import bullets, section, table
-from surge.present.markdown.run import _environment, verdict_md
-from surge.present.source import ExperimentSource
+from surge.present.markdown.run_report import _environment, bullets, section, table, verdict_md
+from surge.present.report_source import ExperimentSource
 from surge.present.verdict import experiment_verdict, parameter_rows
+from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
 
 STAT_COLUMNS = ("figure", "n", "mean", "SD", "CI low", "CI high", "median", "min", "max", "CV")
 """STAT_COLUMNS are the statistics table's columns (the CI's level is in the heading)."""
