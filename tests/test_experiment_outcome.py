@@ -12,7 +12,7 @@ from surge.core import exit_codes
 from surge.core.exit_codes import Outcome
 from surge.experiments.baseline_check import BaselineCheck
 from surge.experiments.outcome import baseline_outcome, capacity_outcome, experiment_outcome, sweep_outcome
-from surge.history import Comparison
+from surge.analysis.baseline import Comparison
 from surge.present.terminal.baseline_table import change_text, rule_text, value_text
 
 
