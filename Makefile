@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving tools clean lint
+.PHONY: lint-python lint-rust all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving tools clean lint
 
 all: build
 
@@ -82,7 +82,19 @@ bench-saving: build
 bench-history: build
 	$(BIN)/python bench/history.py
 
-lint:
+## lint: the gates .ci/run runs before the tests: ruff (lint and format), mypy --strict, the layers
+## contract (import-linter), stubtest of the engine's bindings, rustfmt and clippy (pedantic, -D warnings)
+lint: lint-python lint-rust
+
+lint-python: build
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
+	$(BIN)/python -m mypy --strict python/surge
+	PYTHONPATH=python $(BIN)/lint-imports
+	$(BIN)/python -m mypy.stubtest surge._engine
+
+lint-rust:
+	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
 clean:

@@ -106,9 +106,10 @@ class CapacitySearch:
     doubling until a step fails (going down while the start fails, to just below the rate an
     overloaded step served or by halving, down to ``min_rate``), never above ``max_rate``;
     narrowing until (high − low) / low ≤ ``precision`` (first just below the rate the failing
-    step served, then just above the bottom when that passed, else by bisection); then confirming the highest passing rate, stepping down a
-    precision's width when a confirmation fails on the target's account. A step the generator
-    or a client cap limited closes the bracket from above as that limit (``result().limit``).
+    step served, then just above the bottom when that passed, else by bisection); then
+    confirming the highest passing rate, stepping down a precision's width when a confirmation
+    fails on the target's account. A step the generator or a client cap limited closes the bracket
+    from above as that limit (``result().limit``).
     ``steps`` grows as it goes (kept when ``measure`` is interrupted: ``result("interrupted")``);
     ``on_step`` is called with each step as it is judged."""
 
@@ -121,7 +122,7 @@ class CapacitySearch:
         min_rate: float | None = None,
         precision: float = DEFAULT_PRECISION,
         max_steps: int = DEFAULT_MAX_STEPS,
-        steadiness: Steadiness = Steadiness(),
+        steadiness: Steadiness | None = None,
         on_step: Callable[[SearchStep], None] | None = None,
     ) -> None:
         if start_rate <= 0 or (max_rate is not None and max_rate < start_rate):
@@ -132,7 +133,8 @@ class CapacitySearch:
             )
         self.slo, self.start_rate, self.max_rate = list(slo), start_rate, max_rate
         self.min_rate = min_rate if min_rate is not None else start_rate * LOWEST_FRACTION
-        self.precision, self.max_steps, self.steadiness, self.on_step = precision, max_steps, steadiness, on_step
+        self.precision, self.max_steps, self.on_step = precision, max_steps, on_step
+        self.steadiness = steadiness if steadiness is not None else Steadiness()
         self.steps: list[SearchStep] = []
         self.low: float | None = None
         self.high: float | None = None

@@ -126,7 +126,7 @@ class FigureComparison:
 
 
 def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float | None, str]:
-    from scipy.stats import mannwhitneyu, ttest_ind  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
+    from scipy.stats import mannwhitneyu, ttest_ind  # lazy: 0.5 s of start-up
 
     if max(ref) == min(ref) and max(var) == min(var):
         if ref[0] == var[0]:

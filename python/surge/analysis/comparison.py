@@ -9,6 +9,7 @@ figure not tested, every scaling warning."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -72,7 +73,7 @@ def _scalings(
 ) -> list[dict[str, Any]]:
     ordered = sorted(loads, key=lambda name: loads[name])
     found = []
-    for light, heavy in zip(ordered, ordered[1:]):
+    for light, heavy in itertools.pairwise(ordered):
         extra = {} if resamples is None else {"resamples": resamples}
         s = scaling(
             loads[light],
@@ -118,7 +119,7 @@ def run_order(entries: Sequence[Mapping[str, Any]]) -> list[int]:
 
 def _drift(used: Sequence[Mapping[str, Any]], groups: Mapping[str, list[Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """_drift is every (variant, key figure) whose values trend with run order (flagged only)."""
-    place = dict(zip((id(e) for e in used), run_order(used)))
+    place = dict(zip((id(e) for e in used), run_order(used), strict=True))
     found = []
     for name, runs in groups.items():
         for figure in KEY_FIGURES:

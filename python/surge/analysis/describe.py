@@ -152,7 +152,7 @@ def describe(values: Sequence[float | None], *, confidence: float = DEFAULT_CONF
     mean, sd, ci_low, ci_high = est.mean, est.sd, est.ci_low, est.ci_high
     cv = sd / abs(mean) if sd is not None and mean != 0 else None
     scores = modified_z_scores(xs)
-    by_index: dict[int, float] = {i: z for (i, _), z in zip(present, scores)}
+    by_index: dict[int, float] = {i: z for (i, _), z in zip(present, scores, strict=True)}
     outliers = tuple(i for i, z in by_index.items() if abs(z) > OUTLIER_LIMIT) if n >= MIN_RUNS_FOR_OUTLIERS else ()
     return Description(
         n,

@@ -51,7 +51,7 @@ def trend(order: Sequence[float], values: Sequence[float | None]) -> Trend:
     (each run's place in the experiment, 1 for the first run that ran)."""
     from scipy.stats import kendalltau, theilslopes  # type: ignore[import-untyped]  # lazy: 0.5 s of start-up
 
-    pairs = [(float(x), float(v)) for x, v in zip(order, values) if v is not None and math.isfinite(v)]
+    pairs = [(float(x), float(v)) for x, v in zip(order, values, strict=False) if v is not None and math.isfinite(v)]
     n = len(pairs)
     if n < DRIFT_MIN_RUNS or len({v for _, v in pairs}) < 2:
         return Trend(n, None, None, None, None, None, False)

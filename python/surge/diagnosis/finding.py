@@ -127,7 +127,7 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """slope is the least-squares slope of ``ys`` over ``xs``; None with fewer than two distinct xs."""
     mx, my = mean(xs), mean(ys)
     spread = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / spread if spread > 0 else None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False)) / spread if spread > 0 else None
 
 
 def grouped(n: float, decimals: int = 0) -> str:

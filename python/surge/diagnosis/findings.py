@@ -56,8 +56,8 @@ def compact(findings: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]
 
 def run_findings(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """run_findings is one experiment finding per kind the measured runs' ``findings`` hold (a
-    sweep's warm-ups are left out: nothing of theirs is measured), in the order first seen: in how many of the runs and which (by label), the first run's message,
-    and the advice for the experiment."""
+    sweep's warm-ups are left out: nothing of theirs is measured), in the order first seen: in
+    how many of the runs and which (by label), the first run's message, and the advice for the experiment."""
     seen: dict[str, list[tuple[str, str]]] = {}
     entries = [e for e in entries if not str(e.get("role", "")).startswith(WARMUP_ROLE)]
     for entry in entries:

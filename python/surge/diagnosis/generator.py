@@ -141,7 +141,9 @@ def _threads(generator: Mapping[str, Any]) -> tuple[list[float], list[float], bo
     or waiting as long as it ran (≥ WAITING_FLOOR)."""
     busy = [float(b) for b in generator.get("thread_busy") or []]
     waiting = [float(w) for w in generator.get("thread_waiting") or []]
-    starved = any(b + w >= RUNNABLE_THRESHOLD or (w >= b and w >= WAITING_FLOOR) for b, w in zip(busy, waiting))
+    starved = any(
+        b + w >= RUNNABLE_THRESHOLD or (w >= b and w >= WAITING_FLOOR) for b, w in zip(busy, waiting, strict=False)
+    )
     return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD, starved
 
 

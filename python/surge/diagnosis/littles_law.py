@@ -281,7 +281,11 @@ def queue_evidence(document: Mapping[str, Any], law: LittlesLaw) -> QueueEvidenc
     # latency and throughput read low whatever the load, so the plateau leaves it out.
     candidates = rows[1:] if len(rows) > MIN_QUEUE_INTERVALS else rows
     unit, offered = _offered_load([loaded[r.index] for r in candidates])
-    load = dict(zip((r.index for r in candidates), offered)) if offered else {r.index: r.little_l for r in candidates}
+    load = (
+        dict(zip((r.index for r in candidates), offered, strict=True))
+        if offered
+        else {r.index: r.little_l for r in candidates}
+    )
     by_load = sorted((r for r in candidates if load[r.index] > 0), key=lambda r: load[r.index])
     third = len(by_load) // 3
     low, high = by_load[:third], by_load[-third:]
@@ -337,7 +341,7 @@ def _offered_load(intervals: list[Mapping[str, Any]]) -> tuple[str, list[float] 
     if intervals and all(v and all(n is not None for n in v) for v in vus):
         ends = [float(sum(v)) for v in vus]
         # Active VUs are counted at each interval's end: the last one of the load ends with none.
-        return "VUs", [max(end, before) for end, before in zip(ends, [ends[0], *ends[:-1]])]
+        return "VUs", [max(end, before) for end, before in zip(ends, [ends[0], *ends[:-1]], strict=True)]
     return "requests in flight", None
 
 

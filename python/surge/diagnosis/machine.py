@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,7 +36,7 @@ def machine_reading() -> tuple[float, float] | None:
     platform's units (idle and iowait are not busy; steal is: another guest held the core); None
     when it cannot be read."""
     try:
-        with open("/proc/stat", "rb") as f:
+        with Path("/proc/stat").open("rb") as f:
             fields = [float(x) for x in f.readline().split()[1:9]]
         return sum(fields) - fields[3] - fields[4], sum(fields)
     except (OSError, ValueError, IndexError):

@@ -107,7 +107,9 @@ def list_runs(history: History, query: RunQuery) -> list[RunRow]:
     )
     rows = history.conn.execute(sql, [*args, query.limit]).fetchall()
     tags = _tags(history, [r[0] for r in rows])
-    return [RunRow(**{**dict(zip(_COLUMNS, r)), "complete": bool(r[6])}, tags=tags.get(r[0], {})) for r in rows]
+    return [
+        RunRow(**{**dict(zip(_COLUMNS, r, strict=True)), "complete": bool(r[6])}, tags=tags.get(r[0], {})) for r in rows
+    ]
 
 
 def _tags(history: History, ids: list[str]) -> dict[str, dict[str, str]]:

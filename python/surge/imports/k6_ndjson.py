@@ -67,8 +67,8 @@ def _ok(tags: dict[str, Any], status: int | None) -> bool:
     had no such tag) a status from 200 to 399, k6's default expected statuses."""
     expected = tags.get("expected_response")
     if expected in ("true", "false"):
-        return expected == "true"
-    return status is not None and 200 <= status < 400
+        return bool(expected == "true")
+    return bool(status is not None and 200 <= status < 400)
 
 
 def parse(source: Source) -> Imported:

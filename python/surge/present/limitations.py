@@ -166,10 +166,10 @@ def experiment_run_limitations(runs: list[Mapping[str, Any]], summaries: list[Ma
     if hosts:
         found.append(CO_LOCATED.format(host=", ".join(hosts)))
     labels = [str(e.get("label") or e.get("position")) for e in runs]
-    hot = [label for label, e in zip(labels, runs) if saturated(e.get("findings") or [])]
+    hot = [label for label, e in zip(labels, runs, strict=True) if saturated(e.get("findings") or [])]
     if hot:
         found.append(f"the generator was saturated in run(s) {', '.join(hot)}: their figures may understate the target")
-    cut = [label for label, e in zip(labels, runs) if not e.get("complete")]
+    cut = [label for label, e in zip(labels, runs, strict=True) if not e.get("complete")]
     if cut:
         found.append(f"incomplete run(s) {', '.join(cut)}: their records cover only the part that ran")
     return found

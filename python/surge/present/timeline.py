@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ class Timeline:
         """during_load is a VU count per interval, None where the interval ended after the load stopped."""
         if self.load_end is None:
             return values
-        return [v if end < self.load_end - 1e-6 else None for v, end in zip(values, self.ends)]
+        return [v if end < self.load_end - 1e-6 else None for v, end in zip(values, self.ends, strict=False)]
 
     def column(self, name: str) -> list[float | None]:
         """column is a column of the ``all`` rows as numbers (None where empty)."""
@@ -57,7 +58,7 @@ class Timeline:
 
     def per_second(self, name: str) -> list[float | None]:
         """per_second is a count column over each interval's length."""
-        return [None if v is None or n <= 0 else v / n for v, n in zip(self.column(name), self.lengths)]
+        return [None if v is None or n <= 0 else v / n for v, n in zip(self.column(name), self.lengths, strict=False)]
 
     def partial_note(self) -> str:
         """partial_note says which interval the charts leave out and why ("" when none)."""
@@ -84,7 +85,7 @@ def timeline(run: StoredRun) -> Timeline | None:
     if not rows:
         return None
     ends = [_float(r.get("time_s")) or 0.0 for r in rows]
-    lengths = [end - start for start, end in zip([0.0, *ends], ends)]
+    lengths = [end - start for start, end in itertools.pairwise([0.0, *ends])]
     partial = None
     if len(rows) > 1:
         full = max(lengths[:-1])

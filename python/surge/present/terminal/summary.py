@@ -154,7 +154,7 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     if target:
         counts.add_row("Target process", _target_process(target))
 
-    parts: list = [head, counts, table]
+    parts: list[Any] = [head, counts, table]
     for note in result.notes:
         parts.append(Text(f"note: {redact_text(note)}", style="yellow"))
     parts.extend(render_findings(findings))
