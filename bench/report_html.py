@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from browser import CHROMIUM_FLAGS, chromium  # noqa: E402
-from surge.present.html import render_run_html  # noqa: E402
+from surge.present.html.run_page import render_run_html  # noqa: E402
 from surge.record.stored import StoredRun  # noqa: E402
 from surge.record.timeseries import COLUMNS  # noqa: E402
 

@@ -9,7 +9,10 @@ A third mode, ``record only``, saves the record (directory and history) without 
 reports: surge's own ``run`` with the session's report writer replaced by a no-op in the child,
 so the cost of the record and the cost of the reports read apart.
 
-Usage: .venv/bin/python bench/saving.py [--rounds 7] [--duration 1s] [--connections 16]
+Usage: .venv/bin/python bench/saving.py [--rounds 7] [--duration 1s] [--rate 500]
+
+The run is open-model (``-r``): the engine does the same work in every mode, so what differs is
+what saving costs (a closed-model run's CPU varies with how fast the target answers).
 
 It never asserts a time; it sends only to the reference target on 127.0.0.1, each run bounded
 by its duration (and killed after 60 s). Results, histories and output go to a temporary
@@ -92,13 +95,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="runs of each mode (default 7)")
     parser.add_argument("--duration", default="1s", help="each run's -d (default 1s)")
-    parser.add_argument("--connections", type=int, default=16, help="each run's -c (default 16)")
+    parser.add_argument("--rate", default="500", help="each run's -r, requests per second (default 500)")
     args = parser.parse_args(argv)
     results: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="surge-saving-") as tmp, TargetProcess() as target:
         cwd = Path(tmp)
         env = dict(os.environ, SURGE_DB=str(cwd / "history.db"), PYTHONPATH=str(REPO / "python"))
-        run = ["run", f"{target.url}/health", "-d", args.duration, "-c", str(args.connections)]
+        run = ["run", f"{target.url}/health", "-d", args.duration, "-r", args.rate]
         print(f"surge {' '.join(run)} (against the reference target), {args.rounds} rounds, modes interleaved")
         for python_args, flags in MODES.values():  # one unmeasured run each: caches, the history's creation
             measure(python_args, [*run, *flags], env, cwd)

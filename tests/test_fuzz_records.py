@@ -171,7 +171,7 @@ def read_back(directory: Path) -> None:
     CLI cases)."""
     from rich.console import Console
 
-    from surge.present.html import render_run_html
+    from surge.present.html.run_page import render_run_html
     from surge.present.markdown.run_report import render_run_md
     from surge.present.spectrum import latency_spectrum
     from surge.present.terminal.stored_run import print_record

@@ -23,7 +23,8 @@ import pytest
 from conftest import write
 from surge.engine.target import TargetProcess
 from surge.present.experiment_charts import experiment_charts
-from surge.present.html import render_experiment_html, render_run_html
+from surge.present.html.experiment_page import render_experiment_html
+from surge.present.html.run_page import render_run_html
 from surge.present.html.run_page import run_charts
 from surge.present.html.uplot import specs
 from surge.present.markdown.experiment_report import render_experiment_md

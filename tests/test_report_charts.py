@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from surge.present import write_markdown
-from surge.present.html import render_experiment_html, render_run_html
+from surge.present.write import write_markdown
+from surge.present.html.experiment_page import render_experiment_html
+from surge.present.html.run_page import render_run_html
 from surge.present.report_source import ExperimentSource
 from surge.present.svg import svg
 from surge.present.write import STATIC_CHARTS

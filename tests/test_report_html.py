@@ -15,7 +15,8 @@ import pytest
 from browser import NETWORK_REFERENCE, open_report, png_distinct_bytes
 from conftest import surge
 from surge.present.experiment_charts import experiment_charts
-from surge.present.html import render_experiment_html, render_run_html
+from surge.present.html.experiment_page import render_experiment_html
+from surge.present.html.run_page import render_run_html
 from surge.present.html.page import asset, data_block
 from surge.present.html.run_page import run_charts
 from surge.present.html.uplot import specs

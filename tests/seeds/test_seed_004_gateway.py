@@ -20,7 +20,7 @@ import json
 from seed_targets import EXAMPLES, example_target, say
 
 from conftest import surge
-from surge.present.html import render_run_html
+from surge.present.html.run_page import render_run_html
 from surge.record.stored import StoredRun
 from test_report_md import no_python_repr, parse_tables
 

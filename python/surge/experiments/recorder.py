@@ -195,8 +195,8 @@ class ExperimentRecord:
         directory from what it holds; a failure is one warning line."""
         if self.directory is None or self.write_error is not None:
             return
-        from surge.present import ExperimentSource, write_report_quietly
-        from surge.present.report_source import experiment_from_directory
+        from surge.present.report_source import ExperimentSource, experiment_from_directory
+        from surge.present.write import write_report_quietly
 
         try:
             source = experiment_from_directory(self.directory)

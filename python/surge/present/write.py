@@ -72,13 +72,16 @@ def write_markdown(source: Source, directory: Path) -> Path:
 def write_html(source: Source, directory: Path) -> Path:
     """write_html writes report.html of ``source`` into ``directory`` (created if missing) and
     returns its path."""
-    from surge.present import html
-
     directory.mkdir(parents=True, exist_ok=True)
+    # Function-local: a run's page never loads an experiment's (numpy, the terminal's tables).
     if isinstance(source, ExperimentSource):
-        text = html.render_experiment_html(source.document, source.runs)
+        from surge.present.html.experiment_page import render_experiment_html
+
+        text = render_experiment_html(source.document, source.runs)
     else:
-        text = html.render_run_html(source)
+        from surge.present.html.run_page import render_run_html
+
+        text = render_run_html(source)
     path = directory / HTML_FILE
     path.write_text(text, encoding="utf-8")
     return path

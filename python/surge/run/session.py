@@ -220,11 +220,11 @@ def write_reports(recorder: RecordWriter, stderr: IO[str]) -> None:
     if directory is None or recorder.write_error is not None:
         return
     # Function-local: the renderers (and their chart library) load after the record is complete.
-    from surge.present import write_report_quietly
+    from surge.present.write import write_report_quietly
     from surge.record.stored import StoredRun
 
     try:
-        stored = StoredRun.from_directory(directory)
+        stored = StoredRun.from_directory(directory, written_here=True)
     except Exception as e:
         print(f"surge: warning: cannot write {directory / 'report.md'}: {e}", file=stderr, flush=True)
         return

@@ -1,7 +1,3 @@
-"""surge.present.html: report.html, one self-contained interactive page per run and per
-experiment (docs/report-html.md): render_run_html and render_experiment_html."""
-
-from surge.present.html.experiment_page import render_experiment_html
-from surge.present.html.run_page import render_run_html
-
-__all__ = ["render_experiment_html", "render_run_html"]
+"""surge.present.html: report.html, one self-contained interactive page per run
+(``run_page.render_run_html``) and per experiment (``experiment_page.render_experiment_html``)
+(docs/report-html.md). Nothing is imported here: a run's page never loads an experiment's."""
