@@ -30,7 +30,7 @@ from surge.present.source import ExperimentSource
 from surge.record.stored import StoredRun
 from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
 
-REPORTS = Path(__file__).parent / "fixtures" / "report_html"
+REPORTS = Path(__file__).parents[1] / "fixtures" / "report_html"
 
 SCENARIO = """\
 target: @URL@

@@ -225,7 +225,7 @@ scenarios:
 """
 """COMPARE_FILE is compared with a variant that sets its env variable API_TOKEN."""
 
-IMPORTS = Path(__file__).parent / "fixtures" / "imports"
+IMPORTS = Path(__file__).parents[1] / "fixtures" / "imports"
 """IMPORTS holds the import fixtures the planted k6 and oha files are made from."""
 
 

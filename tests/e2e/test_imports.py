@@ -17,7 +17,7 @@ from hdrh.log import HistogramLogReader
 from conftest import SCRATCH, surge
 from surge.experiments.figures import key_figures
 
-FIXTURES = Path(__file__).parent / "fixtures" / "imports"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
 
 
 def _import(tmp_path: Path, name: str, *args: str):

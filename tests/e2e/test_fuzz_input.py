@@ -28,7 +28,7 @@ from typing import Any
 
 from conftest import SCRATCH
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*(ROOT / "examples").glob("*.yaml"), *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED = 20_251_123
 IN_PROCESS_CASES = 400

@@ -278,7 +278,7 @@ def test_timeseries_failure_columns_follow_the_engine_classes():
     from surge.record.schema import load_schema
     from surge.record.timeseries import FAILURE_CLASSES
 
-    source = (Path(__file__).parents[1] / "crates" / "surge-engine" / "src" / "measure" / "failure.rs").read_text()
+    source = (Path(__file__).parents[2] / "crates" / "surge-engine" / "src" / "measure" / "failure.rs").read_text()
     engine = re.findall(r'FailureClass::\w+ => "(\w+)"', source)
     assert list(FAILURE_CLASSES) == [c for c in engine if c != "interrupted"]
     assert load_schema()["$defs"]["surge_failure_classes"]["propertyNames"]["enum"] == engine

@@ -28,7 +28,7 @@ from conftest import surge
 from surge.engine.target import TargetProcess
 from surge.scenario import load
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 RAMP_TICK_S = 0.01
 """RAMP_TICK_S is how often the engine re-evaluates a ramp's VU count (worker/mod.rs)."""

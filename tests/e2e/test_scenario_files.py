@@ -10,7 +10,7 @@ import pytest
 
 from conftest import surge
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SCENARIOS = Path(__file__).parents[1] / "scenarios"
 
 # file -> (route counts the target must have received, exact iterations started or None,
 #          checks that must all pass). Counts follow from each file's executor:

@@ -16,7 +16,7 @@ import pytest
 from conftest import intervals_logged, run_and_signal, surge
 from surge.record.schema import RecordSchemaError, load_schema, problems, validate, validate_file
 
-TASK_API = Path(__file__).parent / "scenarios" / "task-api.yaml"
+TASK_API = Path(__file__).parents[1] / "scenarios" / "task-api.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -206,7 +206,7 @@ def test_a_closed_stderr_costs_nothing(fresh_target, tmp_path, history_db):
 
 
 def test_an_import_to_a_closed_pipe_is_recorded(tmp_path, history_db):
-    source = Path(__file__).parent / "fixtures" / "imports"
+    source = Path(__file__).parents[1] / "fixtures" / "imports"
     hey = next(iter(sorted(source.glob("hey*.csv"))))
     proc = start_into(closed_pipe, ["import", str(hey), "--out", "rec"], tmp_path)
     assert proc.returncode == exit_codes.OUTPUT_FAILED, proc.stderr

@@ -20,7 +20,7 @@ from surge.analysis.describe import MIN_RUNS_FOR_OUTLIERS, describe, flags, modi
 from surge.experiments.figures import KEY_FIGURES, key_figures
 from surge.record.schema import validate_experiment
 
-IMPORTS = Path(__file__).parent / "fixtures" / "imports"
+IMPORTS = Path(__file__).parents[2] / "fixtures" / "imports"
 K6_FILES = ("k6-summary-export.json", "k6-handle-summary.json", "k6-ndjson.json")
 
 

@@ -37,7 +37,7 @@ from surge.scenario import (
     loads,
 )
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "scenarios"
 
 
 def compile_text(text: str, base_dir: Path | str = ".", env: dict | None = None) -> CompiledRun:

@@ -420,7 +420,7 @@ def test_baseline_bad_flags_are_one_line_exit_2(args, error):
     assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, run.stderr
 
 
-SEED_001_DIR = Path(__file__).parent / "fixtures" / "imports" / "seed001"
+SEED_001_DIR = Path(__file__).parents[1] / "fixtures" / "imports" / "seed001"
 """SEED_001_DIR holds seed 001's twenty k6 --summary-export files (its README: made from the
 seed's per-run tables): ten runs at 35 VUs, ten at 75."""
 

@@ -357,7 +357,7 @@ def test_processes_writing_at_once_lose_nothing(tmp_path):
     )
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, str(db), str(Path(__file__).parent)], stderr=subprocess.PIPE, text=True
+            [sys.executable, "-c", script, str(db), str(Path(__file__).parents[1])], stderr=subprocess.PIPE, text=True
         )
         for _ in range(4)
     ]

@@ -32,7 +32,7 @@ from test_fuzz_input import run_child
 
 pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
 
-RUN_RECORD = Path(__file__).parent / "fixtures" / "report_html" / "run-scenario"
+RUN_RECORD = Path(__file__).parents[1] / "fixtures" / "report_html" / "run-scenario"
 """RUN_RECORD is a surge run's results directory (scenarios, checks, thresholds, a watched target)."""
 SEED = 20_261_126
 IN_PROCESS_CASES = 360

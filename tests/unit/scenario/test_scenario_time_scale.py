@@ -11,7 +11,7 @@ import pytest
 
 from surge.scenario import load, loads, scale_time
 
-SCENARIOS = Path(__file__).parent / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "scenarios"
 
 
 @pytest.mark.parametrize(

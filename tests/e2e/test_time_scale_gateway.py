@@ -28,7 +28,7 @@ from surge.engine.target import TargetProcess
 from surge.scenario import load
 from test_examples import target_flags
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gateway-spike.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gateway-spike.yaml"
 RAMP_TICK_S = 0.01
 """RAMP_TICK_S is how often the engine re-evaluates a ramp's VU count (worker/mod.rs)."""
 

@@ -22,9 +22,9 @@ from surge.present.html.spectrum import spectrum_points
 from surge.record.stored import StoredRun
 from test_report_md import no_python_repr
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 REPORTS = FIXTURES / "report_html"
-VENDOR = Path(__file__).parent.parent / "python" / "surge" / "report" / "html" / "vendor"
+VENDOR = Path(__file__).parents[2] / "python" / "surge" / "report" / "html" / "vendor"
 
 
 def _points(charts: list[dict[str, Any]]) -> dict[str, int]:

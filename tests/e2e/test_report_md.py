@@ -19,7 +19,7 @@ import pytest
 
 from conftest import MIXED, SCRATCH, intervals_logged, run_and_signal, surge, surge_in, write
 
-FIXTURES = Path(__file__).parent / "fixtures" / "imports"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
 
 Tables = dict[str, list[dict[str, str]]]
 
