@@ -1,4 +1,6 @@
-"""Shared fixtures: a reference target on a free loopback port, and a way to run the CLI."""
+"""Shared fixtures: a reference target on a free loopback port, and a way to run the CLI; the
+kind of each test (``unit``, ``e2e``, ``browser``, ``seeds``: the directory it lives in under
+tests/) as a marker, and a unit test refused any process or network."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +23,10 @@ from typing import Any
 
 import pytest
 
+from hostile_records import record_directory
 from surge.engine.target import TargetProcess
+
+pytest_plugins = ["report_pages"]  # its fixture ``watched`` serves tests/e2e and tests/browser alike
 
 SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
 """SCRATCH is the working directory of the ``surge`` processes tests start, so that the results
@@ -93,6 +99,53 @@ def start_surge(cwd: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+TESTS = Path(__file__).resolve().parent
+"""TESTS is the tests/ directory: its first level below names a test's kind."""
+
+KINDS = ("unit", "e2e", "browser", "seeds")
+"""KINDS are the test directories under tests/, each a marker its tests get (pyproject.toml lists
+them): ``make test-fast`` runs ``-m unit``."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """pytest_collection_modifyitems marks each test with its kind, the directory under tests/ it
+    lives in."""
+    for item in items:
+        kind = item.path.resolve().relative_to(TESTS).parts[0]
+        if kind in KINDS:
+            item.add_marker(getattr(pytest.mark, kind))
+
+
+class ProcessOrNetwork(BaseException):
+    """ProcessOrNetwork is raised when a unit test starts a process, opens a connection or runs the
+    engine (a BaseException, so that no ``except Exception`` in the code under test hides it)."""
+
+
+@pytest.fixture(autouse=True)
+def unit_isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """unit_isolation refuses a unit test (tests/unit/) any child process, socket connection or
+    bind, and a run of the engine or the reference target in-process: such a test belongs in
+    tests/e2e/."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ProcessOrNetwork(f"{request.node.nodeid}: a unit test starts no process and uses no network")
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
+    monkeypatch.setattr(os, "fork", refuse)
+    monkeypatch.setattr(os, "posix_spawn", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    import surge._engine as engine
+
+    for name in ("run", "serve_target"):
+        original = getattr(engine, name)
+        for module in [m for n, m in sys.modules.items() if n == "surge" or n.startswith("surge.")]:
+            if getattr(module, name, None) is original:
+                monkeypatch.setattr(module, name, refuse)
+
+
 @pytest.fixture(autouse=True)
 def history_db(tmp_path_factory, monkeypatch) -> Path:
     """history_db is the run history every test's surge processes record into: a fresh file
@@ -107,6 +160,12 @@ def target():
     """target is a plain reference target (no service model) shared by a test module."""
     with TargetProcess() as t:
         yield t
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory) -> Path:
+    """record is (for the hostile-record tests) a valid results directory (an imported hey CSV), copied by each test."""
+    return record_directory(tmp_path_factory.mktemp("record"))
 
 
 @pytest.fixture
@@ -158,6 +217,32 @@ thresholds:
 """
 """MIXED has thresholds that pass and one that fails (half the requests get 404), and a check
 that always passes beside one that always fails."""
+
+
+FILE = """\
+    target: http://127.0.0.1:9
+    defaults: {timeout: 10s}
+    graceful_stop: 20s
+    scenarios:
+      s:
+        executor: {type: shared-iterations, iterations: 1}
+        flow:
+          - name: slow
+            request: {path: /delay/3000}
+          - name: own
+            request: {path: /health, timeout: 7s}
+    """
+"""FILE is a scenario file whose request timeouts (the default and one of its own) the flags
+that override a file are tried on: its slow request takes 3 s."""
+
+
+LEVELS = {
+    "repeat": [],
+    "sweep": ["--rates", "10,20"],
+    "capacity": ["--slo", "p(99) < 1s"],
+    "compare": ["--variant", "a", "--variant", "b"],
+}
+"""LEVELS are the flags each experiment command needs besides the test."""
 
 
 def tiny_scenario(tmp_path: Path, url: str, *, iterations: int = 2, extra: str = "", name: str = "tiny.yaml") -> Path:

@@ -7,7 +7,7 @@ import pytest
 
 import surge as surge_package
 from conftest import surge, write
-from surge.core import exit_codes, signals
+from surge.core import exit_codes
 
 
 @pytest.mark.parametrize("flag", ["--version", "-V"])
@@ -103,31 +103,3 @@ def test_failed_threshold_says_which(fresh_target, tmp_path):
     run = surge("run", str(path), "--json")
     assert run.code == exit_codes.THRESHOLDS_FAILED
     assert run.said() == "surge: 1 of 2 thresholds failed: p(99) < 0.000001ms [all]\n"
-
-
-@pytest.mark.parametrize(
-    "requests, reason",
-    [
-        (
-            {"sent": 0, "connections_opened": 0, "failure_classes": {"connection_refused": 64}},
-            "target never reached: every connection failed (connection_refused × 64)",
-        ),
-        ({"sent": 0, "connections_opened": 0, "failure_classes": {}}, "sent nothing: why"),
-    ],
-)
-def test_run_outcome_measured_nothing(requests, reason):
-    signals.reset()
-    outcome = exit_codes.run_outcome("duration", requests, nothing_sent="why")
-    assert outcome == exit_codes.Outcome(exit_codes.UNREACHABLE, reason)
-
-
-def test_run_outcome_interrupted_names_the_signal():
-    signals.reset()
-    requests = {"sent": 5, "connections_opened": 1}
-    assert exit_codes.run_outcome("interrupted", requests, nothing_sent="").code == 130
-    signals.note(15)
-    try:
-        outcome = exit_codes.run_outcome("interrupted", requests, nothing_sent="", phase="main")
-        assert outcome == exit_codes.Outcome(143, "stopped by SIGTERM during main: results are partial")
-    finally:
-        signals.reset()

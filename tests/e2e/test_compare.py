@@ -10,13 +10,12 @@ import signal
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import intervals_logged, run_and_signal, surge, write
-from surge.analysis.comparison import analyse, mann_whitney_floor
+from seed001_exports import import_files, import_seed_001_exports
 from surge.engine.target import TargetProcess
-from surge.experiments.variants import parse_variant, run_plan, with_base
+from surge.experiments.variants import run_plan
 from surge.record.schema import validate_experiment
 
 BEYOND_CAPACITY = ("-c", "16", "-d", "1s")
@@ -130,41 +129,6 @@ def test_variants_by_env_pairs_of_a_scenario_file(fast_and_slow, tmp_path):
     assert [v["env"] for v in doc["parameters"]["variants"]] == [{"WAIT": "1"}, {"WAIT": "25"}]
     p50 = {e["label"]: e["figures"]["p50_ms"] for e in doc["runs"]}
     assert all(p50[f"slow {i}"] >= 25 > p50[f"quick {i}"] >= 1 for i in (1, 2)), p50
-
-
-def _fake_entries(rng: np.random.Generator, n: int) -> list[dict]:
-    entries = []
-    for i in range(n):
-        for variant in ("A", "B"):
-            x = float(rng.normal(400, 8))
-            entries.append(
-                {
-                    "label": f"{variant} {i + 1}",
-                    "variant": variant,
-                    "complete": True,
-                    "verdict": "none",
-                    "figures": {
-                        "responses_per_s": x,
-                        "successes_per_s": x,
-                        "p50_ms": float(rng.normal(40, 0.5)),
-                        "p95_ms": None,
-                        "p99_ms": None,
-                        "failure_rate": 0.0,
-                    },
-                }
-            )
-    return entries
-
-
-def test_identical_variants_are_called_different_no_more_often_than_alpha():
-    rng = np.random.default_rng(2024)
-    trials, alpha = 300, 0.05
-    significant = 0
-    for _ in range(trials):
-        analysis, _ = analyse(_fake_entries(rng, 5), ["A", "B"], reference="A", alpha=alpha, resamples=0)
-        verdict = analysis["comparisons"][0]["figures"][0]["verdict"]
-        significant += verdict != "no significant difference"
-    assert significant / trials <= alpha + 0.033, significant  # 3.3 %: two binomial SDs over 300 trials
 
 
 def _oha(tmp_path: Path, name: str, responses: int, p95_ms: float) -> Path:
@@ -330,17 +294,6 @@ def test_bad_flags_are_one_line_exit_2(args, error):
     assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, run.stderr
 
 
-def test_variant_syntax():
-    assert parse_variant("b=http://127.0.0.1:9000").url == "http://127.0.0.1:9000"
-    assert parse_variant("gopool:STORAGE=gopool,X=1").env == (("STORAGE", "gopool"), ("X", "1"))
-    assert parse_variant("base").url is None and parse_variant("base").env == ()
-    assert parse_variant("s:TOKEN=abc").describe()["env"] == {"TOKEN": "[redacted]"}
-    assert with_base("http://127.0.0.1:8080/api?x=1", "http://127.0.0.1:9000") == "http://127.0.0.1:9000/api?x=1"
-    assert with_base("http://127.0.0.1:8080/api", "https://h:1/") == "https://h:1/api"
-    assert with_base("http://127.0.0.1:8080/api", "http://h:1/other") == "http://h:1/other"
-    assert mann_whitney_floor(3, 3) == pytest.approx(0.1) and mann_whitney_floor(4, 4) == pytest.approx(2 / 70)
-
-
 P95_SETS = {"base": [100, 102, 98, 101], "worse": [110, 112, 108, 111], "noisy": [90, 130, 95, 125], "one": [110]}
 """P95_SETS are the p95s (ms) of imported runs: a baseline; 10 % worse, steady (significant); 10 %
 worse on average but noisy (not significant); one run 10 % worse."""
@@ -418,45 +371,6 @@ def test_a_baseline_from_an_experiments_variant(tmp_path):
 def test_baseline_bad_flags_are_one_line_exit_2(args, error):
     run = surge("baseline", *args)
     assert run.code == 2 and run.stderr.startswith(f"surge: error: {error}") and run.stderr.count("\n") == 1, run.stderr
-
-
-SEED_001_DIR = Path(__file__).parents[1] / "fixtures" / "imports" / "seed001"
-"""SEED_001_DIR holds seed 001's twenty k6 --summary-export files (its README: made from the
-seed's per-run tables): ten runs at 35 VUs, ten at 75."""
-
-MONOLITH = {35: [19.9, 20.2, 20.0], 75: [35.9, 36.2, 36.1]}
-"""MONOLITH are req/s of a second architecture (seed 001's monolith: 36.08 req/s at 75 VUs, 84 %
-efficiency): 20.03 → 36.07 req/s, 1.80×, 84 %."""
-
-
-def _import_files(paths: list[Path], *tags: str) -> None:
-    imported = surge("import", *map(str, paths), *(arg for tag in tags for arg in ("--tag", tag)))
-    assert imported.code == 0, imported.stderr
-
-
-def import_seed_001_exports(tmp_path: Path) -> None:
-    """import_seed_001_exports imports the twenty exports (arch=scaleout, vus=35 or 75), dated
-    an hour apart in the seed's order (a summary export keeps no start time), and a monolith."""
-    import os
-    import sys
-
-    sys.path.insert(0, str(SEED_001_DIR))
-    from make_seed001 import export  # the seed's own file format, at the monolith's figures
-
-    copies = tmp_path / "exports"
-    copies.mkdir()
-    for number, source in enumerate(sorted(SEED_001_DIR.glob("*.json"))):
-        copy = copies / source.name
-        copy.write_bytes(source.read_bytes())
-        os.utime(copy, (1_577_836_800 + 3600 * number,) * 2)
-    for vus, scenario in ((35, "baseline"), (75, "stress")):
-        _import_files(sorted(copies.glob(f"{scenario}-*.json")), "arch=scaleout", f"vus={vus}")
-        mono = []
-        for i, rate in enumerate(MONOLITH[vus]):
-            path = tmp_path / f"monolith-{vus}-{i}.json"
-            path.write_text(json.dumps(export(vus, 600, rate, 1000.0 + vus * 10 + i, 1500.0 + i)))
-            mono.append(path)
-        _import_files(mono, "arch=monolith", f"vus={vus}")
 
 
 def test_seed_001_from_its_twenty_k6_exports_states_the_scaling_and_the_architecture_table(tmp_path):
@@ -562,7 +476,7 @@ def test_runs_from_the_history_whose_throughput_falls_with_run_order_are_flagged
         per_s = 12_300 - 1_000 * (place // 2) - 3_000 * (place % 2)
         path = _oha(tmp_path, f"{variant}-{place}", per_s * 100, 1_000_000 / per_s)
         os.utime(path, (1_577_836_800 + 3600 * place,) * 2)
-        _import_files([path], f"store={variant}")
+        import_files([path], f"store={variant}")
     run = surge("compare", "--group", "memory:store=memory", "--group", "shard:store=shard")
     assert run.code == 0, run.stderr
     assert "flag req/s trends with run order in memory (Kendall τ = -1.00" in run.stdout, run.stdout

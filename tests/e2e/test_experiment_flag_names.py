@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bad_experiment_input, surge
-from surge.cli.test_options import flag_names, run_flag_names
+from conftest import LEVELS, bad_experiment_input, surge
 
 LOAD_FLAGS = {
     "-c/--connections": (["-c", "0"], "must be from 1 to"),
@@ -17,13 +16,6 @@ LOAD_FLAGS = {
 """LOAD_FLAGS: each load flag an experiment command has, a bad value of it, and the message a
 command without levels gives."""
 
-LEVELS = {
-    "repeat": [],
-    "sweep": ["--rates", "10,20"],
-    "capacity": ["--slo", "p(99) < 1s"],
-    "compare": ["--variant", "a", "--variant", "b"],
-}
-"""LEVELS are the flags each experiment command needs besides the test."""
 
 OVERRIDDEN = {
     ("sweep", "--requests"): "an experiment sets each run's load and length: use -d/--duration",
@@ -42,20 +34,6 @@ def test_a_bad_load_flag_is_named_as_the_experiment_spells_it(command, flag):
     bad_experiment_input(
         command, [*LEVELS[command], *args], f"surge: error: {flag}: {OVERRIDDEN.get((command, flag), message)}"
     )
-
-
-@pytest.mark.parametrize("command", sorted(LEVELS))
-def test_every_experiment_spells_its_test_flags_as_declared(command):
-    import click
-
-    from surge.cli import app
-
-    names = flag_names(app.get_command(click.Context(app), command))
-    assert names["requests"] == "--requests" and names["connections"] == "-c/--connections"
-    assert names["duration"] == "-d/--duration" and names["rate"] == "-r/--rate"
-    assert {k: v for k, v in names.items() if k != "requests"} == {
-        k: v for k, v in run_flag_names().items() if k != "requests"
-    }
 
 
 def test_surge_run_still_names_its_own_request_count_flag():

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from conftest import surge_in
-from surge.experiments.recorder import NOT_KEPT
 
 NEW_RUNS = {
     "repeat": ["-d", "1s", "-c", "1", "-n", "2"],
@@ -108,25 +107,3 @@ def test_no_save_with_a_flag_that_records_is_refused(args, flag, tmp_path):
     run = surge_in(tmp_path, *args, "--no-save")
     assert run.returncode == 2 and run.stderr.splitlines() == [f"surge: error: {flag}: cannot be used with --no-save"]
     assert list(tmp_path.iterdir()) == []
-
-
-def test_an_unsaved_experiment_stopped_early_says_its_runs_are_not_kept():
-    from surge.present.terminal.experiment import print_experiment
-    from surge.present.terminal.summary import summary_console
-
-    console = summary_console()
-    with console.capture() as captured:
-        print_experiment(
-            {
-                "kind": "other",
-                "complete": False,
-                "stop_signal": "SIGINT",
-                "directory": None,
-                "runs": [{"complete": True, "label": "1"}],
-                "name": "x",
-                "parameters": {},
-                "experiment_id": "0" * 32,
-            },
-            console,
-        )
-    assert f"experiment incomplete: stopped by SIGINT; 1 completed run(s) {NOT_KEPT}" in captured.get()

@@ -160,25 +160,6 @@ def test_a_failed_stdout_keeps_the_runs_own_exit_code(fresh_target, tmp_path, hi
     assert summary["meta"]["complete"] is True and summary["thresholds"][0]["passed"] is False
 
 
-LOOKALIKES = [
-    ("·", "ascii", "-"),
-    ("200 × 5", "ascii", "200 x 5"),
-    ("4.2 µs", "ascii", "4.2 us"),
-    ("café", "ascii", "cafe"),
-    ("━╇│", "ascii", "-?|"),
-    ("中", "latin-1", "?"),
-    ("±·", "latin-1", "±·"),
-]
-"""LOOKALIKES: text, an encoding that cannot hold all of it, and what it degrades to."""
-
-
-@pytest.mark.parametrize("text, encoding, shown", LOOKALIKES, ids=[t for t, _, _ in LOOKALIKES])
-def test_what_an_encoding_cannot_hold_degrades_to_ascii_lookalikes(text, encoding, shown):
-    from surge.core.streams import FALLBACK_ERRORS
-
-    assert text.encode(encoding, errors=FALLBACK_ERRORS).decode(encoding) == shown
-
-
 def test_an_ascii_terminal_gets_ascii_lookalikes(fresh_target, tmp_path, history_db):
     proc = start(
         ["run", f"{fresh_target.url}/health", "-n", "50", "-c", "2", "--out", "rec"],

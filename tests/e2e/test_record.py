@@ -274,16 +274,6 @@ def test_unreachable_scenario_file_judges_its_thresholds_on_no_data(tmp_path):
     assert [(t["status"], t["passed"]) for t in doc["thresholds"]] == [("no-data", False), ("no-data", True)]
 
 
-def test_timeseries_failure_columns_follow_the_engine_classes():
-    from surge.record.schema import load_schema
-    from surge.record.timeseries import FAILURE_CLASSES
-
-    source = (Path(__file__).parents[2] / "crates" / "surge-engine" / "src" / "measure" / "failure.rs").read_text()
-    engine = re.findall(r'FailureClass::\w+ => "(\w+)"', source)
-    assert list(FAILURE_CLASSES) == [c for c in engine if c != "interrupted"]
-    assert load_schema()["$defs"]["surge_failure_classes"]["propertyNames"]["enum"] == engine
-
-
 def test_timeseries_splits_failures_by_class_and_measures_generator_cpu(tmp_path, fresh_target):
     from surge.record.timeseries import COLUMNS, FAILURE_COLUMNS
 

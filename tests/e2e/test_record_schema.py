@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import intervals_logged, run_and_signal, surge
-from surge.record.schema import RecordSchemaError, load_schema, problems, validate, validate_file
+from surge.record.schema import RecordSchemaError, problems, validate, validate_file
 
 TASK_API = Path(__file__).parents[1] / "scenarios" / "task-api.yaml"
 
@@ -26,14 +26,6 @@ def url_record(target, tmp_path_factory) -> dict[str, Any]:
     run = surge("run", f"{target.url}/health", "-d", "2s", "-c", "2", "--out", str(out), "--tag", "arch=one")
     assert run.code == 0, run.stderr
     return dict(json.loads((out / "summary.json").read_text()))
-
-
-def test_the_schema_is_a_valid_draft_2020_12_schema():
-    import jsonschema
-
-    schema = load_schema()
-    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    jsonschema.Draft202012Validator.check_schema(schema)
 
 
 def test_url_run_record_validates(url_record):

@@ -10,72 +10,30 @@ render too)."""
 
 from __future__ import annotations
 
-import copy
-import html as html_lib
 import json
-import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conftest import write
-from surge.engine.target import TargetProcess
-from surge.present.html import render_experiment_html, render_run_html
-from surge.present.html.experiment_charts import CHARTS
+from report_pages import (
+    _sections,
+    no_python_repr,
+    page_text,
+    parse_tables,
+    recorded,
+    row,
+    same,
+)
+from surge.present.html import render_run_html
 from surge.present.html.run_page import run_charts
-from surge.present.markdown.experiment import render_experiment_md
-from surge.present.source import ExperimentSource
 from surge.record.stored import StoredRun
-from test_report_md import no_python_repr, page_text, parse_tables, recorded, row, same
-
-REPORTS = Path(__file__).parents[1] / "fixtures" / "report_html"
-
-SCENARIO = """\
-target: @URL@
-scenarios:
-  spike:
-    executor:
-      type: ramping-vus
-      start_vus: 1
-      stages:
-        - {duration: 2s, target: 4}
-        - {duration: 2s, target: 4}
-        - {duration: 1s, target: 8}
-    flow:
-      - name: health
-        request: {path: /health}
-  steady:
-    executor: {type: constant-vus, vus: 2, duration: 5s}
-    flow:
-      - name: tasks
-        request: {path: /health}
-thresholds:
-  - "p(95) < 200ms"
-  - "p(99) < 1us"
-  - "rate > 10000000"
-"""
-"""SCENARIO: a staged scenario (a hold at 4 VUs, a spike to 8) beside a steady one, and three
-thresholds of which two must fail (no response comes back within 1 µs, nor 10 million a second)."""
-
-
-@pytest.fixture(scope="module")
-def watched(tmp_path_factory) -> Path:
-    """watched is the record of SCENARIO against a reference target watched with --watch-pid."""
-    tmp = tmp_path_factory.mktemp("watched")
-    with TargetProcess() as target:
-        return recorded(tmp, str(write(tmp, SCENARIO, URL=target.url)), "--watch-pid", str(target.pid), code=99)
 
 
 @pytest.fixture(scope="module")
 def constant(target, tmp_path_factory) -> Path:
     """constant is the record of a constant 16-VU run (a URL run)."""
     return recorded(tmp_path_factory.mktemp("constant"), f"{target.url}/health", "-c", "16", "-d", "2s")
-
-
-def _sections(markdown: str) -> list[str]:
-    return [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
 
 
 def test_a_run_that_failed_two_of_three_thresholds_says_so_first(watched):
@@ -235,152 +193,6 @@ def test_report_html_has_limitations(constant):
     assert "the generator ran on the same machine as the target (127.0.0.1)" in limitations
 
 
-def _document(kind: str) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((REPORTS / f"experiment-{kind}.json").read_text(encoding="utf-8"))
-    return document
-
-
-def _renders(document: dict[str, Any]) -> tuple[str, str]:
-    return render_experiment_md(ExperimentSource(document, [])), render_experiment_html(document, [])
-
-
-@pytest.mark.parametrize(
-    "kind, answer",
-    [
-        ("sweep", "Peak: 363.2 responses/s at 8 VUs."),
-        ("capacity", "Capacity: 1,000.0/s, not confirmed."),
-        ("compare", "1 comparison(s) against the reference a."),
-        ("repeat", "3 runs without thresholds: the figures over the runs."),
-    ],
-)
-def test_an_experiments_report_leads_with_its_answer(kind, answer):
-    markdown, page = _renders(_document(kind))
-    for text in (markdown, page):
-        no_python_repr(text)
-    assert _sections(markdown)[0] == "Verdict" and f"**{answer}" in markdown.split("## ", 2)[1]
-    body = page_text(page)
-    assert body.index("Verdict") < body.index("Charts") and answer in body[: body.index("Charts")]
-    assert "Limitations" in body
-
-
-def test_a_capacity_verdict_names_the_best_passing_rate_and_its_slo():
-    document = _document("capacity")
-    markdown, page = _renders(document)
-    tables = parse_tables(markdown)
-    executive = {r["item"]: r["value"] for r in tables["Executive summary"]}
-    assert executive["confirmed"] == "no" and executive["capacity"] == "1,000.0/s"
-    assert executive["best passing rate"].startswith("1,000.0/s (step 6, achieved 994.9/s")
-    assert executive["exit code"].startswith("99: ")
-    (check,) = tables["Thresholds, pass or fail"]
-    assert (check["threshold"], check["verdict"], check["observed"]) == ("p(95) < 40ms", "pass", "6.13ms")
-    assert "confirmed False" not in page_text(page) and "confirmed no" in re.sub(r"\s+", " ", page_text(page))
-    latency = next(c for c in CHARTS["capacity"](document) if c["id"] == "capacity-latency")
-    assert latency["rules"] == [{"value": 40.0, "label": "SLO p(95) < 40ms", "colour": "#d62728"}]
-
-
-def test_a_capacity_the_generator_limited_is_a_lower_bound_with_its_limit():
-    document = _document("capacity")
-    document["analysis"].update(
-        stop_reason="generator_limit", confirmed=True, limit="the generator could not keep its schedule above 1,000.0/s"
-    )
-    markdown, page = _renders(document)
-    assert "**Capacity: at least 1,000.0/s, confirmed; the generator could not keep the schedule" in markdown
-    executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}
-    assert executive["what limited it"] == "the generator could not keep its schedule above 1,000.0/s"
-    assert "at least 1,000.0/s" in page_text(page)
-
-
-def test_a_sweep_names_its_zones_in_the_verdict():
-    markdown, _ = _renders(_document("sweep"))
-    executive = {r["item"]: r["value"] for r in parse_tables(markdown)["Executive summary"]}
-    assert executive["zones"] == "optimal 1–4 VUs; stress 8–16 VUs; broken 32 VUs"
-
-
-def _levels_at(document: dict[str, Any], loads: list[float], zones: list[str]) -> dict[str, Any]:
-    moved = copy.deepcopy(document)
-    analysis = moved["analysis"]
-    analysis["levels"] = [
-        dict(level, load=load, zone=zone) for level, load, zone in zip(analysis["levels"], loads, zones)
-    ]
-    analysis["planned"] = loads
-    analysis["peak"] = dict(analysis["peak"], load=loads[3])
-    analysis["usl"] = {"refused": "for this test"}
-    return moved
-
-
-LEVELS = [250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0]
-ZONES = ["optimal", "optimal", "stress", "degraded", "broken", "broken"]
-
-
-def test_a_sweep_is_ticked_at_its_levels_with_zone_colours_that_match_the_legend(tmp_path):
-    from surge.present.html.experiment_charts import ZONE_COLOURS
-
-    document = _levels_at(_document("sweep"), LEVELS, ZONES)
-    throughput, latency = CHARTS["sweep"](document)
-    for chart in (throughput, latency):
-        assert chart["xticks"] == LEVELS and chart["zoneColours"] == ZONE_COLOURS
-    page = render_experiment_html(document, [])
-    legend = dict(re.findall(r'<span style="background:([^"]+)">(\w+)</span>', page))
-    assert {zone: colour for colour, zone in legend.items()} == ZONE_COLOURS
-    from surge.present.charts import ZONE_COLOURS as SVG_ZONES
-    from surge.present.charts import sweep_chart
-
-    assert sweep_chart(document["analysis"], tmp_path) == "charts/sweep.svg"
-    root = ET.parse(tmp_path / "charts" / "sweep.svg").getroot()
-    ticks = [g for g in root.iter() if (g.get("id") or "").startswith("xtick_")]
-    labels = ["".join(t.itertext()).strip() for g in ticks for t in g.iter() if t.tag.endswith("text")]
-    assert labels == [f"{v:,g}" for v in LEVELS]
-    svg = (tmp_path / "charts" / "sweep.svg").read_text()
-    for zone in ("optimal", "stress", "degraded", "broken"):
-        assert f"zone {zone}" in svg  # the legend names every zone drawn, in the colour it is drawn in
-        assert svg.count(f"fill: {SVG_ZONES[zone]}") >= 2, zone
-
-
-def test_no_page_shows_a_python_repr():
-    """Every experiment fixture in both formats; the run pages are scanned where they are rendered."""
-    for kind in ("sweep", "capacity", "compare", "repeat"):
-        for page in _renders(_document(kind)):
-            no_python_repr(page)
-    for name in ("run-scenario", "run-incomplete"):
-        no_python_repr(render_run_html(StoredRun.from_directory(REPORTS / name)))
-
-
-@pytest.mark.parametrize("leak", ["stop_when=None", "max_rate None", "confirmed False", "{'a': 1}", "['x']", "True"])
-def test_the_repr_scan_catches_a_leak(leak):
-    with pytest.raises(AssertionError):
-        no_python_repr(f"<html><body><p>{html_lib.escape(leak)}</p></body></html>")
-
-
-def _drawn(page: str, workdir: Path) -> dict[str, dict[str, str]]:
-    """_drawn opens ``page`` in headless Chromium and returns each chart container's attributes
-    as report.js left them once uPlot had drawn (tests/browser.py)."""
-    from browser import open_report
-
-    opened = open_report(page, workdir)
-    assert opened.errors == [], opened.errors
-    charts = {}
-    for match in re.finditer(r'<div class="chart" id="chart-([^"]+)"([^>]*)>', opened.dom):
-        charts[match.group(1)] = dict(re.findall(r'(data-[a-z]+)="([^"]*)"', match.group(2)))
-    return charts
-
-
-def test_chromium_draws_threshold_lines_and_rate_axes_from_zero(watched, tmp_path):
-    charts = _drawn(render_run_html(StoredRun.from_directory(watched)), tmp_path)
-    assert charts["latency"]["data-rules"] == "2"  # p(95) < 200ms and p(99) < 1us, both inside the plot
-    assert charts["throughput"]["data-rules"] == "1"  # rate > 10000000: the axis reaches up to it
-    for chart_id in ("throughput", "latency", "failures", "cpu"):
-        assert charts[chart_id]["data-drawn"] == "1" and float(charts[chart_id]["data-ymin"]) == 0.0, chart_id
-    assert float(charts["throughput"]["data-ymax"]) >= 10_000_000
-
-
-def test_chromium_ticks_a_sweep_at_its_levels(tmp_path):
-    document = _levels_at(_document("sweep"), LEVELS, ZONES)
-    charts = _drawn(render_experiment_html(document, []), tmp_path)
-    for chart_id in ("sweep-throughput", "sweep-latency"):
-        assert json.loads(html_lib.unescape(charts[chart_id]["data-xticks"])) == LEVELS, chart_id
-        assert float(charts[chart_id]["data-ymin"]) == 0.0
-
-
 def test_the_verdict_of_an_import_and_the_drain_after_the_load(constant):
     from surge.present.verdict import run_verdict
 
@@ -424,20 +236,3 @@ def test_a_ramping_arrival_rates_stages_are_rates(target, tmp_path):
     assert sum(int(r["requests"].replace(",", "")) for r in stages) == summary["requests"]["sent"]
     throughput = next(c for c in run_charts(StoredRun.from_directory(out)) if c["id"] == "throughput")
     assert [s["label"] for s in throughput["series"] if s.get("axis") == "y2"] == ["offered rate /s"]
-
-
-def test_chromium_shows_the_failed_verdict_in_the_first_screen(watched, tmp_path):
-    """The headline and every threshold's row lie within the first 800 px of a 1280 px wide page."""
-    from browser import open_report
-
-    measure = (
-        "<script>window.addEventListener('load', function () { var v = document.querySelector('#verdict');"
-        " document.documentElement.setAttribute('data-verdict-bottom', v ? String(v.querySelector('table')"
-        ".getBoundingClientRect().bottom) : 'none'); });</script></body>"
-    )
-    page = render_run_html(StoredRun.from_directory(watched)).replace("</body>", measure, 1)
-    opened = open_report(page, tmp_path)
-    assert opened.errors == [], opened.errors
-    bottom = re.search(r'data-verdict-bottom="([^"]+)"', opened.dom)
-    assert bottom is not None and bottom.group(1) != "none", opened.dom[:300]
-    assert 0 < float(bottom.group(1)) < 800

@@ -6,7 +6,6 @@ when the results directory is gone; --format both writes report.html too."""
 
 from __future__ import annotations
 
-import html as html_lib
 import json
 import re
 import shutil
@@ -18,84 +17,9 @@ from typing import Any
 import pytest
 
 from conftest import MIXED, SCRATCH, intervals_logged, run_and_signal, surge, surge_in, write
+from report_pages import Tables, no_python_repr, parse_tables, recorded, row, same
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "imports"
-
-Tables = dict[str, list[dict[str, str]]]
-
-
-REPR = re.compile(r"\b(None|True|False)\b|\{'|\['|\{\}|\[\]|<built-in|object at 0x")
-"""REPR matches what Python's str() of a value leaks into text: None, True, False, a dict's or a
-list's repr, an empty container, an object's default repr."""
-
-
-def page_text(page: str) -> str:
-    """page_text is what a reader sees of a page: report.md as it is; of report.html the body's
-    text without its scripts (the chart data and the chart library), tags and entities resolved."""
-    if "<html" not in page:
-        return page
-    body = page.split("<body>", 1)[-1]
-    body = re.sub(r"<script\b.*?</script>", " ", body, flags=re.S)
-    return html_lib.unescape(re.sub(r"<[^>]+>", " ", body))
-
-
-def no_python_repr(page: str) -> None:
-    """no_python_repr asserts ``page`` (report.md or report.html) shows no Python repr."""
-    text = page_text(page)
-    found = [text[max(0, m.start() - 60) : m.end() + 20] for m in REPR.finditer(text)]
-    assert not found, found
-
-
-def parse_tables(markdown: str) -> Tables:
-    """parse_tables reads every Markdown table under its nearest heading: heading → rows, each
-    a dict column → cell (``\\|`` unescaped)."""
-    found: Tables = {}
-    heading, lines = "", markdown.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-        elif line.startswith("| ") and i + 1 < len(lines) and re.fullmatch(r"\|( ---:? \|)+", lines[i + 1]):
-            columns = _cells(line)
-            i += 2
-            rows = []
-            while i < len(lines) and lines[i].startswith("| "):
-                rows.append(dict(zip(columns, _cells(lines[i]))))
-                i += 1
-            assert heading not in found, f"two tables under {heading}"
-            found[heading] = rows
-            continue
-        i += 1
-    return found
-
-
-def _cells(line: str) -> list[str]:
-    cells = re.split(r"(?<!\\) \| ", line.strip()[2:-2])
-    return [c.replace("\\|", "|").replace("\\\\", "\\") for c in cells]
-
-
-def same(cell: str, value: Any) -> None:
-    """same asserts a table cell shows ``value`` as rounded (a percentage cell a fraction ×100;
-    ``-`` for a missing figure)."""
-    if value is None:
-        assert cell == "-", cell
-        return
-    text = cell.replace(",", "")
-    if text.endswith("%"):
-        text, value = text[:-1], value * 100
-    decimals = len(text.partition(".")[2]) if "." in text and "e" not in text else 0
-    if "e" in text:
-        assert float(text) == pytest.approx(value, rel=1e-5), (cell, value)
-        return
-    assert abs(float(text) - value) <= 0.5 * 10**-decimals + 1e-9 * abs(value), (cell, value)
-
-
-def row(rows: list[dict[str, str]], column: str, label: str) -> dict[str, str]:
-    """row is the row whose ``column`` is ``label``."""
-    matches = [r for r in rows if r[column] == label]
-    assert len(matches) == 1, (label, rows)
-    return matches[0]
 
 
 def get(document: Any, path: str) -> Any:
@@ -247,15 +171,6 @@ def check_charts(directory: Path, text: str, names: set[str]) -> None:
     assert {p.name for p in (directory / "charts").iterdir()} == names
     for name in names:
         check_svg(directory / "charts" / name)
-
-
-def recorded(directory: Path, *args: str, code: int = 0) -> Path:
-    """recorded runs ``surge run ARGS --out DIRECTORY/run``, asserts its exit ``code`` and returns
-    the record's directory."""
-    out = directory / "run"
-    run = surge("run", *args, "--out", str(out))
-    assert run.code == code, run.stderr
-    return out
 
 
 @pytest.fixture(scope="module")

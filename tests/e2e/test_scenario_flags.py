@@ -6,38 +6,9 @@ request are the file's: ``-c``, ``-d``, ``-n``, ``-r``, ``-m``, ``-H``, ``--body
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
-from conftest import surge, write
-from surge.scenario import load, loads
-
-FILE = """\
-    target: http://127.0.0.1:9
-    defaults: {timeout: 10s}
-    graceful_stop: 20s
-    scenarios:
-      s:
-        executor: {type: shared-iterations, iterations: 1}
-        flow:
-          - name: slow
-            request: {path: /delay/3000}
-          - name: own
-            request: {path: /health, timeout: 7s}
-    """
-
-
-def test_limits_and_insecure_override_the_files_own():
-    f = loads(textwrap.dedent(FILE))
-    plan = f.with_overrides(timeout=0.5, graceful_stop=0.0, insecure=True).compile().main
-    assert plan["limits"] == {"timeout_s": 0.5, "grace_period_s": 0.0}
-    assert plan["target"]["insecure"] is True
-    timeouts = [step["timeout_s"] for step in plan["scenarios"][0]["flow"]["sequences"][0]["steps"]]
-    assert timeouts == [None, 7.0]  # a request's own timeout stays: it is more specific than the flag
-    untouched = f.with_overrides().compile().main
-    assert untouched["limits"] == {"timeout_s": 10.0, "grace_period_s": 20.0}
-    assert untouched["target"]["insecure"] is False
+from conftest import FILE, surge, write
 
 
 def test_timeout_applies_to_a_file_end_to_end(tmp_path, fresh_target):
@@ -86,10 +57,3 @@ def test_bad_overrides_are_named_with_a_file(tmp_path, flags, flag, message):
     assert run.code == 2, run.stderr
     assert run.stderr.startswith(f"surge: error: {flag}: ") and message in run.stderr, run.stderr
     assert len(run.stderr.splitlines()) == 1
-
-
-def test_the_loaded_model_is_not_changed_by_an_override(tmp_path):
-    path = write(tmp_path, FILE)
-    f = load(path)
-    f.with_overrides(timeout=1.0)
-    assert f.defaults.timeout == 10.0

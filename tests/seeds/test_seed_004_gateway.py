@@ -20,16 +20,16 @@ import json
 from seed_targets import EXAMPLES, example_target, say
 
 from conftest import surge
+from report_pages import no_python_repr, parse_tables
 from surge.present.html import render_run_html
 from surge.record.stored import StoredRun
-from test_report_md import no_python_repr, parse_tables
 
 SCALE = 0.25
 """SCALE shortens the example's stages (98 s) to about 25 s."""
 
 
 def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_path):
-    from test_time_scale_gateway import predicted_failures
+    from gateway_spike import predicted_failures
 
     out = tmp_path / "run"
     with example_target("gateway-spike.yaml") as target:

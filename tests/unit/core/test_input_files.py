@@ -4,47 +4,12 @@ without a hang or a read of /dev/zero."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from conftest import write
+from hostile_inputs import KINDS, odd_file
 from surge.core.files import FileReadError, read_bounded
-from surge.core.limits import MAX_DATA_FILE_BYTES
 from surge.scenario import ScenarioError, load
-from test_input_limits import surge_limited
-
-
-def odd_file(tmp_path, kind: str):
-    """odd_file makes a path that is not a small regular file: a device, a FIFO, a directory
-    or a sparse file just over the data file limit."""
-    path = tmp_path / f"odd-{kind.replace(' ', '-')}"
-    if kind == "character device":
-        path.symlink_to("/dev/zero")
-    elif kind == "FIFO":
-        os.mkfifo(path)
-    elif kind == "directory":
-        path.mkdir()
-    else:
-        with open(path, "wb") as f:
-            f.truncate(MAX_DATA_FILE_BYTES + 1)
-    return path
-
-
-KINDS = {
-    "character device": "is a character device, not a regular file",
-    "FIFO": "is a pipe (FIFO), not a regular file",
-    "directory": "is a directory, not a regular file",
-    "too large": "is larger than 16 MiB, the most surge reads from one file",
-}
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_body_from_anything_but_a_small_regular_file_is_refused(tmp_path, kind):
-    path = odd_file(tmp_path, kind)
-    run = surge_limited("run", "http://127.0.0.1:9/", "--body", f"@{path}", "-d", "1s", timeout=30)
-    assert run.returncode == 2, run.stderr[-2000:]
-    assert run.stderr == f"surge: error: --body: {path}: {KINDS[kind]}\n"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -4,45 +4,12 @@ never a traceback, a hang or gigabytes of memory."""
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
-import sys
-
 import pytest
 
-from conftest import SCRATCH
+from hostile_inputs import HEAD, TAIL, alias_bomb
 from surge.core.limits import MAX_ALIAS_VALUES, MAX_DEPTH, MAX_PROBLEMS, MAX_SCENARIO_FILE_BYTES
 from surge.scenario import ScenarioError, load, loads
 from surge.scenario.lines import parse_yaml
-
-HEAD = "target: http://127.0.0.1:9/\n"
-TAIL = "scenarios: {s: {executor: {type: constant-vus, duration: 1s}, flow: [{request: {path: /}}]}}\n"
-
-
-def alias_bomb(levels: int, indent: str = "") -> str:
-    """alias_bomb is a YAML text of ``levels`` lists each holding nine aliases of the one before."""
-    lines = [f'{indent}a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
-    lines += [f"{indent}a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels + 1)]
-    return "\n".join(lines) + "\n"
-
-
-def surge_limited(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """surge_limited runs the CLI with 1 GB of address space at most: a file that tried to
-    take more fails the test instead of the machine."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-    return subprocess.run(
-        [sys.executable, "-m", "surge", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        preexec_fn=limit,
-        stdin=subprocess.DEVNULL,
-        cwd=SCRATCH,
-    )
 
 
 def refused(text: str) -> list[str]:
@@ -114,15 +81,6 @@ def test_a_file_past_a_limit_is_refused_in_one_line(text, prefix, message):
     assert message in lines[0], lines[0]
 
 
-def test_alias_bombs_are_refused_by_the_cli_quickly_and_in_little_memory(tmp_path):
-    path = tmp_path / "bomb.yaml"
-    path.write_text(HEAD + alias_bomb(9) + TAIL)
-    run = surge_limited("run", str(path))
-    assert run.returncode == 2, run.stderr[-2000:]
-    assert run.stderr.startswith(f"surge: error: {path}:7: a5[0]: aliases repeat more than"), run.stderr[-2000:]
-    assert len(run.stderr.splitlines()) == 1 and "Traceback" not in run.stderr
-
-
 def test_aliases_and_merges_within_the_limits_still_work():
     doc = parse_yaml("base: &b {k: 1, z: 0}\nm:\n  <<: *b\n  z: 2\nl: [*b, *b]\n")
     assert doc.data["m"] == {"k": 1, "z": 2}
@@ -154,21 +112,6 @@ def test_a_file_larger_than_the_limit_is_refused_before_it_is_parsed(tmp_path):
         load(path)
     with pytest.raises(ScenarioError, match="is larger than 8 MiB, the most a scenario file may be"):
         loads(path.read_text())
-
-
-@pytest.mark.parametrize("kind", ["character device", "FIFO", "directory"])
-def test_a_scenario_file_that_is_not_a_regular_file_is_refused(tmp_path, kind):
-    path = tmp_path / "odd.yaml"
-    if kind == "character device":
-        path.symlink_to("/dev/zero")
-    elif kind == "FIFO":
-        os.mkfifo(path)
-    else:
-        path.mkdir()
-    run = surge_limited("run", str(path), timeout=30)
-    assert run.returncode == 2, run.stderr[-2000:]
-    assert run.stderr.startswith(f"surge: error: {path}: is a "), run.stderr
-    assert "not a regular file" in run.stderr and len(run.stderr.splitlines()) == 1
 
 
 def test_many_mistakes_are_listed_up_to_a_bound_then_counted():
