@@ -162,7 +162,7 @@ thresholds:
 thresholds of which two must fail (no response comes back within 1 µs, nor 10 million a second)."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # read only: recorded once for the e2e and the browser tests
 def watched(tmp_path_factory) -> Path:
     """watched is the record of SCENARIO against a reference target watched with --watch-pid."""
     tmp = tmp_path_factory.mktemp("watched")

@@ -14,6 +14,8 @@ from conftest import surge
 from hostile_records import IMPORTS, hey
 from test_fuzz_input import run_child
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 @pytest.mark.parametrize("command", ["show", "report"])

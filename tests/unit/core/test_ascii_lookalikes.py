@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 LOOKALIKES = [
     ("·", "ascii", "-"),
     ("200 × 5", "ascii", "200 x 5"),

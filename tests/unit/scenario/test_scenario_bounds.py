@@ -8,6 +8,8 @@ from hostile_inputs import vu_values
 from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
 from surge.scenario import ScenarioError, load
 
+pytestmark = pytest.mark.cpu_heavy  # runs apart from the answer tests (Makefile: test-python)
+
 
 def refusal(path: str, refused: bool) -> str:
     """refusal loads and compiles the file at ``path``, which must be ``refused`` or compile,
