@@ -27,7 +27,9 @@ import pytest
 from hostile_records import record_directory
 from surge.engine.target import TargetProcess
 
-pytest_plugins = ["report_pages"]  # its fixture ``watched`` serves tests/e2e and tests/browser alike
+# Fixtures that tests of two kinds share (a recorded run each): ``watched`` (tests/e2e and
+# tests/browser), ``gateway_spike_run`` (tests/e2e and tests/seeds).
+pytest_plugins = ["report_pages", "gateway_spike"]
 
 SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
 """SCRATCH is the working directory of the ``surge`` processes tests start, so that the results

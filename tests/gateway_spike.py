@@ -1,11 +1,40 @@
 """gateway_spike: the share of requests examples/gateway-spike.yaml's schedule predicts to fail,
-from the target's queue model."""
+from the target's queue model, and the example run at SCALE against its calibrated target (the
+``gateway_spike_run`` fixture, a pytest plugin of tests/conftest.py: one run serves
+tests/e2e/test_time_scale_gateway.py and seed 004 alike)."""
 
 from __future__ import annotations
 
 import heapq
 import math
+import shlex
 from collections import deque
+from pathlib import Path
+
+import pytest
+
+from conftest import CliRun, surge
+from surge.engine.target import TargetProcess
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gateway-spike.yaml"
+"""EXAMPLE is the gateway example: a 50 -> 100 -> 200-VU spike against 8 workers."""
+
+SCALE = 0.25
+"""SCALE shortens the example's stages (98 s) to about 25 s."""
+
+
+@pytest.fixture(scope="session")  # read only: one run for the e2e test and the seed
+def gateway_spike_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
+    """gateway_spike_run is EXAMPLE run at SCALE against the target of its ``# target:`` line,
+    recorded in a directory of its own: the finished ``surge run`` and that directory."""
+    out = tmp_path_factory.mktemp("gateway-spike") / "run"
+    [line] = [line for line in EXAMPLE.read_text().splitlines() if line.startswith("# target:")]
+    with TargetProcess(*shlex.split(line.partition(":")[2])) as target:
+        run = surge(
+            "run", str(EXAMPLE), "--target", target.url, "--time-scale", str(SCALE), "--out", str(out), timeout=240
+        )
+    return run, out
+
 
 RAMP_TICK_S = 0.01
 """RAMP_TICK_S is how often the engine re-evaluates a ramp's VU count (worker/mod.rs)."""

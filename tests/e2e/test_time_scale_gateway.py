@@ -18,19 +18,14 @@ For the full run it gives 34.4 % of 2,239 requests (the example's header measure
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
-from conftest import surge
-from gateway_spike import predicted_failures
-from surge.engine.target import TargetProcess
+from gateway_spike import EXAMPLE, SCALE, predicted_failures
 from surge.scenario import load
-from test_examples import target_flags
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gateway-spike.yaml"
 
 
-def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts():
-    scale = 0.25
+def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts(gateway_spike_run):
+    scale = SCALE
     [scenario] = load(EXAMPLE).compile(time_scale=scale).main["scenarios"]
     [[step]] = [seq["steps"] for seq in scenario["flow"]["sequences"]]
     stages = [(s["duration_s"], s["target"]) for s in scenario["executor"]["stages"]]
@@ -42,10 +37,9 @@ def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts():
     )
     assert abs(share - full_share) < 0.06  # the shortened run measures about what the full one does
 
-    with TargetProcess(*target_flags(EXAMPLE)) as target:
-        run = surge("run", str(EXAMPLE), "--target", target.url, "--time-scale", str(scale), "--json")
+    run, out = gateway_spike_run  # the example at this scale, against its target: seed 004's run too
     assert run.code == 99, run.stderr[-2000:]
-    requests = run.json()["requests"]
+    requests = json.loads((out / "summary.json").read_text())["requests"]
     assert requests["interrupted"] == 0, requests  # the graceful stops were not shortened
     assert abs(requests["sent"] - sent) <= 0.05 * sent, (requests, sent)
     assert abs(requests["failure_rate"] - share) <= 0.04, (requests, share, full_share)
