@@ -4,7 +4,6 @@ file:line, --time-scale shortens everything, and the target's counts agree."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from conftest import surge, write
