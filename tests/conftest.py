@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from hostile_records import record_directory
+from surge import _engine
 from surge.engine.target import TargetProcess
 
 # Fixtures that tests of two kinds share (a recorded run each): ``watched`` (tests/e2e and
@@ -130,7 +131,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     last: dict[str, float] = config.cache.get(DURATIONS, {}) if config.cache is not None else {}
     place = {}
     for index, item in enumerate(items):
-        kind = item.path.resolve().relative_to(TESTS).parts[0]
+        path = item.path.resolve()
+        kind = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""  # bench/tests: none
         if kind in KINDS:
             item.add_marker(getattr(pytest.mark, kind))
         group = _shared_fixture(item) if config.pluginmanager.hasplugin("xdist") else None
@@ -196,10 +198,8 @@ def unit_isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(os, "posix_spawn", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "bind", refuse)
-    import surge._engine as engine
-
     for name in ("run", "serve_target"):
-        original = getattr(engine, name)
+        original = getattr(_engine, name)
         for module in [m for n, m in sys.modules.items() if n == "surge" or n.startswith("surge.")]:
             if getattr(module, name, None) is original:
                 monkeypatch.setattr(module, name, refuse)
