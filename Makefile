@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: lint-python lint-rust all build demo test test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving tools clean lint
+.PHONY: all build demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving tools clean lint lint-python lint-rust
 
 all: build
 
@@ -29,11 +29,18 @@ build: $(STAMP)
 demo: build
 	$(BIN)/surge demo
 
-## test: Rust unit/integration tests, then the pytest end-to-end suite (3 workers: its tests mostly wait on
-## loopback targets that sleep; the seed suite,
-## tests/seeds, among it), then those that keep a core busy two at a time, apart from the answer tests whose
-## targets they would slow (marked cpu_heavy), then the tests that keep every core busy, alone (marked busy_machine)
+## test: Rust unit/integration tests, then the pytest suite (tests/unit, tests/e2e, tests/browser, tests/seeds:
+## markers of those names, set by directory in tests/conftest.py), in three phases: 3 workers for most (its tests
+## mostly wait on loopback targets that sleep), grouped by a costly shared fixture (--dist loadgroup: a recorded
+## run is made once) and ordered slowest first (tests/conftest.py); then those that keep a core busy two at a
+## time, apart from the answer tests whose targets they would slow (marked cpu_heavy); then the tests that keep
+## every core busy, alone (marked busy_machine). Each phase prints its 20 slowest tests.
 test: build test-rust test-python
+
+## test-fast: the unit tests alone (tests/unit: no process, no network; tests/conftest.py refuses both), in seconds
+test-fast: $(STAMP)
+	@$(BIN)/python -c "import surge._engine" 2>/dev/null || $(MAKE) build
+	$(BIN)/python -m pytest -q -m unit tests/unit
 
 test-rust:
 	cargo test --release --workspace --exclude surge-py
@@ -42,12 +49,11 @@ test-rust:
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
+## (the type checks, stubtest and mypy --strict, are in make lint, which .ci/run runs first)
 test-python: build browser
-	$(BIN)/python -m mypy.stubtest surge._engine
-	$(BIN)/python -m mypy python/surge
-	$(BIN)/python -m pytest -n 3 -m "not busy_machine and not cpu_heavy" --durations=25 tests
-	$(BIN)/python -m pytest -n 2 -m cpu_heavy --durations=5 tests
-	$(BIN)/python -m pytest -m busy_machine tests
+	$(BIN)/python -m pytest -n 3 --dist loadgroup -m "not busy_machine and not cpu_heavy" --durations=20 tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m cpu_heavy --durations=20 tests
+	$(BIN)/python -m pytest -m busy_machine --durations=20 tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against
 tools:

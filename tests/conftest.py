@@ -1,12 +1,16 @@
-"""Shared fixtures: a reference target on a free loopback port, and a way to run the CLI."""
+"""Shared fixtures: a reference target on a free loopback port, and a way to run the CLI; the
+kind of each test (``unit``, ``e2e``, ``browser``, ``seeds``: the directory it lives in under
+tests/) as a marker, and a unit test refused any process or network."""
 
 from __future__ import annotations
 
 import atexit
+import inspect
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +24,13 @@ from typing import Any
 
 import pytest
 
+from hostile_records import record_directory
+from surge import _engine
 from surge.engine.target import TargetProcess
+
+# Fixtures that tests of two kinds share (a recorded run each): ``watched`` (tests/e2e and
+# tests/browser), ``gateway_spike_run`` (tests/e2e and tests/seeds).
+pytest_plugins = ["report_pages", "gateway_spike"]
 
 SCRATCH = tempfile.mkdtemp(prefix="surge-tests-")
 """SCRATCH is the working directory of the ``surge`` processes tests start, so that the results
@@ -93,6 +103,108 @@ def start_surge(cwd: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+TESTS = Path(__file__).resolve().parent
+"""TESTS is the tests/ directory: its first level below names a test's kind."""
+
+KINDS = ("unit", "e2e", "browser", "seeds")
+"""KINDS are the test directories under tests/, each a marker its tests get (pyproject.toml lists
+them): ``make test-fast`` runs ``-m unit``."""
+
+
+SLOW_FIRST = ("seeds", "e2e", "browser", "unit")
+"""SLOW_FIRST orders the kinds for a run: the longest tests first, the many short unit tests last."""
+
+DURATIONS = "surge/durations"
+"""DURATIONS is the pytest cache key of each test module's last duration in seconds (set-up, call
+and tear-down of its tests summed), which orders the next run's modules longest first."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """pytest_collection_modifyitems marks each test with its kind (the directory under tests/ it
+    lives in) and, when it uses a module- or session-scoped fixture other than the plain target,
+    with an xdist_group of that fixture, so that ``--dist loadgroup`` runs them on one worker and
+    the fixture (a recorded run, a target of its own) is made once. It orders the tests by kind,
+    the slow kinds first (seeds, e2e, browser, then unit: the many short ones fill the workers at
+    the end), then by module, the modules the last run (the pytest cache) found longest first; a
+    module's tests stay together and in their order, so its fixtures are made once per worker."""
+    last: dict[str, float] = config.cache.get(DURATIONS, {}) if config.cache is not None else {}
+    place = {}
+    for index, item in enumerate(items):
+        path = item.path.resolve()
+        kind = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""  # bench/tests: none
+        if kind in KINDS:
+            item.add_marker(getattr(pytest.mark, kind))
+        group = _shared_fixture(item) if config.pluginmanager.hasplugin("xdist") else None
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+        module = item.nodeid.split("::")[0]
+        place.setdefault(module, (SLOW_FIRST.index(kind) if kind in SLOW_FIRST else 0, -last.get(module, 0.0), index))
+    items.sort(key=lambda item: place[item.nodeid.split("::")[0]])
+
+
+def _shared_fixture(item: pytest.Item) -> str | None:
+    """_shared_fixture names the first module- or session-scoped fixture ``item`` uses, where it
+    is defined (None if only the plain ``target``, cheap to start on each worker)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for name in info.names_closure:
+        definitions = info.name2fixturedefs.get(name)
+        if name == "target" or not definitions or definitions[-1].scope not in ("module", "session"):
+            continue
+        source = Path(inspect.getfile(definitions[-1].func)).resolve()
+        if source.is_relative_to(TESTS):  # not pytest's own (tmp_path_factory)
+            return f"{source.relative_to(TESTS)}::{name}"
+    return None
+
+
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """pytest_runtest_logreport adds each phase of a test to its module's duration."""
+    module = report.nodeid.split("::")[0]
+    _durations[module] = _durations.get(module, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """pytest_sessionfinish keeps the modules' durations in the pytest cache (the controller's, not
+    each xdist worker's) for the next run's order."""
+    cache = session.config.cache
+    if cache is None or hasattr(session.config, "workerinput") or not _durations:
+        return
+    cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **{m: round(d, 2) for m, d in _durations.items()}})
+
+
+class ProcessOrNetwork(BaseException):
+    """ProcessOrNetwork is raised when a unit test starts a process, opens a connection or runs the
+    engine (a BaseException, so that no ``except Exception`` in the code under test hides it)."""
+
+
+@pytest.fixture(autouse=True)
+def unit_isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """unit_isolation refuses a unit test (tests/unit/) any child process, socket connection or
+    bind, and a run of the engine or the reference target in-process: such a test belongs in
+    tests/e2e/."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ProcessOrNetwork(f"{request.node.nodeid}: a unit test starts no process and uses no network")
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
+    monkeypatch.setattr(os, "fork", refuse)
+    monkeypatch.setattr(os, "posix_spawn", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    for name in ("run", "serve_target"):
+        original = getattr(_engine, name)
+        for module in [m for n, m in sys.modules.items() if n == "surge" or n.startswith("surge.")]:
+            if getattr(module, name, None) is original:
+                monkeypatch.setattr(module, name, refuse)
+
+
 @pytest.fixture(autouse=True)
 def history_db(tmp_path_factory, monkeypatch) -> Path:
     """history_db is the run history every test's surge processes record into: a fresh file
@@ -107,6 +219,12 @@ def target():
     """target is a plain reference target (no service model) shared by a test module."""
     with TargetProcess() as t:
         yield t
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory) -> Path:
+    """record is (for the hostile-record tests) a valid results directory (an imported hey CSV), copied by each test."""
+    return record_directory(tmp_path_factory.mktemp("record"))
 
 
 @pytest.fixture
@@ -158,6 +276,32 @@ thresholds:
 """
 """MIXED has thresholds that pass and one that fails (half the requests get 404), and a check
 that always passes beside one that always fails."""
+
+
+FILE = """\
+    target: http://127.0.0.1:9
+    defaults: {timeout: 10s}
+    graceful_stop: 20s
+    scenarios:
+      s:
+        executor: {type: shared-iterations, iterations: 1}
+        flow:
+          - name: slow
+            request: {path: /delay/3000}
+          - name: own
+            request: {path: /health, timeout: 7s}
+    """
+"""FILE is a scenario file whose request timeouts (the default and one of its own) the flags
+that override a file are tried on: its slow request takes 3 s."""
+
+
+LEVELS = {
+    "repeat": [],
+    "sweep": ["--rates", "10,20"],
+    "capacity": ["--slo", "p(99) < 1s"],
+    "compare": ["--variant", "a", "--variant", "b"],
+}
+"""LEVELS are the flags each experiment command needs besides the test."""
 
 
 def tiny_scenario(tmp_path: Path, url: str, *, iterations: int = 2, extra: str = "", name: str = "tiny.yaml") -> Path:

@@ -14,7 +14,7 @@ import math
 from seed_targets import EXAMPLES, example_target, say
 
 from conftest import surge
-from test_compare import import_seed_001_exports
+from seed001_exports import import_seed_001_exports
 
 TRUE_P95_MS = 280 * math.exp(1.645 * 0.48)
 """TRUE_P95_MS is the target's service-time p95 (at 40 % busy, latency is the service time)."""

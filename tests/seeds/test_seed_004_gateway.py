@@ -17,33 +17,16 @@ from __future__ import annotations
 
 import json
 
-from seed_targets import EXAMPLES, example_target, say
+from seed_targets import say
 
-from conftest import surge
+from gateway_spike import predicted_failures
+from report_pages import no_python_repr, parse_tables
 from surge.present.html.run_page import render_run_html
 from surge.record.stored import StoredRun
-from test_report_md import no_python_repr, parse_tables
-
-SCALE = 0.25
-"""SCALE shortens the example's stages (98 s) to about 25 s."""
 
 
-def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(tmp_path):
-    from test_time_scale_gateway import predicted_failures
-
-    out = tmp_path / "run"
-    with example_target("gateway-spike.yaml") as target:
-        run = surge(
-            "run",
-            str(EXAMPLES / "gateway-spike.yaml"),
-            "--target",
-            target.url,
-            "--time-scale",
-            str(SCALE),
-            "--out",
-            str(out),
-            timeout=240,
-        )
+def test_the_cascade_is_at_the_requests_10s_timeout_and_successes_stay_fast(gateway_spike_run):
+    run, out = gateway_spike_run  # the example at a quarter of its time (SCALE), against its target
     assert run.code == 99, run.stderr[-3000:]  # every threshold fails, as in the seed
     summary = json.loads((out / "summary.json").read_text())
 
