@@ -403,7 +403,7 @@ def starved_generator_run(target: TargetProcess, cwd: Path) -> subprocess.Comple
     generator, not the target, is the limit. Needs CPU affinity and two cores."""
     busy_core, other_core = sorted(os.sched_getaffinity(0))[:2]
     assert target.pid is not None
-    for tid in os.listdir(f"/proc/{target.pid}/task"):
+    for tid in (p.name for p in Path(f"/proc/{target.pid}/task").iterdir()):
         os.sched_setaffinity(int(tid), {other_core})
     spinner = subprocess.Popen(
         [sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.sched_setaffinity(0, {busy_core})

@@ -6,6 +6,7 @@ Ctrl-C keeps the steps done; bad flags."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime
 
@@ -58,7 +59,7 @@ def test_a_200ms_target_is_found_although_every_step_drains_200ms():
 def test_600_connections_to_a_200ms_target_do_not_halve_the_rate():
     # It went on to 0.24/s and "no rate passed the SLO" after 22 runs.
     with TargetProcess(workers=50, service_time="200ms") as target:
-        code, analysis, stderr = _search(
+        code, analysis, _stderr = _search(
             f"{target.url}/tasks",
             "--slo",
             "p(99) < 1s",
@@ -130,7 +131,7 @@ def test_a_client_cap_that_limited_the_steps_is_named_and_the_steps_cool_down():
     # Each step starts at least its load (2 s) and the cooldown (0.5 s) after the last began.
     starts = [datetime.fromisoformat(r["started_at"]) for r in doc["runs"]]
     assert doc["parameters"]["cooldown_s"] == 0.5 and analysis["cooldown_s"] == 0.5
-    assert all((b - a).total_seconds() >= 2.5 for a, b in zip(starts, starts[1:])), starts
+    assert all((b - a).total_seconds() >= 2.5 for a, b in itertools.pairwise(starts)), starts
 
 
 @pytest.mark.parametrize("workers, service_ms", [(8, 10), (2, 5)])  # the bench times more (bench/capacity.py)
@@ -178,7 +179,8 @@ def test_capacity_lands_within_5_percent_of_workers_over_service_time(workers, s
     assert steps[0]["phase"] == "bracket" and steps[-1]["phase"] == "confirm" and steps[-1]["passed"]
     assert steps[-1]["rate"] == analysis["rate"]
     printed = [line for line in run.stderr.splitlines() if line.startswith("step ") and " — " in line]
-    assert len(printed) == len(steps) and all(("pass — " in line) == s["passed"] for line, s in zip(printed, steps))
+    assert len(printed) == len(steps)
+    assert all(("pass — " in line) == s["passed"] for line, s in zip(printed, steps, strict=True))
 
 
 def test_capacity_defaults_to_the_scenario_thresholds_and_show_reprints_it(target, tmp_path):

@@ -47,7 +47,7 @@ def test_more_connections_than_the_target_keeps_sent_unanswered_and_its_count_be
         assert run.code == 0, run.stderr
         received = target.received()
     doc = run.json()
-    r, t = doc["requests"], doc["throughput"]
+    r, _t = doc["requests"], doc["throughput"]
     assert_adds_up(r)
     assert r["unanswered"] > 0, r
     assert r["responses"] <= received <= r["sent"], (r["responses"], received, r["sent"])

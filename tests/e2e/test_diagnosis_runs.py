@@ -32,7 +32,7 @@ def _finding(summary: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _all_rows(out: Path) -> list[dict[str, str]]:
-    with open(out / "timeseries.csv", newline="") as f:
+    with (out / "timeseries.csv").open(newline="") as f:
         return [r for r in csv.DictReader(f) if r["scenario"] == "all"]
 
 
@@ -86,7 +86,7 @@ def test_a_starved_server_is_reported_as_the_server(starved_server):
 
 
 def test_the_watched_target_is_sampled_into_the_record(starved_server):
-    run, out, pid = starved_server
+    _run, out, pid = starved_server
     target = _summary(out)["target_process"]
     assert target["pid"] == pid and target["children_included"] is True and target["exited_at_s"] is None
     assert target["sample_count"] == len(target["samples"]) >= 3
@@ -111,7 +111,7 @@ def test_littles_law_figures_equal_the_formula_on_a_real_run(starved_server):
     rows = evidence["intervals"]
     assert len(rows) == len(summary["intervals"])
     previous = 0
-    for row, interval in zip(rows, summary["intervals"]):
+    for row, interval in zip(rows, summary["intervals"], strict=False):
         length = interval["end_s"] - interval["start_s"]
         xi = interval["latency"]["all"]["count"] / length
         lag = interval["latency"]["send_lag"]

@@ -239,7 +239,7 @@ def test_an_idle_target_with_variable_service_time_has_no_queue(tmp_path, machin
     if "generator_saturated" in kinds:  # a starved generator is late only when other processes hold the cores:
         evidence = _finding(summary, "generator_saturated")["evidence"]  # the whole machine, or in bursts
         assert "machine_saturated" in kinds or any(
-            w >= max(b, 0.02) for b, w in zip(evidence["thread_busy"], evidence["thread_waiting"])
+            w >= max(b, 0.02) for b, w in zip(evidence["thread_busy"], evidence["thread_waiting"], strict=False)
         ), summary["findings"]
 
 

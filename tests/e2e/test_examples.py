@@ -170,7 +170,7 @@ def check_mix(plan: dict[str, Any], doc: dict[str, Any]) -> None:
     sent = {(t["scenario"], t["tag"]): t["requests"]["sent"] for t in doc["tags"]}
     firsts = [sent[(plan["name"], seq["steps"][0]["tag"])] for seq in sequences]
     total_weight = sum(seq["weight"] for seq in sequences)
-    for seq, count in zip(sequences, firsts):
+    for seq, count in zip(sequences, firsts, strict=False):
         share, weight = count / sum(firsts), seq["weight"] / total_weight
         assert abs(share - weight) < 0.03, (plan["name"], seq["name"], share, weight)
 
@@ -190,7 +190,7 @@ def test_example_runs_briefly_with_the_expected_shape(case):
     # One result per scenario, in order, with the counts its executor implies.
     plans = compiled.main["scenarios"]
     assert [s["name"] for s in doc["scenarios"]] == [p["name"] for p in plans]
-    for plan, result in zip(plans, doc["scenarios"]):
+    for plan, result in zip(plans, doc["scenarios"], strict=False):
         check_executor(plan, result)
         check_mix(plan, doc)
 

@@ -88,7 +88,7 @@ def test_ctrl_c_during_the_analysis_still_writes_the_analysed_report(target, tmp
             break  # the last run's line: the analysis starts now
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
-    stdout, rest = proc.communicate(timeout=120)
+    _stdout, rest = proc.communicate(timeout=120)
     stderr = "".join(lines) + rest
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr

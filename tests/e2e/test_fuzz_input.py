@@ -192,7 +192,7 @@ def run_in_process(tmp: Path, seed: int, cases: int) -> dict[str, Any]:
 
     os.mkfifo(tmp / "fifo")
     (tmp / "folder").mkdir()
-    with open(tmp / "sparse.csv", "wb") as f:
+    with (tmp / "sparse.csv").open("wb") as f:
         f.truncate((16 << 20) + 1)
     rng = random.Random(seed)
     texts = [(p, p.read_text()) for p in SOURCES]

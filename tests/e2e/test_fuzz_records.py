@@ -306,7 +306,7 @@ def cli_cases(tmp: Path) -> list[tuple[list[str], str]]:
             path.write_text(text)
             cases.append((["import", str(path), "--out", str(tmp / f"out-{len(cases)}")], str(path)))
     base = record_directory(tmp / "base")
-    for n, (name, edit, _) in enumerate(
+    for n, (_name, edit, _) in enumerate(
         r for r in RECORDS if r[0] in ("latency.all null", "nested 100,000 deep", "histogram bytes corrupt", "p99 NaN")
     ):
         directory = shutil.copytree(base, tmp / f"record-{n}")

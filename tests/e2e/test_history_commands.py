@@ -84,7 +84,7 @@ def test_show_last_is_the_newest_run_and_json_is_its_summary(recorded):
 
 
 def test_nothing_surge_wrote_holds_the_secret(recorded):
-    with open(recorded["db"], "rb") as db:
+    with Path(recorded["db"]).open("rb") as db:
         assert SECRET.encode() not in db.read()
     for path in Path(recorded["cwd"]).rglob("*"):
         if (path.is_file() and path.suffix != ".yaml") or path.name == "scenario.yaml":

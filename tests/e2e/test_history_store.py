@@ -231,7 +231,7 @@ def test_a_run_is_found_by_id_prefix_or_last_and_an_ambiguous_prefix_lists_the_c
             r"10:00:00\), abc100000000 \(one, 2026-11-20 10:00:00\); give more",
         ):
             resolve_run(history, "abc")
-        with pytest.raises(BadInput, match="^RUN: no run 'abd' in the history"):
+        with pytest.raises(BadInput, match=r"^RUN: no run 'abd' in the history"):
             resolve_run(history, "abd")
     run = surge("show", "abc", "--db", str(tmp_path / "h.db"))
     assert run.code == 2 and run.stderr.startswith("surge: error: RUN: 'abc' matches several runs: ")

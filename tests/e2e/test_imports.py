@@ -105,7 +105,7 @@ def test_oha_json_equals_what_oha_printed_and_the_targets_counts(tmp_path):
 
 
 def test_oha_json_of_a_run_with_only_errors(tmp_path):
-    run, doc, _ = _import(tmp_path, "oha-refused-6k.json")
+    _run, doc, _ = _import(tmp_path, "oha-refused-6k.json")
     assert doc["requests"]["failed"] == 6000 and doc["requests"]["responses"] == 0
     assert doc["requests"]["failure_classes"] == {"Connection refused (os error 111)": 6000}
     assert doc["latency"]["all"]["p50_ms"] is None

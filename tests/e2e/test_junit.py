@@ -39,7 +39,7 @@ def test_thresholds_and_checks_are_testcases_with_failures_carrying_the_observed
         "p(99) < 10s [scenario 'ok', tag 'health']",
         "checks > 0.4 [all]",
     ]
-    for case, verdict in zip(thresholds, doc["thresholds"]):
+    for case, verdict in zip(thresholds, doc["thresholds"], strict=False):
         failures = [r for r in case.result if isinstance(r, Failure)]
         assert bool(failures) == (not verdict["passed"])
         if failures:
@@ -47,7 +47,7 @@ def test_thresholds_and_checks_are_testcases_with_failures_carrying_the_observed
     assert [(c.classname, c.name) for c in checks] == [
         (f"surge.checks.{k['scenario']}.{k['tag']}", k["name"]) for k in doc["checks"]
     ]
-    for case, check in zip(checks, doc["checks"]):
+    for case, check in zip(checks, doc["checks"], strict=False):
         failures = [r for r in case.result if isinstance(r, Failure)]
         assert bool(failures) == (check["fails"] > 0)
         if failures:

@@ -79,7 +79,7 @@ def summary(record: Path) -> dict[str, Any]:
 
 
 def timeseries(record: Path) -> list[dict[str, str]]:
-    with open(record / "timeseries.csv", newline="") as f:
+    with (record / "timeseries.csv").open(newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -101,7 +101,7 @@ def assert_consistent(record: Path) -> dict[str, Any]:
     assert [int(r["successes"]) for r in rows] == [i["requests"]["succeeded"] for i in intervals]
     lines = hlog_lines(record)
     assert len(lines) == len(intervals)
-    for line, interval in zip(lines, intervals):
+    for line, interval in zip(lines, intervals, strict=False):
         assert len(line) == 4 and line[3].startswith("HIST")
         assert (
             abs(float(line[2]) - interval["latency"]["all"]["max_ms"])
@@ -296,7 +296,7 @@ def test_timeseries_splits_failures_by_class_and_measures_generator_cpu(tmp_path
     assert (out / "timeseries.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
     doc = assert_consistent(out)
     rows = [r for r in timeseries(out) if r["scenario"] == "all"]
-    for row, interval in zip(rows, doc["intervals"]):
+    for row, interval in zip(rows, doc["intervals"], strict=False):
         assert sum(int(row[c]) for c in FAILURE_COLUMNS) == int(row["failures"]) == interval["requests"]["failed"]
         assert int(row["failed_request_timeout"]) == interval["requests"]["failure_classes"].get("request_timeout", 0)
         assert float(row["cpu_cores"]) >= 0

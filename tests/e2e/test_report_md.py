@@ -255,10 +255,10 @@ def _experiment(args: list[str], out: Path) -> tuple[dict[str, Any], Tables, str
         "p99 ms": "p99_ms",
         "failure rate": "failure_rate",
     }
-    for entry, recorded in zip(runs, doc["runs"], strict=True):
-        assert entry["id"] == recorded["run_id"][:8]
+    for entry, ran in zip(runs, doc["runs"], strict=True):
+        assert entry["id"] == ran["run_id"][:8]
         for column, key in titles.items():
-            same(entry[column], recorded["figures"][key])
+            same(entry[column], ran["figures"][key])
     for entry in recorded_runs(out, doc):  # every run wrote its own report too
         check_run_report(entry)
     return doc, tables, text

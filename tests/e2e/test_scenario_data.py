@@ -635,7 +635,7 @@ def test_invalid_files_exit_2_through_surge_run_one_line_per_problem(tmp_path, f
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == len(expected), result.stderr
-    for line, want in zip(lines, expected):
+    for line, want in zip(lines, expected, strict=False):
         assert re.fullmatch(rf"surge: error: {re.escape(str(path))}:\d+: [\w.\[\]]+: .+", line), line
         assert line.startswith(f"surge: error: {path}:" + want.replace("@DIR@", str(tmp_path))), (line, want)
     assert fresh_target.received() == 0, "nothing is sent"

@@ -202,7 +202,7 @@ def test_arrival_rate_with_too_few_vus_drops_the_rest_of_the_schedule(kind, tmp_
 
 
 def test_a_dropped_threshold_fails_the_run_with_the_count_of_iterations_not_started(tmp_path, fresh_target):
-    text, scheduled, (low, high) = DROPS["constant"]
+    text, _scheduled, (low, high) = DROPS["constant"]
     path = write(
         tmp_path,
         text.rstrip(" ")

@@ -215,7 +215,7 @@ def test_serve_target_reraises_from_on_ready():
         raise RuntimeError(f"refusing {address}")
 
     began = time.monotonic()
-    with pytest.raises(RuntimeError, match="refusing 127.0.0.1:"):
+    with pytest.raises(RuntimeError, match=r"refusing 127\.0\.0\.1:"):
         _engine.serve_target('{"bind": "127.0.0.1:0", "duration": "20s"}', on_ready)
     assert time.monotonic() - began < 5
 

@@ -54,10 +54,12 @@ def test_every_figure_equals_scipy_recomputed():
 def test_a_real_twenty_percent_difference_is_significant_in_the_right_direction():
     rng = np.random.default_rng(20)
     base = [
-        {"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1000, 0.05, 10, rng), _normal(50, 0.05, 10, rng))
+        {"responses_per_s": x, "p95_ms": y}
+        for x, y in zip(_normal(1000, 0.05, 10, rng), _normal(50, 0.05, 10, rng), strict=False)
     ]
     faster = [
-        {"responses_per_s": x, "p95_ms": y} for x, y in zip(_normal(1200, 0.05, 10, rng), _normal(40, 0.05, 10, rng))
+        {"responses_per_s": x, "p95_ms": y}
+        for x, y in zip(_normal(1200, 0.05, 10, rng), _normal(40, 0.05, 10, rng), strict=False)
     ]
     [result] = compare_variants(
         {"monolith": base, "scale-out": faster}, figures=("responses_per_s", "p95_ms"), seed=1, resamples=1000
@@ -163,10 +165,12 @@ def test_super_linear_efficiency_inside_the_noise_is_warned_about():
 def test_baseline_with_repeats_needs_significance_and_the_tolerance():
     rng = np.random.default_rng(5)
     base = [
-        {"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(50, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))
+        {"p95_ms": p, "responses_per_s": x}
+        for p, x in zip(_normal(50, 0.05, 10, rng), _normal(1000, 0.05, 10, rng), strict=False)
     ]
     slower = [
-        {"p95_ms": p, "responses_per_s": x} for p, x in zip(_normal(60, 0.05, 10, rng), _normal(1000, 0.05, 10, rng))
+        {"p95_ms": p, "responses_per_s": x}
+        for p, x in zip(_normal(60, 0.05, 10, rng), _normal(1000, 0.05, 10, rng), strict=False)
     ]
     p95, throughput = baseline_significance(base, slower, ["p95_ms", "responses_per_s"], 0.05, seed=1, resamples=500)
     assert p95.verdict == "regressed" and p95.reason.startswith("significant (Welch p = ")

@@ -387,7 +387,7 @@ def test_seconds_slowed_by_a_busy_machine_are_no_plateau():
 
 def test_a_closed_ramp_is_judged_on_its_vus():
     rows = _plateau_intervals()
-    for row, vus in zip(rows, [1, 1, 1, 2, 8, 16, 24, 32, 40]):
+    for row, vus in zip(rows, [1, 1, 1, 2, 8, 16, 24, 32, 40], strict=False):
         row["scenarios"] = [{"name": "ramp", "active_vus": vus}]
     doc = document(req=requests(600), intervals=rows, duration_s=9.0)
     finding = only(findings(doc, plan=CLOSED_PLAN), "queueing")

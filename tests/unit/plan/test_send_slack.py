@@ -17,12 +17,12 @@ from surge.core.units import parse_duration
 from surge.plan.heading import describe
 from surge.plan.model import DEFAULT_SEND_SLACK_S, ConstantVus, Plan, RequestSpec, TargetSpec
 from surge.run.spec import Overrides, TestSpec
+from surge.scenario import ScenarioError, load, loads
 
 # The default as the heading prints it: µs below a millisecond, ms from one up.
 DEFAULT_SLACK_TEXT = (
     f"{DEFAULT_SEND_SLACK_S * 1e6:g} µs" if DEFAULT_SEND_SLACK_S < 1e-3 else f"{DEFAULT_SEND_SLACK_S * 1e3:g} ms"
 )
-from surge.scenario import ScenarioError, load, loads
 
 URL = "http://127.0.0.1:9/"
 

@@ -104,7 +104,7 @@ def test_scaling_up_slows_everything_down():
 @pytest.mark.parametrize("factor", [0, -1, math.nan, math.inf, True])
 def test_bad_factors_are_refused(factor):
     f = load(SCENARIOS / "constant-vus.yaml")
-    with pytest.raises(ValueError, match="^--time-scale: the time scale must be a number above 0") as err:
+    with pytest.raises(ValueError, match=r"^--time-scale: the time scale must be a number above 0") as err:
         f.compile(time_scale=factor)
     assert err.value.where == "--time-scale"
 
