@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import bad_experiment_input, ctrl_c_experiment, surge
-from surge.analysis.sweep import Level, ZoneRules, classify
+from surge.analysis.curve import Level, ZoneRules, classify
 from surge.engine.target import TargetProcess
 from surge.record.figures import key_figures
 from surge.record.schema import validate_experiment, validate_file

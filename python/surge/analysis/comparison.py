@@ -1,6 +1,6 @@
 """The analysis of ``surge compare``, from experiment.json's run entries alone (so that ``surge
 show`` reprints what the command printed): each variant's estimate of every figure, every pair
-of variants figure by figure (``surge.analysis.compare``; with variants × loads, every pair at
+of variants figure by figure (``surge.analysis.significance``; with variants × loads, every pair at
 each load), each variant's figures against the order the runs ran in (``surge.analysis.drift``:
 a trend makes every verdict of the variant's pairs say it may be drift), the scaling between
 load levels (``surge.analysis.scaling``; with variants × loads, each variant's, and the
@@ -16,11 +16,11 @@ from dataclasses import asdict
 from itertools import combinations
 from typing import Any
 
-from surge.analysis.compare import ALPHA, Better, FigureComparison, better, compare_figure
 from surge.analysis.describe import Estimate, estimate
 from surge.analysis.drift import DRIFT_ALPHA, DRIFT_MIN_CHANGE, DRIFT_MIN_RUNS, trend
 from surge.analysis.over_runs import usable, verdict_counts
 from surge.analysis.scaling import scaling
+from surge.analysis.significance import ALPHA, Better, FigureComparison, better, compare_figure
 from surge.record.figures import FIGURE_TITLES, KEY_FIGURES, figure_names
 
 SEED = 12

@@ -9,8 +9,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from surge.analysis.compare import RESAMPLES, ratio_of_means_ci
 from surge.analysis.describe import finite
+from surge.analysis.significance import RESAMPLES, ratio_of_means_ci
 from surge.analysis.slo import Figures
 
 DEGRADATION_FIGURES = ("p50_ms", "p95_ms", "p99_ms", "failure_rate")

@@ -3,7 +3,7 @@
 one module each.
 
 Every error a user can cause is one line on stderr naming the flag, and exit code 2;
-see ``surge.core.exit_codes`` for the others and ``surge.cli.errors`` for how a command ends.
+see ``surge.core.exit_codes`` for the others and ``surge.cli.exit`` for how a command ends.
 """
 
 from __future__ import annotations
@@ -20,27 +20,27 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 import click
 
 from surge import __version__
-from surge.cli.errors import error, say, usage_error
+from surge.cli.exit import error, say, usage_error
 from surge.core import exit_codes, signals, streams
 from surge.core.errors import BadInput, SurgeError
-from surge.engine.errors import ConnectionLimitError, PlanError, UnreachableError
+from surge.engine.exceptions import ConnectionLimitError, PlanError, UnreachableError
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("run", "run_command"),
-    "target": ("target", "target_command"),
-    "demo": ("demo", "demo_command"),
-    "import": ("import_", "import_command"),
-    "history": ("history", "history_command"),
-    "show": ("show", "show_command"),
-    "export": ("export", "export_command"),
-    "baseline": ("baseline", "baseline_command"),
-    "repeat": ("repeat", "repeat_command"),
-    "stats": ("stats", "stats_command"),
-    "sweep": ("sweep", "sweep_command"),
-    "capacity": ("capacity", "capacity_command"),
-    "experiments": ("experiments", "experiments_command"),
-    "compare": ("compare", "compare_command"),
-    "report": ("report", "report_command"),
+    "run": ("run_command", "run_command"),
+    "target": ("target_command", "target_command"),
+    "demo": ("demo_command", "demo_command"),
+    "import": ("import_command", "import_command"),
+    "history": ("history_command", "history_command"),
+    "show": ("show_command", "show_command"),
+    "export": ("export_command", "export_command"),
+    "baseline": ("baseline_command", "baseline_command"),
+    "repeat": ("repeat_command", "repeat_command"),
+    "stats": ("stats_command", "stats_command"),
+    "sweep": ("sweep_command", "sweep_command"),
+    "capacity": ("capacity_command", "capacity_command"),
+    "experiments": ("experiments_command", "experiments_command"),
+    "compare": ("compare_command", "compare_command"),
+    "report": ("report_command", "report_command"),
 }
 """COMMANDS maps each ``surge`` command's name to its module under ``surge.cli`` and the
 module's click command, imported only when that command is used (or listed by ``surge --help``)."""

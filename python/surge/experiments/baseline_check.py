@@ -1,17 +1,17 @@
 """Baselines (``surge baseline set`` and ``surge baseline check``, docs/history.md): the runs a
 baseline command names (RUN..., or an experiment's runs, of one variant for a comparison), a
 baseline stored from them, and a check of runs against a baseline: each figure beyond the
-tolerance, and significant too when both sides have repeats (``surge.analysis.baseline``)."""
+tolerance, and significant too when both sides have repeats (``surge.analysis.regression``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from surge.analysis.baseline import METRICS, BaselineFinding, Comparison, baseline_significance, compare
+from surge.analysis.regression import METRICS, BaselineFinding, Comparison, baseline_significance, compare
 from surge.core.errors import BadInput
 from surge.history import StoredRun, load_run, lookup, lookup_id, open_history
 from surge.history.baselines import load_baseline, set_baseline_runs
-from surge.history.experiments import experiment_runs, load_experiment, resolve_experiment
+from surge.history.experiment_rows import experiment_runs, load_experiment, resolve_experiment
 from surge.history.store import History
 from surge.record.figures import figures, has_result
 
@@ -133,7 +133,7 @@ def check_baseline(
     """check_baseline compares the runs chosen_runs names with baseline ``against`` of history
     ``db`` on ``metrics``, allowing ``tolerance`` (a fraction) of worsening: with one run on
     each side by the tolerance alone (``surge.history.compare``), else by significance and the
-    tolerance (``surge.analysis.baseline.baseline_significance``)."""
+    tolerance (``surge.analysis.regression.baseline_significance``)."""
     with open_history(db) as history:
         baseline = load_baseline(history, against)
         base = [load_run(history, run_id) for run_id in baseline.run_ids]

@@ -1,4 +1,4 @@
-"""A capacity search (docs/experiments.md, "surge capacity"): surge.analysis.capacity's
+"""A capacity search (docs/experiments.md, "surge capacity"): surge.analysis.capacity_search's
 CapacitySearch, each step one short open-model run through the runner (recorded, role ``step
 N``), its Step read from the run's summary over the load window; a cooldown before each step
 (longer while requests cut off at the end of the last may still be at the target); each step
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from surge.analysis.capacity import OUTCOME_WORDS, CapacityResult, CapacitySearch, SearchStep, findings
+from surge.analysis.capacity_search import OUTCOME_WORDS, CapacityResult, CapacitySearch, SearchStep, findings
 from surge.analysis.steadiness import Steadiness, Step, judge_step
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome

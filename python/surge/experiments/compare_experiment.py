@@ -20,7 +20,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
 from surge.experiments.variants import RunGroup, Variant, check_names, cross, load_variants, parse_variant, run_plan
 from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
-from surge.history.experiments import ExperimentRun
+from surge.history.experiment_rows import ExperimentRun
 from surge.history.store import History
 from surge.record.stored import StoredRun
 from surge.run.spec import TestSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from surge.analysis.capacity import CapacityResult
+from surge.analysis.capacity_search import CapacityResult
 from surge.core import exit_codes
 from surge.core.exit_codes import Outcome
 from surge.experiments.baseline_check import BaselineCheck

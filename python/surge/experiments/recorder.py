@@ -30,7 +30,7 @@ from surge.run.flags import check_no_save
 
 if TYPE_CHECKING:
     from surge.history import History
-    from surge.history.experiments import ExperimentRun
+    from surge.history.experiment_rows import ExperimentRun
     from surge.run.spec import TestSpec
 
 SCHEMA = "surge.experiment/1"
@@ -121,7 +121,7 @@ class ExperimentRecord:
         run), writes experiment.json (incomplete) and records the experiment in the history;
         without ``save`` it does nothing."""
         # Function-local: the history loads only for an experiment that saves.
-        from surge.history.experiments import begin_experiment
+        from surge.history.experiment_rows import begin_experiment
         from surge.run.session import open_run_history
 
         if not self.save:
@@ -147,7 +147,7 @@ class ExperimentRecord:
     def add_run(self, entry: dict[str, Any], link: ExperimentRun | None) -> None:
         """add_run appends a run's ``entry`` to experiment.json (rewritten) and, with ``link``
         (a run the history holds), records it as the experiment's in the history."""
-        from surge.history.experiments import add_experiment_run
+        from surge.history.experiment_rows import add_experiment_run
 
         self.runs.append(entry)
         self._write()
@@ -159,7 +159,7 @@ class ExperimentRecord:
         ``surge.diagnosis.findings``), when it ended and
         whether it is complete (no stop signal or error ended it early, every write succeeded), in
         experiment.json and the history."""
-        from surge.history.experiments import finish_experiment
+        from surge.history.experiment_rows import finish_experiment
 
         with signals.deferred():
             self.document.update(

@@ -17,7 +17,7 @@ from surge.experiments.outcome import experiment_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
 from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
-from surge.history.experiments import ExperimentRun
+from surge.history.experiment_rows import ExperimentRun
 from surge.history.store import History
 from surge.record.stored import StoredRun
 from surge.run.spec import TestSpec

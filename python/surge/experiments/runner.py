@@ -133,7 +133,7 @@ def run_one(
     in its directory. A stop signal: the run is recorded, then KeyboardInterrupt. An
     unreachable target: the run is recorded, then UnreachableError."""
     # Function-local: the history's experiment tables load with the first run.
-    from surge.history.experiments import ExperimentRun
+    from surge.history.experiment_rows import ExperimentRun
 
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)

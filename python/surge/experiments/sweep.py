@@ -2,7 +2,7 @@
 each level an unmeasured warm-up run (recorded with role ``warmup ...``, left out of the
 analysis) and then a measured run (role ``level ...``); after each level its figures, its zone
 and a progress line; ``--stop-when broken`` ends the sweep at the first broken level. The
-analysis (surge.analysis.sweep: peak, knee, USL, zones) is stored in experiment.json with every
+analysis (surge.analysis.curve: peak, knee, USL, zones) is stored in experiment.json with every
 number the printer shows, so ``surge show`` reprints it from the document alone."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from surge.analysis.sweep import (
+from surge.analysis.curve import (
     Knee,
     Level,
     Model,

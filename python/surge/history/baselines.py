@@ -1,5 +1,5 @@
 """Baselines: runs stored under a name (``surge baseline set``) and read back for ``surge
-baseline check`` (whose arithmetic is surge.analysis.baseline)."""
+baseline check`` (whose arithmetic is surge.analysis.regression)."""
 
 from __future__ import annotations
 

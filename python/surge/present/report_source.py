@@ -10,7 +10,7 @@ from typing import Any
 
 from surge.core.errors import BadInput
 from surge.history import LAST, StoredRun, load_run, open_history, resolve_run
-from surge.history.experiments import experiment_runs, find_experiments, load_experiment, resolve_experiment
+from surge.history.experiment_rows import experiment_runs, find_experiments, load_experiment, resolve_experiment
 from surge.history.store import History
 
 EXPERIMENT_FILE = "experiment.json"

@@ -21,7 +21,7 @@ from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.findings import watch_process
 from surge.engine.document import result_document
-from surge.engine.errors import UnreachableError
+from surge.engine.exceptions import UnreachableError
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import RESULTS_DIR, check_out
 from surge.run.flags import check_no_save

@@ -9,7 +9,6 @@ file/line/key errors and compiled to the engine's plans.
 from surge.plan.compiled import CompiledRun
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
-from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.executors import (
     ConstantArrivalRate,
     ConstantVus,
@@ -25,6 +24,7 @@ from surge.scenario.file import ScenarioFile, compile_file
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.loader import load, loads
 from surge.scenario.models import Defaults, Phase, Scenario, ThresholdSpec
+from surge.scenario.problems import Problem, ScenarioError
 from surge.scenario.request import Request
 from surge.scenario.think import ExponentialThink, FixedThink, ThinkTime, UniformThink
 from surge.scenario.time_scale import scale_time

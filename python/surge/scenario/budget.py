@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
 from surge.core.units import size_text
 from surge.scenario.engine_check import file_path, plan_phases
-from surge.scenario.errors import Problem
 from surge.scenario.models import Phase, ScenarioModel
+from surge.scenario.problems import Problem
 from surge.scenario.variables import Csv
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field
 
 from surge.scenario.base import FileModel, Finding
 from surge.scenario.jsonpath import json_path_error
-from surge.scenario.units import Duration
+from surge.scenario.quantities import Duration
 
 _LITERAL = "checks compare literal values: {{slots}} are not filled in checks"
 

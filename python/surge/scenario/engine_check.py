@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from surge.engine.validation import plan_errors
 from surge.scenario.base import Path
-from surge.scenario.errors import Problem
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioModel
+from surge.scenario.problems import Problem
 
 if TYPE_CHECKING:
     from surge.plan.compiled import CompiledRun

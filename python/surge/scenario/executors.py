@@ -13,7 +13,7 @@ from pydantic import Field
 
 from surge.core.limits import MAX_ITERATIONS, MAX_VUS
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.units import Duration, Rate, ScheduledDuration
+from surge.scenario.quantities import Duration, Rate, ScheduledDuration
 
 DEFAULT_MAX_DURATION_S = 600.0
 """DEFAULT_MAX_DURATION_S bounds iteration-count executors (k6's ``maxDuration`` default, 10m)."""

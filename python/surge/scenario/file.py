@@ -13,9 +13,9 @@ from surge.plan.compiled import CompiledRun
 from surge.scenario.budget import budget_problems
 from surge.scenario.compile import compile_plans
 from surge.scenario.engine_check import engine_problems
-from surge.scenario.errors import Problem, ScenarioError
 from surge.scenario.gcpause import paused_gc
 from surge.scenario.models import ScenarioModel
+from surge.scenario.problems import Problem, ScenarioError
 from surge.scenario.semantics import check_file
 from surge.scenario.time_scale import scale_time
 

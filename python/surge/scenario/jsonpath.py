@@ -4,7 +4,7 @@ that parser so that a scenario file and a run never disagree."""
 
 from __future__ import annotations
 
-from surge.engine.errors import json_path_problem
+from surge.engine.exceptions import json_path_problem
 
 JSON_PATH_FORMS = "$.id, $.items[0].id, $.items[-1].id, $['odd key']"
 """JSON_PATH_FORMS are examples of accepted JSON paths, for error messages."""

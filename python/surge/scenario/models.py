@@ -19,12 +19,12 @@ from surge.plan.thresholds import Threshold, ThresholdError, parse_threshold
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
+from surge.scenario.quantities import Duration, ScheduledDuration, SendSlack, StartTime
 from surge.scenario.think import ThinkTime
-from surge.scenario.units import Duration, ScheduledDuration, SendSlack, StartTime
 from surge.scenario.variables import Text, Variable
 
 if TYPE_CHECKING:
-    from surge.scenario.errors import Problem
+    from surge.scenario.problems import Problem
 
 
 def _seconds(name: str, seconds: float, least: float, most: float = MAX_DURATION_S) -> float:

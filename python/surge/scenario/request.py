@@ -10,8 +10,8 @@ from urllib.parse import quote
 from pydantic import Field, field_validator
 
 from surge.scenario.base import FileModel, Finding
+from surge.scenario.quantities import Duration
 from surge.scenario.templates import display
-from surge.scenario.units import Duration
 from surge.scenario.variables import Text
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")

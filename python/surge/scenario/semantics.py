@@ -11,9 +11,9 @@ from typing import Any
 
 from surge.scenario.base import Finding, Path
 from surge.scenario.csvdata import CsvError, CsvTable
-from surge.scenario.errors import Problem, key_path
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioModel
+from surge.scenario.problems import Problem, key_path
 from surge.scenario.templates import NAME_RULE, TemplateError, is_name, slots
 from surge.scenario.variables import AnyVariable, Csv, Env, Pool
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.units import ThinkDuration
+from surge.scenario.quantities import ThinkDuration
 
 
 class FixedThink(FileModel):

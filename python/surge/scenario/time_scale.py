@@ -18,8 +18,8 @@ from pydantic.fields import FieldInfo
 from surge.core.errors import BadInput
 from surge.core.units import format_limit
 from surge.scenario.base import Path
-from surge.scenario.errors import key_path
-from surge.scenario.units import Scaled
+from surge.scenario.problems import key_path
+from surge.scenario.quantities import Scaled
 
 M = TypeVar("M", bound=BaseModel)
 

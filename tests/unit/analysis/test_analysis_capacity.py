@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from surge.analysis.capacity import CapacitySearch, SearchStep, answer_text
+from surge.analysis.capacity_search import CapacitySearch, SearchStep, answer_text
 from surge.analysis.slo import judge, parse_slo
 from surge.analysis.steadiness import Step, judge_step, latency_trend
 from surge.experiments.capacity import analysis_document, bracket_s, settle_s, step_of

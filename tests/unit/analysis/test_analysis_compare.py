@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from surge.analysis.baseline import baseline_significance
-from surge.analysis.compare import better, compare_figure, compare_variants, ratio_of_means_ci
 from surge.analysis.comparison import analyse
 from surge.analysis.describe import estimate
 from surge.analysis.drift import trend
+from surge.analysis.regression import baseline_significance
 from surge.analysis.scaling import scaling
+from surge.analysis.significance import better, compare_figure, compare_variants, ratio_of_means_ci
 from surge.experiments.variants import run_plan
 from surge.present.numbers import figure_with_spread
 from surge.present.terminal.experiment_tables import verdicts_line

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from surge.analysis.slo import parse_slo
-from surge.analysis.sweep import (
+from surge.analysis.curve import (
     Level,
     ZoneRules,
     analyse_sweep,
@@ -16,6 +15,7 @@ from surge.analysis.sweep import (
     marginal_efficiency,
     stop_when_broken,
 )
+from surge.analysis.slo import parse_slo
 from surge.analysis.usl import UslFit, UslRefusal, usl_throughput
 from surge.plan.thresholds import Verdict
 

@@ -12,7 +12,7 @@ from surge.cli.options import RATE
 from surge.core.errors import BadInput
 from surge.core.units import duration_flag, parse_duration, parse_percent, parse_rate, percent_flag, size_text
 from surge.scenario import ScenarioError, loads
-from surge.scenario.units import to_rate, to_seconds
+from surge.scenario.quantities import to_rate, to_seconds
 
 DURATIONS = [
     ("500ms", 0.5),

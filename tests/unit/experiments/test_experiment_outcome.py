@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from surge.analysis.baseline import Comparison
-from surge.analysis.capacity import CapacityResult
+from surge.analysis.capacity_search import CapacityResult
+from surge.analysis.regression import Comparison
 from surge.core import exit_codes
 from surge.core.exit_codes import Outcome
 from surge.experiments.baseline_check import BaselineCheck

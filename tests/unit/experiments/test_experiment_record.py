@@ -15,7 +15,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import run_entry
 from surge.history import SCHEMA_VERSION, open_history
 from surge.history.connection import connect
-from surge.history.experiments import ExperimentRun, find_experiments, list_experiments, load_experiment
+from surge.history.experiment_rows import ExperimentRun, find_experiments, list_experiments, load_experiment
 from surge.history.migrations import migrate
 from surge.record.schema import RecordSchemaError, validate_experiment
 from surge.run.spec import LEVEL, Overrides, TestSpec, shares

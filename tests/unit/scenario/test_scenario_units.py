@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from pydantic_core import PydanticCustomError
 
-from surge.scenario.units import format_seconds, to_rate, to_seconds
+from surge.scenario.quantities import format_seconds, to_rate, to_seconds
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from surge.analysis.curve import failure_classes_text
 from surge.analysis.describe import Description
-from surge.analysis.sweep import failure_classes_text
 from surge.present import numbers as fmt
 from surge.present.charts import ZONE_COLOURS
 from surge.present.experiment_charts import experiment_charts

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from surge.analysis.baseline import BaselineFinding, Comparison
+from surge.analysis.regression import BaselineFinding, Comparison
 from surge.present import numbers as fmt
 from surge.present.terminal.summary import summary_console, summary_table
 

@@ -24,10 +24,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from surge.analysis.capacity import OUTCOME_WORDS, answer_text
+from surge.analysis.capacity_search import OUTCOME_WORDS, answer_text
+from surge.analysis.curve import failure_classes_text, findings, offered_text
 from surge.analysis.describe import Description
 from surge.analysis.over_runs import verdict_line
-from surge.analysis.sweep import failure_classes_text, findings, offered_text
 from surge.core.redact import redact_text
 from surge.diagnosis.findings import PREFIX
 from surge.present import numbers as fmt

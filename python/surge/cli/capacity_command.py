@@ -8,10 +8,10 @@ import math
 
 import click
 
-from surge.analysis.capacity import DEFAULT_MAX_STEPS
-from surge.cli.errors import finish
+from surge.analysis.capacity_search import DEFAULT_MAX_STEPS
+from surge.cli.exit import finish
 from surge.cli.options import RATE
-from surge.cli.repeat import report_experiment
+from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from surge.cli.errors import finish
+from surge.cli.exit import finish
 
 
 @click.command("demo")

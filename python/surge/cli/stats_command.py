@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from surge.cli.errors import finish
+from surge.cli.exit import finish
 from surge.cli.options import check_no_save, db_option, no_save_option
-from surge.cli.repeat import report_experiment
+from surge.cli.repeat_command import report_experiment
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
 from surge.core.units import percent_flag

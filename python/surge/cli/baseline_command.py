@@ -1,6 +1,6 @@
 """``surge baseline set`` and ``surge baseline check``: name a run, several runs or an
 experiment's runs as a baseline, and compare runs with it, exiting 99 on a regression: beyond
-the tolerance, and significant too when both sides have repeats (``surge.analysis.baseline``)."""
+the tolerance, and significant too when both sides have repeats (``surge.analysis.regression``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
-from surge.analysis.baseline import DEFAULT_METRICS, DEFAULT_TOLERANCE, METRICS
-from surge.analysis.compare import ALPHA
-from surge.cli.errors import finish
+from surge.analysis.regression import DEFAULT_METRICS, DEFAULT_TOLERANCE, METRICS
+from surge.analysis.significance import ALPHA
+from surge.cli.exit import finish
 from surge.cli.options import db_option
 from surge.core import exit_codes
 from surge.core.errors import BadInput

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from surge.analysis.compare import ALPHA, RESAMPLES, FigureComparison, better, compare_figure
+from surge.analysis.significance import ALPHA, RESAMPLES, FigureComparison, better, compare_figure
 from surge.analysis.slo import Figures
 from surge.record.figures import figures as summary_figures
 

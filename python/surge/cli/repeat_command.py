@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from surge.cli.errors import finish
+from surge.cli.exit import finish
 from surge.cli.test_options import experiment_test_options
 from surge.core import signals
 from surge.core.errors import BadInput

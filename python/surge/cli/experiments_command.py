@@ -10,7 +10,7 @@ import click
 
 from surge.cli.options import db_option
 from surge.history import open_history
-from surge.history.experiments import KINDS, ExperimentRow, list_experiments
+from surge.history.experiment_rows import KINDS, ExperimentRow, list_experiments
 from surge.history.queries import DEFAULT_LIMIT, check_limit
 
 COLUMNS = ("id", "time (UTC)", "kind", "name", "runs", "complete", "directory")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import click
 
-from surge.cli.errors import finish
-from surge.cli.repeat import report_experiment
+from surge.cli.exit import finish
+from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.core.units import duration_flag

@@ -15,7 +15,7 @@ from surge.cli.options import db_option
 from surge.core.errors import BadInput
 from surge.experiments.recorder import FILE_NAME as EXPERIMENT_FILE
 from surge.history import LAST, lookup, open_history, resolve_run
-from surge.history.experiments import find_experiments, load_experiment, resolve_experiment
+from surge.history.experiment_rows import find_experiments, load_experiment, resolve_experiment
 
 
 def _experiment_document(ref: str, db: str | None, only_experiments: bool) -> dict[str, Any] | None:

@@ -12,9 +12,9 @@ from dataclasses import fields
 
 import click
 
-from surge.analysis.compare import ALPHA
-from surge.cli.errors import finish
-from surge.cli.repeat import MAX_RUNS, report_experiment
+from surge.analysis.significance import ALPHA
+from surge.cli.exit import finish
+from surge.cli.repeat_command import MAX_RUNS, report_experiment
 from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
 from surge.core.units import duration_flag

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from surge.cli.errors import finish
+from surge.cli.exit import finish
 from surge.cli.test_options import test_options
 from surge.core import signals
 from surge.core.redact import redact_text
