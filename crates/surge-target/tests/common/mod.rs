@@ -47,11 +47,23 @@ impl Server {
         Client::connect(self.addr)
     }
 
-    /// stats fetches /stats on a fresh connection.
+    /// stats fetches /stats on a fresh connection; a connection the server turns away at once
+    /// (`max_connections` still counting a load's connections that are closing) is tried again
+    /// until TIMEOUT.
     pub fn stats(&self) -> serde_json::Value {
-        let r = self.client().get("/stats");
-        assert_eq!(r.status, 200);
-        serde_json::from_str(&r.body).unwrap()
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        loop {
+            let mut client = self.client();
+            client.send(request_bytes("GET", "/stats", None).as_bytes());
+            match client.read_response() {
+                Some(r) => {
+                    assert_eq!(r.status, 200);
+                    return serde_json::from_str(&r.body).unwrap();
+                }
+                None if std::time::Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                None => panic!("no answer to /stats within {TIMEOUT:?}"),
+            }
+        }
     }
 }
 
@@ -153,7 +165,13 @@ impl Client {
 
     fn fill(&mut self) -> bool {
         let mut buf = [0u8; 16 * 1024];
-        match self.stream.read(&mut buf) {
+        let read = loop {
+            match self.stream.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {} // a signal, not the server
+                other => break other,
+            }
+        };
+        match read {
             Ok(0) | Err(_) => false,
             Ok(n) => {
                 self.pending.extend_from_slice(&buf[..n]);
