@@ -111,26 +111,15 @@ KINDS = ("unit", "e2e", "browser", "seeds")
 them): ``make test-fast`` runs ``-m unit``."""
 
 
-SLOW_FIRST = ("seeds", "e2e", "browser", "unit")
-"""SLOW_FIRST orders the kinds for a run: the longest tests first, the many short unit tests last."""
-
-DURATIONS = "surge/durations"
-"""DURATIONS is the pytest cache key of each test module's last duration in seconds (set-up, call
-and tear-down of its tests summed), which orders the next run's modules longest first."""
-
-
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """pytest_collection_modifyitems marks each test with its kind (the directory under tests/ it
     lives in) and, when it uses a module- or session-scoped fixture other than the plain target,
     with an xdist_group of that fixture, so that ``--dist loadgroup`` runs them on one worker and
-    the fixture (a recorded run, a target of its own) is made once. It orders the tests by kind,
-    the slow kinds first (seeds, e2e, browser, then unit: the many short ones fill the workers at
-    the end), then by module, the modules the last run (the pytest cache) found longest first; a
-    module's tests stay together and in their order, so its fixtures are made once per worker."""
-    last: dict[str, float] = config.cache.get(DURATIONS, {}) if config.cache is not None else {}
-    place = {}
-    for index, item in enumerate(items):
+    the fixture (a recorded run, a target of its own) is made once. The tests keep their
+    collection order: sorting the longest modules first started the answer tests (seeds,
+    capacity, sweep) all at once on a 2-core machine, and their answers suffered."""
+    for item in items:
         path = item.path.resolve()
         kind = path.relative_to(TESTS).parts[0] if path.is_relative_to(TESTS) else ""  # bench/tests: none
         if kind in KINDS:
@@ -138,9 +127,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _shared_fixture(item) if config.pluginmanager.hasplugin("xdist") else None
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-        module = item.nodeid.split("::")[0]
-        place.setdefault(module, (SLOW_FIRST.index(kind) if kind in SLOW_FIRST else 0, -last.get(module, 0.0), index))
-    items.sort(key=lambda item: place[item.nodeid.split("::")[0]])
 
 
 def _shared_fixture(item: pytest.Item) -> str | None:
@@ -157,24 +143,6 @@ def _shared_fixture(item: pytest.Item) -> str | None:
         if source.is_relative_to(TESTS):  # not pytest's own (tmp_path_factory)
             return f"{source.relative_to(TESTS)}::{name}"
     return None
-
-
-_durations: dict[str, float] = {}
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """pytest_runtest_logreport adds each phase of a test to its module's duration."""
-    module = report.nodeid.split("::")[0]
-    _durations[module] = _durations.get(module, 0.0) + report.duration
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """pytest_sessionfinish keeps the modules' durations in the pytest cache (the controller's, not
-    each xdist worker's) for the next run's order."""
-    cache = session.config.cache
-    if cache is None or hasattr(session.config, "workerinput") or not _durations:
-        return
-    cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **{m: round(d, 2) for m, d in _durations.items()}})
 
 
 class ProcessOrNetwork(BaseException):

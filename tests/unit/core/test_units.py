@@ -7,7 +7,6 @@ import click
 import pytest
 from pydantic_core import PydanticCustomError
 
-from conftest import surge
 from surge.cli.options import RATE
 from surge.core.errors import BadInput
 from surge.core.units import duration_flag, parse_duration, parse_percent, parse_rate, percent_flag, size_text
@@ -92,12 +91,6 @@ def test_a_rate_reads_the_same_in_a_flag_and_in_a_file(text, per_second):
     else:
         assert RATE.convert(text, None, None) == pytest.approx(per_second) == parse_rate(text)
         assert to_rate(text) == pytest.approx(per_second)
-
-
-def test_a_rate_flag_refuses_what_a_file_refuses_naming_the_flag():
-    run = surge("run", "http://127.0.0.1:9/", "-r", "1k", "-d", "1s")
-    assert run.code == 2, run.stderr
-    assert run.stderr == "surge: error: -r/--rate: '1k' is not a rate (examples: 300, 300/s, 18000/m, 50/h)\n"
 
 
 @pytest.mark.parametrize(

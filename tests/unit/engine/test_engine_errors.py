@@ -106,13 +106,6 @@ def test_every_engine_and_target_error_is_a_surge_error_and_the_builtin_it_repla
     assert issubclass(BadInput, SurgeError)
 
 
-def test_an_invalid_plan_raises_plan_error_a_value_error():
-    with pytest.raises(ValueError) as err:
-        _engine.run(json.dumps({"target": {"url": "http://127.0.0.1:9"}, "scenarios": []}))
-    assert isinstance(err.value, errors.PlanError)
-    assert isinstance(err.value, SurgeError)
-
-
 def test_an_invalid_target_configuration_raises_target_config_error_a_value_error():
     with pytest.raises(ValueError) as err:
         _engine.check_target_config(json.dumps({"capacity": -1}))

@@ -20,7 +20,7 @@ from surge.present.svg import svg
 from surge.present.write import STATIC_CHARTS, write_markdown
 from surge.record.stored import StoredRun
 
-REPORTS = Path(__file__).parent / "fixtures" / "report_html"
+REPORTS = Path(__file__).parents[2] / "fixtures" / "report_html"
 
 
 def page_charts(page: str) -> dict[str, dict[str, Any]]:
