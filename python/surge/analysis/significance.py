@@ -18,6 +18,7 @@ import numpy as np
 from surge.analysis.describe import Estimate, estimate, finite
 from surge.analysis.slo import Figures
 from surge.plan.thresholds import ThresholdError, parse_threshold
+from surge.record.figures import KEY_FIGURES  # the figures compared unless told
 
 RESAMPLES = 9999
 """RESAMPLES is how many bootstrap resamples an interval is computed from by default."""
@@ -96,8 +97,6 @@ def better(figure: str) -> Better | None:
 ALPHA = 0.05
 """ALPHA is the significance level of the verdicts unless told."""
 
-KEY_FIGURES = ("responses_per_s", "successes_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
-"""KEY_FIGURES are the figures compared unless told."""
 
 Outcome = Literal["better", "worse", "different", "no significant difference", "not tested"]
 """Outcome is a comparison's verdict on the variant against the reference: ``different`` is a
