@@ -110,11 +110,15 @@ def test_beyond_the_workers_connections_wait_and_time_out():
     # Four VUs wait out a 1 s timeout about three times each in 3 s; the other four are served.
     assert 4 * 2 <= unanswered <= 4 * 3, requests
     assert requests["succeeded"] > 100 * unanswered, requests
-    # The target read every request, answered exactly the ones surge got answers to, and
-    # dropped one waiting connection per request left unanswered.
+    # The target read every request and answered the ones surge got answers to. Each request
+    # left unanswered is either a waiting connection the target dropped, or one a worker reached
+    # just as its client gave up: answered into a closed connection (a race a busy machine wins
+    # now and then). Together they are exactly the unanswered ones.
     assert after["received_by_route"]["GET /tasks"] == requests["sent"], after
-    assert after["responses"]["GET /tasks"] == {"200": requests["succeeded"]}, after
-    assert after["connections"]["abandoned"] == unanswered, after
+    answered_late = after["responses"]["GET /tasks"]["200"] - requests["succeeded"]
+    assert set(after["responses"]["GET /tasks"]) == {"200"}, after
+    assert 0 <= answered_late <= unanswered, (after, requests)
+    assert after["connections"]["abandoned"] + answered_late == unanswered, (after, requests)
     assert after["connections"]["waiting"] == 0, after
 
 

@@ -91,8 +91,9 @@ fn a_hostile_server_cannot_hold_a_run_past_its_bounds() {
                 assert_eq!((r.responses, r.succeeded), (0, 0), "{what}: {r:?}");
                 assert!(r.status_codes.is_empty(), "{what}: no status class for an invalid status: {r:?}");
                 assert!(r.failure_classes.get(class).copied().unwrap_or(0) > 0, "{what}: {class}: {r:?}");
-                // On a busy machine the server may answer a request after its timeout.
-                let allowed = [class, "request_timeout", "interrupted"];
+                // On a busy machine the server may answer a request after its timeout, and a
+                // server busy writing to its other connections may not accept one in time.
+                let allowed = [class, "request_timeout", "connect_timeout", "interrupted"];
                 assert!(r.failure_classes.keys().all(|k| allowed.contains(&k.as_str())), "{what}: {r:?}");
                 // A timed-out request ends at its timeout (a timer tick later: 5 ms here; the
                 // margin is for a machine running all these servers at once), never when the
