@@ -175,7 +175,9 @@ def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path
     if "machine_saturated" not in kinds or "server_cpu_bound" in kinds:
         bound = _finding(summary, "server_cpu_bound")
         assert bound["evidence"]["per_thread"] is True and bound["evidence"]["cpu_cores_cap"] == 1.0
-        assert bound["evidence"]["threads"] >= 4 and bound["evidence"]["busiest_thread_cores"] >= 0.9
+        # at 90 % of the core a thread could get: net of the hypervisor's steal on a virtual machine
+        evidence = bound["evidence"]
+        assert evidence["threads"] >= 4 and evidence["busiest_thread_cores"] >= 0.9 * evidence["core_share_mean"]
         assert "its busiest thread used" in bound["message"]
         truth = one_loop_target.capacity()
         assert bound["evidence"]["responses_per_s"] == pytest.approx(truth, rel=0.25)

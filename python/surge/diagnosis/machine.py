@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from surge.diagnosis.finding import WARNING, Finding, grouped, mean, percent
@@ -31,14 +31,24 @@ LOCAL_HOSTS = ("127.", "localhost", "::1", "[::1]", "0.0.0.0")
 """LOCAL_HOSTS start the host of a target on the generator's own machine (loopback)."""
 
 
-def machine_reading() -> tuple[float, float] | None:
-    """machine_reading is the machine's (busy, total) CPU time so far, every core summed, in the
-    platform's units (idle and iowait are not busy; steal is: another guest held the core); None
-    when it cannot be read."""
+class MachineReading(NamedTuple):
+    """MachineReading is the machine's CPU time so far, every core summed, in the platform's
+    units: ``busy`` (idle and iowait are not busy; steal is: another guest held the core),
+    ``total``, and ``steal`` (the time the hypervisor ran another guest on this machine's cores
+    while they had work; 0 where it is not told)."""
+
+    busy: float
+    total: float
+    steal: float = 0.0
+
+
+def machine_reading() -> MachineReading | None:
+    """machine_reading is the machine's CPU times so far (MachineReading); None when they cannot
+    be read."""
     try:
         with Path("/proc/stat").open("rb") as f:
             fields = [float(x) for x in f.readline().split()[1:9]]
-        return sum(fields) - fields[3] - fields[4], sum(fields)
+        return MachineReading(sum(fields) - fields[3] - fields[4], sum(fields), fields[7])
     except (OSError, ValueError, IndexError):
         pass
     try:
@@ -47,18 +57,29 @@ def machine_reading() -> tuple[float, float] | None:
         t = psutil.cpu_times()
         idle = t.idle + getattr(t, "iowait", 0.0)
         total = sum(t)
-        return total - idle, total
+        return MachineReading(total - idle, total, getattr(t, "steal", 0.0))
     except Exception:
         return None
 
 
-def busy_cores(before: tuple[float, float], after: tuple[float, float], cores: int | None = None) -> float | None:
+def busy_cores(before: MachineReading, after: MachineReading, cores: int | None = None) -> float | None:
     """busy_cores is how many of the machine's ``cores`` (os.cpu_count() unless told) were busy on
     average between two readings: the busy share of the CPU time between them × the cores."""
-    total = after[1] - before[1]
+    total = after.total - before.total
     if total <= 0:
         return None
-    return (after[0] - before[0]) / total * float(cores or os.cpu_count() or 1)
+    return (after.busy - before.busy) / total * float(cores or os.cpu_count() or 1)
+
+
+def stolen_share(before: MachineReading, after: MachineReading) -> float | None:
+    """stolen_share is the share of each core's time between two readings that the hypervisor
+    gave to another guest (steal over all CPU time; 0.2 = a fifth of every core's second was not
+    this machine's). A thread running the whole time is charged only the rest: its ceiling is
+    1 − this share of a core."""
+    total = after.total - before.total
+    if total <= 0:
+        return None
+    return min(max((after.steal - before.steal) / total, 0.0), 1.0)
 
 
 class MachineCpu:

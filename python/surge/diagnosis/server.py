@@ -28,13 +28,19 @@ work each request brings (an event loop accepting a burst of connections served 
 seconds and 480/s in the others), so the bound is loose; a rising throughput varies far more."""
 
 
+STEAL_WORTH_SAYING = 0.02
+"""STEAL_WORTH_SAYING: the sentence names the hypervisor's steal when it took more than this
+share of a core over the saturated samples."""
+
+
 def server_cpu_bound(
     document: Mapping[str, Any], samples: Sequence[Mapping[str, Any]], cores: float | None
 ) -> Finding | None:
     """server_cpu_bound: enough samples within the load window are saturated — the process used ≥
     CPU_SHARE_THRESHOLD of min(``cores`` available to it, its threads), or its busiest thread used
     ≥ CPU_SHARE_THRESHOLD of one core (``thread_cores_max``: one event loop or one lock holder at
-    its ceiling, whatever the thread count) — and the responses/s of the intervals those samples
+    its ceiling, whatever the thread count), each core counted net of the hypervisor's steal in
+    that sample (``machine_steal_share``) — and the responses/s of the intervals those samples
     fall in are flat (CV ≤ FLAT_CV)."""
     duration = float(document.get("duration_s") or 0.0)
     loaded = [s for s in samples if s.get("cpu_cores") is not None and 0.0 <= float(s["t_s"]) <= duration + 1.0]
@@ -42,8 +48,8 @@ def server_cpu_bound(
         return None
     threads = max((int(s.get("threads") or 0) for s in loaded), default=0)
     cap = min(float(cores), float(threads)) if threads else float(cores)
-    whole = [s for s in loaded if float(s["cpu_cores"]) >= CPU_SHARE_THRESHOLD * cap]
-    one = [s for s in loaded if float(s.get("thread_cores_max") or 0.0) >= CPU_SHARE_THRESHOLD]
+    whole = [s for s in loaded if float(s["cpu_cores"]) >= CPU_SHARE_THRESHOLD * cap * _core_share(s)]
+    one = [s for s in loaded if float(s.get("thread_cores_max") or 0.0) >= CPU_SHARE_THRESHOLD * _core_share(s)]
     per_thread = len(one) > len(whole)
     hot = one if per_thread else whole
     if len(hot) < MIN_SATURATED_SAMPLES or len(hot) / len(loaded) < MIN_SATURATED_SHARE:
@@ -57,16 +63,24 @@ def server_cpu_bound(
         return None
     cpu = mean(float(s["cpu_cores"]) for s in hot)
     thread = mean(float(s.get("thread_cores_max") or 0.0) for s in hot)
+    core = mean(_core_share(s) for s in hot)
+    stolen = core < 1.0 - STEAL_WORTH_SAYING
     if per_thread:
+        one_core = (
+            f"the {grouped(core, 2)} of a core a thread could get, the hypervisor giving the rest to other guests"
+            if stolen
+            else "the one core a thread can use"
+        )
         used = (
-            f"its busiest thread used {grouped(thread, 2)} of a core ({percent(thread)} of the one core a "
-            f"thread can use; the process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread "
-            f"(an event loop, or a lock holder) was its ceiling, whatever its thread count"
+            f"its busiest thread used {grouped(thread, 2)} of a core ({percent(thread / core)} of {one_core}; the "
+            f"process {grouped(cpu, 2)} cores over {grouped(threads)} threads): one thread (an event loop, or a "
+            "lock holder) was its ceiling, whatever its thread count"
         )
     else:
+        net = f" ({grouped(cap * core, 2)} net of the hypervisor's steal)" if stolen else ""
         used = (
-            f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / cap)} of the {grouped(cap, 0)} it "
-            "can use"
+            f"the watched process used {grouped(cpu, 2)} cores, {percent(cpu / (cap * core))} of the "
+            f"{grouped(cap, 0)} it can use{net}"
         )
     message = (
         f"The target was CPU-bound: for {len(hot)} of {len(loaded)} seconds under load {used}, while "
@@ -86,6 +100,7 @@ def server_cpu_bound(
             "threads": threads or None,
             "per_thread": per_thread,
             "busiest_thread_cores": thread if any("thread_cores_max" in s for s in hot) else None,
+            "core_share_mean": core,
             "saturated_samples": len(hot),
             "samples": len(loaded),
             "responses_per_s": mean_rate,
@@ -97,6 +112,13 @@ def server_cpu_bound(
             **peak_evidence(document),
         },
     )
+
+
+def _core_share(sample: Mapping[str, Any]) -> float:
+    """_core_share is the share of a core this machine had in ``sample``'s span: 1 − the
+    hypervisor's steal (1.0 where steal was not read)."""
+    steal = sample.get("machine_steal_share")
+    return 1.0 - min(max(float(steal), 0.0), 0.9) if steal is not None else 1.0
 
 
 def _rate_at(document: Mapping[str, Any], t_s: float) -> float | None:

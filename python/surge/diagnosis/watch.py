@@ -15,7 +15,7 @@ import psutil  # type: ignore[import-untyped]
 
 from surge.core.errors import BadInput
 from surge.core.redact import redact_text
-from surge.diagnosis.machine import busy_cores, machine_reading
+from surge.diagnosis.machine import MachineReading, busy_cores, machine_reading, stolen_share
 
 SAMPLE_INTERVAL_S = 1.0
 """SAMPLE_INTERVAL_S is how often the target is sampled."""
@@ -25,8 +25,9 @@ Sample = dict[str, Any]
 previous reading over the wall seconds between them, 1.0 = one core busy; None for the first),
 ``rss_bytes``, ``threads``, ``open_files`` (file descriptors, sockets included), ``thread_cores_max``
 (the busiest single thread's CPU over the same span, 1.0 = a thread using a whole core; None
-for the first reading or where threads cannot be read) and ``machine_cpu_cores`` (the whole
-machine's busy cores over the same span)."""
+for the first reading or where threads cannot be read), ``machine_cpu_cores`` (the whole
+machine's busy cores over the same span) and ``machine_steal_share`` (the share of each core's
+time over the span that the hypervisor gave another guest: a thread's ceiling is 1 − this)."""
 
 
 class TargetWatch:
@@ -64,7 +65,7 @@ class TargetWatch:
         self._samples: list[Sample] = []
         self._cpu: dict[int, float] = {}
         self._thread_cpu: dict[tuple[int, int], float] = {}
-        self._machine: tuple[float, float] | None = None
+        self._machine: MachineReading | None = None
         self._last_unix_s: float | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -135,7 +136,7 @@ class TargetWatch:
             self.exited_unix_s = now
             return False
         machine = machine_reading()
-        cores = busiest = machine_cores = None
+        cores = busiest = machine_cores = steal = None
         if self._last_unix_s is not None and now > self._last_unix_s:
             # A process (or thread) new since the last reading counts from zero; one gone drops out.
             span = now - self._last_unix_s
@@ -145,6 +146,7 @@ class TargetWatch:
                 busiest = max(max(c - self._thread_cpu.get(tid, 0.0), 0.0) for tid, c in thread_cpu.items()) / span
             if machine is not None and self._machine is not None:
                 machine_cores = busy_cores(self._machine, machine)
+                steal = stolen_share(self._machine, machine)
         self._cpu, self._thread_cpu, self._machine, self._last_unix_s = cpu, thread_cpu, machine, now
         with self._lock:
             self._samples.append(
@@ -156,6 +158,7 @@ class TargetWatch:
                     "open_files": files,
                     "thread_cores_max": busiest,
                     "machine_cpu_cores": machine_cores,
+                    "machine_steal_share": steal,
                 }
             )
         return True
