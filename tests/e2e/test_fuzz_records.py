@@ -173,7 +173,7 @@ def read_back(directory: Path) -> None:
 
     from surge.present.html.run_page import render_run_html
     from surge.present.markdown.run_report import render_run_md
-    from surge.present.spectrum import latency_spectrum
+    from surge.present.run_charts import spectrum_chart
     from surge.present.terminal.stored_run import print_record
     from surge.record.stored import StoredRun
 
@@ -181,7 +181,7 @@ def read_back(directory: Path) -> None:
     print_record(run, Console(file=io.StringIO(), width=200))
     render_run_md(run, {})
     render_run_html(run)
-    latency_spectrum(run.summary)
+    spectrum_chart(run.summary)
 
 
 def record_import(source: Any, run: Any, directory: Path) -> None:

@@ -4,9 +4,6 @@ the ``hdrhistogram`` package): the one reading both report formats chart."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
 TICKS_PER_HALF_DISTANCE = 5
@@ -38,10 +35,3 @@ def spectrum_points(encoded: str | None) -> list[tuple[float, float]]:
             continue  # the log axis needs x strictly rising
         points.append((x, step.value_iterated_to / UNITS_PER_MS))
     return points
-
-
-def latency_spectrum(summary: Mapping[str, Any]) -> list[tuple[float, float]]:
-    """latency_spectrum is spectrum_points of the run's every-response histogram
-    (``histograms.latency``), [] when the record has none (an import without one, a run that
-    measured nothing)."""
-    return spectrum_points((summary.get("histograms") or {}).get("latency"))
