@@ -17,6 +17,7 @@ from surge.diagnosis.finding import (
     peak_text,
     percent,
 )
+from surge.diagnosis.machine import STEAL_WORTH_SAYING, core_share
 from surge.plan.heading import PlanLike
 from surge.record.figures import count, number
 
@@ -135,16 +136,21 @@ def _late(document: Mapping[str, Any], open_model: bool) -> tuple[int, int, floa
     )
 
 
-def _threads(generator: Mapping[str, Any]) -> tuple[list[float], list[float], bool, bool]:
+def _threads(document: Mapping[str, Any]) -> tuple[list[float], list[float], bool, bool]:
     """_threads are the worker threads' busy and waiting shares, whether one was out of CPU
     (busy ≥ BUSY_THRESHOLD) and whether one was short of a core: runnable ≥ RUNNABLE_THRESHOLD,
-    or waiting as long as it ran (≥ WAITING_FLOOR)."""
+    or waiting as long as it ran (≥ WAITING_FLOOR). On a virtual machine both thresholds are of
+    the core the hypervisor left (1 − the machine's ``steal_share`` over the run): a thread
+    running the whole time is charged only that share (docs/diagnosis.md, server_cpu_bound)."""
+    generator = document.get("generator") or {}
     busy = [float(b) for b in generator.get("thread_busy") or []]
     waiting = [float(w) for w in generator.get("thread_waiting") or []]
+    core = core_share((document.get("machine") or {}).get("steal_share"))
     starved = any(
-        b + w >= RUNNABLE_THRESHOLD or (w >= b and w >= WAITING_FLOOR) for b, w in zip(busy, waiting, strict=False)
+        b + w >= RUNNABLE_THRESHOLD * core or (w >= b and w >= WAITING_FLOOR)
+        for b, w in zip(busy, waiting, strict=False)
     )
-    return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD, starved
+    return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD * core, starved
 
 
 def generator_saturated(
@@ -159,7 +165,7 @@ def generator_saturated(
     put down to the generator unless the target was found limiting (``server_limited``). The
     message marks throughput as a lower bound."""
     generator = document.get("generator") or {}
-    busy, waiting, cpu_bound, starved = _threads(generator)
+    busy, waiting, cpu_bound, starved = _threads(document)
     requests = document.get("requests") or {}
     sent, late, late_share, lag_p99, steady, late_enough = _late(document, open_model)
     busiest = max(range(len(busy)), key=lambda i: busy[i]) if busy else None
@@ -174,7 +180,13 @@ def generator_saturated(
     reasons = []
     if cpu_bound:
         assert busiest is not None
-        reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run")
+        core = core_share((document.get("machine") or {}).get("steal_share"))
+        left = (
+            f" ({percent(busy[busiest] / core)} of the {grouped(core, 2)} of a core the hypervisor left it)"
+            if core < 1.0 - STEAL_WORTH_SAYING
+            else ""
+        )
+        reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run{left}")
     if behind:
         part = " after the start-up" if steady else ""
         reasons.append(
@@ -245,8 +257,7 @@ def connection_wait(document: Mapping[str, Any], *, open_model: bool) -> Finding
     """connection_wait: late sends as generator_saturated counts them, while the generator's
     threads were neither out of CPU nor short of a core (their waiting known): the sends waited
     for connections, which the target accepted or freed slower than the schedule needed."""
-    generator = document.get("generator") or {}
-    busy, waiting, cpu_bound, starved = _threads(generator)
+    busy, waiting, cpu_bound, starved = _threads(document)
     sent, late, late_share, lag_p99, steady, late_enough = _late(document, open_model)
     if not late_enough or not waiting or cpu_bound or starved:
         return None

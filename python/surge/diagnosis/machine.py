@@ -82,6 +82,24 @@ def stolen_share(before: MachineReading, after: MachineReading) -> float | None:
     return min(max((after.steal - before.steal) / total, 0.0), 1.0)
 
 
+STEAL_WORTH_SAYING = 0.02
+"""STEAL_WORTH_SAYING: a finding's sentence names the hypervisor's steal when it took more than
+this share of a core."""
+
+MIN_CORE_SHARE = 0.1
+"""MIN_CORE_SHARE bounds core_share from below: a reading that says the hypervisor kept nearly
+every core's time says more about the reading than about the cores."""
+
+
+def core_share(steal_share: float | None) -> float:
+    """core_share is the share of a core this machine had over a span whose stolen_share is
+    ``steal_share``: 1 − steal, 1.0 where steal was not read, at least MIN_CORE_SHARE. A thread
+    that ran the whole span is charged this much CPU: it is the ceiling of one thread."""
+    if steal_share is None:
+        return 1.0
+    return max(1.0 - max(float(steal_share), 0.0), MIN_CORE_SHARE)
+
+
 class MachineCpu:
     """MachineCpu: the machine's busy cores from ``start`` to each ``sample`` (interval ends, at
     ``t_s`` seconds into the run) and over the whole run (``document``)."""
@@ -105,14 +123,16 @@ class MachineCpu:
 
     def document(self) -> dict[str, Any] | None:
         """document is the result's ``machine``: ``cores``, ``cpu_cores_mean`` (busy cores from the
-        first reading to now) and ``samples`` (``t_s``, ``cpu_cores`` since the previous one);
-        None when the machine's CPU cannot be read."""
+        first reading to now), ``steal_share`` (the share of every core's time the hypervisor gave
+        other guests over the same span: stolen_share) and ``samples`` (``t_s``, ``cpu_cores``
+        since the previous one); None when the machine's CPU cannot be read."""
         now = machine_reading()
         if self._first is None or now is None:
             return None
         return {
             "cores": self.cores,
             "cpu_cores_mean": busy_cores(self._first, now, self.cores),
+            "steal_share": stolen_share(self._first, now),
             "samples": list(self._samples),
         }
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from surge.diagnosis.finding import WARNING, Finding, grouped, mean, peak_evidence, peak_text, percent
+from surge.diagnosis.machine import STEAL_WORTH_SAYING, core_share
 
 SERVER_CPU_BOUND = "server_cpu_bound"
 """SERVER_CPU_BOUND is the kind of the finding that the target ran out of CPU."""
@@ -26,11 +27,6 @@ FLAT_CV = 0.35
 over mean) is at most this: not rising with the load. A saturated server's seconds vary with the
 work each request brings (an event loop accepting a burst of connections served 290/s in two
 seconds and 480/s in the others), so the bound is loose; a rising throughput varies far more."""
-
-
-STEAL_WORTH_SAYING = 0.02
-"""STEAL_WORTH_SAYING: the sentence names the hypervisor's steal when it took more than this
-share of a core over the saturated samples."""
 
 
 def server_cpu_bound(
@@ -115,10 +111,9 @@ def server_cpu_bound(
 
 
 def _core_share(sample: Mapping[str, Any]) -> float:
-    """_core_share is the share of a core this machine had in ``sample``'s span: 1 − the
-    hypervisor's steal (1.0 where steal was not read)."""
-    steal = sample.get("machine_steal_share")
-    return 1.0 - min(max(float(steal), 0.0), 0.9) if steal is not None else 1.0
+    """_core_share is the share of a core this machine had over ``sample``'s span (core_share
+    of its ``machine_steal_share``)."""
+    return core_share(sample.get("machine_steal_share"))
 
 
 def _rate_at(document: Mapping[str, Any], t_s: float) -> float | None:

@@ -107,6 +107,30 @@ def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_
         assert "a worker thread waited for a core " + f"{max(waiting):.1%}".replace("%", " %") in finding.message
 
 
+@pytest.mark.parametrize("steal, saturated", [(None, False), (0.0, False), (0.2, True)])
+def test_a_worker_thread_short_of_a_core_by_the_hypervisors_steal_is_busy(steal, saturated):
+    """A worker thread running the whole run on a VM whose hypervisor kept a fifth of every core
+    is charged 0.78 of the run: busy, at 97.5 % of what it could get."""
+    doc = document(thread_busy=(0.2, 0.78))
+    doc["machine"] = {"cores": 2, "cpu_cores_mean": 1.0, "steal_share": steal, "samples": []}
+    found = findings(doc, plan=CLOSED_PLAN)
+    assert ("generator_saturated" in kinds(found)) is saturated
+    if saturated:
+        message = only(found, "generator_saturated").message
+        assert "was busy 78.0 % of the run (97.5 % of the 0.80 of a core the hypervisor left it)" in message
+
+
+@pytest.mark.parametrize("steal, kind", [(0.0, "connection_wait"), (0.2, "generator_saturated")])
+def test_a_thread_runnable_all_the_core_the_hypervisor_left_was_short_of_a_core(steal, kind):
+    """Late sends with a thread busy 50 % and waiting 25 %: runnable 75 % of the run, which is
+    94 % of the 0.8 of a core a hypervisor taking a fifth leaves: short of a core."""
+    doc = document(req=requests(1000, late=300, connections_opened=700), lag_p99_ms=80.0, thread_busy=(0.5,))
+    doc["generator"]["thread_waiting"] = [0.25]
+    doc["machine"] = {"cores": 2, "cpu_cores_mean": 1.0, "steal_share": steal, "samples": []}
+    found = findings(doc, plan=OPEN_PLAN)
+    assert kind in kinds(found) and ({"connection_wait", "generator_saturated"} - {kind}).isdisjoint(kinds(found))
+
+
 def _late_intervals(
     n: int,
     *,
