@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from surge.core import signals
 from surge.core.redact import redact_text
 from surge.present.charts import Chart
 from surge.present.report_source import ExperimentSource, Source
@@ -55,11 +56,13 @@ def write_markdown(source: Source, directory: Path) -> Path:
     (created if missing) and returns report.md's path."""
     directory.mkdir(parents=True, exist_ok=True)
     if isinstance(source, ExperimentSource):
+        # start-up: a run's report loads no experiment renderer
         from surge.present.experiment_charts import experiment_charts
         from surge.present.markdown.experiment_report import render_experiment_md
 
         text = render_experiment_md(source, write_charts(experiment_charts(source.document), directory))
     else:
+        # start-up: an experiment's report loads no run renderer
         from surge.present.markdown.run_report import render_run_md
         from surge.present.run_charts import run_charts
 
@@ -73,13 +76,13 @@ def write_html(source: Source, directory: Path) -> Path:
     """write_html writes report.html of ``source`` into ``directory`` (created if missing) and
     returns its path."""
     directory.mkdir(parents=True, exist_ok=True)
-    # Function-local: a run's page never loads an experiment's (numpy, the terminal's tables).
     if isinstance(source, ExperimentSource):
+        # start-up: a run's page loads no experiment's (numpy, the terminal's tables)
         from surge.present.html.experiment_page import render_experiment_html
 
         text = render_experiment_html(source.document, source.runs)
     else:
-        from surge.present.html.run_page import render_run_html
+        from surge.present.html.run_page import render_run_html  # start-up: an experiment's page loads no run's
 
         text = render_run_html(source)
     path = directory / HTML_FILE
@@ -90,8 +93,6 @@ def write_html(source: Source, directory: Path) -> Path:
 def write_report_quietly(source: Source, directory: Path) -> None:
     """write_report_quietly is write_markdown and write_html for the end of a run or experiment: any failure
     (a full disk, a record it cannot draw) is one warning line on stderr; the caller goes on."""
-    from surge.core import signals
-
     try:
         with signals.deferred():  # a first Ctrl-C now is noted (the exit code says so), the report finishes
             write_markdown(source, directory)
