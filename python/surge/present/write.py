@@ -1,7 +1,10 @@
 """Writing report.md and its charts (``charts/*.svg``: surge.present.svg of the same chart
 descriptions report.html draws) into a directory, for a run or an experiment; and the guarded
 form the recorders call at the end of every run and experiment, where a failed report costs one
-warning line, never the run."""
+warning line, never the run. ``export_run`` rebuilds a run's whole results directory from the
+history (``surge export``): the same files the run wrote, summary.json equal as JSON,
+timeseries.csv, latency.hlog and the inputs byte for byte, report.md with its charts and
+report.html rendered again from the same record."""
 
 from __future__ import annotations
 
@@ -9,10 +12,16 @@ import sys
 from pathlib import Path
 
 from surge.core import signals
+from surge.core.errors import BadInput
 from surge.core.redact import redact_text
 from surge.present.charts import Chart
 from surge.present.report_source import ExperimentSource, Source
 from surge.present.svg import write_svg
+from surge.record.directory import RESULTS_DIR
+from surge.record.hlog import header_lines
+from surge.record.stored import StoredRun
+from surge.record.timeseries import csv_text
+from surge.record.writer import write_summary
 
 REPORT_FILE = "report.md"
 """REPORT_FILE is the Markdown report's name in a results directory."""
@@ -99,3 +108,35 @@ def write_report_quietly(source: Source, directory: Path) -> None:
             write_html(source, directory)
     except Exception as e:
         print(redact_text(f"surge: warning: cannot write the report in {directory}: {e}"), file=sys.stderr, flush=True)
+
+
+def default_directory(run: StoredRun) -> Path:
+    """default_directory is where ``surge export`` rebuilds a run without a DIR:
+    ``results/<the name of the directory the run wrote>`` (``results/<run id>`` if it wrote none)."""
+    name = Path(run.directory).name if run.directory else run.run_id
+    return Path(RESULTS_DIR) / name
+
+
+def export_run(run: StoredRun, directory: Path) -> list[Path]:
+    """export_run writes ``run``'s results directory at ``directory`` (created; refused, with
+    BadInput, when it exists and is not an empty directory) and returns the files written."""
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise BadInput(str(directory), "exists and is not an empty directory (choose another DIR)")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadInput(str(directory), f"cannot create it: {e.strerror or e}") from None
+    files: list[tuple[str, str]] = []
+    if run.inputs_name is not None and run.inputs is not None:
+        files.append((run.inputs_name, run.inputs))
+    files.append(("timeseries.csv", csv_text([], header=True) + run.timeseries))
+    hlog = [] if run.hlog_start_unix_s is None else [*header_lines(run.hlog_start_unix_s), *run.hlog_lines]
+    files.append(("latency.hlog", "".join(line + "\n" for line in hlog)))
+    written = [directory / "summary.json"]
+    write_summary(written[0], run.summary)
+    for name, text in files:
+        (directory / name).write_text(text, encoding="utf-8", newline="")
+        written.append(directory / name)
+    written.append(write_markdown(run, directory))
+    written.append(write_html(run, directory))
+    return written

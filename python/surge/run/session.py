@@ -20,8 +20,7 @@ from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
 from surge.diagnosis.findings import attach_diagnosis, watch_process
-from surge.engine.document import result_document
-from surge.engine.exceptions import UnreachableError
+from surge.engine.execute import UnreachableError, result_document
 from surge.plan.heading import heading
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import RESULTS_DIR, check_out
