@@ -9,7 +9,7 @@ import pytest
 
 from surge import _engine
 from surge.core.errors import SurgeError
-from surge.engine import exceptions as errors
+from surge.engine import execute as errors
 
 
 def test_an_invalid_plan_raises_plan_error_a_value_error():

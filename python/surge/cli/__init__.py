@@ -23,7 +23,7 @@ from surge import __version__
 from surge.cli.exit import error, say, usage_error
 from surge.core import exit_codes, signals, streams
 from surge.core.errors import BadInput, SurgeError
-from surge.engine.exceptions import ConnectionLimitError, PlanError, UnreachableError
+from surge.engine.execute import ConnectionLimitError, PlanError, UnreachableError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run_command", "run_command"),

@@ -20,7 +20,7 @@ from surge.cli.exit import finish
 )
 def demo_command(results: Path) -> None:
     """Start the reference target, sweep 1 → 32 VUs against it (about 35 s), write results."""
-    from surge.experiments.demo import run_demo
+    from surge.experiments.demo import run_demo  # start-up: the sweep, the history and Rich only when the demo runs
 
     _directory, outcome = run_demo(results)
     finish(outcome)  # 0; 128 + signal when the sweep was cut short (its levels so far are kept)

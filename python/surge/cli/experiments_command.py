@@ -46,6 +46,7 @@ def experiments_command(kind: str | None, limit: int, json_output: bool, db: str
     if not rows:
         print(f"no experiments {'of kind ' + kind if kind else 'in the history'} ({path})")
         return
+    # start-up: Rich only for a terminal table (not --json)
     from surge.present.terminal.summary import summary_console, summary_table
 
     table = summary_table(

@@ -9,7 +9,7 @@ import click
 
 from surge.cli.options import db_option
 from surge.history import load_run, lookup_id, open_history
-from surge.run.export import default_directory, export_run
+from surge.present.write import default_directory, export_run
 
 
 @click.command("export")

@@ -58,6 +58,6 @@ def history_command(
         filtered = any(v is not None for v in (name, tool, target, since)) or tags
         print(f"no runs {'match' if filtered else 'in the history'} ({path})")
         return
-    from surge.present.terminal.history_table import print_runs
+    from surge.present.terminal.history_table import print_runs  # start-up: Rich only for a terminal table (not --json)
 
     print_runs(runs)

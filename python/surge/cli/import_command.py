@@ -12,6 +12,7 @@ import click
 
 from surge.cli.options import db_option, tag_option
 from surge.core.errors import BadInput
+from surge.record import check_out, create_directory, run_name
 from surge.run.session import open_run_history, write_reports
 
 
@@ -37,10 +38,9 @@ def import_command(
     files: tuple[str, ...], tool: str, name: str | None, tags: dict[str, str], out: str | None, db: str | None
 ) -> None:
     """Record runs made by k6, hey or oha (FILE...) as surge runs, and print their summaries."""
-    from surge.imports import Source, load
-    from surge.present.terminal.summary import print_imported_summary
-    from surge.record import check_out, create_directory, run_name
-    from surge.record.writer import RecordWriter
+    from surge.imports import Source, load  # start-up: the importers (hdrh) only when importing
+    from surge.present.terminal.summary import print_imported_summary  # start-up: Rich only once the files are read
+    from surge.record.writer import RecordWriter  # start-up: the writer (hashlib) only when importing
 
     if out is not None and len(files) > 1:
         raise BadInput("--out", f"names one record's directory: give one FILE, not {len(files)}")

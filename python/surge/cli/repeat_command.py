@@ -17,6 +17,7 @@ from surge.core.errors import BadInput
 from surge.core.units import duration_flag, percent_flag
 from surge.experiments.recorder import check_experiment_test
 from surge.experiments.repeat import run_repeat
+from surge.present.terminal.experiment_tables import print_experiment
 from surge.run.spec import TestSpec
 
 MAX_RUNS = 1000
@@ -34,7 +35,6 @@ def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
             sys.stdout.write(json.dumps(document) + "\n")
             sys.stdout.flush()
             return
-        from surge.present.terminal.experiment_tables import print_experiment
 
         print_experiment(document)
 

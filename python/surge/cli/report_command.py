@@ -11,6 +11,7 @@ import click
 from surge.cli.options import db_option
 from surge.core.errors import BadInput
 from surge.present.report_source import ExperimentSource, Source, load_source
+from surge.present.write import write_html, write_markdown
 from surge.record.directory import RESULTS_DIR
 
 
@@ -51,8 +52,6 @@ def report_command(ref: str, format_: str, out: str | None, db: str | None) -> N
     unique prefix of one, 'last' (the newest run, or the newest experiment when that run is
     one of its runs or older than it), or a results directory. Prints the path of each report written, the
     last one last."""
-    from surge.present.write import write_html, write_markdown
-
     source = load_source(ref, db)
     directory = Path(out) if out is not None else default_out(ref, source)
     if directory.exists() and not directory.is_dir():

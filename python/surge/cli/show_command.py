@@ -16,6 +16,7 @@ from surge.core.errors import BadInput
 from surge.experiments.recorder import FILE_NAME as EXPERIMENT_FILE
 from surge.history import LAST, lookup, open_history, resolve_run
 from surge.history.experiment_rows import find_experiments, load_experiment, resolve_experiment
+from surge.record.read import read_json_object
 
 
 def _experiment_document(ref: str, db: str | None, only_experiments: bool) -> dict[str, Any] | None:
@@ -25,7 +26,6 @@ def _experiment_document(ref: str, db: str | None, only_experiments: bool) -> di
     if Path(ref).is_dir():
         if not (Path(ref) / EXPERIMENT_FILE).is_file():
             return None
-        from surge.record.read import read_json_object
 
         return read_json_object(Path(ref) / EXPERIMENT_FILE)
     with open_history(db) as history:
@@ -63,6 +63,7 @@ def show_command(run: str, json_output: bool, only_experiments: bool, db: str | 
         if json_output:
             sys.stdout.write(json.dumps(experiment) + "\n")
             return
+        # start-up: the experiment tables (numpy, Rich) only without --json
         from surge.present.terminal.experiment_tables import print_experiment
 
         print_experiment(experiment)
@@ -71,6 +72,7 @@ def show_command(run: str, json_output: bool, only_experiments: bool, db: str | 
     if json_output:
         sys.stdout.write(json.dumps(stored.summary) + "\n")
         return
+    # start-up: Rich and the result models only without --json
     from surge.present.terminal.stored_run import print_record
 
     print_record(stored)

@@ -11,8 +11,10 @@ from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
 from surge.core.units import duration_flag
+from surge.experiments.levels import parse_rates, parse_vus
 from surge.experiments.recorder import check_experiment_test, check_load_flags
 from surge.experiments.slo_choice import Slo
+from surge.experiments.sweep import SweepPlan, run_sweep
 from surge.run.spec import TestSpec
 
 DEFAULT_DURATION = "10s"
@@ -79,9 +81,6 @@ def sweep_command(
     level's measured window, default 10s), and find the curve's peak, knee, zones and, for VU
     levels, the USL fit. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
     measured."""
-    from surge.experiments.levels import parse_rates, parse_vus
-    from surge.experiments.sweep import SweepPlan, run_sweep
-
     if (vus is None) == (rates is None):
         raise BadInput(
             "--vus/--rates", "give one: --vus 100,500,1000 (closed model) or --rates 100:3200:x2 (open model)"

@@ -1,5 +1,5 @@
 """surge's exception base, SurgeError, and BadInput for what a user typed. Pure Python: the
-engine's exceptions (``surge.engine.exceptions``) are created under SurgeError when the compiled
+engine's exceptions (``surge.engine.execute``) are created under SurgeError when the compiled
 module loads."""
 
 from __future__ import annotations

@@ -16,7 +16,13 @@ from surge.core.errors import BadInput
 from surge.core.redact import redact_text
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
 from surge.diagnosis.finding import Finding, open_model, timeout_s
-from surge.diagnosis.generator import connection_wait, generator_saturated, in_flight_limit, startup_s
+from surge.diagnosis.generator import (
+    GENERATOR_SATURATED,
+    connection_wait,
+    generator_saturated,
+    in_flight_limit,
+    startup_s,
+)
 from surge.diagnosis.littles_law import queueing
 from surge.diagnosis.machine import machine_saturated, target_cpu
 from surge.diagnosis.server import server_cpu_bound
@@ -89,7 +95,7 @@ def watch_process(pid: int | None, flag: str = "--watch-pid") -> TargetWatch | N
         return None
     if pid <= 0:
         raise BadInput(flag, f"must be a process id above zero, got {pid}")
-    from surge.diagnosis.watch import TargetWatch
+    from surge.diagnosis.watch import TargetWatch  # start-up: psutil only with --watch-pid
 
     return TargetWatch(pid, flag=flag)
 
@@ -156,6 +162,4 @@ def findings(
 def generator_bound(found: Sequence[Finding]) -> bool:
     """generator_bound tells whether ``found`` says the generator was the bottleneck (the
     summary then marks throughput as a lower bound)."""
-    from surge.diagnosis.generator import GENERATOR_SATURATED
-
     return any(f.kind == GENERATOR_SATURATED for f in found)

@@ -1,8 +1,10 @@
 """The engine's entry points as the rest of surge calls them: ``run_plan`` runs one plan (GIL
-released) and returns its result document; the reference target's ``check_target_config`` and
-``serve_target``; the engine's version and default send slack. This package is the only one
-that imports the compiled module ``surge._engine`` (``tests/test_engine_boundary.py`` holds
-every other module to it)."""
+released) and returns its result document, and ``result_document`` makes that document ready for
+output; the reference target's ``check_target_config`` and ``serve_target``; the engine's
+version and default send slack; the engine's and the reference target's exceptions, all under
+``surge.core.errors.SurgeError`` (the compiled module creates them when it loads), and the
+engine's JSONPath check. This package is the only one that imports the compiled module
+``surge._engine`` (``tests/unit/engine/test_engine_boundary.py`` holds every other module to it)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,37 @@ from collections.abc import Callable
 from typing import Any
 
 from surge import _engine
+from surge._engine import (
+    ConnectionLimitError,
+    PlanError,
+    SetupError,
+    TargetConfigError,
+    TargetInternalError,
+    TargetServeError,
+    UnreachableError,
+    check_json_path,
+)
 from surge.core import signals
+from surge.core.errors import SurgeError
+from surge.core.redact import redact_document
+
+__all__ = [
+    "DEFAULT_SEND_SLACK_S",
+    "VERSION",
+    "ConnectionLimitError",
+    "PlanError",
+    "SetupError",
+    "SurgeError",
+    "TargetConfigError",
+    "TargetInternalError",
+    "TargetServeError",
+    "UnreachableError",
+    "check_target_config",
+    "json_path_problem",
+    "result_document",
+    "run_plan",
+    "serve_target",
+]
 
 VERSION: str = _engine.__version__
 """VERSION is the compiled engine's version (the package's ``surge.__version__``)."""
@@ -49,3 +81,27 @@ def serve_target(config: str, on_ready: Callable[[str], None]) -> dict[str, Any]
     or a signal), telling ``on_ready`` the address it listens on; returns its summary."""
     summary: dict[str, Any] = json.loads(_engine.serve_target(config, on_ready))
     return summary
+
+
+def result_document(doc: dict[str, Any], *, interval_histograms: bool = False) -> dict[str, Any]:
+    """result_document is an engine result document made ready for output: secrets masked
+    (``surge.core.redact``: the URL's credentials and secret parameters, secret-named pools), the
+    per-interval histograms dropped unless asked for (the run's full histograms stay), and
+    ``stop_signal`` added: the stop signal that ended the run ("SIGTERM"), or null."""
+    if not interval_histograms:
+        for interval in doc.get("intervals", []):
+            interval.pop("latency_histogram", None)
+    out: dict[str, Any] = redact_document(doc)
+    signum = signals.received()
+    out["stop_signal"] = signals.signal_name(signum) if signum is not None else None
+    return out
+
+
+def json_path_problem(path: str) -> str | None:
+    """json_path_problem is the engine's reason for refusing ``path`` as a capture's or a check's
+    JSON path (one line), or None when the engine accepts it: the very parser the run uses."""
+    try:
+        check_json_path(path)
+    except PlanError as e:
+        return str(e.args[0])
+    return None

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from surge.engine.document import result_document
+from surge.engine.execute import result_document
 
 
 class _Model(BaseModel):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from surge.engine.target import TargetProcess
 from surge.experiments.recorder import check_experiment_test
 from surge.experiments.slo_choice import Slo
 from surge.experiments.sweep import SweepPlan, run_sweep
+from surge.present.terminal.experiment_tables import print_experiment
 from surge.present.write import HTML_FILE
 from surge.record.directory import create_directory
 from surge.run.flags import test_flag_names
@@ -66,8 +67,6 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
     counts beside it, and says where the results are and (last line on stdout) the path of its
     report.html; returns that directory and the sweep's outcome (``sweep_outcome``: its exit
     code and why)."""
-    from datetime import datetime
-
     console = console or Console()
     console.print(
         "[bold]surge demo[/bold]: a sweep of 1 → 32 VUs against the reference target "
@@ -84,9 +83,6 @@ def run_demo(results_dir: Path = Path("results"), console: Console | None = None
         check_experiment_test(test)
         experiment, outcome = run_sweep(test, DEMO_SWEEP, ())
         with signals.deferred():
-            # Function-local: the terminal tables load once the sweep is done.
-            from surge.present.terminal.experiment_tables import print_experiment
-
             print_experiment(experiment.document)
         try:
             (directory / "target-stats.json").write_text(json.dumps(target.stats(), indent=2))

@@ -24,9 +24,11 @@ from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.redact import redact_document, redact_text
 from surge.diagnosis.findings import run_findings, watch_process
+from surge.history.experiment_rows import add_experiment_run, begin_experiment, finish_experiment
 from surge.record.directory import KEPT, NOT_KEPT, RESULTS_DIR, check_out, create_directory
 from surge.record.writer import command_line, iso_utc, write_summary
 from surge.run.flags import check_no_save
+from surge.run.session import open_run_history
 
 if TYPE_CHECKING:
     from surge.history import History
@@ -120,10 +122,6 @@ class ExperimentRecord:
         """begin creates the results directory (BadInput when it cannot be: exit 2 before any
         run), writes experiment.json (incomplete) and records the experiment in the history;
         without ``save`` it does nothing."""
-        # Function-local: the history loads only for an experiment that saves.
-        from surge.history.experiment_rows import begin_experiment
-        from surge.run.session import open_run_history
-
         if not self.save:
             return
         name = f"{self.kind}-{self.document['name']}"
@@ -147,8 +145,6 @@ class ExperimentRecord:
     def add_run(self, entry: dict[str, Any], link: ExperimentRun | None) -> None:
         """add_run appends a run's ``entry`` to experiment.json (rewritten) and, with ``link``
         (a run the history holds), records it as the experiment's in the history."""
-        from surge.history.experiment_rows import add_experiment_run
-
         self.runs.append(entry)
         self._write()
         if link is not None:
@@ -159,8 +155,6 @@ class ExperimentRecord:
         ``surge.diagnosis.findings``), when it ended and
         whether it is complete (no stop signal or error ended it early, every write succeeded), in
         experiment.json and the history."""
-        from surge.history.experiment_rows import finish_experiment
-
         with signals.deferred():
             self.document.update(
                 analysis=analysis,
@@ -195,6 +189,7 @@ class ExperimentRecord:
         directory from what it holds; a failure is one warning line."""
         if self.directory is None or self.write_error is not None:
             return
+        # start-up: the renderers only for an experiment that saves
         from surge.present.report_source import ExperimentSource, experiment_from_directory
         from surge.present.write import write_report_quietly
 

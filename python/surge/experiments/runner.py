@@ -22,8 +22,9 @@ from surge.core import exit_codes, signals
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.findings import compact
+from surge.diagnosis.findings import compact, watch_process
 from surge.experiments.recorder import ExperimentRecord
+from surge.history.experiment_rows import ExperimentRun
 from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.session import RunOptions, run_prepared
 from surge.run.sinks import TerminalProgress
@@ -106,8 +107,6 @@ def run_entry(
 def _watch(test: TestSpec) -> TargetWatch | None:
     """_watch is a sampler of the process --watch-pid names, for one run; a process gone since
     the experiment started costs a warning, not the experiment (its runs go on unwatched)."""
-    from surge.diagnosis.findings import watch_process
-
     try:
         return watch_process(test.watch_pid)
     except BadInput as e:
@@ -132,9 +131,6 @@ def run_one(
     line; returns its report. ``reports`` False (a warm-up run) writes no report.md or report.html
     in its directory. A stop signal: the run is recorded, then KeyboardInterrupt. An
     unreachable target: the run is recorded, then UnreachableError."""
-    # Function-local: the history's experiment tables load with the first run.
-    from surge.history.experiment_rows import ExperimentRun
-
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)
     options = RunOptions(

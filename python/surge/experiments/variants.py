@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from surge.core.errors import BadInput
 from surge.core.redact import MASK, is_secret_name, redact_url
+from surge.core.tags import parse_tags
 from surge.core.units import parse_rate
 from surge.run.spec import ENV_NAME, Overrides, TestSpec
 
@@ -206,8 +207,6 @@ def _split_name(spec: str) -> tuple[str | None, str]:
 def parse_group(spec: str) -> RunGroup:
     """parse_group reads one ``--group [NAME:]KEY=VALUE[,KEY=VALUE...]`` (default name: the
     tags as written); BadInput names --group."""
-    from surge.core.tags import parse_tags
-
     name, rest = _split_name(spec)
     tags = parse_tags(rest.split(","), flag="--group")
     return RunGroup(_name("--group", name, spec) if name is not None else rest, tags=tuple(tags.items()))

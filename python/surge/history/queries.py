@@ -17,6 +17,7 @@ from surge.core.errors import BadInput
 from surge.core.units import parse_duration
 from surge.history.store import History, open_history
 from surge.record.figures import FIGURES
+from surge.record.read import parse_summary
 from surge.record.stored import StoredRun
 from surge.record.writer import iso_utc
 
@@ -153,8 +154,6 @@ def resolve_run(history: History, ref: str, *, where: str = "RUN") -> str:
 def load_run(history: History, run_id: str) -> StoredRun:
     """load_run is the whole record of the run ``run_id`` (which must exist), its summary
     checked as a results directory's is (BadInput naming the history and the run otherwise)."""
-    from surge.record.read import parse_summary
-
     directory, summary, inputs_name, inputs, start = history.conn.execute(
         "SELECT directory, summary, inputs_name, inputs, hlog_start_unix_s FROM records WHERE run_id = ?", (run_id,)
     ).fetchone()

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from surge.core.errors import BadInput
 from surge.core.redact import masked_lines, redact_document, redact_text
 from surge.history.connection import BUSY_TIMEOUT_MS, connect, is_busy, write
@@ -36,7 +38,6 @@ def history_path(db: str | None) -> Path:
     env = os.environ.get(ENV_VAR, "")
     if env:
         return Path(env).expanduser()
-    import platformdirs
 
     return Path(platformdirs.user_data_dir("surge")) / FILE_NAME
 

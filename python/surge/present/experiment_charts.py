@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from surge.plan.thresholds import ThresholdError, parse_threshold
 from surge.present import numbers as fmt
 from surge.present.charts import BLUE, GREEN, GREY, RED, Axis, Chart, Limit, Mark, Series, Zone
 from surge.record.figures import FIGURE_TITLES
@@ -142,8 +143,6 @@ def sweep_charts(document: Mapping[str, Any]) -> list[Chart]:
 def slo_limits(analysis: Mapping[str, Any]) -> tuple[Limit, ...]:
     """slo_limits are the SLO's latency limits of every response (``p(99) < 1s``), drawn as lines
     on the capacity search's latency chart."""
-    from surge.plan.thresholds import ThresholdError, parse_threshold
-
     limits = []
     for condition in (analysis.get("slo") or {}).get("conditions") or []:
         try:

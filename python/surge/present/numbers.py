@@ -5,6 +5,7 @@ test that parses the tables back) knows how far each figure was rounded."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeGuard
 
 MISSING = "-"
@@ -133,8 +134,6 @@ def spread_decimals(spread: Any, default: int) -> int:
     the spread with SPREAD_DIGITS significant digits (0.38 → 2, 1.06 → 1, 50.25 → 0), never
     fewer than the unit's ``default`` nor more than MAX_DECIMALS; ``default`` without a
     positive spread."""
-    import math
-
     if not is_number(spread) or not math.isfinite(spread) or spread <= 0:
         return default
     return min(MAX_DECIMALS, max(default, SPREAD_DIGITS - 1 - math.floor(math.log10(spread))))

@@ -12,6 +12,7 @@ from surge.core.errors import BadInput
 from surge.history import LAST, StoredRun, load_run, open_history, resolve_run
 from surge.history.experiment_rows import experiment_runs, find_experiments, load_experiment, resolve_experiment
 from surge.history.store import History
+from surge.record.read import read_json_object
 
 EXPERIMENT_FILE = "experiment.json"
 """EXPERIMENT_FILE is an experiment's document in its results directory."""
@@ -40,8 +41,6 @@ def experiment_from_directory(path: Path) -> ExperimentSource:
     """experiment_from_directory reads an experiment's results directory: experiment.json and
     each run's results directory (its entry's ``directory``, relative to the experiment's or
     absolute); a run whose directory is gone is left out."""
-    from surge.record.read import read_json_object
-
     document = read_json_object(path / EXPERIMENT_FILE)
     runs = []
     for entry in document.get("runs") or []:

@@ -15,7 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+
 from surge.history import StoredRun
+from surge.plan.thresholds import ThresholdError, parse_threshold
 from surge.present import numbers as fmt
 from surge.record.timeseries import ALL_SCENARIOS, COLUMNS
 
@@ -152,8 +155,6 @@ class Rule:
 def threshold_rules(summary: Mapping[str, Any]) -> list[Rule]:
     """threshold_rules are the run's thresholds that bound a drawn figure: latency statistics of
     every response (ms) on the latency chart, ``rate`` (responses/s) on the throughput chart."""
-    from surge.plan.thresholds import ThresholdError, parse_threshold
-
     rules = []
     for t in summary.get("thresholds") or []:
         try:
@@ -196,7 +197,6 @@ def _p95(lines: Sequence[str]) -> float | None:
     """_p95 is the p95 (ms) of the latency.hlog lines' histograms merged, None without any."""
     if not lines:
         return None
-    from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
     merged = None
     for line in lines:

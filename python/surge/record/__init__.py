@@ -18,7 +18,7 @@ def __getattr__(name: str) -> Any:
     """__getattr__ imports RecordWriter on first use: ``surge run --no-save`` checks its flags
     with ``surge.record.directory`` and never needs the writer (~4 ms of CPU with hashlib)."""
     if name == "RecordWriter":
-        from surge.record.writer import RecordWriter
+        from surge.record.writer import RecordWriter  # start-up: a plain run never loads the writer (hashlib)
 
         return RecordWriter
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from surge.record.schema import load_schema
+
 MAX_SPAN_S = 31 * 86_400
 """MAX_SPAN_S bounds every time span of a record (a run's duration, an interval's end, an
 imported request's offset): 31 days, past the longest run surge makes (720 h)."""
@@ -131,8 +133,6 @@ def _walk(document: Any) -> Iterator[tuple[int, JsonPath, Any]]:
 def _result_schema() -> dict[str, Any]:
     """_result_schema is the record's schema for the result document alone (an import's,
     before ``meta`` is added): a finished record's fields, less ``meta``."""
-    from surge.record.schema import load_schema
-
     schema = copy.deepcopy(load_schema())
     finished = schema.pop("anyOf")[0]
     schema.pop("allOf", None)
@@ -204,9 +204,8 @@ def schema_problems(document: Any, *, with_meta: bool = True) -> list[str]:
     without ``with_meta`` an import's result document, which has no ``meta`` yet) as
     ``field: message``. A long list's items are validated one of each shape (_Shapes): the
     time grows with the record's size, not jsonschema's ~8 ms an item."""
+    # start-up: jsonschema (~90 modules) only when a record is checked
     import jsonschema  # type: ignore[import-untyped]
-
-    from surge.record.schema import load_schema
 
     schema = load_schema() if with_meta else _result_schema()
     shapes = _Shapes(document)
@@ -251,20 +250,6 @@ def histogram_problem(encoded: Any) -> str | None:
             f"{HISTOGRAM_CONFIG[0]}..{HISTOGRAM_CONFIG[1]} µs with {HISTOGRAM_CONFIG[2]}"
         )
     return None
-
-
-def decode_histogram(encoded: str) -> Any:
-    """decode_histogram is the HdrHistogram ``encoded`` holds (histogram_problem said it is the
-    engine's), or RecordError when its counts are corrupt."""
-    from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
-
-    problem = histogram_problem(encoded)
-    if problem is None:
-        try:
-            return HdrHistogram.decode(encoded)
-        except Exception as e:
-            problem = f"its counts are corrupt ({type(e).__name__})"
-    raise RecordError("", problem)
 
 
 def _plain(bound: float) -> str:

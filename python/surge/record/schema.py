@@ -39,7 +39,8 @@ def problems(document: Any, schema_file: Path = SCHEMA_FILE) -> list[str]:
     EXPERIMENT_SCHEMA_FILE an experiment.json) differs from the schema, as
     ``path: message`` (``$`` is the document, ``$.meta.tags``...), deepest mismatches first
     reported by jsonschema's best guess for each; empty when it matches."""
-    import jsonschema  # type: ignore[import-untyped]  # without type hints
+    # start-up: jsonschema (~90 modules) only when a record is checked
+    import jsonschema  # type: ignore[import-untyped]
 
     validator = jsonschema.Draft202012Validator(load_schema(schema_file))
     out = []

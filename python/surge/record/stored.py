@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from surge.record.read import check_hlog, check_timeseries, read_summary, read_text
 from surge.record.timeseries import ALL_SCENARIOS, COLUMNS
 
 INPUT_FILES = ("scenario.yaml", "command.txt")
@@ -54,8 +55,6 @@ class StoredRun:
         directory when it holds no summary.json, or the file and the line or field at fault.
         ``written_here``: the record this process has just written (the run session's reports),
         whose summary.json is read as JSON without checking it against the schema again."""
-        from surge.record.read import check_hlog, check_timeseries, read_summary, read_text
-
         if written_here:
             text = read_text(path / "summary.json")
             summary = json.loads(text or "{}")

@@ -4,7 +4,8 @@ run (summary.json marked incomplete, the inputs), ``on_interval`` as each interv
 in one step). It writes the record only: the reports are rendered from the finished record by
 the run session (``surge.run.session``). With a ``history`` (any RunHistory: the SQLite store of
 ``surge.history``), each step is also recorded there (docs/history.md), and an error writing the
-history costs one warning line, never the run or its directory."""
+history costs one warning line, never the run or its directory. ``environment`` describes the
+machine the run ran on (the record's ``meta.environment``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import platform
 import shlex
 import sys
 import time
@@ -23,7 +25,6 @@ from typing import IO, Any, Protocol, TypeVar
 
 from surge import __version__
 from surge.core.redact import masked_lines, redact_document, redact_text, redact_url
-from surge.record.environment import environment
 from surge.record.hlog import HlogWriter, interval_line
 from surge.record.timeseries import CpuMeter, TimeseriesWriter, csv_text, interval_rows
 
@@ -96,6 +97,42 @@ def write_summary(path: Path, summary: dict[str, Any]) -> None:
     except (OSError, ValueError):  # ValueError: a NaN or an infinity, which JSON has not
         temporary.unlink(missing_ok=True)  # never leave half a summary beside the last whole one
         raise
+
+
+def environment() -> dict[str, Any]:
+    """environment describes this machine: CPU model, cores, memory, OS, kernel, Python."""
+    return {
+        "cpu_model": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_bytes": _memory_bytes(),
+        "os": platform.system(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
+
+
+def _proc_field(path: str, key: str) -> str | None:
+    """_proc_field is the value of the first ``key: value`` line of a /proc file, or None."""
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if sep and name.strip() == key:
+            return value.strip()
+    return None
+
+
+def _cpu_model() -> str | None:
+    return _proc_field("/proc/cpuinfo", "model name") or platform.processor() or None
+
+
+def _memory_bytes() -> int | None:
+    value = _proc_field("/proc/meminfo", "MemTotal")  # "16318040 kB"
+    if value is None or not value.split()[0].isdigit():
+        return None
+    return int(value.split()[0]) * 1024
 
 
 class RecordWriter:

@@ -18,8 +18,7 @@ from typing import Any
 from surge.core import exit_codes, signals
 from surge.core.exit_codes import Outcome
 from surge.diagnosis.machine import MachineCpu
-from surge.engine.document import result_document
-from surge.engine.exceptions import UnreachableError
+from surge.engine.execute import UnreachableError, result_document
 from surge.engine.execute import run_plan as run_engine_plan
 from surge.plan.compiled import CompiledRun
 from surge.plan.model import open_model_send_slack_s

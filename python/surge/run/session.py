@@ -19,9 +19,9 @@ from surge.core import signals
 from surge.core.errors import BadInput
 from surge.core.exit_codes import Outcome
 from surge.core.redact import redact_text
-from surge.diagnosis.findings import watch_process
-from surge.engine.document import result_document
-from surge.engine.exceptions import UnreachableError
+from surge.diagnosis.findings import attach_diagnosis, watch_process
+from surge.engine.execute import UnreachableError, result_document
+from surge.plan.heading import heading
 from surge.plan.url import NOTHING_SENT
 from surge.record.directory import RESULTS_DIR, check_out
 from surge.run.flags import check_no_save
@@ -151,9 +151,6 @@ def run_prepared(
         # Once the engine has returned, a stop signal waits for the results to be recorded.
         with signals.deferred():
             if error is None:
-                # Function-local: the diagnosis' rules load after the load, not before it.
-                from surge.diagnosis.findings import attach_diagnosis
-
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
             doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms
             if recorder is not None:
@@ -274,7 +271,6 @@ def _recorder(prepared: PreparedRun, options: RunOptions, stderr: IO[str]) -> Re
     if not options.save and options.experiment is None:
         return None
     # Function-local: ``surge run --no-save`` never needs the writer (~4 ms of CPU with hashlib).
-    from surge.plan.heading import heading
     from surge.record import RecordWriter, create_directory
 
     history = open_run_history(options.db, stderr) if options.save else None

@@ -8,8 +8,7 @@ import re
 from pydantic import Field
 
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.checks import regex_problem
-from surge.scenario.jsonpath import json_path_error
+from surge.scenario.checks import json_path_error, regex_problem
 
 
 class Capture(FileModel):

@@ -1,5 +1,8 @@
 """Check: assertions on a response, counted per check (passes and fails) and never aborting
-the iteration; thresholds read them as ``checks``."""
+the iteration; thresholds read them as ``checks``. JSON paths, as checks and captures accept them:
+exactly those the engine's own parser accepts (``$``, then ``.key``, ``['key']``, ``["key"]``,
+``[index]`` or ``[-index]`` steps), checked by that parser so that a scenario file and a run
+never disagree."""
 
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
+from surge.engine.execute import json_path_problem
 from surge.scenario.base import FileModel, Finding
-from surge.scenario.jsonpath import json_path_error
 from surge.scenario.quantities import Duration
 
 _LITERAL = "checks compare literal values: {{slots}} are not filled in checks"
@@ -29,6 +32,17 @@ def regex_problem(pattern: str) -> str | None:
         return f"'{pattern}' uses look-around or back-references, which the engine's regex syntax lacks"
     del compiled
     return None
+
+
+JSON_PATH_FORMS = "$.id, $.items[0].id, $.items[-1].id, $['odd key']"
+"""JSON_PATH_FORMS are examples of accepted JSON paths, for error messages."""
+
+
+def json_path_error(path: str) -> str | None:
+    """json_path_error is the one-line message for a capture's or a check's JSON path the engine
+    refuses (the engine's reason after examples of accepted paths), or None when it accepts it."""
+    why = json_path_problem(path)
+    return None if why is None else f"'{path}' is not a JSON path (e.g. {JSON_PATH_FORMS}): {why}"
 
 
 class Check(FileModel):

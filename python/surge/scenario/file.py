@@ -2,18 +2,22 @@
 layer. The order is one way: the models (``models``) are checked for meaning (``semantics``),
 compiled to plans (``compile``), then held to the memory model (``budget``) and the engine's own
 validation (``engine_check``), each problem placed at the file's key and line; a CompiledRun
-comes out only when nothing is wrong.
+comes out only when nothing is wrong. Reading and compiling a large file builds millions of
+small objects at once, none of them in a reference cycle: Python's cyclic collector, which would
+walk them again and again as they are made (a fifth to a third of the time of a 5 MB file),
+waits until they are built (``paused_gc``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from surge.plan.compiled import CompiledRun
 from surge.scenario.budget import budget_problems
 from surge.scenario.compile import compile_plans
 from surge.scenario.engine_check import engine_problems
-from surge.scenario.gcpause import paused_gc
 from surge.scenario.models import ScenarioModel
 from surge.scenario.problems import Problem, ScenarioError
 from surge.scenario.semantics import check_file
@@ -59,3 +63,19 @@ def compile_file(f: ScenarioFile, time_scale: float = 1.0, env: Mapping[str, str
     if problems:
         raise ScenarioError(problems, f._source)
     return compiled
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """paused_gc turns the cyclic garbage collector off for the block (when it was on), then
+    freezes the objects built in it (gc.freeze) so that they are not walked again."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            # What was built is long-lived and acyclic: keep the collector from walking it
+            # again (a full collection over millions of objects right after enabling).
+            gc.freeze()
+            gc.enable()

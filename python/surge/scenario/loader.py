@@ -16,8 +16,7 @@ from surge.core.files import FileReadError, read_bounded
 from surge.core.limits import MAX_SCENARIO_FILE_BYTES
 from surge.core.units import size_text
 from surge.scenario.base import Path
-from surge.scenario.file import ScenarioFile
-from surge.scenario.gcpause import paused_gc
+from surge.scenario.file import ScenarioFile, paused_gc
 from surge.scenario.lines import YamlSyntaxError, line_of, parse_yaml
 from surge.scenario.models import Phase
 from surge.scenario.problems import Problem, ScenarioError

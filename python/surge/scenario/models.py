@@ -19,6 +19,7 @@ from surge.plan.thresholds import Threshold, ThresholdError, parse_threshold
 from surge.scenario.base import FileModel, Finding, Path
 from surge.scenario.executors import Executor, SharedIterations
 from surge.scenario.flow import MixEntry, Step
+from surge.scenario.lines import line_of, parse_yaml
 from surge.scenario.quantities import Duration, ScheduledDuration, SendSlack, StartTime
 from surge.scenario.think import ThinkTime
 from surge.scenario.variables import Text, Variable
@@ -244,7 +245,6 @@ class ScenarioModel(FileModel):
         """locate places a problem at its file and line, when the model came from a file."""
         if self._source is None:
             return problem
-        from surge.scenario.lines import line_of, parse_yaml
 
         if self._lines is None:  # loaded without lines (the quick way): read them now
             self._lines = parse_yaml(self._text).lines if self._text is not None else {}

@@ -9,7 +9,7 @@ import pytest
 
 from surge import _engine
 from surge.core.errors import BadInput, SurgeError
-from surge.engine import exceptions as errors
+from surge.engine import execute as errors
 from surge.scenario import ScenarioError, load
 
 ACCEPTED = [

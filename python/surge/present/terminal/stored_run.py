@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
 from surge.core.errors import BadInput
 from surge.core.redact import redact_text
+from surge.engine.result import RunResult
 from surge.plan.heading import Heading
 from surge.plan.thresholds import Verdict, parse_threshold
 from surge.present import numbers as fmt
 from surge.present.terminal.summary import (
+    print_imported_summary,
     print_scenario_summary,
     print_summary,
     render_head,
@@ -94,10 +97,6 @@ def _intervals_table(run: StoredRun) -> Any:
 def _result(run: StoredRun) -> Any:
     """_result is the record's RunResult; BadInput naming summary.json and the field when the
     record (checked against the schema already) still does not make one."""
-    from pydantic import ValidationError
-
-    from surge.engine.result import RunResult
-
     try:
         return RunResult.model_validate(run.summary)
     except ValidationError as e:
@@ -113,8 +112,6 @@ def print_record(run: StoredRun, console: Console | None = None) -> None:
     console = console or summary_console()
     doc, plan = run.summary, record_heading(run)
     if run.meta.get("tool", "surge") != "surge" and has_result(doc):  # an import: printed as `surge import` did
-        from surge.present.terminal.summary import print_imported_summary
-
         print_imported_summary(doc, run.meta, console)
     elif not has_result(doc):
         console.print(render_head(plan))
