@@ -13,7 +13,7 @@ import pytest
 from browser import NETWORK_REFERENCE
 from surge.present.html.page import asset, data_block
 from surge.present.html.run_page import render_run_html
-from surge.present.spectrum import spectrum_points
+from surge.present.run_charts import spectrum_points
 from surge.record.stored import StoredRun
 
 REPORTS = Path(__file__).parents[2] / "fixtures" / "report_html"
