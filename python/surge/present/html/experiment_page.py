@@ -12,17 +12,8 @@ from surge.analysis.describe import Description
 from surge.present import numbers as fmt
 from surge.present.charts import ZONE_COLOURS
 from surge.present.experiment_charts import experiment_charts
-from surge.present.html.page import chart_div, page
-from surge.present.html.tables import (
-    bullet_list,
-    esc,
-    findings_list,
-    key_values,
-    section,
-    table,
-    verdict,
-    verdict_block,
-)
+from surge.present.html.page import chart_div, report_page
+from surge.present.html.tables import esc, key_values, section, table, verdict
 from surge.present.html.uplot import specs
 from surge.present.limitations import experiment_limitations
 from surge.present.terminal.experiment_tables import STAT_COLUMNS
@@ -241,37 +232,34 @@ def render_experiment_html(document: dict[str, Any], runs: list[StoredRun]) -> s
     sub = f"{kind} {document.get('name', '')} · experiment {str(document.get('experiment_id') or '')[:8]}" + (
         f" · {asked}" if asked else ""
     )
-    head = f'<h1>surge report: {esc(kind)} {esc(document.get("name", ""))}</h1>\n<p class="sub">{esc(sub)}</p>\n'
+    banners = []
     if not document.get("complete"):
         why = document.get("stop_signal") or "it did not finish"
-        head += f'<p class="banner">Incomplete experiment ({esc(why)}): the analysis covers the completed runs.</p>\n'
+        banners.append(f"Incomplete experiment ({esc(why)}): the analysis covers the completed runs.")
     analysis_html = (
         TABLES[kind](analysis) if kind in TABLES and analysis else '<p class="note">No analysis in this record.</p>\n'
     )
-    limitations = experiment_limitations(document, runs)
     chart_html = "".join(chart_div(c["id"], c["title"]) for c in charts)
     if chart_html and kind == "sweep":
         chart_html += zone_legend()
     no_charts = '<p class="note">No charts: the record holds no analysis.</p>\n'
-    body = (
-        head
-        + verdict_block(experiment_verdict(document))
-        + section("Charts", chart_html or no_charts)
+    return report_page(
+        title=f"surge report {kind} {document.get('name', '')}",
+        heading=(kind, document.get("name", "")),
+        sub=sub,
+        banners=banners,
+        verdict=experiment_verdict(document),
+        sections=section("Charts", chart_html or no_charts)
         + section("Analysis", analysis_html)
-        + section("Runs", _runs_table(document, runs))
-        + section("Findings", findings_list(document.get("findings") or []))
-        + section("Limitations", bullet_list(limitations, "No limitation found in the record."))
-        + section(
-            "Method",
-            key_values(
-                [
-                    ("command", document.get("command")),
-                    ("started", document.get("started_at")),
-                    ("ended", document.get("ended_at")),
-                    ("surge version", document.get("surge_version")),
-                    ("results directory", document.get("directory")),
-                ]
-            ),
-        )
+        + section("Runs", _runs_table(document, runs)),
+        findings=document.get("findings") or [],
+        limitations=experiment_limitations(document, runs),
+        method=[
+            ("command", document.get("command")),
+            ("started", document.get("started_at")),
+            ("ended", document.get("ended_at")),
+            ("surge version", document.get("surge_version")),
+            ("results directory", document.get("directory")),
+        ],
+        charts=charts,
     )
-    return page(f"surge report {kind} {document.get('name', '')}", body, charts)

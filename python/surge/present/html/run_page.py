@@ -7,17 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.present import numbers as fmt
-from surge.present.html.page import chart_div, page
-from surge.present.html.tables import (
-    bullet_list,
-    esc,
-    findings_list,
-    key_values,
-    section,
-    table,
-    verdict,
-    verdict_block,
-)
+from surge.present.html.page import chart_div, report_page
+from surge.present.html.tables import esc, section, table, verdict
 from surge.present.html.uplot import specs
 from surge.present.limitations import run_limitations
 from surge.present.run_charts import RUN_CHART_TITLES
@@ -46,53 +37,43 @@ def _traffic(block: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _heading(run: StoredRun) -> str:
+def _banners(run: StoredRun) -> list[str]:
     meta, s = run.meta, run.summary
-    name = meta.get("name") or s.get("url") or "run"
     tool = meta.get("tool") or "surge"
-    sub = f"run {run.run_id} · {meta.get('started_at', '')} · {tool}"
-    parts = [f"<h1>surge report: {esc(name)}</h1>", f'<p class="sub">{esc(sub)}</p>']
+    banners = []
     if not meta.get("complete", True) or s.get("stop_signal"):
         why = s.get("stop_signal") or s.get("stop_reason") or "it did not finish"
-        parts.append(
-            f'<p class="banner">Incomplete run: stopped ({esc(why)}); the figures cover what was '
-            "measured until then.</p>"
-        )
+        banners.append(f"Incomplete run: stopped ({esc(why)}); the figures cover what was measured until then.")
     if tool != "surge":
         source = (
             (meta.get("source") or {}).get("file") if isinstance(meta.get("source"), Mapping) else meta.get("source")
         )
-        parts.append(
-            f'<p class="banner">Imported from {esc(tool)} ({esc(source or "an unnamed file")}): '
-            "figures the tool did not report are shown as -.</p>"
+        banners.append(
+            f"Imported from {esc(tool)} ({esc(source or 'an unnamed file')}): "
+            "figures the tool did not report are shown as -."
         )
-    return "\n".join(parts) + "\n"
+    return banners
 
 
-def _method(run: StoredRun) -> str:
+def _method(run: StoredRun) -> list[tuple[str, Any]]:
     meta, s = run.meta, run.summary
     env = meta.get("environment") or {}
     environment = (
         ", ".join(f"{k.replace('_', ' ')} {fmt.plain(v)}" for k, v in env.items() if v is not None) if env else None
     )
-    return section(
-        "Method",
-        key_values(
-            [
-                ("target", meta.get("target") or s.get("url")),
-                ("command", meta.get("command")),
-                ("plan", (meta.get("plan") or {}).get("description")),
-                ("started", meta.get("started_at")),
-                ("ended", meta.get("ended_at")),
-                ("load window s", fmt.seconds(s.get("duration_s"))),
-                ("stop reason", s.get("stop_reason")),
-                ("generator threads", s.get("threads")),
-                ("environment", environment),
-                ("surge version", meta.get("surge_version")),
-                ("results directory", run.directory),
-            ]
-        ),
-    )
+    return [
+        ("target", meta.get("target") or s.get("url")),
+        ("command", meta.get("command")),
+        ("plan", (meta.get("plan") or {}).get("description")),
+        ("started", meta.get("started_at")),
+        ("ended", meta.get("ended_at")),
+        ("load window s", fmt.seconds(s.get("duration_s"))),
+        ("stop reason", s.get("stop_reason")),
+        ("generator threads", s.get("threads")),
+        ("environment", environment),
+        ("surge version", meta.get("surge_version")),
+        ("results directory", run.directory),
+    ]
 
 
 def _headline(s: Mapping[str, Any]) -> str:
@@ -223,16 +204,20 @@ def render_run_html(run: StoredRun) -> str:
     )
     if missing:
         chart_html += "".join(f'<p class="note">{esc(t)}: not in this record.</p>\n' for t in missing)
-    body = (
-        _heading(run)
-        + verdict_block(run_verdict(run.summary))
-        + _headline(run.summary)
+    meta = run.meta
+    return report_page(
+        title=f"surge report {meta.get('name') or run.run_id}",
+        heading=(meta.get("name") or run.summary.get("url") or "run",),
+        sub=f"run {run.run_id} · {meta.get('started_at', '')} · {meta.get('tool') or 'surge'}",
+        banners=_banners(run),
+        verdict=run_verdict(run.summary),
+        sections=_headline(run.summary)
         + _stages(run)
         + section("Charts", chart_html)
         + _resources(run)
-        + _tables(run.summary)
-        + section("Findings", findings_list(run.summary.get("findings") or []))
-        + section("Limitations", bullet_list(run_limitations(run.summary), "No limitation found in the record."))
-        + _method(run)
+        + _tables(run.summary),
+        findings=run.summary.get("findings") or [],
+        limitations=run_limitations(run.summary),
+        method=_method(run),
+        charts=charts,
     )
-    return page(f"surge report {run.meta.get('name') or run.run_id}", body, charts)
