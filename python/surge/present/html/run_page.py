@@ -106,67 +106,55 @@ def _headline(s: Mapping[str, Any]) -> str:
 
 
 def _tables(s: Mapping[str, Any]) -> str:
-    parts = []
-    scenarios = s.get("scenarios") or []
-    if scenarios:
-        parts.append(
-            table(
-                ("scenario", *TRAFFIC_COLUMNS),
-                ([sc.get("name", ""), *_traffic(sc)] for sc in scenarios),
-                caption="Per scenario",
-            )
-        )
-    tags = s.get("tags") or []
-    if tags:
-        parts.append(
-            table(
-                ("tag", "scenario", *TRAFFIC_COLUMNS),
-                ([t.get("tag", ""), t.get("scenario") or "", *_traffic(t)] for t in tags),
-                left=2,
-                caption="Per tag",
-            )
-        )
-    checks = s.get("checks") or []
-    if checks:
-        parts.append(
-            table(
-                ("check", "scenario", "tag", "passes", "fails", "pass rate"),
-                (
-                    [
-                        c.get("name", ""),
-                        c.get("scenario") or "",
-                        c.get("tag") or "",
-                        fmt.count(c.get("passes")),
-                        fmt.count(c.get("fails")),
-                        fmt.percent(
-                            c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
-                        ),
-                    ]
-                    for c in checks
-                ),
-                left=3,
-                caption="Checks",
-            )
-        )
-    thresholds = s.get("thresholds") or []
-    if thresholds:
-        parts.append(
-            table(
-                ("threshold", "scope", "observed", "verdict", "note"),
-                (
-                    [
-                        t.get("expr", ""),
-                        threshold_scope(t),
-                        t.get("observed_text") or "-",
-                        verdict(str(t.get("status", ""))),
-                        t.get("note") or "",
-                    ]
-                    for t in thresholds
-                ),
-                left=2,
-                caption="Thresholds",
-            )
-        )
+    def pass_rate(c: Mapping[str, Any]) -> float | None:
+        return c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
+
+    tables = (  # caption, columns, rows, how many columns are aligned left
+        (
+            "Per scenario",
+            ("scenario", *TRAFFIC_COLUMNS),
+            [[sc.get("name", ""), *_traffic(sc)] for sc in s.get("scenarios") or []],
+            1,
+        ),
+        (
+            "Per tag",
+            ("tag", "scenario", *TRAFFIC_COLUMNS),
+            [[t.get("tag", ""), t.get("scenario") or "", *_traffic(t)] for t in s.get("tags") or []],
+            2,
+        ),
+        (
+            "Checks",
+            ("check", "scenario", "tag", "passes", "fails", "pass rate"),
+            [
+                [
+                    c.get("name", ""),
+                    c.get("scenario") or "",
+                    c.get("tag") or "",
+                    fmt.count(c.get("passes")),
+                    fmt.count(c.get("fails")),
+                    fmt.percent(pass_rate(c)),
+                ]
+                for c in s.get("checks") or []
+            ],
+            3,
+        ),
+        (
+            "Thresholds",
+            ("threshold", "scope", "observed", "verdict", "note"),
+            [
+                [
+                    t.get("expr", ""),
+                    threshold_scope(t),
+                    t.get("observed_text") or "-",
+                    verdict(str(t.get("status", ""))),
+                    t.get("note") or "",
+                ]
+                for t in s.get("thresholds") or []
+            ],
+            2,
+        ),
+    )
+    parts = [table(columns, rows, left=left, caption=caption) for caption, columns, rows, left in tables if rows]
     return section("Scenarios, tags, checks and thresholds", *parts) if parts else ""
 
 
