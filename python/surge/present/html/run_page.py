@@ -3,7 +3,7 @@ results directory), complete, incomplete or imported."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from surge.present import numbers as fmt
@@ -21,20 +21,33 @@ TRAFFIC_COLUMNS = ("sent", "responses", "success", "responses/s", "p50 ms", "p95
 """TRAFFIC_COLUMNS are the figures each row of the scenario and tag tables shows."""
 
 
-def _traffic(block: Mapping[str, Any]) -> list[str]:
-    requests = block.get("requests") or {}
-    latency = (block.get("latency") or {}).get("all") or {}
-    throughput = block.get("throughput") or {}
-    return [
-        fmt.count(requests.get("sent")),
-        fmt.count(requests.get("responses")),
-        fmt.percent(requests.get("success_rate")),
-        fmt.rate(throughput.get("responses_per_s")),
-        fmt.ms(latency.get("p50_ms")),
-        fmt.ms(latency.get("p95_ms")),
-        fmt.ms(latency.get("p99_ms")),
-        fmt.ms(latency.get("max_ms")),
-    ]
+def _figure(part: str, key: str, form: Callable[[Any], str]) -> Callable[[Mapping[str, Any]], str]:
+    def cell(block: Mapping[str, Any]) -> str:
+        values = block.get(part) or {}
+        return form(((values.get("all") or {}) if part == "latency" else values).get(key))
+
+    return cell
+
+
+CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "sent": _figure("requests", "sent", fmt.count),
+    "responses": _figure("requests", "responses", fmt.count),
+    "failed": _figure("requests", "failed", fmt.count),
+    "success": _figure("requests", "success_rate", fmt.percent),
+    "responses/s": _figure("throughput", "responses_per_s", fmt.rate),
+    "successes/s": _figure("throughput", "successes_per_s", fmt.rate),
+    **{f"p{q} ms": _figure("latency", f"p{q}_ms", fmt.ms) for q in (50, 90, 95, 99)},
+    "max ms": _figure("latency", "max_ms", fmt.ms),
+}
+"""CELLS writes each traffic column of a summary block (the run's, a scenario's, a tag's: its
+``requests``, ``throughput`` and ``latency.all``)."""
+
+HEADLINE_COLUMNS = tuple(CELLS)
+"""HEADLINE_COLUMNS are the run's headline figures (the Results table)."""
+
+
+def _traffic(block: Mapping[str, Any], columns: tuple[str, ...] = TRAFFIC_COLUMNS) -> list[str]:
+    return [CELLS[c](block) for c in columns]
 
 
 def _banners(run: StoredRun) -> list[str]:
@@ -77,32 +90,7 @@ def _method(run: StoredRun) -> list[tuple[str, Any]]:
 
 
 def _headline(s: Mapping[str, Any]) -> str:
-    requests = s.get("requests") or {}
-    latency = (s.get("latency") or {}).get("all") or {}
-    throughput = s.get("throughput") or {}
-    columns = (
-        "sent",
-        "responses",
-        "failed",
-        "success",
-        "responses/s",
-        "successes/s",
-        "p50 ms",
-        "p90 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-    )
-    row = [
-        fmt.count(requests.get("sent")),
-        fmt.count(requests.get("responses")),
-        fmt.count(requests.get("failed")),
-        fmt.percent(requests.get("success_rate")),
-        fmt.rate(throughput.get("responses_per_s")),
-        fmt.rate(throughput.get("successes_per_s")),
-        *(fmt.ms(latency.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
-    ]
-    return section("Results", table(columns, [row], left=0))
+    return section("Results", table(HEADLINE_COLUMNS, [_traffic(s, HEADLINE_COLUMNS)], left=0))
 
 
 def _tables(s: Mapping[str, Any]) -> str:
