@@ -1,6 +1,6 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag``,
-``--no-save``, ``--json``, an experiment's ``--cooldown`` and ``--cv-limit``; the RATE type of every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what
---no-save excludes."""
+``--no-save``, ``--json``, an experiment's ``--cooldown`` and ``--cv-limit``; the RATE type of
+every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
 
 from __future__ import annotations
 
