@@ -90,7 +90,6 @@ def statistics_table(analysis: Mapping[str, Any]) -> Any:
 def print_over_runs(document: Mapping[str, Any], console: Console) -> None:
     """print_over_runs prints a repeat's or stats' record: the runs, the statistics, each flag
     with its advice, the runs left out and the thresholds' verdict."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     console.print(runs_table(document))
     analysis = document.get("analysis")
     if not analysis:
@@ -120,8 +119,7 @@ def heading(document: Mapping[str, Any]) -> str:
 
 
 def print_runs_only(document: Mapping[str, Any], console: Console) -> None:
-    """print_runs_only prints the heading and the runs (a kind without a printer of its own)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
+    """print_runs_only prints the runs (a kind without a printer of its own)."""
     console.print(runs_table(document))
 
 
@@ -207,9 +205,8 @@ def print_run_findings(document: Mapping[str, Any], console: Console) -> None:
 
 
 def print_sweep(document: Mapping[str, Any], console: Console) -> None:
-    """print_sweep prints a sweep's record: heading, curve table, zone reasons, chart, the
+    """print_sweep prints a sweep's record: curve table, zone reasons, chart, the
     peak, knee, USL and SLO lines, the runs' findings (the runs' table when there is no analysis)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
         console.print(runs_table(document))
@@ -284,10 +281,9 @@ def steps_table(analysis: Mapping[str, Any]) -> Any:
 
 
 def print_capacity(document: Mapping[str, Any], console: Console) -> None:
-    """print_capacity prints a capacity search's record: heading, the answer (rate, bracket),
+    """print_capacity prints a capacity search's record: the answer (rate, bracket),
     the steps table, each step's reasons, the notes, the SLO and the runs' findings (the runs'
     table when there is no analysis)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
         console.print(runs_table(document))
@@ -426,7 +422,6 @@ def grid_table(grid: Mapping[str, Any]) -> Any:
 
 def print_comparison(document: Mapping[str, Any], console: Console) -> None:
     """print_comparison prints a compare experiment's record (the command's output)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     console.print(runs_table(document))
     analysis = document.get("analysis")
     if not analysis:
@@ -469,13 +464,15 @@ PRINTERS: dict[str, Callable[[Mapping[str, Any], Console], None]] = {
     "capacity": print_capacity,
     "compare": print_comparison,
 }
-"""PRINTERS maps an experiment kind to the function printing its record (sweep, capacity and
-compare add theirs here)."""
+"""PRINTERS maps an experiment kind to the function printing its record after its heading
+(print_experiment prints that line)."""
 
 
 def print_experiment(document: Mapping[str, Any], console: Console | None = None) -> None:
-    """print_experiment prints the experiment as its command did, then a line when it is incomplete."""
+    """print_experiment prints the experiment as its command did: its heading (kind, name, id
+    prefix, what was asked), its kind's printer (PRINTERS), then a line when it is incomplete."""
     console = console or summary_console()
+    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     PRINTERS.get(str(document.get("kind")), print_runs_only)(document, console)
     if not document.get("complete"):
         signal = document.get("stop_signal")
