@@ -162,37 +162,19 @@ def compare_figure(
     With fewer than two runs a side nothing is tested and the verdict is ``not tested``."""
     ref, var = finite(reference), finite(variant)
     ref_estimate, var_estimate = estimate(ref, confidence), estimate(var, confidence)
-    if ref_estimate is None or var_estimate is None:
-        side = "reference" if ref_estimate is None else "variant"
+
+    def not_tested(note: str, difference: float | None = None, ratio: float | None = None) -> FigureComparison:
         return FigureComparison(
-            figure,
-            ref_estimate,
-            var_estimate,
-            None,
-            None,
-            None,
-            None,
-            None,
-            "not tested",
-            f"the {side} has no {figure}",
-            alpha,
+            figure, ref_estimate, var_estimate, difference, ratio, None, None, None, "not tested", note, alpha
         )
+
+    if ref_estimate is None or var_estimate is None:
+        return not_tested(f"the {'reference' if ref_estimate is None else 'variant'} has no {figure}")
     difference = var_estimate.mean - ref_estimate.mean
     ratio = var_estimate.mean / ref_estimate.mean if ref_estimate.mean != 0 else None
     if len(ref) < 2 or len(var) < 2:
-        return FigureComparison(
-            figure,
-            ref_estimate,
-            var_estimate,
-            difference,
-            ratio,
-            None,
-            None,
-            None,
-            "not tested",
-            f"{min(len(ref), len(var))} run on one side: no test (repeat the runs to test the difference)",
-            alpha,
-        )
+        note = f"{min(len(ref), len(var))} run on one side: no test (repeat the runs to test the difference)"
+        return not_tested(note, difference, ratio)
     welch, mann_whitney, note = _p_values(ref, var)
     significant = welch is not None and welch < alpha
     if welch is not None and mann_whitney is not None and significant != (mann_whitney < alpha):

@@ -10,7 +10,7 @@ import click
 
 from surge.analysis.capacity_search import DEFAULT_MAX_STEPS
 from surge.cli.exit import finish
-from surge.cli.options import RATE
+from surge.cli.options import RATE, cooldown_option, json_option
 from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
@@ -82,11 +82,9 @@ def _rate(flag: str, value: float) -> float:
     "evidence. Lateness fails nothing by itself: its effect does (sends missing from the schedule, or "
     "the SLO missed only through it), and then the generator is blamed, not the target.",
 )
-@click.option(
-    "--cooldown",
-    default="1s",
-    show_default=True,
-    help="Pause before each step after the first (longer while requests cut off at the end of the last "
+@cooldown_option(
+    "1s",
+    "Pause before each step after the first (longer while requests cut off at the end of the last "
     "step may still be at the target, at most 30 s more).",
 )
 @click.option(
@@ -97,12 +95,9 @@ def _rate(flag: str, value: float) -> float:
     help="Measure a failed step again up to this many times; it fails only when every attempt does "
     "(a pause elsewhere on the machine then cannot fail a rate the target sustains).",
 )
-@click.option(
-    "--json",
-    "json_output",
-    is_flag=True,
-    help="Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
-    "found) as one JSON document on stdout.",
+@json_option(
+    "Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
+    "found) as one JSON document on stdout."
 )
 def capacity_command(
     test: TestSpec,

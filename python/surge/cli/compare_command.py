@@ -14,6 +14,7 @@ import click
 
 from surge.analysis.significance import ALPHA
 from surge.cli.exit import finish
+from surge.cli.options import cooldown_option, json_option
 from surge.cli.repeat_command import MAX_RUNS, report_experiment
 from surge.cli.test_options import optional_test_options
 from surge.core.errors import BadInput
@@ -113,15 +114,12 @@ def _check_no_test_flags(test: TestSpec) -> None:
     help="With --order shuffle: the seed of the shuffles (default: a random "
     "one, recorded and shown so that the order can be made again).",
 )
-@click.option("--cooldown", default="0s", show_default=True, help="Pause between two runs (nothing sent), e.g. 10s.")
+@cooldown_option("0s", "Pause between two runs (nothing sent), e.g. 10s.")
 @click.option("--reference", help="The variant the others are compared with (default: the first).")
 @click.option("--alpha", default=str(ALPHA), show_default=True, help="Significance level of the verdicts.")
-@click.option(
-    "--json",
-    "json_output",
-    is_flag=True,
-    help="Print the experiment (parameters, every run's figures, the comparisons, the scaling, the "
-    "findings) as one JSON document on stdout.",
+@json_option(
+    "Print the experiment (parameters, every run's figures, the comparisons, the scaling, the "
+    "findings) as one JSON document on stdout."
 )
 def compare_command(
     test: TestSpec,

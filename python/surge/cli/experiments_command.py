@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from surge.cli.options import db_option
+from surge.cli.options import db_option, json_option
 from surge.history import open_history
 from surge.history.experiment_rows import KINDS, ExperimentRow, list_experiments
 from surge.history.queries import DEFAULT_LIMIT, check_limit
@@ -32,7 +32,7 @@ def _cells(row: ExperimentRow) -> list[str]:
 @click.command("experiments")
 @click.option("--kind", type=click.Choice(KINDS), help="Only experiments of this kind.")
 @click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="List at most this many experiments.")
-@click.option("--json", "json_output", is_flag=True, help="Print the experiments as a JSON list of objects.")
+@json_option("Print the experiments as a JSON list of objects.")
 @db_option
 def experiments_command(kind: str | None, limit: int, json_output: bool, db: str | None) -> None:
     """List the experiments of the history, newest first (surge show ID prints one again)."""

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from surge.cli.options import db_option
+from surge.cli.options import db_option, json_option
 from surge.core.tags import parse_tags
 from surge.history import TOOLS, RunQuery, list_runs, open_history
 from surge.history.queries import DEFAULT_LIMIT, check_limit, parse_since
@@ -26,7 +26,7 @@ from surge.history.queries import DEFAULT_LIMIT, check_limit, parse_since
     "it says otherwise) or a duration back from now (30m, 2h, 7d).",
 )
 @click.option("--limit", type=int, default=DEFAULT_LIMIT, show_default=True, help="List at most this many runs.")
-@click.option("--json", "json_output", is_flag=True, help="Print the runs as a JSON list of objects.")
+@json_option("Print the runs as a JSON list of objects.")
 @db_option
 def history_command(
     name: str | None,

@@ -1,6 +1,6 @@
-"""Options several commands share, declared once: ``--db`` (the run history), ``--tag`` and
-``--no-save``; the RATE type of every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what
---no-save excludes."""
+"""Options several commands share, declared once: ``--db`` (the run history), ``--tag``,
+``--no-save``, ``--json``, an experiment's ``--cooldown`` and ``--cv-limit``; the RATE type of
+every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
 
 from __future__ import annotations
 
@@ -58,10 +58,43 @@ def tag_option(command: F) -> F:
     )(command)
 
 
+def json_option(help_text: str) -> Callable[[F], F]:
+    """json_option adds ``--json`` (parameter ``json_output``: bool) to a command that can print
+    its result as JSON on stdout; ``help_text`` says what the document holds."""
+    return click.option("--json", "json_output", is_flag=True, help=help_text)
+
+
+def cooldown_option(default: str, help_text: str) -> Callable[[F], F]:
+    """cooldown_option adds ``--cooldown DURATION`` (parameter ``cooldown``: the text, read by
+    ``surge.run.flags.duration_flag``) to an experiment that pauses between its runs."""
+    return click.option("--cooldown", default=default, show_default=True, help=help_text)
+
+
+def cv_limit_option(command: F) -> F:
+    """cv_limit_option adds ``--cv-limit PERCENT`` (parameter ``cv_limit``: the text, read by
+    ``surge.run.flags.percent_flag``) to a command describing figures over runs (repeat, stats)."""
+    return click.option(
+        "--cv-limit",
+        "cv_limit",
+        default="10%",
+        show_default=True,
+        help="Flag a figure whose coefficient of variation (SD / mean) is above this.",
+    )(command)
+
+
 def no_save_option(command: F) -> F:
     """no_save_option adds ``--no-save`` (parameter ``no_save``: bool) to a command that records
     a run or an experiment: with it, nothing is written to disk or to the history."""
     return click.option("--no-save", "no_save", is_flag=True, help=NO_SAVE_HELP)(command)
 
 
-__all__ = ["check_no_save", "db_option", "no_save_option", "tag_option", "tags_callback"]
+__all__ = [
+    "check_no_save",
+    "cooldown_option",
+    "cv_limit_option",
+    "db_option",
+    "json_option",
+    "no_save_option",
+    "tag_option",
+    "tags_callback",
+]

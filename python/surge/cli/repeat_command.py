@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from surge.cli.exit import finish
+from surge.cli.options import cooldown_option, cv_limit_option, json_option
 from surge.cli.test_options import experiment_test_options
 from surge.core import signals
 from surge.core.errors import BadInput
@@ -44,25 +45,10 @@ def report_experiment(document: Mapping[str, Any], json_output: bool) -> None:
 @click.option(
     "-n", "--runs", "runs", type=int, default=DEFAULT_RUNS, show_default=True, help="How many times to run the test."
 )
-@click.option(
-    "--cooldown",
-    default="0s",
-    show_default=True,
-    help="Pause between two runs (nothing sent), e.g. 10s: lets the target settle.",
-)
-@click.option(
-    "--cv-limit",
-    "cv_limit",
-    default="10%",
-    show_default=True,
-    help="Flag a figure whose coefficient of variation (SD / mean) is above this.",
-)
-@click.option(
-    "--json",
-    "json_output",
-    is_flag=True,
-    help="Print the experiment (parameters, every run's figures and ids, statistics, flags) as one "
-    "JSON document on stdout.",
+@cooldown_option("0s", "Pause between two runs (nothing sent), e.g. 10s: lets the target settle.")
+@cv_limit_option
+@json_option(
+    "Print the experiment (parameters, every run's figures and ids, statistics, flags) as one JSON document on stdout."
 )
 def repeat_command(test: TestSpec, runs: int, cooldown: str, cv_limit: str, json_output: bool) -> None:
     """Run the test (URL, or a scenario file) n times and describe every key figure over the

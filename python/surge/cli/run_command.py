@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from surge.cli.exit import finish
+from surge.cli.options import json_option
 from surge.cli.test_options import test_options
 from surge.core import signals
 from surge.core.redact import redact_text
@@ -82,7 +83,7 @@ def print_run(end: RunEnd, json_output: bool) -> None:
 
 @click.command("run")
 @test_options
-@click.option("--json", "json_output", is_flag=True, help="Print the summary as one JSON document on stdout.")
+@json_option("Print the summary as one JSON document on stdout.")
 @click.option(
     "--junit",
     "junit",

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from surge.cli.options import db_option
+from surge.cli.options import db_option, json_option
 from surge.core.errors import BadInput
 from surge.experiments.recorder import FILE_NAME as EXPERIMENT_FILE
 from surge.history import LAST, lookup, open_history, resolve_run
@@ -42,12 +42,7 @@ def _experiment_document(ref: str, db: str | None, only_experiments: bool) -> di
 
 @click.command("show")
 @click.argument("run", metavar="RUN")
-@click.option(
-    "--json",
-    "json_output",
-    is_flag=True,
-    help="Print the run's summary.json (an experiment's experiment.json) document.",
-)
+@json_option("Print the run's summary.json (an experiment's experiment.json) document.")
 @click.option(
     "--experiment",
     "only_experiments",

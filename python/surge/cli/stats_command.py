@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from surge.cli.exit import finish
-from surge.cli.options import check_no_save, db_option, no_save_option
+from surge.cli.options import check_no_save, cv_limit_option, db_option, json_option, no_save_option
 from surge.cli.repeat_command import report_experiment
 from surge.core.errors import BadInput
 from surge.core.tags import parse_tags
@@ -24,14 +24,8 @@ from surge.record.directory import check_out
     "--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Every run with this tag; repeatable (all must match)."
 )
 @click.option("--tool", type=click.Choice(TOOLS), help="Only runs made by this tool (surge, or an import's).")
-@click.option(
-    "--cv-limit",
-    "cv_limit",
-    default="10%",
-    show_default=True,
-    help="Flag a figure whose coefficient of variation (SD / mean) is above this.",
-)
-@click.option("--json", "json_output", is_flag=True, help="Print the experiment as one JSON document on stdout.")
+@cv_limit_option
+@json_option("Print the experiment as one JSON document on stdout.")
 @click.option(
     "--out",
     "out",

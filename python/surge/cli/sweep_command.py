@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from surge.cli.exit import finish
+from surge.cli.options import cooldown_option, json_option
 from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
@@ -38,7 +39,7 @@ DEFAULT_WARMUP = "5s"
     show_default=True,
     help="Unmeasured warm-up run at each level before its measured window (0s: none).",
 )
-@click.option("--cooldown", default="0s", show_default=True, help="Pause between two levels (nothing sent).")
+@cooldown_option("0s", "Pause between two levels (nothing sent).")
 @click.option(
     "--drain-wait",
     "drain_wait",
@@ -59,12 +60,8 @@ DEFAULT_WARMUP = "5s"
     help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the "
     "scenario's thresholds, else the default SLO).",
 )
-@click.option(
-    "--json",
-    "json_output",
-    is_flag=True,
-    help="Print the experiment (parameters, every run, the curve, zones, peak, knee, USL) as one JSON "
-    "document on stdout.",
+@json_option(
+    "Print the experiment (parameters, every run, the curve, zones, peak, knee, USL) as one JSON document on stdout."
 )
 def sweep_command(
     test: TestSpec,

@@ -23,6 +23,7 @@ from surge.experiments import runner
 from surge.experiments.outcome import capacity_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
+from surge.present import numbers as fmt
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 BRACKET_FRACTION = 0.5
@@ -277,7 +278,9 @@ def measure_with(
                 "it failed by a margin a pause of the machine also makes" if verdict.marginal else "it failed",
             )
             print(
-                redact_text(f"step {number} {rate:,.1f}/s: {why}: measuring it again ({attempt} of {allowed} retries)"),
+                redact_text(
+                    f"step {number} {fmt.rate(rate)}/s: {why}: measuring it again ({attempt} of {allowed} retries)"
+                ),
                 file=sys.stderr,
                 flush=True,
             )
@@ -291,7 +294,7 @@ def step_line(step: SearchStep) -> str:
     """step_line is a judged step's progress line: number, phase, rate, verdict and why."""
     why = "; ".join(step.verdict.failures if not step.passed else step.verdict.evidence)
     return redact_text(
-        f"step {step.number} ({step.phase}) {step.rate:,.1f}/s: {OUTCOME_WORDS[step.verdict.outcome]} — {why}"
+        f"step {step.number} ({step.phase}) {fmt.rate(step.rate)}/s: {OUTCOME_WORDS[step.verdict.outcome]} — {why}"
     )
 
 

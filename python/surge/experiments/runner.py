@@ -25,6 +25,7 @@ from surge.core.redact import redact_text
 from surge.diagnosis.findings import compact, watch_process
 from surge.experiments.recorder import ExperimentRecord
 from surge.history.experiment_rows import ExperimentRun
+from surge.present import numbers as fmt
 from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.session import RunOptions, run_prepared
 from surge.run.sinks import TerminalProgress
@@ -175,10 +176,6 @@ def run_one(
     return report
 
 
-def _figure(value: float | None, form: str) -> str:
-    return "-" if value is None else format(value, form)
-
-
 def progress_line(report: RunReport) -> str:
     """progress_line is a finished run's one line: role, run id prefix, throughput, p50/p95/p99,
     failure rate, verdict, and how it ended when not by its plan."""
@@ -188,11 +185,10 @@ def progress_line(report: RunReport) -> str:
         if report.outcome.code == exit_codes.OK or report.outcome.code == exit_codes.THRESHOLDS_FAILED
         else f" · {report.outcome.reason}"
     )
-    rate = f.get("failure_rate")
     return redact_text(
-        f"{report.role}: {report.run_id[:8]} · {_figure(f.get('responses_per_s'), ',.1f')} req/s · "
-        f"p50 {_figure(f.get('p50_ms'), ',.2f')} · p95 {_figure(f.get('p95_ms'), ',.2f')} · "
-        f"p99 {_figure(f.get('p99_ms'), ',.2f')} ms · failures {'-' if rate is None else f'{rate:.2%}'} · "
+        f"{report.role}: {report.run_id[:8]} · {fmt.rate(f.get('responses_per_s'))} req/s · "
+        f"p50 {fmt.ms(f.get('p50_ms'))} · p95 {fmt.ms(f.get('p95_ms'))} · "
+        f"p99 {fmt.ms(f.get('p99_ms'))} ms · failures {fmt.percent(f.get('failure_rate'))} · "
         f"{report.verdict}{ended}"
     )
 

@@ -6,6 +6,7 @@ test that parses the tables back) knows how far each figure was rounded."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, TypeGuard
 
 MISSING = "-"
@@ -18,40 +19,53 @@ def is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+THREE_DECIMALS = "{:,.3f}"
+"""THREE_DECIMALS is the rule of milliseconds, seconds, cores and percentages: three decimals,
+thousands separated."""
+
+
+def _written(value: Any, form: str, scale: Callable[[Any], Any] | None = None) -> str:
+    """_written is ``value`` (through ``scale`` first, when given) written by ``form``, or MISSING
+    when it is not a number."""
+    if not is_number(value):
+        return MISSING
+    return form.format(value if scale is None else scale(value))
+
+
 def rate(value: Any) -> str:
     """rate writes a per-second figure with one decimal and thousands separators: ``69,839.5``."""
-    return f"{value:,.1f}" if is_number(value) else MISSING
+    return _written(value, "{:,.1f}")
 
 
 def ms(value: Any) -> str:
     """ms writes a latency in milliseconds with three decimals (the histograms' microsecond
     resolution): ``0.027``."""
-    return f"{value:,.3f}" if is_number(value) else MISSING
+    return _written(value, THREE_DECIMALS)
 
 
 def count(value: Any) -> str:
     """count writes an integer count with thousands separators: ``139,702``."""
-    return f"{int(value):,}" if is_number(value) else MISSING
+    return _written(value, "{:,}", int)
 
 
 def percent(value: Any) -> str:
     """percent writes a fraction (0–1) as a percentage with three decimals: ``99.875%``."""
-    return f"{value * 100:,.3f}%" if is_number(value) else MISSING
+    return _written(value, THREE_DECIMALS + "%", lambda v: v * 100)
 
 
 def seconds(value: Any) -> str:
     """seconds writes a duration in seconds with three decimals: ``2.000``."""
-    return f"{value:,.3f}" if is_number(value) else MISSING
+    return _written(value, THREE_DECIMALS)
 
 
 def cores(value: Any) -> str:
     """cores writes CPU use in cores (1.0 = one core busy) with three decimals: ``0.282``."""
-    return f"{value:,.3f}" if is_number(value) else MISSING
+    return _written(value, THREE_DECIMALS)
 
 
 def mib(value: Any) -> str:
     """mib writes a size in bytes as mebibytes with one decimal: ``121.5 MiB``."""
-    return f"{value / 2**20:,.1f} MiB" if is_number(value) else MISSING
+    return _written(value, "{:,.1f} MiB", lambda v: v / 2**20)
 
 
 def size(value: Any) -> str:
@@ -69,30 +83,30 @@ def size(value: Any) -> str:
 
 def micros(value: Any) -> str:
     """micros writes a time in microseconds (CPU per request) with one decimal: ``12.5``."""
-    return f"{value:,.1f}" if is_number(value) else MISSING
+    return _written(value, "{:,.1f}")
 
 
 def busy(value: Any) -> str:
     """busy writes how busy a thread was (a fraction of its time) as a whole percentage: ``93%``."""
-    return f"{value:.0%}" if is_number(value) else MISSING
+    return _written(value, "{:.0%}")
 
 
 def times(value: Any) -> str:
     """times writes a scaling ratio (throughput or load between two levels) with two decimals
     and ``×``, as the scaling sentences of an experiment's record do: ``2.40×``."""
-    return f"{value:,.2f}×" if is_number(value) else MISSING
+    return _written(value, "{:,.2f}×")
 
 
 def efficiency(value: Any) -> str:
     """efficiency writes a scaling efficiency (a fraction: throughput ratio / load ratio) as a
     whole percentage, as the scaling sentences do: ``112 %``."""
-    return f"{value:.0%}".replace("%", " %") if is_number(value) else MISSING
+    return _written(value, "{:.0%}").replace("%", " %")
 
 
 def general(value: Any) -> str:
     """general writes any other figure (a threshold's observed value, a USL parameter) with six
     significant digits: ``0.0123457``."""
-    return f"{value:.6g}" if is_number(value) else MISSING
+    return _written(value, "{:.6g}")
 
 
 def figure(value: Any, name: str) -> str:
@@ -109,7 +123,7 @@ def figure(value: Any, name: str) -> str:
 
 def level(value: Any) -> str:
     """level writes a confidence level (a fraction) as a plain percentage: 0.95 is ``95%``."""
-    return f"{value * 100:g}%" if is_number(value) else MISSING
+    return _written(value, "{:g}%", lambda v: v * 100)
 
 
 def plain(value: Any) -> str:

@@ -7,25 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surge.analysis.curve import failure_classes_text
-from surge.analysis.describe import Description
 from surge.present import numbers as fmt
 from surge.present.charts import ZONE_COLOURS
+from surge.present.experiment_cells import STAT_COLUMNS, comparison_sides, interval, level_cells, statistics_cells
 from surge.present.experiment_charts import experiment_charts
-from surge.present.html.page import chart_div, page
-from surge.present.html.tables import (
-    bullet_list,
-    esc,
-    findings_list,
-    key_values,
-    section,
-    table,
-    verdict,
-    verdict_block,
-)
+from surge.present.html.page import chart_div, report_page
+from surge.present.html.tables import esc, key_values, section, table, verdict
 from surge.present.html.uplot import specs
 from surge.present.limitations import experiment_limitations
-from surge.present.terminal.experiment_tables import STAT_COLUMNS
 from surge.present.verdict import CAPACITY_STOPS, experiment_verdict, load_text, parameter_rows
 from surge.record.figures import FIGURE_TITLES
 from surge.record.stored import StoredRun
@@ -72,17 +61,7 @@ def _runs_table(document: Mapping[str, Any], runs: list[StoredRun]) -> str:
 
 
 def _statistics(analysis: Mapping[str, Any]) -> str:
-    rows = []
-    for figure, data in (analysis.get("statistics") or {}).items():
-        d = Description.from_dict(data)
-        rows.append(
-            [
-                FIGURE_TITLES.get(figure, figure),
-                str(d.n),
-                *(cell(v, figure, d.sd) for v in (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)),
-                fmt.percent(d.cv),
-            ]
-        )
+    rows = [statistics_cells(figure, data, cell) for figure, data in (analysis.get("statistics") or {}).items()]
     level = fmt.level(analysis.get("confidence"))
     return table(STAT_COLUMNS, rows, caption=f"Statistics over the runs (CI: {level} on the mean, Student's t)")
 
@@ -92,13 +71,7 @@ def _sweep(analysis: Mapping[str, Any]) -> str:
     rows = [
         [
             load_text(model, lv.get("load")),
-            fmt.rate(lv.get("responses_per_s")),
-            fmt.rate(lv.get("successes_per_s")),
-            fmt.percent(lv.get("success_rate")),
-            fmt.ms(lv.get("p50_ms")),
-            fmt.ms(lv.get("p95_ms")),
-            fmt.ms(lv.get("p99_ms")),
-            failure_classes_text(lv.get("failure_classes") or {}),
+            *level_cells(lv),
             lv.get("zone"),
             lv.get("zone_reason", ""),
         ]
@@ -175,26 +148,13 @@ def _compare(analysis: Mapping[str, Any]) -> str:
         rows = []
         for c in pair["figures"]:
             f = c["figure"]
-            sides = []
-            for side in (c["reference"], c["variant"]):
-                sd = None if side is None else side.get("sd")
-                sides += (
-                    ["-", "-"]
-                    if side is None
-                    else [
-                        cell(side["mean"], f, sd),
-                        "-"
-                        if side["ci_low"] is None
-                        else f"{cell(side['ci_low'], f, sd)} – {cell(side['ci_high'], f, sd)}",
-                    ]
-                )
             ratio_ci = c.get("ratio_ci") or [None, None]
             rows.append(
                 [
                     FIGURE_TITLES.get(f, f),
-                    *sides,
+                    *comparison_sides(c, cell),
                     fmt.general(c.get("ratio")),
-                    "-" if ratio_ci[0] is None else f"{fmt.general(ratio_ci[0])} – {fmt.general(ratio_ci[1])}",
+                    interval(ratio_ci[0], ratio_ci[1], fmt.general),
                     fmt.general(c.get("welch_p")),
                     fmt.general(c.get("mann_whitney_p")),
                     verdict(str(c.get("verdict"))),
@@ -241,37 +201,34 @@ def render_experiment_html(document: dict[str, Any], runs: list[StoredRun]) -> s
     sub = f"{kind} {document.get('name', '')} · experiment {str(document.get('experiment_id') or '')[:8]}" + (
         f" · {asked}" if asked else ""
     )
-    head = f'<h1>surge report: {esc(kind)} {esc(document.get("name", ""))}</h1>\n<p class="sub">{esc(sub)}</p>\n'
+    banners = []
     if not document.get("complete"):
         why = document.get("stop_signal") or "it did not finish"
-        head += f'<p class="banner">Incomplete experiment ({esc(why)}): the analysis covers the completed runs.</p>\n'
+        banners.append(f"Incomplete experiment ({esc(why)}): the analysis covers the completed runs.")
     analysis_html = (
         TABLES[kind](analysis) if kind in TABLES and analysis else '<p class="note">No analysis in this record.</p>\n'
     )
-    limitations = experiment_limitations(document, runs)
     chart_html = "".join(chart_div(c["id"], c["title"]) for c in charts)
     if chart_html and kind == "sweep":
         chart_html += zone_legend()
     no_charts = '<p class="note">No charts: the record holds no analysis.</p>\n'
-    body = (
-        head
-        + verdict_block(experiment_verdict(document))
-        + section("Charts", chart_html or no_charts)
+    return report_page(
+        title=f"surge report {kind} {document.get('name', '')}",
+        heading=(kind, document.get("name", "")),
+        sub=sub,
+        banners=banners,
+        verdict=experiment_verdict(document),
+        sections=section("Charts", chart_html or no_charts)
         + section("Analysis", analysis_html)
-        + section("Runs", _runs_table(document, runs))
-        + section("Findings", findings_list(document.get("findings") or []))
-        + section("Limitations", bullet_list(limitations, "No limitation found in the record."))
-        + section(
-            "Method",
-            key_values(
-                [
-                    ("command", document.get("command")),
-                    ("started", document.get("started_at")),
-                    ("ended", document.get("ended_at")),
-                    ("surge version", document.get("surge_version")),
-                    ("results directory", document.get("directory")),
-                ]
-            ),
-        )
+        + section("Runs", _runs_table(document, runs)),
+        findings=document.get("findings") or [],
+        limitations=experiment_limitations(document, runs),
+        method=[
+            ("command", document.get("command")),
+            ("started", document.get("started_at")),
+            ("ended", document.get("ended_at")),
+            ("surge version", document.get("surge_version")),
+            ("results directory", document.get("directory")),
+        ],
+        charts=charts,
     )
-    return page(f"surge report {kind} {document.get('name', '')}", body, charts)

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from surge.present.html.tables import bullet_list, esc, findings_list, key_values, section, verdict_block
+from surge.present.verdict import Verdict
 
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
@@ -58,3 +62,38 @@ def page(title: str, body: str, charts: list[dict[str, Any]]) -> str:
             "",
         ]
     )
+
+
+def report_page(
+    *,
+    title: str,
+    heading: Sequence[str],
+    sub: str,
+    banners: Sequence[str],
+    verdict: Verdict,
+    sections: str,
+    findings: Iterable[Mapping[str, Any]],
+    limitations: Iterable[str],
+    method: Iterable[tuple[str, Any]],
+    charts: list[dict[str, Any]],
+) -> str:
+    """report_page is a report.html as both pages (a run's, an experiment's) lay it out: the
+    heading (``surge report:`` and the ``heading`` words, the ``sub`` line, each of ``banners``:
+    HTML already escaped), the verdict, the page's own ``sections`` (HTML), then Findings,
+    Limitations and Method (``method``'s labelled values), in the frame ``page`` writes with
+    ``title`` and ``charts``."""
+    head = [
+        f"<h1>surge report: {' '.join(esc(word) for word in heading)}</h1>",
+        f'<p class="sub">{esc(sub)}</p>',
+        *(f'<p class="banner">{banner}</p>' for banner in banners),
+    ]
+    body = (
+        "\n".join(head)
+        + "\n"
+        + verdict_block(verdict)
+        + sections
+        + section("Findings", findings_list(findings))
+        + section("Limitations", bullet_list(limitations, "No limitation found in the record."))
+        + section("Method", key_values(method))
+    )
+    return page(title, body, charts)

@@ -3,21 +3,12 @@ results directory), complete, incomplete or imported."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from surge.present import numbers as fmt
-from surge.present.html.page import chart_div, page
-from surge.present.html.tables import (
-    bullet_list,
-    esc,
-    findings_list,
-    key_values,
-    section,
-    table,
-    verdict,
-    verdict_block,
-)
+from surge.present.html.page import chart_div, report_page
+from surge.present.html.tables import esc, section, table, verdict
 from surge.present.html.uplot import specs
 from surge.present.limitations import run_limitations
 from surge.present.run_charts import RUN_CHART_TITLES
@@ -30,162 +21,128 @@ TRAFFIC_COLUMNS = ("sent", "responses", "success", "responses/s", "p50 ms", "p95
 """TRAFFIC_COLUMNS are the figures each row of the scenario and tag tables shows."""
 
 
-def _traffic(block: Mapping[str, Any]) -> list[str]:
-    requests = block.get("requests") or {}
-    latency = (block.get("latency") or {}).get("all") or {}
-    throughput = block.get("throughput") or {}
-    return [
-        fmt.count(requests.get("sent")),
-        fmt.count(requests.get("responses")),
-        fmt.percent(requests.get("success_rate")),
-        fmt.rate(throughput.get("responses_per_s")),
-        fmt.ms(latency.get("p50_ms")),
-        fmt.ms(latency.get("p95_ms")),
-        fmt.ms(latency.get("p99_ms")),
-        fmt.ms(latency.get("max_ms")),
-    ]
+def _figure(part: str, key: str, form: Callable[[Any], str]) -> Callable[[Mapping[str, Any]], str]:
+    def cell(block: Mapping[str, Any]) -> str:
+        values = block.get(part) or {}
+        return form(((values.get("all") or {}) if part == "latency" else values).get(key))
+
+    return cell
 
 
-def _heading(run: StoredRun) -> str:
+CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "sent": _figure("requests", "sent", fmt.count),
+    "responses": _figure("requests", "responses", fmt.count),
+    "failed": _figure("requests", "failed", fmt.count),
+    "success": _figure("requests", "success_rate", fmt.percent),
+    "responses/s": _figure("throughput", "responses_per_s", fmt.rate),
+    "successes/s": _figure("throughput", "successes_per_s", fmt.rate),
+    **{f"p{q} ms": _figure("latency", f"p{q}_ms", fmt.ms) for q in (50, 90, 95, 99)},
+    "max ms": _figure("latency", "max_ms", fmt.ms),
+}
+"""CELLS writes each traffic column of a summary block (the run's, a scenario's, a tag's: its
+``requests``, ``throughput`` and ``latency.all``)."""
+
+HEADLINE_COLUMNS = tuple(CELLS)
+"""HEADLINE_COLUMNS are the run's headline figures (the Results table)."""
+
+
+def _traffic(block: Mapping[str, Any], columns: tuple[str, ...] = TRAFFIC_COLUMNS) -> list[str]:
+    return [CELLS[c](block) for c in columns]
+
+
+def _banners(run: StoredRun) -> list[str]:
     meta, s = run.meta, run.summary
-    name = meta.get("name") or s.get("url") or "run"
     tool = meta.get("tool") or "surge"
-    sub = f"run {run.run_id} · {meta.get('started_at', '')} · {tool}"
-    parts = [f"<h1>surge report: {esc(name)}</h1>", f'<p class="sub">{esc(sub)}</p>']
+    banners = []
     if not meta.get("complete", True) or s.get("stop_signal"):
         why = s.get("stop_signal") or s.get("stop_reason") or "it did not finish"
-        parts.append(
-            f'<p class="banner">Incomplete run: stopped ({esc(why)}); the figures cover what was '
-            "measured until then.</p>"
-        )
+        banners.append(f"Incomplete run: stopped ({esc(why)}); the figures cover what was measured until then.")
     if tool != "surge":
         source = (
             (meta.get("source") or {}).get("file") if isinstance(meta.get("source"), Mapping) else meta.get("source")
         )
-        parts.append(
-            f'<p class="banner">Imported from {esc(tool)} ({esc(source or "an unnamed file")}): '
-            "figures the tool did not report are shown as -.</p>"
+        banners.append(
+            f"Imported from {esc(tool)} ({esc(source or 'an unnamed file')}): "
+            "figures the tool did not report are shown as -."
         )
-    return "\n".join(parts) + "\n"
+    return banners
 
 
-def _method(run: StoredRun) -> str:
+def _method(run: StoredRun) -> list[tuple[str, Any]]:
     meta, s = run.meta, run.summary
     env = meta.get("environment") or {}
     environment = (
         ", ".join(f"{k.replace('_', ' ')} {fmt.plain(v)}" for k, v in env.items() if v is not None) if env else None
     )
-    return section(
-        "Method",
-        key_values(
-            [
-                ("target", meta.get("target") or s.get("url")),
-                ("command", meta.get("command")),
-                ("plan", (meta.get("plan") or {}).get("description")),
-                ("started", meta.get("started_at")),
-                ("ended", meta.get("ended_at")),
-                ("load window s", fmt.seconds(s.get("duration_s"))),
-                ("stop reason", s.get("stop_reason")),
-                ("generator threads", s.get("threads")),
-                ("environment", environment),
-                ("surge version", meta.get("surge_version")),
-                ("results directory", run.directory),
-            ]
-        ),
-    )
+    return [
+        ("target", meta.get("target") or s.get("url")),
+        ("command", meta.get("command")),
+        ("plan", (meta.get("plan") or {}).get("description")),
+        ("started", meta.get("started_at")),
+        ("ended", meta.get("ended_at")),
+        ("load window s", fmt.seconds(s.get("duration_s"))),
+        ("stop reason", s.get("stop_reason")),
+        ("generator threads", s.get("threads")),
+        ("environment", environment),
+        ("surge version", meta.get("surge_version")),
+        ("results directory", run.directory),
+    ]
 
 
 def _headline(s: Mapping[str, Any]) -> str:
-    requests = s.get("requests") or {}
-    latency = (s.get("latency") or {}).get("all") or {}
-    throughput = s.get("throughput") or {}
-    columns = (
-        "sent",
-        "responses",
-        "failed",
-        "success",
-        "responses/s",
-        "successes/s",
-        "p50 ms",
-        "p90 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-    )
-    row = [
-        fmt.count(requests.get("sent")),
-        fmt.count(requests.get("responses")),
-        fmt.count(requests.get("failed")),
-        fmt.percent(requests.get("success_rate")),
-        fmt.rate(throughput.get("responses_per_s")),
-        fmt.rate(throughput.get("successes_per_s")),
-        *(fmt.ms(latency.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
-    ]
-    return section("Results", table(columns, [row], left=0))
+    return section("Results", table(HEADLINE_COLUMNS, [_traffic(s, HEADLINE_COLUMNS)], left=0))
 
 
 def _tables(s: Mapping[str, Any]) -> str:
-    parts = []
-    scenarios = s.get("scenarios") or []
-    if scenarios:
-        parts.append(
-            table(
-                ("scenario", *TRAFFIC_COLUMNS),
-                ([sc.get("name", ""), *_traffic(sc)] for sc in scenarios),
-                caption="Per scenario",
-            )
-        )
-    tags = s.get("tags") or []
-    if tags:
-        parts.append(
-            table(
-                ("tag", "scenario", *TRAFFIC_COLUMNS),
-                ([t.get("tag", ""), t.get("scenario") or "", *_traffic(t)] for t in tags),
-                left=2,
-                caption="Per tag",
-            )
-        )
-    checks = s.get("checks") or []
-    if checks:
-        parts.append(
-            table(
-                ("check", "scenario", "tag", "passes", "fails", "pass rate"),
-                (
-                    [
-                        c.get("name", ""),
-                        c.get("scenario") or "",
-                        c.get("tag") or "",
-                        fmt.count(c.get("passes")),
-                        fmt.count(c.get("fails")),
-                        fmt.percent(
-                            c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
-                        ),
-                    ]
-                    for c in checks
-                ),
-                left=3,
-                caption="Checks",
-            )
-        )
-    thresholds = s.get("thresholds") or []
-    if thresholds:
-        parts.append(
-            table(
-                ("threshold", "scope", "observed", "verdict", "note"),
-                (
-                    [
-                        t.get("expr", ""),
-                        threshold_scope(t),
-                        t.get("observed_text") or "-",
-                        verdict(str(t.get("status", ""))),
-                        t.get("note") or "",
-                    ]
-                    for t in thresholds
-                ),
-                left=2,
-                caption="Thresholds",
-            )
-        )
+    def pass_rate(c: Mapping[str, Any]) -> float | None:
+        return c["passes"] / (c["passes"] + c["fails"]) if c.get("passes", 0) + c.get("fails", 0) else None
+
+    tables = (  # caption, columns, rows, how many columns are aligned left
+        (
+            "Per scenario",
+            ("scenario", *TRAFFIC_COLUMNS),
+            [[sc.get("name", ""), *_traffic(sc)] for sc in s.get("scenarios") or []],
+            1,
+        ),
+        (
+            "Per tag",
+            ("tag", "scenario", *TRAFFIC_COLUMNS),
+            [[t.get("tag", ""), t.get("scenario") or "", *_traffic(t)] for t in s.get("tags") or []],
+            2,
+        ),
+        (
+            "Checks",
+            ("check", "scenario", "tag", "passes", "fails", "pass rate"),
+            [
+                [
+                    c.get("name", ""),
+                    c.get("scenario") or "",
+                    c.get("tag") or "",
+                    fmt.count(c.get("passes")),
+                    fmt.count(c.get("fails")),
+                    fmt.percent(pass_rate(c)),
+                ]
+                for c in s.get("checks") or []
+            ],
+            3,
+        ),
+        (
+            "Thresholds",
+            ("threshold", "scope", "observed", "verdict", "note"),
+            [
+                [
+                    t.get("expr", ""),
+                    threshold_scope(t),
+                    t.get("observed_text") or "-",
+                    verdict(str(t.get("status", ""))),
+                    t.get("note") or "",
+                ]
+                for t in s.get("thresholds") or []
+            ],
+            2,
+        ),
+    )
+    parts = [table(columns, rows, left=left, caption=caption) for caption, columns, rows, left in tables if rows]
     return section("Scenarios, tags, checks and thresholds", *parts) if parts else ""
 
 
@@ -223,16 +180,20 @@ def render_run_html(run: StoredRun) -> str:
     )
     if missing:
         chart_html += "".join(f'<p class="note">{esc(t)}: not in this record.</p>\n' for t in missing)
-    body = (
-        _heading(run)
-        + verdict_block(run_verdict(run.summary))
-        + _headline(run.summary)
+    meta = run.meta
+    return report_page(
+        title=f"surge report {meta.get('name') or run.run_id}",
+        heading=(meta.get("name") or run.summary.get("url") or "run",),
+        sub=f"run {run.run_id} · {meta.get('started_at', '')} · {meta.get('tool') or 'surge'}",
+        banners=_banners(run),
+        verdict=run_verdict(run.summary),
+        sections=_headline(run.summary)
         + _stages(run)
         + section("Charts", chart_html)
         + _resources(run)
-        + _tables(run.summary)
-        + section("Findings", findings_list(run.summary.get("findings") or []))
-        + section("Limitations", bullet_list(run_limitations(run.summary), "No limitation found in the record."))
-        + _method(run)
+        + _tables(run.summary),
+        findings=run.summary.get("findings") or [],
+        limitations=run_limitations(run.summary),
+        method=_method(run),
+        charts=charts,
     )
-    return page(f"surge report {run.meta.get('name') or run.run_id}", body, charts)

@@ -11,17 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from surge.present import numbers as fmt
+from surge.present.experiment_cells import ID_CHARS, STAT_COLUMNS
 from surge.present.limitations import experiment_limitations
 from surge.present.markdown.run_report import _environment, bullets, section, table, verdict_md
 from surge.present.report_source import ExperimentSource
 from surge.present.verdict import experiment_verdict, parameter_rows
 from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
-
-STAT_COLUMNS = ("figure", "n", "mean", "SD", "CI low", "CI high", "median", "min", "max", "CV")
-"""STAT_COLUMNS are the statistics table's columns (the CI's level is in the heading)."""
-
-ID_CHARS = 8
-"""ID_CHARS is how much of a run's id tables show (any unique prefix names it)."""
 
 
 def title(figure: str) -> str:

@@ -213,7 +213,6 @@ def _latency_rows(latency: Mapping[str, Any] | None) -> list[list[str]]:
 
 
 def _breakdowns(summary: Mapping[str, Any]) -> list[str]:
-    parts = []
     columns = ("sent", "responses", "failed", "responses/s", "p50 ms", "p95 ms", "p99 ms")
 
     def cells(entry: Mapping[str, Any]) -> list[str]:
@@ -225,55 +224,36 @@ def _breakdowns(summary: Mapping[str, Any]) -> list[str]:
             *(fmt.ms(_get(timed(entry), k)) for k in ("p50_ms", "p95_ms", "p99_ms")),
         ]
 
-    scenarios = summary.get("scenarios") or []
-    if scenarios:
-        parts.append(
-            section(
-                "Per scenario",
-                table(
-                    ("scenario", "window (s)", *columns),
-                    [[str(s.get("name")), fmt.seconds(s.get("duration_s")), *cells(s)] for s in scenarios],
-                    left=1,
-                ),
-                level=3,
-            )
-        )
-    tags = summary.get("tags") or []
-    if tags:
-        parts.append(
-            section(
-                "Per tag",
-                table(
-                    ("tag", "scenario", *columns),
-                    [[str(t.get("tag")), str(t.get("scenario")), *cells(t)] for t in tags],
-                    left=2,
-                ),
-                level=3,
-            )
-        )
-    checks = summary.get("checks") or []
-    if checks:
-        parts.append(
-            section(
-                "Checks",
-                table(
-                    ("check", "scenario", "tag", "passes", "fails"),
-                    [
-                        [
-                            str(c.get("name")),
-                            str(c.get("scenario") or "-"),
-                            str(c.get("tag") or "-"),
-                            fmt.count(c.get("passes")),
-                            fmt.count(c.get("fails")),
-                        ]
-                        for c in checks
-                    ],
-                    left=3,
-                ),
-                level=3,
-            )
-        )
-    return parts
+    tables = (  # heading, columns, rows, how many columns are aligned left
+        (
+            "Per scenario",
+            ("scenario", "window (s)", *columns),
+            [[str(s.get("name")), fmt.seconds(s.get("duration_s")), *cells(s)] for s in summary.get("scenarios") or []],
+            1,
+        ),
+        (
+            "Per tag",
+            ("tag", "scenario", *columns),
+            [[str(t.get("tag")), str(t.get("scenario")), *cells(t)] for t in summary.get("tags") or []],
+            2,
+        ),
+        (
+            "Checks",
+            ("check", "scenario", "tag", "passes", "fails"),
+            [
+                [
+                    str(c.get("name")),
+                    str(c.get("scenario") or "-"),
+                    str(c.get("tag") or "-"),
+                    fmt.count(c.get("passes")),
+                    fmt.count(c.get("fails")),
+                ]
+                for c in summary.get("checks") or []
+            ],
+            3,
+        ),
+    )
+    return [section(title, table(head, rows, left=left), level=3) for title, head, rows, left in tables if rows]
 
 
 def _results(run: StoredRun, charts: Mapping[str, str]) -> str:

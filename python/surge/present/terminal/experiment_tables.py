@@ -25,25 +25,26 @@ from rich.console import Console
 from rich.text import Text
 
 from surge.analysis.capacity_search import OUTCOME_WORDS, answer_text
-from surge.analysis.curve import failure_classes_text, findings, offered_text
-from surge.analysis.describe import Description
+from surge.analysis.curve import findings, offered_text
 from surge.analysis.over_runs import verdict_line
 from surge.core.redact import redact_text
 from surge.diagnosis.findings import PREFIX
 from surge.present import numbers as fmt
+from surge.present.experiment_cells import (
+    ID_CHARS,
+    STAT_COLUMNS,
+    comparison_sides,
+    interval,
+    level_cells,
+    statistics_cells,
+)
 from surge.present.numbers import figure_with_spread, spread_decimals
 from surge.present.terminal.summary import summary_console, summary_table
 from surge.record.directory import KEPT, NOT_KEPT
 from surge.record.figures import FIGURE_TITLES, KEY_FIGURES
 
-ID_CHARS = 8
-"""ID_CHARS is how much of a run's id tables show (any unique prefix names it)."""
-
 RUN_COLUMNS = ("run", "id", "req/s", "p50 ms", "p95 ms", "p99 ms", "failure rate", "verdict")
 """RUN_COLUMNS are the columns of an experiment's table of runs."""
-
-STAT_COLUMNS = ("figure", "n", "mean", "SD", "CI low", "CI high", "median", "min", "max", "CV")
-"""STAT_COLUMNS are the columns of the statistics table (the CI's level is in the title)."""
 
 
 def cell(value: float | None, figure: str, spread: float | None = None) -> str:
@@ -82,21 +83,13 @@ def statistics_table(analysis: Mapping[str, Any]) -> Any:
         f"Statistics over the runs (CI: {level} on the mean, Student's t)", STAT_COLUMNS, left=("figure",)
     )
     for figure, data in analysis["statistics"].items():
-        d = Description.from_dict(data)
-        values = (d.mean, d.sd, d.ci_low, d.ci_high, d.median, d.min, d.max)
-        table.add_row(
-            FIGURE_TITLES.get(figure, figure),
-            str(d.n),
-            *(cell(v, figure, d.sd) for v in values),
-            fmt.percent(d.cv),
-        )
+        table.add_row(*statistics_cells(figure, data, cell))
     return table
 
 
 def print_over_runs(document: Mapping[str, Any], console: Console) -> None:
     """print_over_runs prints a repeat's or stats' record: the runs, the statistics, each flag
     with its advice, the runs left out and the thresholds' verdict."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     console.print(runs_table(document))
     analysis = document.get("analysis")
     if not analysis:
@@ -126,8 +119,7 @@ def heading(document: Mapping[str, Any]) -> str:
 
 
 def print_runs_only(document: Mapping[str, Any], console: Console) -> None:
-    """print_runs_only prints the heading and the runs (a kind without a printer of its own)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
+    """print_runs_only prints the runs (a kind without a printer of its own)."""
     console.print(runs_table(document))
 
 
@@ -162,14 +154,9 @@ def curve_table(analysis: Mapping[str, Any]) -> Any:
         left=("level", "failures", "zone", "run"),
     )
     for level in analysis["levels"]:
-        success = level.get("success_rate")
         table.add_row(
             offered_text(model, level["load"]),
-            fmt.rate(level["responses_per_s"]),
-            fmt.rate(level["successes_per_s"]),
-            fmt.percent(success),
-            *(fmt.ms(level[k]) for k in ("p50_ms", "p95_ms", "p99_ms")),
-            failure_classes_text(level["failure_classes"]),
+            *level_cells(level),
             Text(level["zone"], style=ZONE_STYLES.get(level["zone"], "")),
             str(level["run_id"])[:ID_CHARS],
         )
@@ -218,9 +205,8 @@ def print_run_findings(document: Mapping[str, Any], console: Console) -> None:
 
 
 def print_sweep(document: Mapping[str, Any], console: Console) -> None:
-    """print_sweep prints a sweep's record: heading, curve table, zone reasons, chart, the
+    """print_sweep prints a sweep's record: curve table, zone reasons, chart, the
     peak, knee, USL and SLO lines, the runs' findings (the runs' table when there is no analysis)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
         console.print(runs_table(document))
@@ -295,10 +281,9 @@ def steps_table(analysis: Mapping[str, Any]) -> Any:
 
 
 def print_capacity(document: Mapping[str, Any], console: Console) -> None:
-    """print_capacity prints a capacity search's record: heading, the answer (rate, bracket),
+    """print_capacity prints a capacity search's record: the answer (rate, bracket),
     the steps table, each step's reasons, the notes, the SLO and the runs' findings (the runs'
     table when there is no analysis)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     analysis = document.get("analysis")
     if not analysis:
         console.print(runs_table(document))
@@ -335,10 +320,6 @@ def _signed(value: float | None, figure: str, spread: float | None = None) -> st
     return f"{value:+,.6g}"
 
 
-def _interval(low: float | None, high: float | None, form: Any) -> str:
-    return fmt.MISSING if low is None or high is None else f"{form(low)} – {form(high)}"
-
-
 def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
     """comparison_table is one variant against the reference, a row per figure: each side's
     mean and CI, the difference, the ratio and its bootstrap CI, both p-values, the verdict."""
@@ -366,17 +347,6 @@ def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
     )
     for c in pair["figures"]:
         f = c["figure"]
-        sides = []
-        for side in (c["reference"], c["variant"]):
-            sd = None if side is None else side.get("sd")
-            sides += (
-                [fmt.MISSING, fmt.MISSING]
-                if side is None
-                else [
-                    cell(side["mean"], f, sd),
-                    _interval(side["ci_low"], side["ci_high"], lambda v, f=f, sd=sd: cell(v, f, sd)),
-                ]
-            )
         ratio_ci = c["ratio_ci"] or [None, None]
         verdict = c["verdict"] if c["verdict"] != "no significant difference" else "~ no significant difference"
         if c.get("may_be_drift"):
@@ -384,10 +354,10 @@ def comparison_table(pair: Mapping[str, Any], confidence: float) -> Any:
         spreads = [side["sd"] for side in (c["reference"], c["variant"]) if side and side.get("sd")]
         table.add_row(
             FIGURE_TITLES.get(f, f),
-            *sides,
+            *comparison_sides(c, cell),
             _signed(c["difference"], f, min(spreads, default=None)),
             fmt.general(c["ratio"]),
-            _interval(ratio_ci[0], ratio_ci[1], fmt.general),
+            interval(ratio_ci[0], ratio_ci[1], fmt.general),
             fmt.general(c["welch_p"]),
             fmt.general(c["mann_whitney_p"]),
             Text(verdict, style=VERDICT_STYLES.get(c["verdict"], "")),
@@ -452,7 +422,6 @@ def grid_table(grid: Mapping[str, Any]) -> Any:
 
 def print_comparison(document: Mapping[str, Any], console: Console) -> None:
     """print_comparison prints a compare experiment's record (the command's output)."""
-    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     console.print(runs_table(document))
     analysis = document.get("analysis")
     if not analysis:
@@ -495,13 +464,15 @@ PRINTERS: dict[str, Callable[[Mapping[str, Any], Console], None]] = {
     "capacity": print_capacity,
     "compare": print_comparison,
 }
-"""PRINTERS maps an experiment kind to the function printing its record (sweep, capacity and
-compare add theirs here)."""
+"""PRINTERS maps an experiment kind to the function printing its record after its heading
+(print_experiment prints that line)."""
 
 
 def print_experiment(document: Mapping[str, Any], console: Console | None = None) -> None:
-    """print_experiment prints the experiment as its command did, then a line when it is incomplete."""
+    """print_experiment prints the experiment as its command did: its heading (kind, name, id
+    prefix, what was asked), its kind's printer (PRINTERS), then a line when it is incomplete."""
     console = console or summary_console()
+    console.print(Text.assemble(("surge ", "bold cyan"), redact_text(heading(document))))
     PRINTERS.get(str(document.get("kind")), print_runs_only)(document, console)
     if not document.get("complete"):
         signal = document.get("stop_signal")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, Group
@@ -28,12 +28,17 @@ def summary_console() -> Console:
     return console if console.is_terminal else Console(width=PIPE_WIDTH)
 
 
-def summary_table(title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",)) -> Table:
+def summary_table(
+    title: str, columns: tuple[str, ...], left: tuple[str, ...] = ("",), rows: Iterable[Sequence[Any]] = ()
+) -> Table:
     """summary_table is a summary table whose cells fold onto more lines when the terminal is
-    narrow, never cut: the columns named in ``left`` are left-aligned, the others right."""
+    narrow, never cut: the columns named in ``left`` are left-aligned, the others right; with
+    ``rows`` already in it."""
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     for col in columns:
         table.add_column(col, justify="left" if col in left else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
@@ -210,90 +215,91 @@ def _not_ok(r: Requests) -> str:
     return f"{fmt.count(r.failed + (r.interrupted or 0))} ({fmt.percent(r.failure_rate)})"
 
 
+SCENARIO_COLUMNS = (
+    "scenario",
+    "iterations",
+    "dropped",
+    "interrupted",
+    "requests",
+    "responses/s",
+    "failed + cut off",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+)
+"""SCENARIO_COLUMNS are the columns of the summary's per-scenario table."""
+
+TAG_COLUMNS = (
+    "scenario",
+    "tag",
+    "requests",
+    "responses/s",
+    "failed + cut off",
+    "avg ms",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "max ms",
+)
+"""TAG_COLUMNS are the columns of the summary's per-tag table."""
+
+
 def render_breakdowns(result: RunResult) -> list[Any]:
     """render_breakdowns builds the per-scenario, per-tag and per-check tables of a run."""
-    parts: list[Any] = []
-    if result.scenarios:
-        table = summary_table(
+
+    def traffic(entry: Any, latencies: tuple[str, ...]) -> list[str]:
+        rq, lat = entry.requests, entry.latency.all
+        return [
+            fmt.count(rq.sent),
+            fmt.rate(entry.throughput.responses_per_s),
+            _not_ok(rq),
+            *(fmt.ms(getattr(lat, k)) for k in latencies),
+        ]
+
+    def check_row(c: Mapping[str, Any]) -> list[Any]:
+        total = c["passes"] + c["fails"]
+        return [
+            c["scenario"],
+            redact_text(c["tag"]),
+            redact_text(c["name"]),
+            fmt.count(c["passes"]),
+            Text(fmt.count(c["fails"]), style="red" if c["fails"] else ""),
+            fmt.percent(c["passes"] / total) if total else "no data",
+        ]
+
+    tables = (  # title, columns, the left-aligned ones, rows
+        (
             "Scenarios",
-            (
-                "scenario",
-                "iterations",
-                "dropped",
-                "interrupted",
-                "requests",
-                "responses/s",
-                "failed + cut off",
-                "p50 ms",
-                "p95 ms",
-                "p99 ms",
-            ),
-            left=("scenario",),
-        )
-        for s in result.scenarios:
-            it, rq, lat = s.iterations, s.requests, s.latency.all
-            table.add_row(
-                s.name,
-                f"{fmt.count(it.iterations_completed)}/{fmt.count(it.iterations_started)}",
-                f"{fmt.count(it.iterations_dropped)}",
-                f"{fmt.count(it.iterations_interrupted)}",
-                f"{fmt.count(rq.sent)}",
-                fmt.rate(s.throughput.responses_per_s),
-                _not_ok(rq),
-                fmt.ms(lat.p50_ms),
-                fmt.ms(lat.p95_ms),
-                fmt.ms(lat.p99_ms),
-            )
-        parts.append(table)
-    if result.tags:
-        table = summary_table(
+            SCENARIO_COLUMNS,
+            ("scenario",),
+            [
+                [
+                    s.name,
+                    f"{fmt.count(s.iterations.iterations_completed)}/{fmt.count(s.iterations.iterations_started)}",
+                    fmt.count(s.iterations.iterations_dropped),
+                    fmt.count(s.iterations.iterations_interrupted),
+                    *traffic(s, ("p50_ms", "p95_ms", "p99_ms")),
+                ]
+                for s in result.scenarios
+            ],
+        ),
+        (
             "Requests by tag",
-            (
-                "scenario",
-                "tag",
-                "requests",
-                "responses/s",
-                "failed + cut off",
-                "avg ms",
-                "p50 ms",
-                "p95 ms",
-                "p99 ms",
-                "max ms",
-            ),
-            left=("scenario", "tag"),
-        )
-        for t in result.tags:
-            rq, lat = t.requests, t.latency.all
-            table.add_row(
-                t.scenario,
-                redact_text(t.tag),
-                f"{fmt.count(rq.sent)}",
-                fmt.rate(t.throughput.responses_per_s),
-                _not_ok(rq),
-                fmt.ms(lat.mean_ms),
-                fmt.ms(lat.p50_ms),
-                fmt.ms(lat.p95_ms),
-                fmt.ms(lat.p99_ms),
-                fmt.ms(lat.max_ms),
-            )
-        parts.append(table)
-    checks = result.checks
-    if checks:
-        table = summary_table(
-            "Checks", ("scenario", "tag", "check", "passed", "failed", "rate"), left=("scenario", "tag", "check")
-        )
-        for c in checks:
-            total = c["passes"] + c["fails"]
-            rate = fmt.percent(c["passes"] / total) if total else "no data"
-            table.add_row(
-                c["scenario"],
-                redact_text(c["tag"]),
-                redact_text(c["name"]),
-                f"{fmt.count(c['passes'])}",
-                Text(f"{fmt.count(c['fails'])}", style="red" if c["fails"] else ""),
-                rate,
-            )
-        parts.append(table)
+            TAG_COLUMNS,
+            ("scenario", "tag"),
+            [
+                [t.scenario, redact_text(t.tag), *traffic(t, ("mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms"))]
+                for t in result.tags
+            ],
+        ),
+        (
+            "Checks",
+            ("scenario", "tag", "check", "passed", "failed", "rate"),
+            ("scenario", "tag", "check"),
+            [check_row(c) for c in result.checks],
+        ),
+    )
+    parts: list[Any] = [summary_table(title, columns, left, rows) for title, columns, left, rows in tables if rows]
     for c in result.captures:
         if c["missing"]:
             parts.append(
