@@ -47,8 +47,8 @@ class Heading:
 
 
 PlanLike = Plan | Mapping[str, Any] | Heading
-"""PlanLike is what a summary is told about the plan: a URL run's typed Plan, a scenario file's
-engine plan (a mapping), or a record's Heading."""
+"""PlanLike is what a summary is told about the plan: a URL run's Plan, a scenario file's
+Heading (``scenario_heading``), a record's Heading, or an engine plan's JSON (a mapping)."""
 
 
 def describe_plan(plan: Plan) -> str:
@@ -87,6 +87,20 @@ def describe(plan: PlanLike) -> str:
     names = ", ".join(f"{s['name']} ({s['executor']['type']})" for s in plan["scenarios"])
     slack = open_model_send_slack_s((s["executor"]["type"] for s in plan["scenarios"]), plan.get("send_slack_s"))
     return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}{_send_slack(slack)}"
+
+
+def describe_scenarios(plan: Plan) -> str:
+    """describe_scenarios is a scenario file's one-line description: the target, each scenario
+    with its executor, and the send slack when a scenario is open-model."""
+    names = ", ".join(f"{s.name} ({s.executor.type})" for s in plan.scenarios)
+    slack = _send_slack(plan.open_model_send_slack_s())
+    return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}{slack}"
+
+
+def scenario_heading(plan: Plan) -> Heading:
+    """scenario_heading is the Heading of a scenario file's main ``plan`` (every scenario named,
+    however few steps it has), secrets masked, with its load schedule."""
+    return Heading(redact_text(describe_scenarios(plan)), plan.is_open_model(), schedule(plan))
 
 
 def _send_slack(seconds: float | None) -> str:
