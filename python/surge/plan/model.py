@@ -2,10 +2,11 @@
 
 These are plain, frozen dataclasses that mirror ``surge-engine``'s ``Plan``
 (``crates/surge-engine/src/spec/``, docs/plan.md) field for field: every field its serde
-structs accept, under the same JSON names, with the same defaults. ``Plan.to_dict()`` is the
-engine's JSON (fields in the engine's order, ``None`` written as null, which the engine reads
-as absent; the few fields marked ``OMITTED_AT_DEFAULT`` are left out at their default) and
-``Plan.from_dict`` reads it back. They hold no validation of their own on purpose: the engine
+structs accept, under the same JSON names, with the same defaults (the think times, variables,
+captures and checks are in ``surge.plan.scenario_parts``). ``Plan.to_dict()`` is the engine's
+JSON (``surge.plan.json_form``: fields in the engine's order, ``None`` written as null, which
+the engine reads as absent; the few fields marked ``OMITTED_AT_DEFAULT`` are left out at their
+default) and ``Plan.from_dict`` reads it back. They hold no validation of their own on purpose: the engine
 validates every field and names it in its errors (``surge.PlanError``); user-facing
 validation (scenario files, with file and line) happens before a Plan is built, and keeping
 this layer free of pydantic keeps ``surge run`` quick to start.
@@ -15,79 +16,20 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
-from typing import Any, Literal, TypeVar
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
+
+from surge.plan.json_form import OMITTED_AT_DEFAULT, from_json_object, from_tagged, to_json_value
+
+if TYPE_CHECKING:
+    from surge.plan.scenario_parts import CaptureSpec, CheckSpec, ThinkSpec, VariableSpec
 
 DEFAULT_SEND_SLACK_S = 0.001
 """DEFAULT_SEND_SLACK_S is the engine's default send slack in seconds (docs/engine.md, "Pacing"):
 the plan layer sits below the engine's, so it keeps a copy that a unit test holds equal to
 ``surge.engine.execute.DEFAULT_SEND_SLACK_S``."""
-
-OMITTED_AT_DEFAULT = {"omit_default": True}
-"""OMITTED_AT_DEFAULT marks a field ``to_dict`` leaves out while it holds its default (the
-engine then applies its own): the plan's ``send_slack_s``, ``percentiles`` and
-``interval_totals``, a rows variable's ``rows`` and ``cells`` (the engine writes them so too)."""
-
-_T = TypeVar("_T")
-
-
-def _json_name(f: Field[Any]) -> str:
-    return str(f.metadata.get("json", f.name))
-
-
-def _default(f: Field[Any]) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    if f.default_factory is not MISSING:
-        return f.default_factory()
-    return MISSING
-
-
-def _to_json(value: Any) -> Any:
-    """_to_json is ``value`` as JSON-ready data: a dataclass as an object of its fields under
-    their JSON names, tuples as lists."""
-    if is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in fields(value):
-            item = getattr(value, f.name)
-            if f.metadata.get("omit_default") and item == _default(f):
-                continue
-            out[_json_name(f)] = _to_json(item)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
-    return value
-
-
-Parsers = Mapping[str, Callable[[Any], Any]]
-
-
-def _from_json(cls: type[_T], data: Mapping[str, Any], parsers: Parsers | None = None) -> _T:
-    """_from_json builds ``cls`` from its JSON object ``data`` (keys by JSON name; ``parsers``
-    read the nested ones by field name); ValueError for a key ``cls`` does not have, as the
-    engine refuses unknown fields."""
-    known = {_json_name(f): f.name for f in fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
-    kwargs = {}
-    for key, value in data.items():
-        name = known[key]
-        parse = (parsers or {}).get(name)
-        kwargs[name] = parse(value) if parse is not None and value is not None else value
-    return cls(**kwargs)
-
-
-def _tagged(union: Iterable[type[Any]], tag: str, data: Mapping[str, Any], what: str) -> Any:
-    """_tagged builds the member of ``union`` whose ``tag`` field's default is ``data[tag]``."""
-    by_tag = {_default(next(f for f in fields(c) if _json_name(f) == tag)): c for c in union}
-    cls = by_tag.get(data.get(tag))
-    if cls is None:
-        raise ValueError(f"{what}: unknown {tag} {data.get(tag)!r}")
-    return _from_json(cls, data)
 
 
 @dataclass(frozen=True)
@@ -118,7 +60,7 @@ class RequestSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RequestSpec:
         """from_dict reads a RequestSpec from the engine's JSON (headers as pairs)."""
-        return _from_json(cls, data, {"headers": lambda hs: [(str(k), str(v)) for k, v in hs]})
+        return from_json_object(cls, data, {"headers": lambda hs: [(str(k), str(v)) for k, v in hs]})
 
 
 # Executors (k6's vocabulary; rates are iterations per second).
@@ -227,10 +169,12 @@ OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
 def executor_from_dict(data: Mapping[str, Any]) -> Executor:
     """executor_from_dict reads an executor from the engine's JSON (by its ``type``)."""
     if data.get("type") == "ramping-vus":
-        return _from_json(RampingVus, data, {"stages": lambda ss: [_from_json(VuStage, s) for s in ss]})
+        return from_json_object(RampingVus, data, {"stages": lambda ss: [from_json_object(VuStage, s) for s in ss]})
     if data.get("type") == "ramping-arrival-rate":
-        return _from_json(RampingArrivalRate, data, {"stages": lambda ss: [_from_json(RateStage, s) for s in ss]})
-    executor: Executor = _tagged(EXECUTORS, "type", data, "executor")
+        return from_json_object(
+            RampingArrivalRate, data, {"stages": lambda ss: [from_json_object(RateStage, s) for s in ss]}
+        )
+    executor: Executor = from_tagged(EXECUTORS, "type", data, "executor")
     return executor
 
 
@@ -243,316 +187,16 @@ def open_model_send_slack_s(executor_types: Iterable[str], send_slack_s: float |
     return DEFAULT_SEND_SLACK_S if send_slack_s is None else send_slack_s
 
 
-# Think times: a pause after a step or an iteration.
-
-
-@dataclass(frozen=True, kw_only=True)
-class ThinkFixed:
-    """ThinkFixed: a pause of exactly ``s`` seconds."""
-
-    type: Literal["fixed"] = "fixed"
-    s: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class ThinkUniform:
-    """ThinkUniform: a pause drawn uniformly between ``min_s`` and ``max_s`` seconds."""
-
-    type: Literal["uniform"] = "uniform"
-    min_s: float
-    max_s: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class ThinkExponential:
-    """ThinkExponential: a pause drawn exponentially with mean ``mean_s`` (a Poisson process)."""
-
-    type: Literal["exponential"] = "exponential"
-    mean_s: float
-
-
-ThinkSpec = ThinkFixed | ThinkUniform | ThinkExponential
-"""ThinkSpec is the engine's ThinkTime, chosen by ``type``."""
-
-
-THINK_TIMES: tuple[type[ThinkSpec], ...] = (ThinkFixed, ThinkUniform, ThinkExponential)
-"""THINK_TIMES are the think time classes."""
-
-
-# Variables: drawn once per iteration (docs/plan.md, "VariableSpec").
-
-
-@dataclass(frozen=True, kw_only=True)
-class CounterVariable:
-    """CounterVariable yields ``start + step*k``, unique run-wide (striped over threads)."""
-
-    name: str
-    type: Literal["counter"] = "counter"
-    start: int = 1
-    step: int = 1
-
-
-@dataclass(frozen=True, kw_only=True)
-class UniformVariable:
-    """UniformVariable yields an integer in ``[min, max]``, both inclusive."""
-
-    name: str
-    type: Literal["uniform"] = "uniform"
-    min: int
-    max: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class ZipfVariable:
-    """ZipfVariable yields a rank in ``1..=n`` with probability proportional to ``1/k^s``."""
-
-    name: str
-    type: Literal["zipf"] = "zipf"
-    n: int
-    s: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChoiceVariable:
-    """ChoiceVariable yields one of ``values``, uniformly or by ``weights``."""
-
-    name: str
-    type: Literal["choice"] = "choice"
-    values: list[str]
-    weights: list[float] | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class UuidVariable:
-    """UuidVariable yields a random version-4 UUID."""
-
-    name: str
-    type: Literal["uuid"] = "uuid"
-
-
-@dataclass(frozen=True, kw_only=True)
-class RandomStringVariable:
-    """RandomStringVariable yields ``length`` characters drawn from ``alphabet`` (None: [A-Za-z0-9])."""
-
-    name: str
-    type: Literal["random-string"] = "random-string"
-    length: int
-    alphabet: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class RowsVariable:
-    """RowsVariable yields one row of a table (``name.column`` slots), the table given as
-    ``rows`` or as ``cells`` (every cell followed by a NUL); ``pick`` sequential, random or unique."""
-
-    name: str
-    type: Literal["rows"] = "rows"
-    columns: list[str]
-    rows: list[list[str]] = field(default_factory=list, metadata=OMITTED_AT_DEFAULT)
-    cells: str | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
-    pick: Literal["sequential", "random", "unique"] = "sequential"
-
-
-@dataclass(frozen=True, kw_only=True)
-class PoolVariable:
-    """PoolVariable yields a value of the data pool ``pool`` (``pick`` sequential, random or
-    zipf with exponent ``s``)."""
-
-    name: str
-    type: Literal["pool"] = "pool"
-    pool: str
-    pick: Literal["sequential", "random", "zipf"] = "random"
-    s: float | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConstantVariable:
-    """ConstantVariable always yields ``value``."""
-
-    name: str
-    type: Literal["constant"] = "constant"
-    value: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class DecimalVariable:
-    """DecimalVariable yields a number in ``[min, max]`` with ``decimals`` digits after the point."""
-
-    name: str
-    type: Literal["decimal"] = "decimal"
-    min: float
-    max: float
-    decimals: int = 2
-
-
-@dataclass(frozen=True, kw_only=True)
-class VuVariable:
-    """VuVariable yields the VU's number, 1-based, unique within the scenario."""
-
-    name: str
-    type: Literal["vu"] = "vu"
-
-
-@dataclass(frozen=True, kw_only=True)
-class TimestampVariable:
-    """TimestampVariable yields the wall-clock time the iteration starts, in ``unit`` (s, ms, us)."""
-
-    name: str
-    type: Literal["timestamp"] = "timestamp"
-    unit: Literal["s", "ms", "us"] = "ms"
-
-
-VariableSpec = (
-    CounterVariable
-    | UniformVariable
-    | ZipfVariable
-    | ChoiceVariable
-    | UuidVariable
-    | RandomStringVariable
-    | RowsVariable
-    | PoolVariable
-    | ConstantVariable
-    | DecimalVariable
-    | VuVariable
-    | TimestampVariable
-)
-"""VariableSpec is one of the engine's variables, chosen by ``type``."""
-
-VARIABLES: tuple[type[VariableSpec], ...] = (
-    CounterVariable,
-    UniformVariable,
-    ZipfVariable,
-    ChoiceVariable,
-    UuidVariable,
-    RandomStringVariable,
-    RowsVariable,
-    PoolVariable,
-    ConstantVariable,
-    DecimalVariable,
-    VuVariable,
-    TimestampVariable,
-)
-"""VARIABLES are the variable classes."""
-
-
-# Captures: a value taken from a response into a VU variable or a pool.
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonCapture:
-    """JsonCapture takes the value at the JSONPath ``path`` of a JSON body."""
-
-    name: str
-    to_pool: bool = False
-    source: Literal["json"] = field(default="json", metadata={"json": "from"})
-    path: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class HeaderCapture:
-    """HeaderCapture takes the value of the response header ``header``."""
-
-    name: str
-    to_pool: bool = False
-    source: Literal["header"] = field(default="header", metadata={"json": "from"})
-    header: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class RegexCapture:
-    """RegexCapture takes group ``group`` of the first match of ``pattern`` in the body."""
-
-    name: str
-    to_pool: bool = False
-    source: Literal["regex"] = field(default="regex", metadata={"json": "from"})
-    pattern: str
-    group: int = 1
-
-
-CaptureSpec = JsonCapture | HeaderCapture | RegexCapture
-"""CaptureSpec is one of the engine's captures, chosen by ``from``."""
-
-
-CAPTURES: tuple[type[CaptureSpec], ...] = (JsonCapture, HeaderCapture, RegexCapture)
-"""CAPTURES are the capture classes (chosen by ``from``)."""
-
-
-# Checks: counted per check, never aborting an iteration.
-
-
-@dataclass(frozen=True, kw_only=True)
-class StatusCheck:
-    """StatusCheck passes when the status code is one of ``codes`` (JSON ``in``)."""
-
-    name: str
-    type: Literal["status"] = "status"
-    codes: list[int] = field(metadata={"json": "in"})
-
-
-@dataclass(frozen=True, kw_only=True)
-class BodyContainsCheck:
-    """BodyContainsCheck passes when the body contains ``text``."""
-
-    name: str
-    type: Literal["body_contains"] = "body_contains"
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class BodyMatchesCheck:
-    """BodyMatchesCheck passes when the regex ``pattern`` matches the body."""
-
-    name: str
-    type: Literal["body_matches"] = "body_matches"
-    pattern: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class JsonEqualsCheck:
-    """JsonEqualsCheck passes when the JSON body's value at ``path`` equals ``value``."""
-
-    name: str
-    type: Literal["json_equals"] = "json_equals"
-    path: str
-    value: Any
-
-
-@dataclass(frozen=True, kw_only=True)
-class HeaderPresentCheck:
-    """HeaderPresentCheck passes when the response has the header ``header``."""
-
-    name: str
-    type: Literal["header_present"] = "header_present"
-    header: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class LatencyUnderCheck:
-    """LatencyUnderCheck passes when the response came within ``ms`` milliseconds."""
-
-    name: str
-    type: Literal["latency_under"] = "latency_under"
-    ms: float
-
-
-CheckSpec = (
-    StatusCheck | BodyContainsCheck | BodyMatchesCheck | JsonEqualsCheck | HeaderPresentCheck | LatencyUnderCheck
-)
-"""CheckSpec is one of the engine's checks, chosen by ``type``."""
-
-
-CHECKS: tuple[type[CheckSpec], ...] = (
-    StatusCheck,
-    BodyContainsCheck,
-    BodyMatchesCheck,
-    JsonEqualsCheck,
-    HeaderPresentCheck,
-    LatencyUnderCheck,
-)
-"""CHECKS are the check classes."""
-
-
 # The flow: what each iteration does.
+
+
+def _parts() -> ModuleType:
+    """_parts is ``surge.plan.scenario_parts``, imported when a plan with them is read back."""
+    # Function-local: a URL run's plan has no think times, variables, captures or checks, so its
+    # start-up does not build their two dozen classes (docs/engine.md, start-up).
+    from surge.plan import scenario_parts
+
+    return scenario_parts
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -570,14 +214,14 @@ class StepSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StepSpec:
         """from_dict reads a step from the engine's JSON."""
-        return _from_json(
+        return from_json_object(
             cls,
             data,
             {
                 "request": RequestSpec.from_dict,
-                "think_after": lambda d: _tagged(THINK_TIMES, "type", d, "think time"),
-                "captures": lambda cs: [_tagged(CAPTURES, "from", c, "capture") for c in cs],
-                "checks": lambda cs: [_tagged(CHECKS, "type", c, "check") for c in cs],
+                "think_after": lambda d: from_tagged(_parts().THINK_TIMES, "type", d, "think time"),
+                "captures": lambda cs: [from_tagged(_parts().CAPTURES, "from", c, "capture") for c in cs],
+                "checks": lambda cs: [from_tagged(_parts().CHECKS, "type", c, "check") for c in cs],
             },
         )
 
@@ -603,14 +247,14 @@ class FlowSpec:
         """from_dict reads a flow from the engine's JSON."""
 
         def sequence(d: Mapping[str, Any]) -> SequenceSpec:
-            return _from_json(SequenceSpec, d, {"steps": lambda ss: [StepSpec.from_dict(s) for s in ss]})
+            return from_json_object(SequenceSpec, d, {"steps": lambda ss: [StepSpec.from_dict(s) for s in ss]})
 
-        return _from_json(
+        return from_json_object(
             cls,
             data,
             {
                 "sequences": lambda ss: [sequence(s) for s in ss],
-                "think_after_iteration": lambda d: _tagged(THINK_TIMES, "type", d, "think time"),
+                "think_after_iteration": lambda d: from_tagged(_parts().THINK_TIMES, "type", d, "think time"),
             },
         )
 
@@ -629,12 +273,12 @@ class ScenarioSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScenarioSpec:
         """from_dict reads a scenario from the engine's JSON."""
-        return _from_json(
+        return from_json_object(
             cls,
             data,
             {
                 "executor": executor_from_dict,
-                "variables": lambda vs: [_tagged(VARIABLES, "type", v, "variable") for v in vs],
+                "variables": lambda vs: [from_tagged(_parts().VARIABLES, "type", v, "variable") for v in vs],
                 "flow": FlowSpec.from_dict,
             },
         )
@@ -698,21 +342,21 @@ class Plan:
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         """from_dict reads a plan from the engine's JSON (``Plan.from_dict(p.to_dict()) == p``);
         ValueError for a field the engine does not know."""
-        return _from_json(
+        return from_json_object(
             cls,
             data,
             {
-                "target": lambda d: _from_json(TargetSpec, d),
+                "target": lambda d: from_json_object(TargetSpec, d),
                 "scenarios": lambda ss: [ScenarioSpec.from_dict(s) for s in ss],
-                "limits": lambda d: _from_json(Limits, d),
-                "stripe": lambda d: _from_json(Stripe, d),
+                "limits": lambda d: from_json_object(Limits, d),
+                "stripe": lambda d: from_json_object(Stripe, d),
             },
         )
 
     def to_dict(self) -> dict[str, Any]:
         """to_dict is the plan in the engine's JSON form (docs/plan.md): ``None`` as null, the
         ``OMITTED_AT_DEFAULT`` fields left out at their default."""
-        document: dict[str, Any] = _to_json(self)
+        document: dict[str, Any] = to_json_value(self)
         return document
 
     def to_json(self) -> str:

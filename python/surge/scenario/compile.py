@@ -16,6 +16,7 @@ from typing import Any
 
 from surge.core.units import format_seconds
 from surge.plan import model as plan
+from surge.plan import scenario_parts as parts
 from surge.plan.compiled import CompiledRun
 from surge.plan.thresholds import percentiles
 from surge.scenario.captures import Capture
@@ -61,7 +62,7 @@ def _plan(f: ScenarioModel, phases: list[tuple[str, Phase, float]], env: Mapping
     scenarios = [_scenario(f, name, phase, start, env) for name, phase, start in phases]
     # Pools a variable reads exist from the start (empty until setup's captures fill them
     # through CompiledRun.with_pools), so the engine can tell them from a misspelt name.
-    read = {v.pool for s in scenarios for v in s.variables if isinstance(v, plan.PoolVariable)}
+    read = {v.pool for s in scenarios for v in s.variables if isinstance(v, parts.PoolVariable)}
     return plan.Plan(
         target=plan.TargetSpec(url=f.target, insecure=f.insecure),
         scenarios=scenarios,
@@ -109,78 +110,79 @@ def _templates(step: plan.StepSpec) -> list[str]:
     return [r.path or "", *(v for _, v in r.headers), r.body or ""]
 
 
-def think_spec(think: Any) -> plan.ThinkSpec | None:
+def think_spec(think: Any) -> parts.ThinkSpec | None:
     """think_spec maps a think time to the engine's ThinkTime (None: no pause)."""
     if think is None:
         return None
     if isinstance(think, FixedThink):
-        return plan.ThinkFixed(s=think.duration)
+        return parts.ThinkFixed(s=think.duration)
     if isinstance(think, UniformThink):
-        return plan.ThinkUniform(min_s=think.min, max_s=think.max)
+        return parts.ThinkUniform(min_s=think.min, max_s=think.max)
     if isinstance(think, ExponentialThink):
-        return plan.ThinkExponential(mean_s=think.mean)
+        return parts.ThinkExponential(mean_s=think.mean)
     raise TypeError(f"not a think time: {think!r}")
 
 
-def variable_spec(name: str, var: AnyVariable, f: ScenarioModel, env: Mapping[str, str] | None) -> plan.VariableSpec:
+def variable_spec(name: str, var: AnyVariable, f: ScenarioModel, env: Mapping[str, str] | None) -> parts.VariableSpec:
     """variable_spec maps a variable to the engine's VariableSpec (CSV rows read, env resolved)."""
     if isinstance(var, Counter):
-        return plan.CounterVariable(name=name, start=var.start, step=var.step)
+        return parts.CounterVariable(name=name, start=var.start, step=var.step)
     if isinstance(var, Uniform):
-        return plan.UniformVariable(name=name, min=var.min, max=var.max)
+        return parts.UniformVariable(name=name, min=var.min, max=var.max)
     if isinstance(var, Zipf):
-        return plan.ZipfVariable(name=name, n=var.n, s=var.s)
+        return parts.ZipfVariable(name=name, n=var.n, s=var.s)
     if isinstance(var, Choice):
-        return plan.ChoiceVariable(name=name, values=list(var.values), weights=var.weights)
+        return parts.ChoiceVariable(name=name, values=list(var.values), weights=var.weights)
     if isinstance(var, Uuid):
-        return plan.UuidVariable(name=name)
+        return parts.UuidVariable(name=name)
     if isinstance(var, RandomString):
-        return plan.RandomStringVariable(name=name, length=var.length, alphabet=var.alphabet)
+        return parts.RandomStringVariable(name=name, length=var.length, alphabet=var.alphabet)
     if isinstance(var, Csv):
         table = var.table(f.base_dir())
-        return plan.RowsVariable(name=name, columns=list(table.columns), cells=table.cells, pick=var.pick)
+        return parts.RowsVariable(name=name, columns=list(table.columns), cells=table.cells, pick=var.pick)
     if isinstance(var, Pool):
-        return plan.PoolVariable(name=name, pool=var.pool, pick=var.pick, s=var.s)
+        return parts.PoolVariable(name=name, pool=var.pool, pick=var.pick, s=var.s)
     if isinstance(var, Env):
-        return plan.ConstantVariable(name=name, value=var.resolve(env) or "")
+        return parts.ConstantVariable(name=name, value=var.resolve(env) or "")
     if isinstance(var, Constant):
-        return plan.ConstantVariable(name=name, value=var.value)
+        return parts.ConstantVariable(name=name, value=var.value)
     if isinstance(var, Decimal):
-        return plan.DecimalVariable(name=name, min=var.min, max=var.max, decimals=var.decimals)
+        return parts.DecimalVariable(name=name, min=var.min, max=var.max, decimals=var.decimals)
     if isinstance(var, Vu):
-        return plan.VuVariable(name=name)
+        return parts.VuVariable(name=name)
     if isinstance(var, Timestamp):
-        return plan.TimestampVariable(name=name, unit=var.unit)
+        return parts.TimestampVariable(name=name, unit=var.unit)
     raise TypeError(f"not a variable: {var!r}")
 
 
-def capture_spec(name: str, c: Capture) -> plan.CaptureSpec:
+def capture_spec(name: str, c: Capture) -> parts.CaptureSpec:
     """capture_spec maps a capture to the engine's CaptureSpec."""
     if c.json_path is not None:
-        return plan.JsonCapture(name=name, to_pool=c.to_pool, path=c.json_path)
+        return parts.JsonCapture(name=name, to_pool=c.to_pool, path=c.json_path)
     if c.header is not None:
-        return plan.HeaderCapture(name=name, to_pool=c.to_pool, header=c.header)
-    return plan.RegexCapture(name=name, to_pool=c.to_pool, pattern=c.regex or "", group=c.regex_group())
+        return parts.HeaderCapture(name=name, to_pool=c.to_pool, header=c.header)
+    return parts.RegexCapture(name=name, to_pool=c.to_pool, pattern=c.regex or "", group=c.regex_group())
 
 
-def check_specs(c: Check | None) -> list[plan.CheckSpec]:
+def check_specs(c: Check | None) -> list[parts.CheckSpec]:
     """check_specs maps a check to the engine's CheckSpecs, one per item, each with a readable name."""
     if c is None:
         return []
-    out: list[plan.CheckSpec] = []
+    out: list[parts.CheckSpec] = []
     if c.status:
         codes = ", ".join(str(s) for s in c.status)
-        out.append(plan.StatusCheck(name=f"status in [{codes}]", codes=list(c.status)))
+        out.append(parts.StatusCheck(name=f"status in [{codes}]", codes=list(c.status)))
     # Names show the text and pattern as written (no escaping: a regex reads as in the file).
-    out += [plan.BodyContainsCheck(name=f"body contains '{t}'", text=t) for t in c.body_contains]
-    out += [plan.BodyMatchesCheck(name=f"body matches /{p}/", pattern=p) for p in c.body_matches]
+    out += [parts.BodyContainsCheck(name=f"body contains '{t}'", text=t) for t in c.body_contains]
+    out += [parts.BodyMatchesCheck(name=f"body matches /{p}/", pattern=p) for p in c.body_matches]
     out += [
-        plan.JsonEqualsCheck(name=f"{path} == {json.dumps(v)}", path=path, value=v) for path, v in c.json_equals.items()
+        parts.JsonEqualsCheck(name=f"{path} == {json.dumps(v)}", path=path, value=v)
+        for path, v in c.json_equals.items()
     ]
-    out += [plan.HeaderPresentCheck(name=f"header {h} present", header=h) for h in c.header_present]
+    out += [parts.HeaderPresentCheck(name=f"header {h} present", header=h) for h in c.header_present]
     if c.latency_under is not None:
         out.append(
-            plan.LatencyUnderCheck(name=f"latency < {format_seconds(c.latency_under)}", ms=c.latency_under * 1000)
+            parts.LatencyUnderCheck(name=f"latency < {format_seconds(c.latency_under)}", ms=c.latency_under * 1000)
         )
     return out
 

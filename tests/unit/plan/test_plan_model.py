@@ -16,6 +16,7 @@ import pytest
 
 from surge.engine.validation import plan_errors
 from surge.plan import model as m
+from surge.plan import scenario_parts as parts
 from surge.plan.url import build_plan
 from surge.run.flags import test_flag_names
 from surge.scenario import load
@@ -31,8 +32,8 @@ def digest(document: object) -> str:
 
 def test_the_fixture_covers_every_example_and_test_scenario():
     found = {
-        str(p.relative_to(ROOT))
-        for p in [
+        str(path.relative_to(ROOT))
+        for path in [
             *ROOT.glob("examples/*.yaml"),
             *ROOT.glob("tests/scenarios/*.yaml"),
             *ROOT.glob("tests/fixtures/**/*.yaml"),
@@ -63,34 +64,34 @@ def every_kind_plan() -> m.Plan:
             body="x",
         ),
         timeout_s=2.0,
-        think_after=m.ThinkUniform(min_s=0.0, max_s=0.1),
+        think_after=parts.ThinkUniform(min_s=0.0, max_s=0.1),
         captures=[
-            m.JsonCapture(name="j", path="$.id"),
-            m.HeaderCapture(name="h", header="Location", to_pool=True),
-            m.RegexCapture(name="r", pattern="id=(\\d+)", group=1),
+            parts.JsonCapture(name="j", path="$.id"),
+            parts.HeaderCapture(name="h", header="Location", to_pool=True),
+            parts.RegexCapture(name="r", pattern="id=(\\d+)", group=1),
         ],
         checks=[
-            m.StatusCheck(name="s", codes=[200, 201]),
-            m.BodyContainsCheck(name="bc", text="ok"),
-            m.BodyMatchesCheck(name="bm", pattern="o+"),
-            m.JsonEqualsCheck(name="je", path="$.ok", value={"a": [1, None]}),
-            m.HeaderPresentCheck(name="hp", header="Location"),
-            m.LatencyUnderCheck(name="lu", ms=300.0),
+            parts.StatusCheck(name="s", codes=[200, 201]),
+            parts.BodyContainsCheck(name="bc", text="ok"),
+            parts.BodyMatchesCheck(name="bm", pattern="o+"),
+            parts.JsonEqualsCheck(name="je", path="$.ok", value={"a": [1, None]}),
+            parts.HeaderPresentCheck(name="hp", header="Location"),
+            parts.LatencyUnderCheck(name="lu", ms=300.0),
         ],
     )
-    variables: list[m.VariableSpec] = [
-        m.CounterVariable(name="c", start=5, step=2),
-        m.UniformVariable(name="u", min=1, max=9),
-        m.ZipfVariable(name="z", n=100, s=1.1),
-        m.ChoiceVariable(name="ch", values=["a", "b"], weights=[3.0, 1.0]),
-        m.UuidVariable(name="id"),
-        m.RandomStringVariable(name="rs", length=4, alphabet="ab"),
-        m.RowsVariable(name="row", columns=["a"], rows=[["1"], ["2"]], pick="random"),
-        m.PoolVariable(name="p", pool="ids", pick="zipf", s=1.2),
-        m.ConstantVariable(name="k", value="v"),
-        m.DecimalVariable(name="d", min=0.5, max=1.5, decimals=3),
-        m.VuVariable(name="v"),
-        m.TimestampVariable(name="ts", unit="us"),
+    variables: list[parts.VariableSpec] = [
+        parts.CounterVariable(name="c", start=5, step=2),
+        parts.UniformVariable(name="u", min=1, max=9),
+        parts.ZipfVariable(name="z", n=100, s=1.1),
+        parts.ChoiceVariable(name="ch", values=["a", "b"], weights=[3.0, 1.0]),
+        parts.UuidVariable(name="id"),
+        parts.RandomStringVariable(name="rs", length=4, alphabet="ab"),
+        parts.RowsVariable(name="row", columns=["a"], rows=[["1"], ["2"]], pick="random"),
+        parts.PoolVariable(name="p", pool="ids", pick="zipf", s=1.2),
+        parts.ConstantVariable(name="k", value="v"),
+        parts.DecimalVariable(name="d", min=0.5, max=1.5, decimals=3),
+        parts.VuVariable(name="v"),
+        parts.TimestampVariable(name="ts", unit="us"),
     ]
     executors: list[m.Executor] = [
         m.ConstantVus(vus=2, duration_s=1.0),
@@ -102,7 +103,7 @@ def every_kind_plan() -> m.Plan:
     ]
     flow = m.FlowSpec(
         sequences=[m.SequenceSpec(name="one", weight=2.0, steps=[step]), m.SequenceSpec(steps=[m.StepSpec()])],
-        think_after_iteration=m.ThinkExponential(mean_s=0.5),
+        think_after_iteration=parts.ThinkExponential(mean_s=0.5),
     )
     scenarios = [
         m.ScenarioSpec(name=f"s{i}", start_time_s=0.5 * i, executor=ex, variables=variables, flow=flow)
@@ -113,7 +114,7 @@ def every_kind_plan() -> m.Plan:
             scenarios[0],
             name="fixed",
             variables=[replace(variables[6], rows=[], cells="1\0")],
-            flow=m.FlowSpec(sequences=[m.SequenceSpec(steps=[m.StepSpec(think_after=m.ThinkFixed(s=0.1))])]),
+            flow=m.FlowSpec(sequences=[m.SequenceSpec(steps=[m.StepSpec(think_after=parts.ThinkFixed(s=0.1))])]),
         )
     )
     return m.Plan(
