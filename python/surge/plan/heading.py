@@ -6,7 +6,7 @@ purpose: computed before the run, it loads neither Rich nor the result models.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from surge.core.redact import redact_text
@@ -14,8 +14,10 @@ from surge.plan.model import (
     OPEN_MODEL_TYPES,
     ConstantArrivalRate,
     ConstantVus,
+    Executor,
     PerVuIterations,
     Plan,
+    RampingArrivalRate,
     RampingVus,
     SharedIterations,
     open_model_send_slack_s,
@@ -125,21 +127,41 @@ def schedule(plan: PlanLike) -> tuple[dict[str, Any], ...]:
     ramping-arrival-rate) ``start`` (VUs or rate) and ``stages`` (``duration_s``, ``target``)."""
     if isinstance(plan, Heading):
         return plan.scenarios
+    specs: list[tuple[str, float, str, Any, list[tuple[Any, Any]]]]
     if isinstance(plan, Plan):
-        specs = [(s.name, s.start_time_s, asdict(s.executor)) for s in plan.scenarios]
+        specs = [(s.name, s.start_time_s, s.executor.type, *_stages(s.executor)) for s in plan.scenarios]
     else:
-        specs = [(s["name"], s.get("start_time_s") or 0.0, s["executor"]) for s in plan["scenarios"]]
+        specs = [
+            (
+                s["name"],
+                s.get("start_time_s") or 0.0,
+                s["executor"]["type"],
+                s["executor"].get("start_vus", s["executor"].get("start_rate")),
+                [
+                    (st["duration_s"], st.get("target", st.get("target_rate")))
+                    for st in s["executor"].get("stages") or []
+                ],
+            )
+            for s in plan["scenarios"]
+        ]
     found = []
-    for name, start_s, ex in specs:
-        entry: dict[str, Any] = {"name": str(name), "executor": str(ex["type"]), "start_s": float(start_s)}
-        if ex.get("stages"):
-            entry["start"] = ex.get("start_vus", ex.get("start_rate")) or 0
-            entry["stages"] = [
-                {"duration_s": st["duration_s"], "target": st.get("target", st.get("target_rate"))}
-                for st in ex["stages"]
-            ]
+    for name, start_s, kind, start, stages in specs:
+        entry: dict[str, Any] = {"name": str(name), "executor": str(kind), "start_s": float(start_s)}
+        if stages:
+            entry["start"] = start or 0
+            entry["stages"] = [{"duration_s": d, "target": target} for d, target in stages]
         found.append(entry)
     return tuple(found)
+
+
+def _stages(ex: Executor) -> tuple[float | None, list[tuple[float, float]]]:
+    """_stages is a staged executor's start (VUs or rate) and its (duration_s, target) stages;
+    (None, []) for an executor without stages."""
+    if isinstance(ex, RampingVus):
+        return ex.start_vus, [(st.duration_s, st.target) for st in ex.stages]
+    if isinstance(ex, RampingArrivalRate):
+        return ex.start_rate, [(st.duration_s, st.target_rate) for st in ex.stages]
+    return None, []
 
 
 def heading(plan: PlanLike) -> Heading:
