@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
@@ -25,7 +25,7 @@ from surge.core.redact import redact_url
 from surge.core.units import duration_flag
 from surge.engine.validation import check_url_plan, plan_errors
 from surge.plan.compiled import CompiledRun
-from surge.plan.heading import scenario_heading
+from surge.plan.heading import PlanLike, scenario_heading
 from surge.plan.model import OPEN_MODEL, ConstantArrivalRate, ConstantVus, Executor, Plan, executor_planned_s
 from surge.plan.url import (
     DEFAULT_GRACE,
@@ -37,9 +37,6 @@ from surge.plan.url import (
     send_slack_flag,
 )
 from surge.run.flags import test_flag_names
-
-if TYPE_CHECKING:
-    from surge.plan.heading import PlanLike
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """ENV_NAME is what an environment variable's name may be (as in a POSIX shell)."""
