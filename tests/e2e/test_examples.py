@@ -188,7 +188,7 @@ def test_example_runs_briefly_with_the_expected_shape(case):
     doc = run.json()
 
     # One result per scenario, in order, with the counts its executor implies.
-    plans = compiled.main["scenarios"]
+    plans = compiled.main.to_dict()["scenarios"]
     assert [s["name"] for s in doc["scenarios"]] == [p["name"] for p in plans]
     for plan, result in zip(plans, doc["scenarios"], strict=False):
         check_executor(plan, result)
@@ -197,7 +197,7 @@ def test_example_runs_briefly_with_the_expected_shape(case):
     # Every tag of the file has requests, and every check of every step was counted.
     tags = {(t["scenario"], t["tag"]): t["requests"]["sent"] for t in doc["tags"]}
     checks = {(c["scenario"], c["tag"], c["name"]): c["passes"] + c["fails"] for c in doc["checks"]}
-    for scenario, tag, step_checks, _ in steps(compiled.main):
+    for scenario, tag, step_checks, _ in steps(compiled.main.to_dict()):
         assert tags.get((scenario, tag), 0) > 0, (scenario, tag, sorted(tags))
         for check in step_checks:
             assert checks.get((scenario, tag, check["name"]), 0) > 0, (scenario, tag, check["name"])
@@ -218,9 +218,9 @@ def test_example_runs_briefly_with_the_expected_shape(case):
     # Setup ran its iterations, every one passed its checks and filled its pool.
     phases = [doc["requests"]["sent"]]
     if compiled.setup is not None:
-        setup, plan = doc["setup"], compiled.setup["scenarios"][0]
+        setup, plan = doc["setup"], compiled.setup.to_dict()["scenarios"][0]
         iterations = plan["executor"]["iterations"]
-        setup_steps = steps(compiled.setup)
+        setup_steps = steps(compiled.setup.to_dict())
         assert setup["requests"]["sent"] == iterations * len(setup_steps)
         assert setup["requests"]["failed"] == 0
         pools = {c["name"] for _, _, _, captures in setup_steps for c in captures if c["to_pool"]}

@@ -54,7 +54,7 @@ def test_a_phase_runner_stands_in_for_the_engine(target, tmp_path):
     calls: list[str] = []
 
     def runner(compiled, *, threads, on_interval, on_phase):  # e.g. several engines merged into one stream
-        calls.append(compiled.main["target"]["url"])
+        calls.append(compiled.main.to_dict()["target"]["url"])
         return run_phases(compiled, threads=threads, on_interval=on_interval, on_phase=on_phase)
 
     sink = Recording()

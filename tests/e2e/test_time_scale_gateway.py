@@ -26,7 +26,7 @@ from surge.scenario import load
 
 def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts(gateway_spike_run):
     scale = SCALE
-    [scenario] = load(EXAMPLE).compile(time_scale=scale).main["scenarios"]
+    [scenario] = load(EXAMPLE).compile(time_scale=scale).main.to_dict()["scenarios"]
     [[step]] = [seq["steps"] for seq in scenario["flow"]["sequences"]]
     stages = [(s["duration_s"], s["target"]) for s in scenario["executor"]["stages"]]
     assert scenario["flow"]["think_after_iteration"] == {"type": "fixed", "s": 0.5}  # not scaled

@@ -75,7 +75,7 @@ def print_run(end: RunEnd, json_output: bool) -> None:
             else:
                 run = end.run
                 print_scenario_summary(
-                    result, end.prepared.compiled.main, run.verdicts, run.aborted_by, interrupted_in=run.interrupted_in
+                    result, end.prepared.heading, run.verdicts, run.aborted_by, interrupted_in=run.interrupted_in
                 )
     if end.directory is not None:
         print(f"results: {end.directory}", file=sys.stderr, flush=True)

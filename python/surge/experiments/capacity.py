@@ -23,6 +23,7 @@ from surge.experiments import runner
 from surge.experiments.outcome import capacity_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
+from surge.plan.model import ConstantArrivalRate
 from surge.present import numbers as fmt
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
@@ -165,9 +166,9 @@ def client_cap(prepared: PreparedRun, test: TestSpec) -> tuple[int | None, str |
     arrival-rate executors' ``max_vus`` summed (``--max-in-flight N`` for a URL test, the
     default cap when none was given; ``max_vus N`` for a scenario file)."""
     caps = [
-        int(s["executor"]["max_vus"])
-        for s in prepared.compiled.main.get("scenarios") or []
-        if s.get("executor", {}).get("type") == "constant-arrival-rate" and s["executor"].get("max_vus")
+        s.executor.max_vus
+        for s in prepared.compiled.main.scenarios
+        if isinstance(s.executor, ConstantArrivalRate) and s.executor.max_vus
     ]
     if not caps:
         return None, None

@@ -10,7 +10,7 @@ probed alone: then nothing is waited for, and the wait says so."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from surge.engine.execute import run_plan
@@ -103,7 +103,7 @@ class Settler:
     def _probe(self) -> Probe:
         plan = self.test.prepare(Overrides(vus=1, duration_s=PROBE_S)).compiled.main
         # A response slower than the probe still ends it (up to PROBE_GRACE_S): its latency is the answer.
-        result = run_plan({**plan, "limits": {**plan["limits"], "grace_period_s": PROBE_GRACE_S}})
+        result = run_plan(replace(plan, limits=replace(plan.limits, grace_period_s=PROBE_GRACE_S)).to_dict())
         latency = (result.get("latency") or {}).get("all") or {}
         requests = result.get("requests") or {}
         responses = int(requests.get("responses") or 0)

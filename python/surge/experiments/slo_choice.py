@@ -56,8 +56,8 @@ def with_slo_percentiles(prepared: PreparedRun, slo: Slo) -> PreparedRun:
     if not extra:
         return prepared
     main = prepared.compiled.main
-    wanted = sorted(set(main.get("percentiles") or []) | set(extra))
-    compiled = replace(prepared.compiled, main={**main, "percentiles": wanted})
+    wanted = sorted(set(main.percentiles) | set(extra))
+    compiled = replace(prepared.compiled, main=replace(main, percentiles=wanted))
     return replace(prepared, compiled=compiled)
 
 

@@ -1,20 +1,15 @@
 """CompiledRun: what one run runs, whatever it came from. A scenario file compiles to one
-(``surge.scenario.compile``); a URL's flags make one with only ``main``
-(``surge.run.spec``). Its plans are in the engine's JSON form (``PlanDict``, docs/plan.md):
-a URL run's ``surge.plan.model.Plan`` serialised once (``Plan.to_dict``), a file's built by the
-scenario compiler, so the run phases hand every plan to the engine the same way."""
+(``surge.scenario.compile``); a URL's flags make one with only ``main`` (``surge.run.spec``).
+Its plans are ``surge.plan.model.Plan`` objects, serialised once when handed to the engine
+(``Plan.to_dict``), so the run phases hand every plan to the engine the same way."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from surge.plan.model import Plan
 from surge.plan.thresholds import Threshold
-
-PlanDict = dict[str, Any]
-"""PlanDict is an engine plan as JSON-ready data (docs/plan.md), as a CompiledRun holds it."""
 
 
 @dataclass(frozen=True)
@@ -23,31 +18,25 @@ class CompiledRun:
     ``teardown`` plans (not measured), and the parsed ``thresholds``. A scenario file compiles
     to one; a URL's flags make one with only ``main``."""
 
-    main: PlanDict
-    setup: PlanDict | None = None
-    teardown: PlanDict | None = None
+    main: Plan
+    setup: Plan | None = None
+    teardown: Plan | None = None
     thresholds: list[Threshold] = field(default_factory=list)
 
     def with_pools(self, pools: Mapping[str, list[str]]) -> CompiledRun:
         """with_pools returns the run with ``pools`` (e.g. what setup captured) added to the
         main and teardown plans."""
+        added = {k: [str(v) for v in vs] for k, vs in pools.items()}
 
-        def fill(plan: PlanDict | None) -> PlanDict | None:
-            if plan is None:
-                return None
-            return {**plan, "pools": {**plan["pools"], **{k: [str(v) for v in vs] for k, vs in pools.items()}}}
+        def fill(plan: Plan) -> Plan:
+            return replace(plan, pools={**plan.pools, **added})
 
-        return replace(self, main=fill(self.main) or self.main, teardown=fill(self.teardown))
+        return replace(self, main=fill(self.main), teardown=fill(self.teardown) if self.teardown is not None else None)
 
-    def plans(self) -> list[tuple[str, PlanDict]]:
+    def plans(self) -> list[tuple[str, Plan]]:
         """plans lists the plans in the order they run: setup, main, teardown."""
         return [
             (n, p)
             for n, p in (("setup", self.setup), ("main", self.main), ("teardown", self.teardown))
             if p is not None
         ]
-
-    @staticmethod
-    def to_json(plan: PlanDict) -> str:
-        """to_json serializes a plan for the engine (``surge.engine.execute.run_plan``)."""
-        return json.dumps(plan)

@@ -6,7 +6,7 @@ purpose: computed before the run, it loads neither Rich nor the result models.""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from surge.core.redact import redact_text
@@ -14,8 +14,10 @@ from surge.plan.model import (
     OPEN_MODEL_TYPES,
     ConstantArrivalRate,
     ConstantVus,
+    Executor,
     PerVuIterations,
     Plan,
+    RampingArrivalRate,
     RampingVus,
     SharedIterations,
     open_model_send_slack_s,
@@ -47,8 +49,8 @@ class Heading:
 
 
 PlanLike = Plan | Mapping[str, Any] | Heading
-"""PlanLike is what a summary is told about the plan: a URL run's typed Plan, a scenario file's
-engine plan (a mapping), or a record's Heading."""
+"""PlanLike is what a summary is told about the plan: a URL run's Plan, a scenario file's
+Heading (``scenario_heading``), a record's Heading, or an engine plan's JSON (a mapping)."""
 
 
 def describe_plan(plan: Plan) -> str:
@@ -89,6 +91,20 @@ def describe(plan: PlanLike) -> str:
     return f"{plan['target']['url']} · {len(plan['scenarios'])} scenario(s): {names}{_send_slack(slack)}"
 
 
+def describe_scenarios(plan: Plan) -> str:
+    """describe_scenarios is a scenario file's one-line description: the target, each scenario
+    with its executor, and the send slack when a scenario is open-model."""
+    names = ", ".join(f"{s.name} ({s.executor.type})" for s in plan.scenarios)
+    slack = _send_slack(plan.open_model_send_slack_s())
+    return f"{plan.target.url} · {len(plan.scenarios)} scenario(s): {names}{slack}"
+
+
+def scenario_heading(plan: Plan) -> Heading:
+    """scenario_heading is the Heading of a scenario file's main ``plan`` (every scenario named,
+    however few steps it has), secrets masked, with its load schedule."""
+    return Heading(redact_text(describe_scenarios(plan)), plan.is_open_model(), schedule(plan))
+
+
 def _send_slack(seconds: float | None) -> str:
     """_send_slack is the heading's ``· send slack 1 ms`` (µs below a millisecond), "" for None."""
     if seconds is None:
@@ -111,21 +127,41 @@ def schedule(plan: PlanLike) -> tuple[dict[str, Any], ...]:
     ramping-arrival-rate) ``start`` (VUs or rate) and ``stages`` (``duration_s``, ``target``)."""
     if isinstance(plan, Heading):
         return plan.scenarios
+    specs: list[tuple[str, float, str, Any, list[tuple[Any, Any]]]]
     if isinstance(plan, Plan):
-        specs = [(s.name, s.start_time_s, asdict(s.executor)) for s in plan.scenarios]
+        specs = [(s.name, s.start_time_s, s.executor.type, *_stages(s.executor)) for s in plan.scenarios]
     else:
-        specs = [(s["name"], s.get("start_time_s") or 0.0, s["executor"]) for s in plan["scenarios"]]
+        specs = [
+            (
+                s["name"],
+                s.get("start_time_s") or 0.0,
+                s["executor"]["type"],
+                s["executor"].get("start_vus", s["executor"].get("start_rate")),
+                [
+                    (st["duration_s"], st.get("target", st.get("target_rate")))
+                    for st in s["executor"].get("stages") or []
+                ],
+            )
+            for s in plan["scenarios"]
+        ]
     found = []
-    for name, start_s, ex in specs:
-        entry: dict[str, Any] = {"name": str(name), "executor": str(ex["type"]), "start_s": float(start_s)}
-        if ex.get("stages"):
-            entry["start"] = ex.get("start_vus", ex.get("start_rate")) or 0
-            entry["stages"] = [
-                {"duration_s": st["duration_s"], "target": st.get("target", st.get("target_rate"))}
-                for st in ex["stages"]
-            ]
+    for name, start_s, kind, start, stages in specs:
+        entry: dict[str, Any] = {"name": str(name), "executor": str(kind), "start_s": float(start_s)}
+        if stages:
+            entry["start"] = start or 0
+            entry["stages"] = [{"duration_s": d, "target": target} for d, target in stages]
         found.append(entry)
     return tuple(found)
+
+
+def _stages(ex: Executor) -> tuple[float | None, list[tuple[float, float]]]:
+    """_stages is a staged executor's start (VUs or rate) and its (duration_s, target) stages;
+    (None, []) for an executor without stages."""
+    if isinstance(ex, RampingVus):
+        return ex.start_vus, [(st.duration_s, st.target) for st in ex.stages]
+    if isinstance(ex, RampingArrivalRate):
+        return ex.start_rate, [(st.duration_s, st.target_rate) for st in ex.stages]
+    return None, []
 
 
 def heading(plan: PlanLike) -> Heading:

@@ -1,19 +1,30 @@
 """The Plan: what the engine runs, built from CLI flags or compiled from scenarios.
 
-These are plain, frozen dataclasses that mirror ``surge-engine``'s ``Plan`` field for field;
-``Plan.to_json()`` is the only thing handed to the engine, which validates every field and
-names it in its errors (``surge.PlanError``). They hold no validation of their own on
-purpose: user-facing validation (scenario files, with file and line) happens before a Plan
-is built, and keeping this layer free of pydantic keeps ``surge run`` quick to start.
+These are plain, frozen dataclasses that mirror ``surge-engine``'s ``Plan``
+(``crates/surge-engine/src/spec/``, docs/plan.md) field for field: every field its serde
+structs accept, under the same JSON names, with the same defaults (the think times, variables,
+captures and checks are in ``surge.plan.scenario_parts``). ``Plan.to_dict()`` is the engine's
+JSON (``surge.plan.json_form``: fields in the engine's order, ``None`` written as null, which
+the engine reads as absent; the few fields marked ``OMITTED_AT_DEFAULT`` are left out at their
+default) and ``Plan.from_dict`` reads it back. They hold no validation of their own on purpose: the engine
+validates every field and names it in its errors (``surge.PlanError``); user-facing
+validation (scenario files, with file and line) happens before a Plan is built, and keeping
+this layer free of pydantic keeps ``surge run`` quick to start.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
+
+from surge.plan.json_form import OMITTED_AT_DEFAULT, from_json_object, from_tagged, to_json_value
+
+if TYPE_CHECKING:
+    from surge.plan.scenario_parts import CaptureSpec, CheckSpec, ThinkSpec, VariableSpec
 
 DEFAULT_SEND_SLACK_S = 0.001
 """DEFAULT_SEND_SLACK_S is the engine's default send slack in seconds (docs/engine.md, "Pacing"):
@@ -23,7 +34,7 @@ the plan layer sits below the engine's, so it keeps a copy that a unit test hold
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """TargetSpec: the absolute http(s) URL requests go to."""
+    """TargetSpec: the absolute http(s) URL requests go to; ``insecure`` skips TLS verification."""
 
     url: str
     insecure: bool = False
@@ -46,6 +57,14 @@ class RequestSpec:
         encoded = base64.b64encode(body).decode("ascii") if body else None
         return cls(method=method.upper(), headers=list(headers), body_base64=encoded)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RequestSpec:
+        """from_dict reads a RequestSpec from the engine's JSON (headers as pairs)."""
+        return from_json_object(cls, data, {"headers": lambda hs: [(str(k), str(v)) for k, v in hs]})
+
+
+# Executors (k6's vocabulary; rates are iterations per second).
+
 
 @dataclass(frozen=True)
 class ConstantVus:
@@ -66,7 +85,8 @@ class VuStage:
 
 @dataclass(frozen=True)
 class RampingVus:
-    """RampingVus: the number of VUs follows linear stages from ``start_vus``."""
+    """RampingVus: the number of VUs follows linear stages from ``start_vus``; a VU removed by a
+    ramp-down may finish its iteration within ``graceful_ramp_down_s``."""
 
     stages: list[VuStage]
     start_vus: int = 0
@@ -98,7 +118,7 @@ class SharedIterations:
 class ConstantArrivalRate:
     """ConstantArrivalRate: ``rate`` iterations start every second for ``duration_s``; at
     most ``max_vus`` in progress (more are dropped); ``pre_allocated_vus`` connections
-    opened up front."""
+    opened up front (None: the engine's default, 1 ms of arrivals)."""
 
     rate: float
     duration_s: float
@@ -127,13 +147,35 @@ class RampingArrivalRate:
 
 
 Executor = ConstantVus | RampingVus | PerVuIterations | SharedIterations | ConstantArrivalRate | RampingArrivalRate
-"""Executor is one of the engine's executors (k6's vocabulary)."""
+"""Executor is one of the engine's executors (k6's vocabulary), chosen by ``type``."""
+
+EXECUTORS: tuple[type[Executor], ...] = (
+    ConstantVus,
+    RampingVus,
+    PerVuIterations,
+    SharedIterations,
+    ConstantArrivalRate,
+    RampingArrivalRate,
+)
+"""EXECUTORS are the executor classes, in the order docs/plan.md lists them."""
 
 OPEN_MODEL = (ConstantArrivalRate, RampingArrivalRate)
 """OPEN_MODEL are the executors that start iterations on a schedule."""
 
 OPEN_MODEL_TYPES = ("constant-arrival-rate", "ramping-arrival-rate")
 """OPEN_MODEL_TYPES are the ``type`` names of the OPEN_MODEL executors in a plan's JSON."""
+
+
+def executor_from_dict(data: Mapping[str, Any]) -> Executor:
+    """executor_from_dict reads an executor from the engine's JSON (by its ``type``)."""
+    if data.get("type") == "ramping-vus":
+        return from_json_object(RampingVus, data, {"stages": lambda ss: [from_json_object(VuStage, s) for s in ss]})
+    if data.get("type") == "ramping-arrival-rate":
+        return from_json_object(
+            RampingArrivalRate, data, {"stages": lambda ss: [from_json_object(RateStage, s) for s in ss]}
+        )
+    executor: Executor = from_tagged(EXECUTORS, "type", data, "executor")
+    return executor
 
 
 def open_model_send_slack_s(executor_types: Iterable[str], send_slack_s: float | None) -> float | None:
@@ -145,41 +187,101 @@ def open_model_send_slack_s(executor_types: Iterable[str], send_slack_s: float |
     return DEFAULT_SEND_SLACK_S if send_slack_s is None else send_slack_s
 
 
-@dataclass(frozen=True)
+# The flow: what each iteration does.
+
+
+def _parts() -> ModuleType:
+    """_parts is ``surge.plan.scenario_parts``, imported when a plan with them is read back."""
+    # Function-local: a URL run's plan has no think times, variables, captures or checks, so its
+    # start-up does not build their two dozen classes (docs/engine.md, start-up).
+    from surge.plan import scenario_parts
+
+    return scenario_parts
+
+
+@dataclass(frozen=True, kw_only=True)
 class StepSpec:
-    """StepSpec: one request of a sequence, its metrics tag, timeout and pause after."""
+    """StepSpec: one request of a sequence: its metrics ``tag`` (None: METHOD /path), timeout
+    (None: the plan's), pause after, captures and checks."""
 
-    request: RequestSpec = field(default_factory=RequestSpec)
     tag: str | None = None
+    request: RequestSpec = field(default_factory=RequestSpec)
     timeout_s: float | None = None
-    think_after: dict[str, Any] | None = None
+    think_after: ThinkSpec | None = None
+    captures: list[CaptureSpec] = field(default_factory=list)
+    checks: list[CheckSpec] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StepSpec:
+        """from_dict reads a step from the engine's JSON."""
+        return from_json_object(
+            cls,
+            data,
+            {
+                "request": RequestSpec.from_dict,
+                "think_after": lambda d: from_tagged(_parts().THINK_TIMES, "type", d, "think time"),
+                "captures": lambda cs: [from_tagged(_parts().CAPTURES, "from", c, "capture") for c in cs],
+                "checks": lambda cs: [from_tagged(_parts().CHECKS, "type", c, "check") for c in cs],
+            },
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SequenceSpec:
     """SequenceSpec: steps run in order; an iteration picks a sequence by ``weight``."""
 
-    steps: list[StepSpec]
-    weight: float = 1.0
     name: str | None = None
+    weight: float = 1.0
+    steps: list[StepSpec]
 
 
 @dataclass(frozen=True)
 class FlowSpec:
-    """FlowSpec: what each iteration of a scenario does."""
+    """FlowSpec: what each iteration of a scenario does, and the pause after it."""
 
     sequences: list[SequenceSpec]
-    think_after_iteration: dict[str, Any] | None = None
+    think_after_iteration: ThinkSpec | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FlowSpec:
+        """from_dict reads a flow from the engine's JSON."""
+
+        def sequence(d: Mapping[str, Any]) -> SequenceSpec:
+            return from_json_object(SequenceSpec, d, {"steps": lambda ss: [StepSpec.from_dict(s) for s in ss]})
+
+        return from_json_object(
+            cls,
+            data,
+            {
+                "sequences": lambda ss: [sequence(s) for s in ss],
+                "think_after_iteration": lambda d: from_tagged(_parts().THINK_TIMES, "type", d, "think time"),
+            },
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScenarioSpec:
-    """ScenarioSpec: a named executor and flow, starting ``start_time_s`` into the run."""
+    """ScenarioSpec: a named executor and flow, starting ``start_time_s`` into the run, with
+    the variables its templates use."""
 
     name: str
-    executor: Executor
-    flow: FlowSpec
     start_time_s: float = 0.0
+    executor: Executor
+    variables: list[VariableSpec] = field(default_factory=list)
+    flow: FlowSpec
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScenarioSpec:
+        """from_dict reads a scenario from the engine's JSON."""
+        return from_json_object(
+            cls,
+            data,
+            {
+                "executor": executor_from_dict,
+                "variables": lambda vs: [from_tagged(_parts().VARIABLES, "type", v, "variable") for v in vs],
+                "flow": FlowSpec.from_dict,
+            },
+        )
 
 
 @dataclass(frozen=True)
@@ -209,9 +311,11 @@ class Plan:
     threads: int | None = None
     stripe: Stripe = field(default_factory=Stripe)
     interval_s: float = 1.0
-    send_slack_s: float | None = None
+    interval_totals: bool = field(default=False, metadata=OMITTED_AT_DEFAULT)
+    send_slack_s: float | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
     """send_slack_s is how late an open-model send may go out to be batched with others;
     None leaves it to the engine (DEFAULT_SEND_SLACK_S)."""
+    percentiles: list[float] = field(default_factory=list, metadata=OMITTED_AT_DEFAULT)
 
     @classmethod
     def single(
@@ -234,14 +338,29 @@ class Plan:
             send_slack_s=send_slack_s,
         )
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """from_dict reads a plan from the engine's JSON (``Plan.from_dict(p.to_dict()) == p``);
+        ValueError for a field the engine does not know."""
+        return from_json_object(
+            cls,
+            data,
+            {
+                "target": lambda d: from_json_object(TargetSpec, d),
+                "scenarios": lambda ss: [ScenarioSpec.from_dict(s) for s in ss],
+                "limits": lambda d: from_json_object(Limits, d),
+                "stripe": lambda d: from_json_object(Stripe, d),
+            },
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        """to_dict is the plan in the engine's JSON form (``None`` fields omitted), as a
-        CompiledRun holds it."""
-        document: dict[str, Any] = _without_none(asdict(self))  # type: ignore[assignment]
+        """to_dict is the plan in the engine's JSON form (docs/plan.md): ``None`` as null, the
+        ``OMITTED_AT_DEFAULT`` fields left out at their default."""
+        document: dict[str, Any] = to_json_value(self)
         return document
 
     def to_json(self) -> str:
-        """to_json serializes the plan in the engine's format (``None`` fields omitted)."""
+        """to_json serializes the plan in the engine's format (``to_dict`` as JSON text)."""
         return json.dumps(self.to_dict())
 
     @property
@@ -263,22 +382,17 @@ class Plan:
         None when it has none (``open_model_send_slack_s``)."""
         return open_model_send_slack_s((s.executor.type for s in self.scenarios), self.send_slack_s)
 
-    def duration_s(self) -> float:
-        """duration_s is when the last scenario stops starting iterations."""
-        return max(s.start_time_s + _executor_duration_s(s.executor) for s in self.scenarios)
+    def planned_s(self) -> float:
+        """planned_s is how long the plan is meant to take (0 when its length is a count of
+        iterations), for a progress bar."""
+        return max((s.start_time_s + executor_planned_s(s.executor) for s in self.scenarios), default=0.0)
 
 
-def _executor_duration_s(ex: Executor) -> float:
-    if isinstance(ex, (SharedIterations, PerVuIterations)):
-        return ex.max_duration_s
+def executor_planned_s(ex: Executor) -> float:
+    """executor_planned_s is how long ``ex`` starts iterations: its stages' or its duration,
+    0 for a count of iterations."""
     if isinstance(ex, (RampingArrivalRate, RampingVus)):
-        return sum(s.duration_s for s in ex.stages)
-    return ex.duration_s
-
-
-def _without_none(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple)):
-        return [_without_none(v) for v in value]
-    return value
+        return float(sum(s.duration_s for s in ex.stages))
+    if isinstance(ex, (SharedIterations, PerVuIterations)):
+        return 0.0
+    return float(ex.duration_s)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from surge.core import exit_codes, signals
@@ -21,12 +21,9 @@ from surge.diagnosis.machine import MachineCpu
 from surge.engine.execute import UnreachableError, result_document
 from surge.engine.execute import run_plan as run_engine_plan
 from surge.plan.compiled import CompiledRun
-from surge.plan.model import open_model_send_slack_s
+from surge.plan.model import Plan
 from surge.plan.thresholds import Threshold, Verdict, due_aborts, evaluate
 from surge.plan.thresholds import exit_code as thresholds_exit_code
-
-Plan = dict[str, Any]
-"""Plan is an engine plan as a dict (see docs/plan.md), as a CompiledRun holds it."""
 
 NOTHING_SENT = "no scenario sent a request before the run ended (check durations, rates, start times and --time-scale)"
 """NOTHING_SENT says why a scenario file's run that sent nothing exits 3."""
@@ -168,12 +165,13 @@ def run_phases(
     phase = "setup"
     try:
         if compiled.setup is not None:
-            setup = finished_phase(run, "setup", run_engine_plan(_with_threads(compiled.setup, threads)), on_phase)
+            setup_plan = _with_threads(compiled.setup, threads).to_dict()
+            setup = finished_phase(run, "setup", run_engine_plan(setup_plan), on_phase)
             compiled = compiled.with_pools(setup.get("pools", {}))
         phase = "main"
-        main_plan = dict(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
+        main_plan = replace(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
         machine = MachineCpu()  # the whole machine's CPU during the measured run (docs/diagnosis.md)
-        main = with_send_slack(run_engine_plan(main_plan, interval_hook), main_plan)
+        main = with_send_slack(run_engine_plan(main_plan.to_dict(), interval_hook), main_plan)
         if (machine_document := machine.document()) is not None:
             main["machine"] = machine_document
         run.verdicts = evaluate(thresholds, main)
@@ -192,7 +190,7 @@ def run_phases(
 def with_send_slack(result: dict[str, Any], plan: Plan) -> dict[str, Any]:
     """with_send_slack adds to a main run's ``result`` the send slack its open-model scenarios ran
     with (``send_slack_s``: the plan's, else the engine's default); nothing when none is open-model."""
-    slack = open_model_send_slack_s((s["executor"]["type"] for s in plan["scenarios"]), plan.get("send_slack_s"))
+    slack = plan.open_model_send_slack_s()
     if slack is not None:
         result["send_slack_s"] = slack
     return result
@@ -203,7 +201,7 @@ def _teardown(run: RunOutcome, plan: Plan) -> dict[str, Any]:
     costs the teardown, not the measured results: its result says ``unreachable`` and a note
     on the measured run says the teardown did not run."""
     try:
-        return run_engine_plan(plan)
+        return run_engine_plan(plan.to_dict())
     except UnreachableError as e:
         run.main.setdefault("notes", []).append(f"teardown did not run: {e.args[0] if e.args else e}")
         return dict(empty_result(plan), stop_reason=UNREACHABLE)
@@ -229,11 +227,11 @@ def empty_result(plan: Plan) -> dict[str, Any]:
 
     return RunResult(
         schema="surge.result/1",
-        url=plan["target"]["url"],
+        url=plan.target.url,
         started_at_unix_s=time.time(),
         duration_s=0.0,
         elapsed_s=0.0,
-        threads=plan.get("threads") or 0,
+        threads=plan.threads or 0,
         stop_reason="interrupted",
         requests=Requests(),
         latency=LatencySummaries(),
@@ -256,18 +254,4 @@ def unreachable_outcome(compiled: CompiledRun, error: str) -> RunOutcome:
 
 
 def _with_threads(plan: Plan, threads: int | None) -> Plan:
-    return dict(plan, threads=threads) if threads is not None else plan
-
-
-def planned_s(plan: Plan) -> float:
-    """planned_s is how long the plan is meant to take (0 when its length is a count of
-    iterations), for a progress bar."""
-    return max((s["start_time_s"] + _executor_planned_s(s["executor"]) for s in plan["scenarios"]), default=0.0)
-
-
-def _executor_planned_s(executor: dict[str, Any]) -> float:
-    if "stages" in executor:
-        return float(sum(s["duration_s"] for s in executor["stages"]))
-    if executor["type"] in ("shared-iterations", "per-vu-iterations"):
-        return 0.0
-    return float(executor.get("duration_s", 0.0))
+    return replace(plan, threads=threads) if threads is not None else plan

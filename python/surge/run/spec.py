@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
@@ -25,6 +25,8 @@ from surge.core.redact import redact_url
 from surge.core.units import duration_flag
 from surge.engine.validation import check_url_plan, plan_errors
 from surge.plan.compiled import CompiledRun
+from surge.plan.heading import PlanLike, scenario_heading
+from surge.plan.model import OPEN_MODEL, ConstantArrivalRate, ConstantVus, Executor, Plan, executor_planned_s
 from surge.plan.url import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
@@ -35,11 +37,6 @@ from surge.plan.url import (
     send_slack_flag,
 )
 from surge.run.flags import test_flag_names
-from surge.run.phases import planned_s
-
-if TYPE_CHECKING:
-    from surge.plan.heading import PlanLike
-    from surge.plan.model import Plan
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """ENV_NAME is what an environment variable's name may be (as in a POSIX shell)."""
@@ -85,12 +82,12 @@ class PreparedRun:
     @property
     def target_url(self) -> str:
         """target_url is the URL the run sends to (secrets not masked: for the record to mask)."""
-        return str(self.compiled.main["target"]["url"])
+        return self.compiled.main.target.url
 
     @property
     def planned_s(self) -> float:
         """planned_s is how long the measured run is meant to take (0 for a count of iterations)."""
-        return planned_s(self.compiled.main)
+        return self.compiled.main.planned_s()
 
 
 @dataclass(frozen=True)
@@ -225,7 +222,7 @@ class TestSpec:
             send_slack=self.send_slack,
         )
         check_url_plan(plan, self.flag_names)
-        return PreparedRun(CompiledRun(main=plan.to_dict()), None, plan, None, plan, self.name())
+        return PreparedRun(CompiledRun(main=plan), None, plan, None, plan, self.name())
 
     def _prepare_file(self, overrides: Overrides) -> PreparedRun:
         # The load's shape and the request are the file's; the limits and TLS may be overridden.
@@ -266,13 +263,10 @@ class TestSpec:
         )
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
         if not overrides.is_empty():
-            compiled = CompiledRun(
-                main=override_scenarios(compiled.main, overrides),
-                setup=compiled.setup,
-                teardown=compiled.teardown,
-                thresholds=compiled.thresholds,
-            )
-        return PreparedRun(compiled, self.threads, None, Path(self.target), compiled.main, self.name())
+            compiled = replace(compiled, main=override_scenarios(compiled.main, overrides))
+        return PreparedRun(
+            compiled, self.threads, None, Path(self.target), scenario_heading(compiled.main), self.name()
+        )
 
 
 def _check_overrides(overrides: Overrides) -> None:
@@ -291,13 +285,13 @@ def shares(total: int, parts: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(parts)]
 
 
-def override_scenarios(main: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
+def override_scenarios(main: Plan, overrides: Overrides) -> Plan:
     """override_scenarios is a scenario file's main plan with the overrides applied: every
     scenario starts at 0 and runs a constant-vus (``vus`` shared out) or constant-arrival-rate
     (``rate`` shared evenly; its max VUs kept from an arrival-rate executor, else the default
     in-flight cap) executor for ``duration_s`` (else its own planned length). BadInput (LEVEL)
     when it cannot apply: fewer VUs than scenarios, or no duration for an iterations executor."""
-    scenarios = main["scenarios"]
+    scenarios = main.scenarios
     vus = shares(overrides.vus, len(scenarios)) if overrides.vus is not None else None
     if vus is not None and min(vus) < 1:
         raise BadInput(
@@ -307,41 +301,35 @@ def override_scenarios(main: dict[str, Any], overrides: Overrides) -> dict[str, 
         )
     changed = []
     for i, scenario in enumerate(scenarios):
-        executor = scenario["executor"]
-        duration = overrides.duration_s or planned_s({"scenarios": [dict(scenario, start_time_s=0.0)]})
+        executor: Executor = scenario.executor
+        duration = overrides.duration_s or executor_planned_s(executor)
         if duration <= 0:
             raise BadInput(
                 LEVEL,
-                f"scenario '{scenario['name']}' runs a count of iterations ({executor['type']}): "
+                f"scenario '{scenario.name}' runs a count of iterations ({executor.type}): "
                 "an experiment needs a duration to override it",
             )
         if vus is not None:
-            executor = {"type": "constant-vus", "vus": vus[i], "duration_s": duration}
+            executor = ConstantVus(vus=vus[i], duration_s=duration)
         elif overrides.rate is not None:
-            max_vus = executor.get("max_vus") or default_max_in_flight()
-            executor = {
-                "type": "constant-arrival-rate",
-                "rate": overrides.rate / len(scenarios),
-                "duration_s": duration,
-                "max_vus": max_vus,
-                "pre_allocated_vus": None,
-            }
-        elif executor["type"] in ("constant-vus", "constant-arrival-rate"):
-            executor = dict(executor, duration_s=duration)
+            max_vus = (executor.max_vus if isinstance(executor, OPEN_MODEL) else None) or default_max_in_flight()
+            executor = ConstantArrivalRate(rate=overrides.rate / len(scenarios), duration_s=duration, max_vus=max_vus)
+        elif isinstance(executor, (ConstantVus, ConstantArrivalRate)):
+            executor = replace(executor, duration_s=duration)
         else:
             raise BadInput(
                 LEVEL,
-                f"scenario '{scenario['name']}' has a {executor['type']} executor: only a "
+                f"scenario '{scenario.name}' has a {executor.type} executor: only a "
                 "constant one's duration can be overridden without a VU count or a rate",
             )
-        changed.append(dict(scenario, start_time_s=0.0, executor=executor))
-    plan = dict(main, scenarios=changed)
+        changed.append(replace(scenario, start_time_s=0.0, executor=executor))
+    plan = replace(main, scenarios=changed)
     _validate(plan)
     return plan
 
 
-def _validate(plan: dict[str, Any]) -> None:
-    for where, message in plan_errors(plan):
+def _validate(plan: Plan) -> None:
+    for where, message in plan_errors(plan.to_dict()):
         raise BadInput(LEVEL, f"{where}: {message}")
 
 

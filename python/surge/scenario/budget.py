@@ -57,8 +57,9 @@ def budget_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     """budget_problems lists what each plan of ``compiled`` would hold past a bound of the
     memory model, each at the file's key that passes it (one problem per bound and plan)."""
     problems: list[Problem] = []
-    for name, plan in compiled.plans():
+    for name, compiled_plan in compiled.plans():
         phases = plan_phases(f, name)
+        plan = compiled_plan.to_dict()
         for parts, message in _plan_problems(f, plan, [phase for _, _, phase in phases]):
             problems.append(Problem(file_path(f, phases, parts, plan), message))
     return problems

@@ -40,8 +40,9 @@ def engine_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     """engine_problems validates each plan of ``compiled`` (compiled from ``f``) in the
     engine and returns its errors as problems at the file's keys."""
     problems: list[Problem] = []
-    for name, plan in compiled.plans():
+    for name, compiled_plan in compiled.plans():
         phases = plan_phases(f, name)
+        plan = compiled_plan.to_dict()
         for field, message in plan_errors(plan):
             problems.append(Problem(file_path(f, phases, _parts(field), plan), message))
     return problems

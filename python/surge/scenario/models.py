@@ -17,7 +17,7 @@ from pydantic_core import PydanticCustomError
 from surge.core.limits import MAX_DURATION_S, MAX_SEND_SLACK_S, MAX_STEPS
 from surge.plan.thresholds import Threshold, ThresholdError, parse_threshold
 from surge.scenario.base import FileModel, Finding, Path
-from surge.scenario.executors import Executor, SharedIterations
+from surge.scenario.executors import ExecutorInput, SharedIterationsInput
 from surge.scenario.flow import MixEntry, Step
 from surge.scenario.lines import line_of, parse_yaml
 from surge.scenario.quantities import Duration, ScheduledDuration, SendSlack, StartTime
@@ -97,7 +97,7 @@ class Phase(FileModel):
     ``mix`` (weighted flows, one chosen per iteration), and ``think_time`` after each
     iteration. ``setup`` and ``teardown`` are phases; a Scenario is a phase with a start time."""
 
-    executor: Executor = Field(default_factory=SharedIterations)
+    executor: ExecutorInput = Field(default_factory=SharedIterationsInput)
     variables: dict[str, Variable] = Field(default_factory=dict)
     flow: list[Step] | None = Field(default=None, max_length=MAX_STEPS)
     mix: list[MixEntry] | None = Field(default=None, min_length=1, max_length=MAX_STEPS)
@@ -136,7 +136,7 @@ class Scenario(Phase):
     """Scenario: a measured phase: an ``executor`` (required) and a ``start_time`` offset
     from the start of the run; scenarios run in parallel."""
 
-    executor: Executor
+    executor: ExecutorInput
     start_time: StartTime = 0.0
 
 

@@ -53,7 +53,7 @@ def test_an_error_in_the_plans_json_is_placed_at_the_value_it_is_about():
     plan = (
         loads(HEAD + "scenarios:\n  s:\n    executor: {type: constant-vus, duration: 1s}\n    flow: [{request: {}}]\n")
         .compile()
-        .main
+        .main.to_dict()
     )
     plan["scenarios"][0]["executor"]["vus"] = 10**12  # past what Python lets through: the last line of defence
     plan["scenarios"][0]["flow"]["sequences"][0]["steps"][0]["timeout_s"] = float("inf")

@@ -39,11 +39,19 @@ scenarios:
 def test_a_url_test_is_prepared_as_surge_run_and_overridden_per_model():
     plain = TestSpec(URL, connections=4, duration="2s").prepare()
     assert plain.url_plan is not None and plain.threads is None
-    assert plain.compiled.main["scenarios"][0]["executor"] == {"type": "constant-vus", "vus": 4, "duration_s": 2.0}
+    assert plain.compiled.main.to_dict()["scenarios"][0]["executor"] == {
+        "type": "constant-vus",
+        "vus": 4,
+        "duration_s": 2.0,
+    }
     closed = TestSpec(URL, rate=50.0, duration="2s").prepare(Overrides(vus=7, duration_s=1.5))
-    assert closed.compiled.main["scenarios"][0]["executor"] == {"type": "constant-vus", "vus": 7, "duration_s": 1.5}
+    assert closed.compiled.main.to_dict()["scenarios"][0]["executor"] == {
+        "type": "constant-vus",
+        "vus": 7,
+        "duration_s": 1.5,
+    }
     open_ = TestSpec(URL, connections=3, duration="2s").prepare(Overrides(rate=120.0))
-    executor = open_.compiled.main["scenarios"][0]["executor"]
+    executor = open_.compiled.main.to_dict()["scenarios"][0]["executor"]
     assert (executor["type"], executor["rate"], executor["duration_s"], executor["pre_allocated_vus"]) == (
         "constant-arrival-rate",
         120.0,
@@ -79,17 +87,17 @@ def test_a_scenario_files_scenarios_share_the_level_and_start_at_once(tmp_path):
     spec = TestSpec(str(path))
     plain = spec.prepare()
     assert plain.url_plan is None and plain.scenario_file == path and len(plain.compiled.thresholds) == 1
-    closed = spec.prepare(Overrides(vus=5, duration_s=1.0)).compiled.main["scenarios"]
+    closed = spec.prepare(Overrides(vus=5, duration_s=1.0)).compiled.main.to_dict()["scenarios"]
     assert [(s["start_time_s"], s["executor"]) for s in closed] == [
         (0.0, {"type": "constant-vus", "vus": 3, "duration_s": 1.0}),
         (0.0, {"type": "constant-vus", "vus": 2, "duration_s": 1.0}),
     ]
-    opened = spec.prepare(Overrides(rate=100.0)).compiled.main["scenarios"]
+    opened = spec.prepare(Overrides(rate=100.0)).compiled.main.to_dict()["scenarios"]
     assert [(s["executor"]["rate"], s["executor"]["duration_s"], s["executor"]["max_vus"]) for s in opened] == [
         (50.0, 4.0, opened[0]["executor"]["max_vus"]),
         (50.0, 3.0, 7),
     ]
-    assert [s["flow"] for s in opened] == [s["flow"] for s in plain.compiled.main["scenarios"]]
+    assert [s["flow"] for s in opened] == [s["flow"] for s in plain.compiled.main.to_dict()["scenarios"]]
     with pytest.raises(BadInput, match="1 VUs cannot be shared among the file's 2 scenarios"):
         spec.prepare(Overrides(vus=1))
     with pytest.raises(BadInput, match="ramping-vus executor: only a constant one's duration"):
@@ -106,7 +114,7 @@ def test_an_iterations_executor_needs_a_duration_to_be_overridden(tmp_path):
     )
     with pytest.raises(BadInput, match="runs a count of iterations"):
         TestSpec(str(path)).prepare(Overrides(vus=4))
-    main = TestSpec(str(path)).prepare(Overrides(vus=4, duration_s=2.0)).compiled.main
+    main = TestSpec(str(path)).prepare(Overrides(vus=4, duration_s=2.0)).compiled.main.to_dict()
     assert main["scenarios"][0]["executor"] == {"type": "constant-vus", "vus": 4, "duration_s": 2.0}
 
 

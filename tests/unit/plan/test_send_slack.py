@@ -56,7 +56,7 @@ def test_plan_json_leaves_the_slack_to_the_engine_unless_set():
     ],
 )
 def test_the_flag_reaches_a_url_plan(text, seconds):
-    main = TestSpec(URL, rate=100.0, send_slack=text).prepare().compiled.main
+    main = TestSpec(URL, rate=100.0, send_slack=text).prepare().compiled.main.to_dict()
     assert main["send_slack_s"] == pytest.approx(seconds)
 
 
@@ -68,7 +68,7 @@ def test_durations_in_microseconds_read_as_the_float_written(text, seconds):
 
 
 def test_without_the_flag_a_url_plan_has_no_slack_of_its_own():
-    assert "send_slack_s" not in TestSpec(URL, rate=100.0).prepare().compiled.main
+    assert "send_slack_s" not in TestSpec(URL, rate=100.0).prepare().compiled.main.to_dict()
 
 
 @pytest.mark.parametrize("text", ["101ms", "1s", "-1ms", "-0.001"])
@@ -85,24 +85,26 @@ def test_a_closed_model_url_test_refuses_the_flag():
     with pytest.raises(BadInput) as err:
         TestSpec(URL, send_slack="1ms").prepare(Overrides(vus=2))
     assert str(err.value) == "--send-slack: only applies to the open model; this experiment runs VU levels"
-    assert TestSpec(URL, send_slack="1ms").prepare(Overrides(rate=50.0)).compiled.main["send_slack_s"] == 0.001
+    assert (
+        TestSpec(URL, send_slack="1ms").prepare(Overrides(rate=50.0)).compiled.main.to_dict()["send_slack_s"] == 0.001
+    )
 
 
 def test_the_file_key_reaches_every_phase_plan():
     compiled = loads(textwrap.dedent(OPEN_FILE)).compile()
-    assert [p["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.0003)] * 2
+    assert [p.to_dict()["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.0003)] * 2
 
 
 def test_a_file_without_the_key_leaves_the_slack_to_the_engine():
     text = textwrap.dedent(OPEN_FILE).replace("send_slack: 300us\n", "")
-    assert all("send_slack_s" not in p for _, p in loads(text).compile().plans())
+    assert all("send_slack_s" not in p.to_dict() for _, p in loads(text).compile().plans())
 
 
 def test_the_flag_overrides_the_file(tmp_path):
     path = write(tmp_path, OPEN_FILE)
     compiled = TestSpec(str(path), send_slack="2ms").prepare().compiled
-    assert [p["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.002)] * 2
-    assert TestSpec(str(path)).prepare().compiled.main["send_slack_s"] == pytest.approx(0.0003)
+    assert [p.to_dict()["send_slack_s"] for _, p in compiled.plans()] == [pytest.approx(0.002)] * 2
+    assert TestSpec(str(path)).prepare().compiled.main.to_dict()["send_slack_s"] == pytest.approx(0.0003)
 
 
 @pytest.mark.parametrize(

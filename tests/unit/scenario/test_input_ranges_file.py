@@ -214,7 +214,7 @@ def test_base_60_numbers_stay_text_where_text_is_due(text):
     compiled = loads(
         HEAD + f"variables: {{c: {text}}}\n" + scenario(flow="[{request: {path: '/{{c}}'}}]")[len(HEAD) :], env={}
     ).compile(env={})
-    assert compiled.main["scenarios"][0]["variables"][0]["value"] == text
+    assert compiled.main.to_dict()["scenarios"][0]["variables"][0]["value"] == text
 
 
 @pytest.mark.parametrize(

@@ -15,24 +15,24 @@ from surge.scenario import (
     Check,
     Choice,
     CompiledRun,
-    ConstantArrivalRate,
+    ConstantArrivalRateInput,
     Counter,
     Csv,
     Defaults,
     Env,
     MixEntry,
-    PerVuIterations,
+    PerVuIterationsInput,
     Phase,
     Pool,
-    RampingVus,
+    RampingVusInput,
     Request,
     Scenario,
     ScenarioFile,
-    SharedIterations,
+    SharedIterationsInput,
     Step,
     ThresholdSpec,
     UniformThink,
-    VuStage,
+    VuStageInput,
     load,
     loads,
 )
@@ -48,7 +48,7 @@ def compile_text(text: str, base_dir: Path | str = ".", env: dict | None = None)
 def scenario_of(body: str, top: str = "", base_dir: Path | str = ".", env: dict | None = None) -> dict:
     """scenario_of compiles one scenario ``a`` (indented body) and returns its ScenarioSpec."""
     text = f"target: http://127.0.0.1:8080/api\n{top}scenarios:\n  a:\n{body}"
-    return compile_text(text, base_dir, env).main["scenarios"][0]
+    return compile_text(text, base_dir, env).main.to_dict()["scenarios"][0]
 
 
 VUS = "    executor: {type: constant-vus, vus: 1, duration: 1s}\n"
@@ -217,25 +217,25 @@ teardown:
   flow: [{request: {method: DELETE, path: "/tasks/{{task}}"}}]
 """
     run = compile_text(text)
-    assert run.main["scenarios"][0]["variables"] == [
+    assert run.main.to_dict()["scenarios"][0]["variables"] == [
         {"name": "task", "type": "pool", "pool": "task_ids", "pick": "zipf", "s": 1.2},
         {"name": "seq", "type": "pool", "pool": "task_ids", "pick": "sequential", "s": None},
     ]
     assert run.setup is not None and run.teardown is not None
-    assert [s["name"] for s in run.setup["scenarios"]] == ["setup"]
-    assert run.setup["scenarios"][0]["flow"]["sequences"][0]["steps"][0]["captures"] == [
+    assert [s["name"] for s in run.setup.to_dict()["scenarios"]] == ["setup"]
+    assert run.setup.to_dict()["scenarios"][0]["flow"]["sequences"][0]["steps"][0]["captures"] == [
         {"name": "task_ids", "to_pool": True, "from": "json", "path": "$.id"}
     ]
-    assert run.teardown["scenarios"][0]["executor"] == {
+    assert run.teardown.to_dict()["scenarios"][0]["executor"] == {
         "type": "shared-iterations",
         "vus": 1,
         "iterations": 1,
         "max_duration_s": 600.0,
     }
     filled = run.with_pools({"task_ids": [1, 2, 3]})
-    assert filled.main["pools"] == {"task_ids": ["1", "2", "3"]}
-    assert filled.teardown is not None and filled.teardown["pools"] == {"task_ids": ["1", "2", "3"]}
-    assert filled.setup == run.setup and run.main["pools"] == {"task_ids": []}
+    assert filled.main.to_dict()["pools"] == {"task_ids": ["1", "2", "3"]}
+    assert filled.teardown is not None and filled.teardown.to_dict()["pools"] == {"task_ids": ["1", "2", "3"]}
+    assert filled.setup == run.setup and run.main.to_dict()["pools"] == {"task_ids": []}
     assert [name for name, _ in filled.plans()] == ["setup", "main", "teardown"]
 
 
@@ -253,7 +253,7 @@ scenarios:
     executor: {type: constant-vus, duration: 1s}
     flow: [{request: {path: /b}}]
 """
-    a, b = compile_text(text).main["scenarios"]
+    a, b = compile_text(text).main.to_dict()["scenarios"]
     assert [v["name"] for v in a["variables"]] == ["tenant", "id", "own"]
     assert [v["name"] for v in b["variables"]] == ["tenant"]
 
@@ -474,7 +474,8 @@ scenarios:
     start_time: 1m
     flow: [{request: {}}]
 """
-    plan = compile_text(text).main
+    compiled = compile_text(text).main
+    plan = compiled.to_dict()
     assert {k: v for k, v in plan.items() if k != "scenarios"} == {
         "target": {"url": "https://example.test:8443/base", "insecure": True},
         "pools": {},
@@ -486,7 +487,7 @@ scenarios:
     [late] = plan["scenarios"]
     assert (late["name"], late["start_time_s"]) == ("late", 60.0)
     assert late["flow"]["sequences"][0]["steps"][0]["request"]["path"] == "/base"
-    assert json.loads(CompiledRun.to_json(plan)) == plan
+    assert json.loads(compiled.to_json()) == plan
 
 
 def test_environment_variables_are_read_when_compiling(monkeypatch):
@@ -497,8 +498,8 @@ def test_environment_variables_are_read_when_compiling(monkeypatch):
     )
     monkeypatch.setenv("SURGE_T", "secret")
     f = loads(text)
-    assert f.compile().main["scenarios"][0]["variables"][0]["value"] == "secret"
-    assert f.compile(env={"SURGE_T": "other"}).main["scenarios"][0]["variables"][0]["value"] == "other"
+    assert f.compile().main.to_dict()["scenarios"][0]["variables"][0]["value"] == "secret"
+    assert f.compile(env={"SURGE_T": "other"}).main.to_dict()["scenarios"][0]["variables"][0]["value"] == "other"
 
 
 def test_thresholds_come_parsed_and_scoped():
@@ -563,7 +564,7 @@ def task_api_in_python() -> ScenarioFile:
             "priority": Choice(values=["low", "normal", "high"], weights=[1, 8, 1]),
         },
         setup=Phase(
-            executor=SharedIterations(vus=10, iterations=1000),
+            executor=SharedIterationsInput(vus=10, iterations=1000),
             flow=[
                 Step(
                     name="create",
@@ -577,18 +578,18 @@ def task_api_in_python() -> ScenarioFile:
         ),
         scenarios={
             "reads": Scenario(
-                executor=RampingVus(
+                executor=RampingVusInput(
                     stages=[
-                        VuStage(duration="30s", target=4),
-                        VuStage(duration="1m", target=4),
-                        VuStage(duration="10s", target=0),
+                        VuStageInput(duration="30s", target=4),
+                        VuStageInput(duration="1m", target=4),
+                        VuStageInput(duration="10s", target=0),
                     ]
                 ),
                 think_time=UniformThink(min="500ms", max="1500ms"),
                 mix=[get_task, list_tasks, login_and_create],
             ),
             "writes": Scenario(
-                executor=ConstantArrivalRate(rate="50/s", duration="1m30s", pre_allocated_vus=2, max_vus=4),
+                executor=ConstantArrivalRateInput(rate="50/s", duration="1m30s", pre_allocated_vus=2, max_vus=4),
                 start_time="10s",
                 flow=[
                     Step(
@@ -600,7 +601,8 @@ def task_api_in_python() -> ScenarioFile:
             ),
         },
         teardown=Phase(
-            executor=PerVuIterations(vus=1, iterations=1), flow=[Step(request=Request(method="DELETE", path="/tasks"))]
+            executor=PerVuIterationsInput(vus=1, iterations=1),
+            flow=[Step(request=Request(method="DELETE", path="/tasks"))],
         ),
         thresholds=[
             "p(95) < 300ms",
@@ -627,15 +629,15 @@ def test_models_hold_the_same_values_whatever_the_source():
 def test_csv_paths_are_relative_to_the_scenario_file(tmp_path):
     shutil.copy(SCENARIOS / "per-vu-iterations.yaml", tmp_path / "s.yaml")
     (tmp_path / "users.csv").write_text("username\nzed\nyan\nxi\nwu\n")
-    [spec] = load(tmp_path / "s.yaml").compile().main["scenarios"]
+    [spec] = load(tmp_path / "s.yaml").compile().main.to_dict()["scenarios"]
     assert spec["variables"][0]["cells"] == "zed\0yan\0xi\0wu\0"
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.name)
 def test_every_example_file_compiles(path):
     run = load(path, env={}).compile(env={})
-    assert run.main["scenarios"]
-    json.dumps([p for _, p in run.plans()])  # JSON-ready
+    assert run.main.to_dict()["scenarios"]
+    json.dumps([p.to_dict() for _, p in run.plans()])  # JSON-ready
 
 
 def test_one_example_file_per_executor():
@@ -655,7 +657,7 @@ def test_one_example_file_per_executor():
 def test_a_file_can_be_aimed_at_another_target():
     f = load(SCENARIOS / "per-vu-iterations.yaml")
     moved = f.with_target("http://127.0.0.1:4321")
-    assert moved.compile().main["target"]["url"] == "http://127.0.0.1:4321"
+    assert moved.compile().main.to_dict()["target"]["url"] == "http://127.0.0.1:4321"
     assert f.target == "http://127.0.0.1:8080"
     with pytest.raises(ValueError, match="not an http:// or https:// URL"):
         f.with_target("localhost:80")
@@ -673,7 +675,7 @@ scenarios:
     executor: {type: constant-vus, duration: 1s}
     flow: [{request: {path: "/r?s=sensor-{{me}}&t={{temp}}&at={{at}}"}}]
 """)
-    assert run.main["scenarios"][0]["variables"] == [
+    assert run.main.to_dict()["scenarios"][0]["variables"] == [
         {"name": "temp", "type": "decimal", "min": 20.0, "max": 35.0, "decimals": 1},
         {"name": "me", "type": "vu"},
         {"name": "at", "type": "timestamp", "unit": "s"},

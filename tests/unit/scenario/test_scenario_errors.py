@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from surge.scenario import ConstantVus, Request, Scenario, ScenarioError, ScenarioFile, Step, load, loads
+from surge.scenario import ConstantVusInput, Request, Scenario, ScenarioError, ScenarioFile, Step, load, loads
 
 HEAD = "target: http://127.0.0.1:8080\n"
 VUS = "    executor: {type: constant-vus, vus: 2, duration: 1s}\n"
@@ -485,7 +485,7 @@ def test_models_built_in_python_report_key_paths_without_lines():
         target="http://127.0.0.1:8080",
         scenarios={
             "a": Scenario(
-                executor=ConstantVus(vus=1, duration="1s"), flow=[Step(request=Request(path="/tasks/{{id}}"))]
+                executor=ConstantVusInput(vus=1, duration="1s"), flow=[Step(request=Request(path="/tasks/{{id}}"))]
             ),
         },
     )
@@ -499,4 +499,4 @@ def test_models_built_in_python_report_key_paths_without_lines():
 
 def test_models_refuse_bare_numbers_for_durations_in_python_too():
     with pytest.raises(ValueError, match="'5' has no unit"):
-        ConstantVus(vus=1, duration=5)
+        ConstantVusInput(vus=1, duration=5)

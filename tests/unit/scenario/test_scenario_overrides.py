@@ -11,12 +11,12 @@ from surge.scenario import load, loads
 
 def test_limits_and_insecure_override_the_files_own():
     f = loads(textwrap.dedent(FILE))
-    plan = f.with_overrides(timeout=0.5, graceful_stop=0.0, insecure=True).compile().main
+    plan = f.with_overrides(timeout=0.5, graceful_stop=0.0, insecure=True).compile().main.to_dict()
     assert plan["limits"] == {"timeout_s": 0.5, "grace_period_s": 0.0}
     assert plan["target"]["insecure"] is True
     timeouts = [step["timeout_s"] for step in plan["scenarios"][0]["flow"]["sequences"][0]["steps"]]
     assert timeouts == [None, 7.0]  # a request's own timeout stays: it is more specific than the flag
-    untouched = f.with_overrides().compile().main
+    untouched = f.with_overrides().compile().main.to_dict()
     assert untouched["limits"] == {"timeout_s": 10.0, "grace_period_s": 20.0}
     assert untouched["target"]["insecure"] is False
 

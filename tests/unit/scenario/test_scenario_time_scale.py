@@ -59,7 +59,7 @@ SCENARIOS = Path(__file__).parents[2] / "scenarios"
 )
 def test_every_executor_scales_its_schedule_not_its_rates_or_counts(executor, expected):
     text = f"target: http://h\nscenarios:\n  a:\n    executor: {executor}\n    flow: [{{request: {{}}}}]\n"
-    [spec] = loads(text).compile(time_scale=0.1).main["scenarios"]
+    [spec] = loads(text).compile(time_scale=0.1).main.to_dict()["scenarios"]
     got = spec["executor"]
     assert got.keys() == expected.keys()
     for key, value in expected.items():
@@ -72,14 +72,16 @@ def test_every_executor_scales_its_schedule_not_its_rates_or_counts(executor, ex
 def test_start_times_and_delays_scale_but_think_times_and_timeouts_do_not():
     f = load(SCENARIOS / "task-api.yaml", env={})
     plain, fast = f.compile(env={}), f.compile(time_scale=0.5, env={})
-    reads, writes = fast.main["scenarios"]
+    reads, writes = fast.main.to_dict()["scenarios"]
     assert writes["start_time_s"] == 5.0
     assert reads["flow"]["think_after_iteration"] == {"type": "uniform", "min_s": 0.5, "max_s": 1.5}
     create = reads["flow"]["sequences"][2]["steps"][1]
     assert create["think_after"] == {"type": "fixed", "s": 0.1}
     assert create["timeout_s"] == 2.0
-    assert fast.main["limits"] == plain.main["limits"] == {"timeout_s": 10.0, "grace_period_s": 10.0}
-    assert fast.setup is not None and fast.setup["scenarios"][0]["executor"]["max_duration_s"] == 600.0
+    assert (
+        fast.main.to_dict()["limits"] == plain.main.to_dict()["limits"] == {"timeout_s": 10.0, "grace_period_s": 10.0}
+    )
+    assert fast.setup is not None and fast.setup.to_dict()["scenarios"][0]["executor"]["max_duration_s"] == 600.0
     assert [t.delay_s for t in fast.thresholds] == [0.0, 5.0, 0.0, 0.0, 0.0]
     assert writes["executor"]["rate"] == 50.0
     # checks keep their latency bounds: they judge single requests, like timeouts
@@ -97,7 +99,7 @@ def test_scaling_leaves_the_original_untouched_and_1_is_identity():
 
 
 def test_scaling_up_slows_everything_down():
-    [spec] = load(SCENARIOS / "constant-vus.yaml").compile(time_scale=30).main["scenarios"]
+    [spec] = load(SCENARIOS / "constant-vus.yaml").compile(time_scale=30).main.to_dict()["scenarios"]
     assert spec["executor"]["duration_s"] == 60.0
 
 
