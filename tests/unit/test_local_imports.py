@@ -16,15 +16,6 @@ PACKAGE = Path(surge.__file__).parent
 PRAGMA = re.compile(r"#\s*(type:|noqa|pragma:)")
 """PRAGMA starts a comment for a tool, not a reader: ``# type: ignore[...]``, ``# noqa``."""
 
-NOT_YET_SAID: set[tuple[str, str]] = {
-    # Temporary: the plan helper's files (issue 21), left to the lead to move or comment after
-    # merging that branch; empty this set then.
-    ("run/spec.py", "from surge.record import run_name"),
-    ("run/spec.py", "from surge.scenario import load"),
-    ("run/phases.py", "from surge.engine.result import Generator, LatencySummaries, Requests, RunResult, Throughput"),
-}
-"""NOT_YET_SAID are the (file, import line) pairs allowed, for now, without a comment."""
-
 
 def says_why(line: str) -> bool:
     """says_why tells whether ``line`` holds a comment for a reader (a pragma alone is not one)."""
@@ -70,15 +61,7 @@ def test_every_function_local_import_says_why():
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE).as_posix()
         found |= {(relative, line) for line in unexplained(path.read_text(encoding="utf-8"))}
-    assert found - NOT_YET_SAID == set()
-
-
-def test_the_allowed_imports_are_still_there():
-    # An allowed pair that is gone (moved, or given its comment) leaves the list.
-    found = set()
-    for relative in {relative for relative, _ in NOT_YET_SAID}:
-        found |= {(relative, line) for line in unexplained((PACKAGE / relative).read_text(encoding="utf-8"))}
-    assert NOT_YET_SAID - found == set()
+    assert found == set()
 
 
 def test_unexplained_finds_only_a_local_import_without_a_comment():

@@ -223,6 +223,7 @@ def finished_phase(run: RunOutcome, name: str, result: dict[str, Any], on_phase:
 def empty_result(plan: Plan) -> dict[str, Any]:
     """empty_result is the result document of a main run that never started (a stop signal
     during setup): every count zero, no histograms (null), ``stop_reason`` "interrupted"."""
+    # start-up: engine.result's typed models (pydantic) only for a run that never started
     from surge.engine.result import Generator, LatencySummaries, Requests, RunResult, Throughput
 
     return RunResult(

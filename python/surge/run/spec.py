@@ -36,6 +36,7 @@ from surge.plan.url import (
     default_max_in_flight,
     send_slack_flag,
 )
+from surge.record.directory import run_name
 from surge.run.flags import test_flag_names
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -154,8 +155,6 @@ class TestSpec:
 
     def name(self) -> str:
         """name is the test's name: the scenario file's stem, or a slug of the URL's host and path."""
-        from surge.record import run_name
-
         return run_name(self.target, self.scenario_file)
 
     def describe(self) -> dict[str, Any]:
@@ -250,7 +249,7 @@ class TestSpec:
         check_threads(self.threads, self.flag("threads"))
         if not Path(self.target).exists():
             raise BadInput(self.target, "no such scenario file")
-        from surge.scenario import load
+        from surge.scenario import load  # start-up: yaml and pydantic, which a URL run never needs
 
         scenario_file = load(Path(self.target), env=env)
         if self.target_url is not None:
