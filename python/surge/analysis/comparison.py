@@ -219,7 +219,11 @@ def _findings(
             where = f"{pair['variant']} against {pair['reference']}: {_title(c['figure'])}"
             if c["verdict"] in SIGNIFICANT:
                 ratio = f" ({c['ratio']:.3f}× the reference)" if c["ratio"] is not None else ""
-                p = f"Welch p = {c['welch_p']:.3g}" if c["welch_p"] is not None else "exact"
+                p = (
+                    f"Welch p = {c['welch_p']:.3g}"
+                    if c["welch_p"] is not None
+                    else f"exact rank-test p = {c['mann_whitney_p']:.3g}"  # no variation on either side
+                )
                 maybe = " (may be drift)" if c.get("may_be_drift") else ""
                 found.append(
                     {"kind": "difference", "text": f"{where} {c['verdict']}{maybe}{ratio}, {p} < α = {c['alpha']:g}"}

@@ -42,7 +42,12 @@ def _finding(figure: str, comparison: FigureComparison, tolerance: float) -> Bas
     if comparison.verdict == "not tested":
         verdict: Finding = "regressed" if worsened > tolerance else "improved" if worsened < -tolerance else "ok"
         return BaselineFinding(figure, comparison, change, verdict, f"{comparison.note}; tolerance only: {beyond}")
-    p = f"Welch p = {comparison.welch_p:.3g}" if comparison.welch_p is not None else "no p-value"
+    if comparison.welch_p is not None:
+        p = f"Welch p = {comparison.welch_p:.3g}"
+    elif comparison.mann_whitney_p is not None:  # no variation on either side: the exact rank test decided
+        p = f"exact rank-test p = {comparison.mann_whitney_p:.3g}"
+    else:
+        p = "no p-value"
     if comparison.verdict not in ("better", "worse"):
         return BaselineFinding(figure, comparison, change, "ok", f"within noise ({p} ≥ α = {comparison.alpha:g})")
     if abs(worsened) <= tolerance:

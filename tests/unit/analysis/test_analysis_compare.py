@@ -99,8 +99,16 @@ def test_one_run_a_side_is_not_tested_and_says_so():
 def test_constant_values_and_zero_means():
     same = compare_figure("failure_rate", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     assert same.verdict == "no significant difference" and same.ratio is None and same.welch_p == 1.0
-    exact = compare_figure("failure_rate", [0.0, 0.0, 0.0], [0.01, 0.01, 0.01])
-    assert exact.verdict == "worse" and "no run-to-run variation" in exact.note
+    # No variation on either side: Welch is undefined, the exact rank test decides. Three runs a
+    # side split apart by chance once in ten (2 / C(6, 3)); five runs a side, 2 / C(10, 5) = 0.8 %.
+    steps = compare_figure("failure_rate", [0.0, 0.0, 0.0], [0.01, 0.01, 0.01])
+    assert steps.verdict == "no significant difference" and "no run-to-run variation" in steps.note
+    assert steps.welch_p is None and steps.mann_whitney_p == pytest.approx(0.1)
+    exact = compare_figure("failure_rate", [0.0] * 5, [0.01] * 5)
+    assert exact.verdict == "worse" and exact.mann_whitney_p == pytest.approx(2 / 252)
+    # The CI failure (test_compare, α = 1 %): identical targets, throughput in steps of 4 req/s.
+    quantum = compare_figure("responses_per_s", [396.0] * 4, [400.0] * 4, alpha=0.01)
+    assert quantum.verdict == "no significant difference" and quantum.mann_whitney_p == pytest.approx(2 / 70)
     assert ratio_of_means_ci([2.0, 2.0], [1.0, 1.0]) == (2.0, 2.0)
     assert ratio_of_means_ci([1.0, 2.0], [0.0, 0.0]) is None
 
