@@ -123,7 +123,8 @@ fn open_model_sends_exactly_the_schedule() {
     let server = TestServer::start(Behavior::Ok);
     let p = plan(
         &server.url("/"),
-        r#"{"type": "constant-arrival-rate", "rate": 400, "duration_s": 1.0, "max_vus": 50}"#,
+        // max_vus holds the whole run: a stalled machine (hypervisor steal) must not meet the cap
+        r#"{"type": "constant-arrival-rate", "rate": 400, "duration_s": 1.0, "max_vus": 400}"#,
         r#", "threads": 2"#,
     );
     let result = run_plan(&p);
