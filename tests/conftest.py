@@ -410,9 +410,12 @@ TWO_CORES = hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >=
 
 
 BUSY = pytest.mark.busy_machine
-"""BUSY marks a test that keeps a busy loop on every core, starves a core on purpose, or needs a
-core to itself beside a target that keeps one busy: ``make test`` runs these apart, after the
-parallel suite, so that no other test shares their machine."""
+"""BUSY marks a test that keeps a busy loop on every core, starves a core on purpose, needs a
+core to itself beside a target that keeps one busy, or whose truth is a latency of a few
+milliseconds (a target's service time) that two other tests sharing the two cores would move
+(seed 004's successes at a CPU-burning target's 626 us, 300/s at 10 ms: each failed 2-3 of 5
+full runs on a host whose hypervisor stole up to 42 %, and passed alone): ``make test`` runs
+these apart, after the parallel suite, so that no other test shares their machine."""
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from conftest import SCRATCH
+from conftest import BUSY, SCRATCH
 from surge.engine.target import TargetProcess
 
 
@@ -31,6 +31,7 @@ def surge_run(url: str, rate: float, duration: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+@BUSY  # p50 within 3 ms of a 10 ms service time: a latency truth needs the cores
 def test_300_per_s_below_capacity_is_served_at_the_service_time():
     with TargetProcess(workers=4, service_time="10ms") as target:
         target.reset_stats()

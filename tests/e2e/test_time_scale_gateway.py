@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 
+from conftest import BUSY
 from gateway_spike import EXAMPLE, SCALE, predicted_failures
 from surge.scenario import load
 
 
+@BUSY  # shares seed 004's run (gateway_spike_run), which runs apart
 def test_a_shortened_gateway_run_fails_the_share_its_schedule_predicts(gateway_spike_run):
     scale = SCALE
     [scenario] = load(EXAMPLE).compile(time_scale=scale).main.to_dict()["scenarios"]
