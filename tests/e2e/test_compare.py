@@ -71,7 +71,10 @@ def test_a_real_twenty_percent_difference_is_significant(fast_and_slow, history_
     assert verdicts["responses_per_s"] == "worse" and verdicts["successes_per_s"] == "worse", verdicts
     assert verdicts["p50_ms"] == "worse", verdicts
     throughput = _comparison(doc, "slow", "responses_per_s")
-    assert throughput["welch_p"] < 0.05 and 0.75 < throughput["ratio"] < 0.9, throughput
+    # The verdict's p: Welch's, or the exact rank test's when no run varied on either side (each
+    # target serves its capacity to the request: 400 and 333 a second, run after run).
+    p = throughput["welch_p"] if throughput["welch_p"] is not None else throughput["mann_whitney_p"]
+    assert p < 0.05 and 0.75 < throughput["ratio"] < 0.9, throughput
     low, high = throughput["ratio_ci"]
     assert low <= throughput["ratio"] <= high
     assert throughput["reference"]["n"] == throughput["variant"]["n"] == 4
