@@ -48,6 +48,12 @@ share of the late sends: waiting that could have delayed a tenth of them did not
 (seed 000 on a host stealing 10-16 % of every core: threads 2 % busy and 2-6 % waiting beside 14-22 %
 of sends late, which waited for connections the CPU-bound target freed slowly)."""
 
+CASCADE_RUNNABLE = 0.5
+"""CASCADE_RUNNABLE: ... unless a thread was runnable (busy + waiting) at least this share of the
+run: then it does not catch up between waits and its lateness compounds (the starved-generator
+test: 45-50 % busy, 44-50 % waiting, 99 % of sends late, which its waiting alone covers only in
+part), so the waiting needs no cover."""
+
 BUSY_THRESHOLD = 0.90
 """BUSY_THRESHOLD: a worker thread whose CPU time is at least this share of the run's elapsed
 time had no room to send more."""
@@ -146,17 +152,20 @@ def _threads(document: Mapping[str, Any], sent: int, late: int) -> tuple[list[fl
     """_threads are the worker threads' busy and waiting shares, whether one was out of CPU
     (busy ≥ BUSY_THRESHOLD) and whether the threads were short of a core for the ``late`` of
     ``sent`` sends: one was runnable ≥ RUNNABLE_THRESHOLD, or one waited as long as it ran (≥
-    WAITING_FLOOR) while their waiting could hold WAIT_COVER_SHARE of the late sends
-    (``_waiting_covers``). On a virtual machine the busy and runnable thresholds are of the core
-    the hypervisor left (1 − the machine's ``steal_share`` over the run): a thread running the
-    whole time is charged only that share (docs/diagnosis.md, server_cpu_bound)."""
+    WAITING_FLOOR) while a thread was runnable ≥ CASCADE_RUNNABLE or their waiting could hold
+    WAIT_COVER_SHARE of the late sends (``_waiting_covers``). On a virtual machine the busy and
+    runnable thresholds are of the core the hypervisor left (1 − the machine's ``steal_share``
+    over the run): a thread running the whole time is charged only that share (docs/diagnosis.md,
+    server_cpu_bound)."""
     generator = document.get("generator") or {}
     busy = [float(b) for b in generator.get("thread_busy") or []]
     waiting = [float(w) for w in generator.get("thread_waiting") or []]
     core = core_share((document.get("machine") or {}).get("steal_share"))
     pairs = list(zip(busy, waiting, strict=False))
     runnable = any(b + w >= RUNNABLE_THRESHOLD * core for b, w in pairs)
-    waited = any(w >= b and w >= WAITING_FLOOR for b, w in pairs) and _waiting_covers(waiting, sent, late)
+    waited = any(w >= b and w >= WAITING_FLOOR for b, w in pairs) and (
+        any(b + w >= CASCADE_RUNNABLE for b, w in pairs) or _waiting_covers(waiting, sent, late)
+    )
     return busy, waiting, bool(busy) and max(busy) >= BUSY_THRESHOLD * core, runnable or waited
 
 

@@ -90,6 +90,8 @@ def test_late_sends_say_why_when_no_thread_was_busy():
         ((0.05, 0.04), (0.35, 0.3), "generator_saturated"),  # waited 7 times as long as it ran: others on its core
         # waited longer than it ran, but 5.5 % of waiting cannot hold 30 % of the sends late (seed 000 on a noisy host)
         ((0.02, 0.3), (0.06, 0.05), "connection_wait"),
+        # runnable 88 %: it cannot catch up between waits, its lateness compounds (the starved generator)
+        ((0.44,), (0.44,), "generator_saturated"),
     ],
 )
 def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_of_a_core(busy, waiting, kind):
