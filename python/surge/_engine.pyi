@@ -29,10 +29,29 @@ class TargetServeError(SurgeError, OSError):
 class TargetInternalError(SurgeError, RuntimeError):
     """TargetInternalError: the target's serving thread failed (a bug in surge)."""
 
-def run(plan_json: str, on_interval: Callable[[str], bool | None] | None = None) -> str:
+def run(
+    plan_json: str,
+    on_interval: Callable[[str], bool | None] | None = None,
+    on_report: Callable[[str], bool | None] | None = None,
+    poll: Callable[[], bool | None] | None = None,
+) -> str:
     """run runs a plan (JSON) with the GIL released and returns the result document (JSON).
     ``on_interval`` gets each interval as JSON; returning True ends the run early (stop
-    reason "aborted"). Ctrl-C stops the run and returns what ran."""
+    reason "aborted"). ``on_report`` (a distributed run's generator) gets each worker report
+    encoded for the driver, ``poll`` is asked about ten times a second; True from either
+    stops the run. Ctrl-C stops the run and returns what ran."""
+
+def merge(
+    plan_json: str,
+    generators: int,
+    start_at_unix_s: float,
+    receive: Callable[[float, bool], list[tuple[int, str | None]] | None],
+    on_interval: Callable[[str], bool | None] | None = None,
+) -> str:
+    """merge is a distributed run's driver: ``receive(wait_s, stopping)`` returns the
+    generators' reports as (generator, report) pairs (report None: generator lost), or None
+    once all have ended; the merged intervals go to ``on_interval`` (True: abort) and the
+    merged result document (JSON) is returned."""
 
 def validate_plan(plan_json: str) -> str:
     """validate_plan returns the plan's errors as a JSON list ("[]" when valid)."""

@@ -31,10 +31,11 @@ HEAVY = {
     "surge.engine.result",
     "surge.record.writer",
     "surge.diagnosis.watch",
+    "ray",
 }
 """HEAVY are the modules (packages with everything under them) a plain ``surge run URL --json
 --no-save`` must not import: each costs milliseconds of CPU, and only other commands or options
-(a terminal summary, saving, --watch-pid) need them."""
+(a terminal summary, saving, --watch-pid, --ray) need them."""
 
 LOADED = """\
 import json, sys

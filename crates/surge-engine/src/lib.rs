@@ -14,6 +14,7 @@
 mod error;
 mod http;
 mod measure;
+mod merge;
 mod run;
 mod schedule;
 mod spec;
@@ -21,6 +22,7 @@ mod system;
 mod worker;
 
 pub use error::EngineError;
+pub use merge::{merge, Incoming, ReportSource};
 pub use plan::{Plan, PlanError};
 pub use result::{Interval, RunResult};
 pub use run::{run, Control, NoObserver, Observer};
@@ -67,6 +69,7 @@ pub fn validate_plan(json: &str) -> Result<Plan, Vec<PlanError>> {
 /// of the API (hidden from the docs, may change at any time).
 #[doc(hidden)]
 pub mod testing {
+    pub use crate::measure::histogram::LatencyHistogram;
     pub use crate::measure::metrics::Metrics;
     pub use crate::system::descriptor_table_size;
 }

@@ -50,6 +50,18 @@ pub trait Observer {
     fn poll(&mut self) -> Control {
         Control::Continue
     }
+
+    /// forwards_reports tells whether the observer takes the workers' own reports too (a
+    /// generator of a distributed run forwards them to its driver, see [`merge`](crate::merge)).
+    fn forwards_reports(&self) -> bool {
+        false
+    }
+
+    /// on_report receives one worker report, encoded for the driver, before this machine's
+    /// aggregator merges it; returning Stop ends the run.
+    fn on_report(&mut self, _report: &str) -> Control {
+        Control::Continue
+    }
 }
 
 /// NoObserver ignores intervals (for callers that only want the result).
@@ -71,23 +83,15 @@ const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(5);
 #[allow(clippy::needless_pass_by_value, reason = "the caller hands its cancel flag over, as to a thread")]
 pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) -> Result<RunResult, EngineError> {
     let prepared = prepare(plan)?;
+    if let Some(at) = plan.start_at_unix_s {
+        wait_until(at, observer, &cancel);
+    }
     let started = Started::now();
     let (tx, rx) = mpsc::channel();
     let (handles, recyclers) = spawn(plan, &prepared, &started, &cancel, &tx)?;
     drop(tx);
-    let mut aggregator = Aggregator::new(
-        prepared.threads,
-        secs_to_ns(plan.interval_s),
-        &plan.percentiles,
-        &prepared.scenarios,
-        &prepared.slots,
-        prepared.shape,
-        recyclers,
-    );
-    if plan.interval_totals {
-        aggregator.checks = Some(&prepared.checks);
-    }
-    let mut ending = drive(&mut aggregator, &rx, observer, &cancel, started.origin);
+    let mut aggregator = prepared.compiled.aggregator(plan, prepared.threads, recyclers);
+    let mut ending = drive(&mut aggregator, &mut LocalInbox(rx), observer, &cancel, started.origin);
     for handle in handles {
         let _ = handle.join();
     }
@@ -96,7 +100,16 @@ pub fn run(plan: &Plan, observer: &mut dyn Observer, cancel: Arc<AtomicBool>) ->
     if let Some(error) = aggregator.worker_errors.first() {
         return Err(EngineError::Setup(error.clone()));
     }
-    Ok(assemble(plan, &prepared, &mut aggregator, &ending, &started))
+    let elapsed_s = started.origin.elapsed().as_secs_f64();
+    let (cpu_after, max_rss_kib) = process_usage();
+    let host = Host {
+        addresses: prepared.addresses.iter().map(ToString::to_string).collect(),
+        notes: prepared.notes.clone(),
+        open_file_limit: prepared.open_file_limit,
+        cpu: cpu_after.since(&started.cpu),
+        max_rss_kib,
+    };
+    Ok(assemble(plan, &prepared.compiled, &mut aggregator, &ending, started.unix_s, elapsed_s, host))
 }
 
 /// Prepared is everything a run needs before its first thread starts: the target's
@@ -108,12 +121,73 @@ struct Prepared {
     notes: Vec<String>,
     open_file_limit: u64,
     tls: Option<TlsSetup>,
-    scenarios: Arc<[Scenario]>,
-    slots: Vec<Slot>,
-    checks: Vec<Probe>,
-    captures: Vec<Probe>,
-    pools: Pools,
-    shape: MetricsShape,
+    compiled: Compiled,
+}
+
+/// Compiled is a plan's scenarios compiled, and what names their metrics: all that the
+/// aggregator and the result need of a plan (a distributed run's driver needs nothing more).
+pub(crate) struct Compiled {
+    pub(crate) scenarios: Arc<[Scenario]>,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) checks: Vec<Probe>,
+    pub(crate) captures: Vec<Probe>,
+    pub(crate) pools: Pools,
+    pub(crate) shape: MetricsShape,
+}
+
+impl Compiled {
+    /// of compiles `plan`'s scenarios for its target.
+    pub(crate) fn of(plan: &Plan, target: &Target) -> Result<Compiled, EngineError> {
+        let compiled = scenario::compile(&plan.scenarios, target, plan.limits.timeout_s, &plan.pools)
+            .map_err(EngineError::InvalidPlan)?;
+        let shape = MetricsShape {
+            slots: compiled.slots.len(),
+            scenarios: compiled.scenarios.len(),
+            checks: compiled.checks.len(),
+            captures: compiled.captures.len(),
+        };
+        Ok(Compiled {
+            scenarios: compiled.scenarios.into(),
+            slots: compiled.slots,
+            checks: compiled.checks,
+            captures: compiled.captures,
+            pools: compiled.pools,
+            shape,
+        })
+    }
+
+    /// aggregator is the aggregator of `threads` workers running this plan; `recyclers`
+    /// take emptied metrics back to each (none: the metrics came from another machine).
+    pub(crate) fn aggregator<'p>(
+        &'p self,
+        plan: &'p Plan,
+        threads: usize,
+        recyclers: Vec<mpsc::Sender<Box<ThreadMetrics>>>,
+    ) -> Aggregator<'p> {
+        let mut aggregator = Aggregator::new(
+            threads,
+            secs_to_ns(plan.interval_s),
+            &plan.percentiles,
+            &self.scenarios,
+            &self.slots,
+            self.shape,
+            recyclers,
+        );
+        if plan.interval_totals {
+            aggregator.checks = Some(&self.checks);
+        }
+        aggregator
+    }
+}
+
+/// Host is what the machine (or machines) that ran the load report of themselves: the
+/// target's addresses, notes on limits, the open-file limit, CPU time and peak memory.
+pub(crate) struct Host {
+    pub(crate) addresses: Vec<String>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) open_file_limit: u64,
+    pub(crate) cpu: CpuTime,
+    pub(crate) max_rss_kib: u64,
 }
 
 /// prepare validates and compiles `plan`, resolves its target, raises the open-file limit
@@ -155,29 +229,10 @@ fn prepare(plan: &Plan) -> Result<Prepared, EngineError> {
     } else {
         None
     };
-    let compiled = scenario::compile(&plan.scenarios, &target, plan.limits.timeout_s, &plan.pools)
-        .map_err(EngineError::InvalidPlan)?;
+    let compiled = Compiled::of(plan, &target)?;
     check_unique_rows(&compiled.scenarios, plan.segment, threads).map_err(EngineError::InvalidPlan)?;
-    let shape = MetricsShape {
-        slots: compiled.slots.len(),
-        scenarios: compiled.scenarios.len(),
-        checks: compiled.checks.len(),
-        captures: compiled.captures.len(),
-    };
     preflight(addresses[0], Duration::from_secs_f64(plan.limits.timeout_s).min(PREFLIGHT_TIMEOUT))?;
-    Ok(Prepared {
-        addresses,
-        threads,
-        notes,
-        open_file_limit,
-        tls,
-        scenarios: compiled.scenarios.into(),
-        slots: compiled.slots,
-        checks: compiled.checks,
-        captures: compiled.captures,
-        pools: compiled.pools,
-        shape,
-    })
+    Ok(Prepared { addresses, threads, notes, open_file_limit, tls, compiled })
 }
 
 /// Started is when the load started: the wall clock, the process's CPU time and the
@@ -210,10 +265,15 @@ fn spawn(
 ) -> Result<Spawned, EngineError> {
     let threads = prepared.threads;
     let budgets: Vec<Option<Arc<Budget>>> = prepared
+        .compiled
         .scenarios
         .iter()
         .map(|s| match &s.model {
-            Model::Closed { iterations: Iterations::Shared(n), .. } => Some(Arc::new(Budget::new(*n))),
+            // A machine of a distributed run sends its segment's share of the iterations.
+            Model::Closed { iterations: Iterations::Shared(n), .. } => {
+                let machine = ThreadShare { index: plan.segment.offset, count: plan.segment.stride };
+                Some(Arc::new(Budget::new(machine.part_of(*n))))
+            }
             _ => None,
         })
         .collect();
@@ -226,18 +286,18 @@ fn spawn(
     let mut handles = Vec::with_capacity(threads);
     let mut recyclers = Vec::with_capacity(threads);
     for (thread, segment) in plan.segment.split(threads as u64).into_iter().enumerate() {
+        let place = thread_share(plan.segment, threads, thread);
         let shares = prepared
+            .compiled
             .scenarios
             .iter()
             .zip(&budgets)
             .map(|(s, budget)| match &s.model {
-                Model::Closed { .. } => {
-                    Share::Closed { vus: vus_on_thread(&s.model, threads, thread), budget: budget.clone() }
-                }
+                Model::Closed { .. } => Share::Closed { vus: vus_on_thread(&s.model, place), budget: budget.clone() },
                 Model::Open { pre_allocated_vus, .. } => Share::Open {
                     segment,
-                    max_vus: vus_on_thread(&s.model, threads, thread),
-                    pre_allocated_vus: share(*pre_allocated_vus, threads, thread),
+                    max_vus: vus_on_thread(&s.model, place),
+                    pre_allocated_vus: share(*pre_allocated_vus, place),
                 },
             })
             .collect();
@@ -245,20 +305,19 @@ fn spawn(
         recyclers.push(recycle_tx);
         let spec = WorkerSpec {
             thread,
-            threads,
             origin: started.origin,
             addr: prepared.addresses[0],
             tls: prepared.tls.clone(),
-            scenarios: prepared.scenarios.clone(),
+            scenarios: prepared.compiled.scenarios.clone(),
             shares,
-            shape: prepared.shape,
+            shape: prepared.compiled.shape,
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
             scan_period_ns,
             send_slack_ns: secs_to_ns(plan.send_slack_s),
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.segment.offset * 1024 + thread as u64),
-            share: thread_share(plan.segment, threads, thread),
-            pools: prepared.pools.fork(),
+            share: place,
+            pools: prepared.compiled.pools.fork(),
             cancel: cancel.clone(),
             reports: reports.clone(),
             recycled,
@@ -272,37 +331,94 @@ fn spawn(
     Ok((handles, recyclers))
 }
 
+/// wait_until waits for the wall-clock instant `at_unix_s` (a distributed run's common
+/// start), polling the observer and the cancel flag every 10 ms; a stop ends the wait.
+fn wait_until(at_unix_s: f64, observer: &mut dyn Observer, cancel: &AtomicBool) {
+    loop {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        if now >= at_unix_s || cancel.load(Ordering::Relaxed) {
+            return;
+        }
+        if observer.poll() != Control::Continue {
+            cancel.store(true, Ordering::Relaxed);
+            return;
+        }
+        std::thread::sleep(Duration::from_secs_f64((at_unix_s - now).min(0.01)));
+    }
+}
+
 /// Ending is how the run's drive ended: stopped by the observer or the caller's cancel
 /// (an interruption), or aborted on its results.
-struct Ending {
-    stopped_by_observer: bool,
-    aborted: bool,
+pub(crate) struct Ending {
+    pub(crate) stopped_by_observer: bool,
+    pub(crate) aborted: bool,
+}
+
+/// Received is what a drive's inbox gave: a report, the threads of a machine that was lost
+/// (a distributed run's generator that died or went silent: they will send nothing more),
+/// nothing within the wait, or the end (every sender gone).
+pub(crate) enum Received {
+    Report(Report),
+    Lost(std::ops::Range<usize>),
+    Timeout,
+    Closed,
+}
+
+/// Inbox is where a drive's reports come from: this machine's workers, or a distributed
+/// run's generators.
+pub(crate) trait Inbox {
+    /// receive waits up to `wait` for the next report; `stopping` says the run is ending
+    /// early (so that remote senders can be told).
+    fn receive(&mut self, wait: Duration, stopping: bool) -> Received;
+}
+
+/// LocalInbox is the channel of this machine's workers.
+struct LocalInbox(mpsc::Receiver<Report>);
+
+impl Inbox for LocalInbox {
+    fn receive(&mut self, wait: Duration, _stopping: bool) -> Received {
+        match self.0.recv_timeout(wait) {
+            Ok(report) => Received::Report(report),
+            Err(RecvTimeoutError::Timeout) => Received::Timeout,
+            Err(RecvTimeoutError::Disconnected) => Received::Closed,
+        }
+    }
 }
 
 /// drive merges the workers' reports into intervals, hands each to `observer` as soon as
 /// every thread has reported it, polls the observer about ten times a second, and sets
 /// `cancel` when it asks to stop; returns once every worker is done.
-fn drive(
+pub(crate) fn drive(
     aggregator: &mut Aggregator<'_>,
-    reports: &mpsc::Receiver<Report>,
+    inbox: &mut dyn Inbox,
     observer: &mut dyn Observer,
     cancel: &AtomicBool,
     origin: Instant,
 ) -> Ending {
     let mut ending = Ending { stopped_by_observer: false, aborted: false };
     loop {
-        let received = reports.recv_timeout(Duration::from_millis(100));
-        let now_ns = origin.elapsed().as_nanos() as u64;
+        let received = inbox.receive(Duration::from_millis(100), cancel.load(Ordering::Relaxed));
+        let now_ns = Instant::now().saturating_duration_since(origin).as_nanos() as u64;
         let completed = match received {
-            Ok(report) => aggregator.accept(report, now_ns),
-            Err(RecvTimeoutError::Timeout) => {
+            Received::Report(report) => {
+                if observer.forwards_reports() && observer.on_report(&report.encode()) != Control::Continue {
+                    ending.stopped_by_observer = true;
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                aggregator.accept(report, now_ns)
+            }
+            Received::Lost(threads) => {
+                aggregator.abandon(threads);
+                aggregator.emit_ready(now_ns)
+            }
+            Received::Timeout => {
                 if observer.poll() != Control::Continue {
                     ending.stopped_by_observer = true;
                     cancel.store(true, Ordering::Relaxed);
                 }
                 aggregator.emit_ready(now_ns)
             }
-            Err(RecvTimeoutError::Disconnected) => break,
+            Received::Closed => break,
         };
         for interval in completed {
             match observer.on_interval(&interval) {
@@ -322,17 +438,18 @@ fn drive(
 }
 
 /// assemble builds the run's result from what the aggregator merged: the stop reason,
-/// totals, per-scenario, tag, check and capture breakdowns, the generator's own costs and
-/// the notes that diagnose it.
-fn assemble(
+/// totals, per-scenario, tag, check and capture breakdowns, the generator's own costs
+/// (`host`) and the notes that diagnose it; the load started at `started_unix_s` and the
+/// run took `elapsed_s`.
+pub(crate) fn assemble(
     plan: &Plan,
-    prepared: &Prepared,
+    compiled: &Compiled,
     aggregator: &mut Aggregator<'_>,
     ending: &Ending,
-    started: &Started,
+    started_unix_s: f64,
+    elapsed_s: f64,
+    host: Host,
 ) -> RunResult {
-    let elapsed_s = started.origin.elapsed().as_secs_f64();
-    let (cpu_after, max_rss_kib) = process_usage();
     let duration_s = (aggregator.stopped_ns as f64 / 1e9).clamp(1e-9, elapsed_s.max(1e-9));
     let stop_reason = if ending.stopped_by_observer {
         StopReason::Interrupted
@@ -346,28 +463,28 @@ fn assemble(
     let mut totals = Metrics::new();
     aggregator.totals.merge_into(&mut totals, |_| true, |_| true);
     let counts = totals.counts();
-    let cpu = cpu_after.since(&started.cpu);
-    let mut notes = prepared.notes.clone();
+    let mut notes = host.notes;
     notes.extend(diagnose(&totals, &aggregator.thread_cpu, elapsed_s, plan));
     let (scenario_results, tag_results) = breakdowns(
         &aggregator.totals,
-        &prepared.scenarios,
-        &prepared.slots,
+        &compiled.scenarios,
+        &compiled.slots,
         &aggregator.spans(),
         Some(&aggregator.load),
         &plan.percentiles,
     );
     let (run_window, load_window) = (aggregator.run_window(), aggregator.run_load_window());
-    let check_results = check_results(&aggregator.totals, &prepared.scenarios, &prepared.checks);
-    let capture_results = capture_results(&aggregator.totals, &prepared.scenarios, &prepared.captures);
+    let check_results = check_results(&aggregator.totals, &compiled.scenarios, &compiled.checks);
+    let capture_results = capture_results(&aggregator.totals, &compiled.scenarios, &compiled.captures);
+    let cpu = host.cpu;
     RunResult {
         schema: RESULT_SCHEMA.to_string(),
         url: plan.target.url.clone(),
-        addresses: prepared.addresses.iter().map(ToString::to_string).collect(),
-        started_at_unix_s: started.unix_s,
+        addresses: host.addresses,
+        started_at_unix_s: started_unix_s,
         duration_s,
         elapsed_s,
-        threads: prepared.threads,
+        threads: aggregator.thread_cpu.len(),
         stop_reason,
         throughput: load_window.load_throughput(&aggregator.run_load),
         drain: aggregator.run_load.drain(&counts, load_window.end_ns, run_window.end_ns),
@@ -389,8 +506,8 @@ fn assemble(
                 .map(|w| w.map(|s| s / elapsed_s))
                 .collect::<Option<Vec<f64>>>()
                 .unwrap_or_default(),
-            max_rss_kib,
-            open_file_limit: prepared.open_file_limit,
+            max_rss_kib: host.max_rss_kib,
+            open_file_limit: host.open_file_limit,
         },
         requests: counts,
         scenarios: scenario_results,
@@ -409,12 +526,14 @@ fn thread_share(segment: Segment, threads: usize, thread: usize) -> ThreadShare 
     ThreadShare { index: segment.offset * threads as u64 + thread as u64, count: segment.stride * threads as u64 }
 }
 
-/// vus_on_thread is how many VUs (connection slots) thread `thread` of `threads` runs of a
-/// scenario: the closed VUs or the open `max_vus`, split as the workers split them.
-fn vus_on_thread(model: &Model, threads: usize, thread: usize) -> u32 {
+/// vus_on_thread is how many VUs (connection slots) the thread at `place` among all the run's
+/// generator threads runs of a scenario: the closed VUs or the open `max_vus`, split over
+/// every thread of every machine, so that the machines of a distributed run together run
+/// exactly the plan's VUs.
+fn vus_on_thread(model: &Model, place: ThreadShare) -> u32 {
     match model {
-        Model::Closed { vus, .. } => share(*vus, threads, thread),
-        Model::Open { max_vus, .. } => share(*max_vus, threads, thread).max(1),
+        Model::Closed { vus, .. } => share(*vus, place),
+        Model::Open { max_vus, .. } => share(*max_vus, place).max(1),
     }
 }
 
@@ -426,9 +545,10 @@ fn check_unique_rows(scenarios: &[Scenario], segment: Segment, threads: usize) -
     let mut errors = Vec::new();
     for (index, scenario) in scenarios.iter().enumerate() {
         let Some(rows) = scenario.variables.unique_rows_capacity() else { continue };
-        let needed = unique_rows_needed(|thread| vus_on_thread(&scenario.model, threads, thread), segment, threads);
+        let on = |thread| vus_on_thread(&scenario.model, thread_share(segment, threads, thread));
+        let needed = unique_rows_needed(on, segment, threads);
         if needed > rows as u64 {
-            let vus = (0..threads).map(|t| vus_on_thread(&scenario.model, threads, t)).sum::<u32>();
+            let vus = (0..threads).map(on).sum::<u32>();
             errors.push(PlanError::new(
                 format!("scenarios[{index}].variables"),
                 format!("'unique' rows: {rows} rows for {vus} VUs on {threads} threads (needs {needed}); add rows or lower the VUs"),
@@ -455,10 +575,9 @@ fn unique_rows_needed(vus_on: impl Fn(usize) -> u32, segment: Segment, threads: 
         .unwrap_or(0)
 }
 
-/// share splits `total` over `parts` as evenly as possible; part `k` gets this much.
-fn share(total: u32, parts: usize, k: usize) -> u32 {
-    let parts = parts as u32;
-    total / parts + u32::from((k as u32) < total % parts)
+/// share is the part of `total` the thread at `place` takes (`ThreadShare::part_of`).
+fn share(total: u32, place: ThreadShare) -> u32 {
+    place.part_of(u64::from(total)) as u32
 }
 
 /// preflight opens and closes one connection so that a target that is down, or a port
@@ -527,7 +646,14 @@ mod tests {
             (1, 2, true, 2),  // open: every thread holds at least one slot, the second takes row 1
         ];
         for (vus, threads, open, needed) in cases {
-            let on = |t: usize| if open { share(vus, threads, t).max(1) } else { share(vus, threads, t) };
+            let on = |t: usize| {
+                let place = ThreadShare { index: t as u64, count: threads as u64 };
+                if open {
+                    share(vus, place).max(1)
+                } else {
+                    share(vus, place)
+                }
+            };
             assert_eq!(unique_rows_needed(on, whole, threads), needed, "{vus} VUs on {threads} threads");
         }
         // Second of two machines, 2 threads each: global threads 2 and 3 of 4, 2 VUs each.
@@ -539,7 +665,8 @@ mod tests {
     fn shares_add_up() {
         for total in [1u32, 7, 64, 10_000] {
             for parts in 1..=5usize {
-                let sum: u32 = (0..parts).map(|k| share(total, parts, k)).sum();
+                let sum: u32 =
+                    (0..parts).map(|k| share(total, ThreadShare { index: k as u64, count: parts as u64 })).sum();
                 assert_eq!(sum, total);
             }
         }

@@ -28,6 +28,8 @@ def _click_option(option: TestOption, experiment: bool) -> Callable[[Any], Any]:
         declared["metavar"] = option.metavar
     if option.kind == "switch":
         declared["is_flag"] = True
+    elif option.kind == "address":  # --ray alone is --ray=local
+        declared.update(is_flag=False, flag_value="local", default=None)
     elif option.kind == "tags":
         declared.update(multiple=True, callback=tags_callback)
     else:

@@ -65,6 +65,8 @@ def run_outcome(
     never reached or nothing was sent: ``nothing_sent`` explains the latter), else 0."""
     if stop_reason == "interrupted":
         return stopped(phase, "results are partial")
+    if stop_reason == "generator_lost":
+        return Outcome(RUN_FAILED, "a generator of the distributed run was lost: results are partial")
     if signals.received() is not None:
         return stopped(phase)
     failures = requests.get("failure_classes") or {}

@@ -1,5 +1,6 @@
 """The engine's entry points as the rest of surge calls them: ``run_plan`` runs one plan (GIL
-released) and returns its result document, and ``result_document`` makes that document ready for
+released) and returns its result document, ``merge_reports`` merges a distributed run's
+generators into one, and ``result_document`` makes that document ready for
 output; the reference target's ``check_target_config`` and ``serve_target``; the engine's
 version and default send slack; the engine's and the reference target's exceptions, all under
 ``surge.core.errors.SurgeError`` (the compiled module creates them when it loads), and the
@@ -40,6 +41,7 @@ __all__ = [
     "UnreachableError",
     "check_target_config",
     "json_path_problem",
+    "merge_reports",
     "result_document",
     "run_plan",
     "serve_target",
@@ -53,18 +55,55 @@ DEFAULT_SEND_SLACK_S: float = _engine.DEFAULT_SEND_SLACK_S
 (docs/engine.md, "Pacing"); ``surge.plan.model`` keeps a copy, tested equal to this one."""
 
 
-def run_plan(plan: dict[str, Any], on_interval: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+def run_plan(
+    plan: dict[str, Any],
+    on_interval: Callable[[dict[str, Any]], bool] | None = None,
+    *,
+    on_report: Callable[[str], bool] | None = None,
+    poll: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
     """run_plan runs one plan (a JSON-ready dict, docs/plan.md) on the engine (GIL released) and
     returns its result document; ``on_interval`` gets each interval and returns True to stop
-    the run."""
+    the run. A distributed run's generator also gets each worker report encoded for the
+    driver (``on_report``) and is asked about ten times a second whether to stop (``poll``);
+    True from either stops the run."""
     callback = None
     if on_interval is not None:
 
         def callback(text: str) -> bool:
             return on_interval(json.loads(text))
 
-    text = _engine.run(json.dumps(plan), callback)
+    text = _engine.run(json.dumps(plan), callback, on_report, poll)
     with signals.deferred():  # a stop signal now only keeps the next phase from starting
+        result: dict[str, Any] = json.loads(text)
+        return result
+
+
+Received = list[tuple[int, str | None]] | None
+"""Received is what a distributed run's transport hands the driver at each call: (generator,
+report) pairs, report None when that generator is lost; None once every generator has ended."""
+
+
+def merge_reports(
+    plan: dict[str, Any],
+    generators: int,
+    start_at_unix_s: float,
+    receive: Callable[[float, bool], Received],
+    on_interval: Callable[[dict[str, Any]], bool] | None = None,
+) -> dict[str, Any]:
+    """merge_reports is a distributed run's driver (docs/distributed.md): ``plan`` is the whole
+    plan its ``generators`` ran, each with its stripe and the same threads, from
+    ``start_at_unix_s``; ``receive(wait_s, stopping)`` brings their reports (``stopping``:
+    the driver is ending the run early), the engine merges them as one run's threads and
+    hands each merged interval to ``on_interval`` (True: abort); returns the merged result."""
+    callback = None
+    if on_interval is not None:
+
+        def callback(text: str) -> bool:
+            return on_interval(json.loads(text))
+
+    text = _engine.merge(json.dumps(plan), generators, start_at_unix_s, receive, callback)
+    with signals.deferred():
         result: dict[str, Any] = json.loads(text)
         return result
 

@@ -146,7 +146,7 @@ def run_one(
     )
     # The progress display on a terminal, as for ``surge run``; no summary, no phase lines.
     sinks = [TerminalProgress()] if sys.stderr.isatty() else []
-    end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, watch=_watch(test))
+    end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test))
     meta = end.meta or {}
     summary = {**end.document, "meta": meta}
     with signals.deferred():

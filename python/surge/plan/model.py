@@ -294,7 +294,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Stripe:
-    """Stripe: this engine's share of the schedule (every ``stride``-th request from ``offset``)."""
+    """Stripe: this engine's share of the run (every ``stride``-th request from ``offset`` of
+    an arrival schedule; of VUs and shared iterations, the part of generator ``offset`` of
+    ``stride``): a distributed run's generator ``offset`` of ``stride``."""
 
     offset: int = 0
     stride: int = 1
@@ -316,6 +318,9 @@ class Plan:
     """send_slack_s is how late an open-model send may go out to be batched with others;
     None leaves it to the engine (DEFAULT_SEND_SLACK_S)."""
     percentiles: list[float] = field(default_factory=list, metadata=OMITTED_AT_DEFAULT)
+    start_at_unix_s: float | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
+    """start_at_unix_s is the wall-clock instant the load starts at (a distributed run's
+    generators start together); None starts it as soon as the plan is prepared."""
 
     @classmethod
     def single(

@@ -12,10 +12,11 @@ from typing import Any, Literal
 
 from surge.core.errors import BadInput
 
-OptionKind = Literal["int", "float", "rate", "text", "switch", "texts", "tags"]
+OptionKind = Literal["int", "float", "rate", "text", "switch", "texts", "tags", "address"]
 """OptionKind is what an option takes: a whole number, a number, a text, nothing (a switch:
-True when given), a text repeatable (``texts``: a tuple), or ``KEY=VALUE`` labels repeatable
-(``tags``: checked by ``surge.core.tags.parse_tags``)."""
+True when given), a text repeatable (``texts``: a tuple), ``KEY=VALUE`` labels repeatable
+(``tags``: checked by ``surge.core.tags.parse_tags``), or an address that may be left out
+(``address``: the flag alone means ``local``)."""
 
 DB_HELP = (
     "The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
@@ -136,6 +137,30 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
     TestOption("db", ("--db",), "text", DB_HELP, metavar="PATH"),
     TestOption("tags", ("--tag",), "tags", TAG_HELP, metavar="KEY=VALUE"),
     TestOption("no_save", ("--no-save",), "switch", NO_SAVE_HELP),
+    TestOption(
+        "ray",
+        ("--ray",),
+        "address",
+        "Run on a Ray cluster: one generator per node, merged into one exact result (docs/distributed.md). "
+        "ADDRESS: auto, ray://HOST:PORT or HOST:PORT; alone (or local): start Ray here. Needs "
+        "pip install 'surge[ray]'. Write it after FILE|URL.",
+        metavar="[ADDRESS]",
+    ),
+    TestOption(
+        "generators",
+        ("--generators",),
+        "int",
+        "With --ray: how many generators, one per node (default: one per alive node).",
+        metavar="N",
+    ),
+    TestOption(
+        "on_generator_loss",
+        ("--on-generator-loss",),
+        "text",
+        "With --ray: when a generator dies or goes silent, stop the run keeping what was received "
+        "(stop, the default) or carry on without it (continue).",
+        metavar="stop|continue",
+    ),
     TestOption(
         "watch_pid",
         ("--watch-pid",),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from surge.core import exit_codes, signals
 from surge.core.exit_codes import Outcome
@@ -121,6 +121,36 @@ def _verdict_document(v: Verdict) -> dict[str, Any]:
     }
 
 
+class Engines(Protocol):
+    """Engines run a CompiledRun's plans: the engine on this machine (``LOCAL_ENGINES``), or a
+    distributed run's generators (``surge.run.distributed``). ``local`` tells whether the
+    measured run's load comes from this machine (its CPU is then sampled for the diagnosis)."""
+
+    local: bool
+
+    def run_once(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """run_once runs an unmeasured phase (setup, teardown) once, and returns its result."""
+
+    def run_main(self, plan: dict[str, Any], on_interval: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """run_main runs the measured run, each interval to ``on_interval`` (True: abort), and
+        returns its result."""
+
+
+class _LocalEngines:
+    """_LocalEngines run every phase on this machine's engine."""
+
+    local = True
+
+    def run_once(self, plan: dict[str, Any]) -> dict[str, Any]:
+        return run_engine_plan(plan)
+
+    def run_main(self, plan: dict[str, Any], on_interval: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        return run_engine_plan(plan, on_interval)
+
+
+LOCAL_ENGINES: Engines = _LocalEngines()
+"""LOCAL_ENGINES run every phase on this machine."""
+
 IntervalHook = Callable[[dict[str, Any]], None]
 """IntervalHook receives each interval of the main run (as a dict), e.g. for a progress display."""
 
@@ -134,9 +164,11 @@ def run_phases(
     threads: int | None = None,
     on_interval: IntervalHook | None = None,
     on_phase: PhaseHook | None = None,
+    engines: Engines = LOCAL_ENGINES,
 ) -> RunOutcome:
     """run_phases runs a CompiledRun (a scenario file's, or a URL's flags'): setup, main
-    (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown.
+    (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown, each
+    on ``engines`` (this machine's engine, or a distributed run's generators).
     ``on_phase(name, result)`` is told when setup or teardown ends. A stop signal (Ctrl-C,
     SIGTERM, SIGHUP) in any phase ends that phase keeping its results and starts no other."""
     thresholds: list[Threshold] = list(compiled.thresholds)
@@ -166,20 +198,22 @@ def run_phases(
     try:
         if compiled.setup is not None:
             setup_plan = _with_threads(compiled.setup, threads).to_dict()
-            setup = finished_phase(run, "setup", run_engine_plan(setup_plan), on_phase)
+            setup = finished_phase(run, "setup", engines.run_once(setup_plan), on_phase)
             compiled = compiled.with_pools(setup.get("pools", {}))
         phase = "main"
         main_plan = replace(_with_threads(compiled.main, threads), interval_totals=bool(abort_rules))
-        machine = MachineCpu()  # the whole machine's CPU during the measured run (docs/diagnosis.md)
-        main = with_send_slack(run_engine_plan(main_plan.to_dict(), interval_hook), main_plan)
-        if (machine_document := machine.document()) is not None:
+        if engines.local:
+            machine = MachineCpu()  # the whole machine's CPU during the measured run (docs/diagnosis.md)
+        main = with_send_slack(engines.run_main(main_plan.to_dict(), interval_hook), main_plan)
+        if machine is not None and (machine_document := machine.document()) is not None:
             main["machine"] = machine_document
         run.verdicts = evaluate(thresholds, main)
         run.aborted_by = aborted_by
         finished_phase(run, "main", main, on_phase)
         if compiled.teardown is not None:
             phase = "teardown"
-            finished_phase(run, "teardown", _teardown(run, _with_threads(compiled.teardown, threads)), on_phase)
+            teardown = _teardown(run, _with_threads(compiled.teardown, threads), engines)
+            finished_phase(run, "teardown", teardown, on_phase)
     except KeyboardInterrupt:  # a stop signal: in the engine (its results kept) or between runs
         run.interrupted_in = phase
     if not run.main:  # the measured run never started (or never returned)
@@ -196,12 +230,12 @@ def with_send_slack(result: dict[str, Any], plan: Plan) -> dict[str, Any]:
     return result
 
 
-def _teardown(run: RunOutcome, plan: Plan) -> dict[str, Any]:
+def _teardown(run: RunOutcome, plan: Plan, engines: Engines) -> dict[str, Any]:
     """_teardown runs the teardown plan; a target gone by then (it died during the measured run)
     costs the teardown, not the measured results: its result says ``unreachable`` and a note
     on the measured run says the teardown did not run."""
     try:
-        return run_engine_plan(plan.to_dict())
+        return engines.run_once(plan.to_dict())
     except UnreachableError as e:
         run.main.setdefault("notes", []).append(f"teardown did not run: {e.args[0] if e.args else e}")
         return dict(empty_result(plan), stop_reason=UNREACHABLE)

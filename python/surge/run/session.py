@@ -98,16 +98,19 @@ def run_test(
     *,
     stderr: IO[str],
     sinks: Sequence[IntervalSink] = (),
-    runner: PhaseRunner = LOCAL,
+    runner: PhaseRunner | None = None,
 ) -> RunEnd:
     """run_test checks the run's flags (BadInput naming the flag, before anything is written:
     --out or --db with --no-save, --out, --junit, --watch-pid), prepares ``test`` and runs it
-    (``run_prepared``)."""
+    (``run_prepared``) with ``runner``: by default the test's own (``TestSpec.runner``: this
+    machine, or with --ray a Ray cluster's generators, connected before anything is written)."""
     check_no_save(not options.save, {"--out": options.out, "--db": options.db})
     check_out(options.out)
     junit = check_junit(options.junit)
     watch = watch_process(options.watch_pid)
     prepared = test.prepare()
+    if runner is None:
+        runner = test.runner()
     return run_prepared(prepared, replace(options, junit=junit), stderr=stderr, sinks=sinks, runner=runner, watch=watch)
 
 

@@ -37,7 +37,9 @@ from surge.plan.url import (
     send_slack_flag,
 )
 from surge.record.directory import run_name
+from surge.run.distributed import DistributedOptions, distributed_options, distributed_runner
 from surge.run.flags import test_flag_names
+from surge.run.sinks import LOCAL, PhaseRunner
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """ENV_NAME is what an environment variable's name may be (as in a POSIX shell)."""
@@ -121,6 +123,9 @@ class TestSpec:
     tags: tuple[tuple[str, str], ...] = ()
     watch_pid: int | None = None
     send_slack: str | None = None
+    ray: str | None = None
+    generators: int | None = None
+    on_generator_loss: str | None = None
     no_save: bool = False
     flags: FlagNames | None = field(default=None, compare=False)
 
@@ -173,9 +178,22 @@ class TestSpec:
             "tags": self.tag_dict,
         }
 
+    def distributed(self) -> DistributedOptions | None:
+        """distributed is the distributed run --ray asks for (None: a run on this machine);
+        BadInput names the flag at fault (--generators without --ray, Ray not installed)."""
+        return distributed_options(self.ray, self.generators, self.on_generator_loss, self.flag)
+
+    def runner(self) -> PhaseRunner:
+        """runner is where the test's runs take their load from: this machine's engine, or with
+        --ray the generators of a Ray cluster, connected (once per command) here: ClusterError,
+        or BadInput naming --generators, when the cluster cannot give them."""
+        options = self.distributed()
+        return LOCAL if options is None else distributed_runner(options)
+
     def prepare(self, overrides: Overrides | None = None) -> PreparedRun:
         """prepare checks the flags and compiles the test, with ``overrides`` applied (the module's
         rule); BadInput names the flag (or LEVEL) at fault."""
+        self.distributed()
         overrides = overrides or Overrides()
         _check_overrides(overrides)
         if self.is_file:

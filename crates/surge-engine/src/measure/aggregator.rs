@@ -134,6 +134,17 @@ impl<'p> Aggregator<'p> {
         self.done.iter().all(|d| *d)
     }
 
+    /// abandon marks `threads` done without their last report: a lost machine of a
+    /// distributed run, whose threads will report nothing more. What they reported stays
+    /// counted; intervals stop waiting for them.
+    pub(crate) fn abandon(&mut self, threads: std::ops::Range<usize>) {
+        for thread in threads {
+            if let Some(done) = self.done.get_mut(thread) {
+                *done = true;
+            }
+        }
+    }
+
     /// accept takes one report and returns the intervals that are now complete (`now_ns`
     /// is the time since the run started).
     pub(crate) fn accept(&mut self, report: Report, now_ns: u64) -> Vec<Interval> {
@@ -168,7 +179,9 @@ impl<'p> Aggregator<'p> {
                 slot.metrics.add(&metrics);
                 let mut spare = metrics;
                 spare.reset();
-                let _ = self.recyclers[thread].send(spare);
+                if let Some(recycler) = self.recyclers.get(thread) {
+                    let _ = recycler.send(spare);
+                }
                 slot.open_connections += open_connections;
                 slot.in_flight += in_flight;
                 slot.peak_concurrency += peak_concurrency;

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -349,6 +349,38 @@ impl LatencyHistogram {
             Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
             Err(_) => String::new(),
         }
+    }
+
+    /// from_base64 reads a histogram [`to_base64`](Self::to_base64) wrote (HdrHistogram V2,
+    /// compressed or not, base64), counter for counter; "" is an empty histogram.
+    pub fn from_base64(text: &str) -> Result<LatencyHistogram, String> {
+        let mut histogram = LatencyHistogram::new();
+        if text.is_empty() {
+            return Ok(histogram);
+        }
+        let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("histogram: {e}"))?;
+        let hdr: Histogram<u64> =
+            Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("histogram: {e:?}"))?;
+        for value in hdr.iter_recorded() {
+            let at = value.value_iterated_to().clamp(1, HIGHEST_US);
+            histogram.record_n(index_of(at), value.count_at_value());
+        }
+        Ok(histogram)
+    }
+}
+
+/// A histogram travels (between the machines of a distributed run) in HdrHistogram's V2
+/// compressed encoding, base64: "" when empty.
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&if self.is_empty() { String::new() } else { self.to_base64() })
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        LatencyHistogram::from_base64(&text).map_err(serde::de::Error::custom)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 const STATUS_LIMIT: u16 = 600;
 
 /// Metrics are the counts and latency histograms of one thread (or a merge of several).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Metrics {
     /// sent counts requests completely written on an established connection (for TLS,
     /// after the handshake and with every record on the socket).
@@ -314,7 +314,7 @@ pub(crate) struct MetricsShape {
 
 /// ThreadMetrics are one thread's measurements for one interval: a [`Metrics`] per slot
 /// (scenario and tag) and counters per scenario.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct ThreadMetrics {
     /// slots are the request metrics of each slot.
     pub slots: Vec<Metrics>,

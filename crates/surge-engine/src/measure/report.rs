@@ -1,13 +1,19 @@
 //! report: what a worker sends to the run's aggregator (its intervals, its stop, its last
 //! report). Defined here, with the aggregator that reads it, so that measure depends on no
-//! worker: the workers import it from below.
+//! worker: the workers import it from below. A report also travels between machines: a
+//! generator of a distributed run forwards its workers' reports to the driver, whose
+//! aggregator merges every machine's threads as a local run merges its own (`encode`,
+//! `decode`: JSON, histograms in HdrHistogram's V2 compressed encoding).
 
 use crate::measure::metrics::ThreadMetrics;
 use crate::measure::window::{LoadCounts, WindowEnd};
 use crate::spec::pool::PoolSpecs;
 use crate::system::CpuTime;
+use serde::{Deserialize, Serialize};
 
 /// Report is what a worker sends to the run's aggregator.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum Report {
     /// Interval carries one interval's metrics and gauges at its end.
     Interval {
@@ -63,4 +69,34 @@ pub(crate) enum Report {
         /// pools are the values this thread captured into pools.
         pools: PoolSpecs,
     },
+}
+
+impl Report {
+    /// thread is the reporting worker's number.
+    pub(crate) fn thread(&self) -> usize {
+        match self {
+            Report::Interval { thread, .. } | Report::Stopped { thread, .. } | Report::Done { thread, .. } => *thread,
+        }
+    }
+
+    /// renumbered is this report as worker `thread` sent it (a generator's thread `t` is the
+    /// driver's thread `first + t`).
+    pub(crate) fn renumbered(mut self, to: usize) -> Report {
+        match &mut self {
+            Report::Interval { thread, .. } | Report::Stopped { thread, .. } | Report::Done { thread, .. } => {
+                *thread = to;
+            }
+        }
+        self
+    }
+
+    /// encode is the report as it travels to another machine (JSON).
+    pub(crate) fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// decode reads a report [`encode`](Self::encode) wrote.
+    pub(crate) fn decode(text: &str) -> Result<Report, String> {
+        serde_json::from_str(text).map_err(|e| format!("a generator's report: {e}"))
+    }
 }

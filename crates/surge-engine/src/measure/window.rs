@@ -17,7 +17,7 @@ use crate::measure::metrics::{Counts, Metrics};
 
 /// WindowEnd is where one scenario's window ends, as one thread (or a merge of threads)
 /// knows it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum WindowEnd {
     /// NotStarted: the scenario has not started (or never did): no window yet.
     #[default]
@@ -107,7 +107,7 @@ impl Window {
 
 /// LoadCounts are what one slot (or a sum of slots) sent, and what ended, within the load
 /// window: until its scenario (or the run) stopped starting iterations.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct LoadCounts {
     /// sent counts requests completely written.
     pub sent: u64,

@@ -53,6 +53,11 @@ pub struct Plan {
     /// latency, never hidden (docs/engine.md, "Pacing").
     #[serde(default = "default_send_slack_s")]
     pub send_slack_s: f64,
+    /// start_at_unix_s, when set, is the wall-clock instant (Unix seconds, this machine's
+    /// clock) the load starts at, once the plan is prepared and the target reached: the
+    /// machines of a distributed run start together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_s: Option<f64>,
 }
 
 fn default_interval_s() -> f64 {
@@ -140,6 +145,11 @@ impl Plan {
                 "send_slack_s",
                 format!("must be between 0 and 0.1 seconds, got {}", self.send_slack_s),
             ));
+        }
+        if let Some(at) = self.start_at_unix_s {
+            if !(at.is_finite() && at > 0.0) {
+                errors.push(PlanError::new("start_at_unix_s", format!("must be a positive Unix time, got {at}")));
+            }
         }
         for (i, &q) in self.percentiles.iter().enumerate() {
             if !(q.is_finite() && q > 0.0 && q <= 100.0) {

@@ -159,9 +159,8 @@ impl Worker {
         let Model::Closed { ramp: Some(ramp), .. } = &scenario.model else { return };
         let elapsed_s = now.saturating_sub(scenario.start_ns) as f64 / 1e9;
         let total = ramp.vus_at(elapsed_s);
-        let threads = self.spec.threads as u32;
-        let me = self.spec.thread as u32;
-        let target = (total / threads + u32::from(me < total % threads)).min(closed.vus);
+        // This thread's share of the VUs active now, among every thread of every machine.
+        let target = (self.spec.share.part_of(u64::from(total)) as u32).min(closed.vus);
         let (first, active) = (closed.first, closed.active);
         let graceful = ramp.graceful_ramp_down_ns;
         if let Some(c) = self.groups[g].closed.as_mut() {

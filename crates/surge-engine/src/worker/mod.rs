@@ -91,8 +91,6 @@ pub(crate) enum Share {
 pub(crate) struct WorkerSpec {
     /// thread is this worker's index.
     pub thread: usize,
-    /// threads is the number of worker threads of the run (for ramp shares).
-    pub threads: usize,
     /// origin is the run's time zero, shared by all threads.
     pub origin: Instant,
     /// addr is the target's socket address.

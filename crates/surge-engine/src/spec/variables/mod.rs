@@ -103,6 +103,14 @@ impl ThreadShare {
     #[cfg(test)]
     pub(crate) const SINGLE: ThreadShare = ThreadShare { index: 0, count: 1 };
 
+    /// part_of is this thread's part of `total` (VUs, iterations) split over all the run's
+    /// threads as evenly as possible, the first `total % count` taking one more: the parts
+    /// add up to `total`, on one machine or many.
+    pub(crate) fn part_of(self, total: u64) -> u64 {
+        let count = self.count.max(1);
+        total / count + u64::from(self.index < total % count)
+    }
+
     /// normalized returns a share with count at least 1 and index below count (taken
     /// modulo count).
     fn normalized(self) -> ThreadShare {
