@@ -19,6 +19,7 @@ from surge.diagnosis.finding import Finding, open_model, timeout_s
 from surge.diagnosis.generator import (
     GENERATOR_SATURATED,
     connection_wait,
+    generator_lost,
     generator_saturated,
     in_flight_limit,
     startup_s,
@@ -139,6 +140,7 @@ def findings(
     )
     steady_from = startup_s(result_document)
     found = [
+        generator_lost(result_document),
         port_exhaustion(result_document),
         open_file_exhaustion(result_document),
         machine_saturated(

@@ -1,6 +1,9 @@
 """The load generator as the bottleneck: ``generator_saturated`` (a worker thread out of CPU,
-or sends falling behind the open-model schedule) and ``in_flight_limit`` (scheduled requests
-never sent because the in-flight limit was reached). Rules: docs/diagnosis.md."""
+or sends falling behind the open-model schedule), ``in_flight_limit`` (scheduled requests
+never sent because the in-flight limit was reached), and for a distributed run
+``generator_lost`` (a generator that died or went silent). In a distributed run a thread is
+named with its generator and node, and the share of the load that generator carried.
+Rules: docs/diagnosis.md."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.diagnosis.finding import (
+    ERROR,
     WARNING,
     Finding,
     grouped,
@@ -23,6 +27,9 @@ from surge.record.figures import count, number
 
 GENERATOR_SATURATED = "generator_saturated"
 """GENERATOR_SATURATED is the kind of the finding that the generator limited the load."""
+
+GENERATOR_LOST = "generator_lost"
+"""GENERATOR_LOST is the kind of the finding that a distributed run lost a generator."""
 
 IN_FLIGHT_LIMIT = "in_flight_limit"
 """IN_FLIGHT_LIMIT is the kind of the finding that the in-flight limit stopped sends."""
@@ -213,7 +220,10 @@ def generator_saturated(
             if core < 1.0 - STEAL_WORTH_SAYING
             else ""
         )
-        reasons.append(f"worker thread {busiest} of {len(busy)} was busy {percent(busy[busiest])} of the run{left}")
+        reasons.append(
+            f"worker thread {busiest} of {len(busy)}{thread_place(document, busiest)} was busy "
+            f"{percent(busy[busiest])} of the run{left}"
+        )
     if behind:
         part = " after the start-up" if steady else ""
         reasons.append(
@@ -385,3 +395,46 @@ def in_flight_limit(
             "server_slow": server_slow,
         },
     )
+
+
+def thread_place(document: Mapping[str, Any], thread: int) -> str:
+    """thread_place says where worker ``thread`` of a distributed run ran: " (thread 1 of
+    generator 2, node ab12cd34, which carried 1/3 of the load)"; "" for a run on one machine."""
+    distributed = document.get("distributed") or {}
+    per = int(distributed.get("threads_per_generator") or 0)
+    generators = int(distributed.get("generators") or 0)
+    if per <= 0 or generators <= 0:
+        return ""
+    generator = thread // per
+    parts = distributed.get("parts") or []
+    node = (parts[generator].get("node_id") or "") if generator < len(parts) else ""
+    where = f", node {node[:8]}" if node else ""
+    return f" (thread {thread % per} of generator {generator}{where}, which carried 1/{generators} of the load)"
+
+
+def generator_lost(document: Mapping[str, Any]) -> Finding | None:
+    """generator_lost: a distributed run's generator died or answered nothing for seconds; what
+    it sent before stays in the results, the rest of its share is missing from every figure
+    after its loss (throughput is a lower bound). None when none was lost."""
+    distributed = document.get("distributed") or {}
+    lost = distributed.get("lost") or []
+    if not lost:
+        return None
+    generators = int(distributed.get("generators") or 0)
+    each = "; ".join(
+        f"generator {x.get('generator')} (node {str(x.get('node_id') or '?')[:8]}) at "
+        f"{grouped(float(x.get('at_s') or 0.0), 1)} s: {x.get('why')}"
+        for x in lost
+    )
+    stopped = distributed.get("on_generator_loss") == "stop"
+    then = (
+        "the run stopped there, keeping everything received (--on-generator-loss stop)"
+        if stopped
+        else "the others carried on (--on-generator-loss continue)"
+    )
+    message = (
+        f"{len(lost)} of {generators} generators were lost: {each}. Each carried 1/{generators} of the load; "
+        f"{then}. What a lost generator sent after its last report is missing from every figure: counts "
+        f"and throughput are lower bounds."
+    )
+    return Finding(GENERATOR_LOST, ERROR, message, {"lost": lost, "generators": generators})

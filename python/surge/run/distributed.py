@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from surge.core.errors import BadInput, SurgeError
+from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
+from surge.diagnosis.generator import generator_saturated
 from surge.engine.execute import Received, merge_reports
 from surge.run.generator_node import Generator
 from surge.run.phases import run_phases
@@ -244,6 +246,12 @@ class _Transport:
                 out.append(self._lose(g, f"it answered nothing for {SILENT_AFTER_S:.0f} s"))
         return out
 
+    def finish(self) -> None:
+        """finish takes every generator's last answer (its own result): the merge ends with the
+        last worker report, which may come before a generator's engine has returned."""
+        while self.receive(TAKE_WAIT_S, False) is not None:
+            pass
+
     def _lose(self, g: int, why: str) -> tuple[int, None]:
         part = self.parts[g]
         part.lost, part.lost_at_s = why, time.time() - self.started_at
@@ -283,6 +291,7 @@ class DistributedEngines:
         cluster.get([actor.start.remote(p) for actor, p in zip(cluster.actors, plans, strict=True)], timeout=60)
         transport = _Transport(cluster, self.policy, start_at)
         merged = merge_reports(whole, n, start_at, transport.receive, on_interval)
+        transport.finish()
         errors = [p.error for p in transport.parts if p.error is not None]
         if errors and len(errors) == n:
             raise errors[0]  # e.g. the target not reachable from any generator
@@ -377,9 +386,22 @@ def _part_figures(g: int, part: _Part, node: dict[str, Any], offset: float) -> d
         "send_lag_p99_ms": lag.get("p99_ms"),
         "cpu_us_per_request": gen.get("cpu_us_per_request"),
         "busiest_thread": max(busy, default=None),
+        "findings": _own_findings(r) if r else [],
         "notes": r.get("notes", []),
         "lost": part.lost,
     }
+
+
+def _own_findings(result: dict[str, Any]) -> list[str]:
+    """_own_findings are the kinds a generator's own result is found with, of those that are
+    the generator's doing: saturated or late, out of ports, out of files."""
+    open_model = any(i.get("target_rate_per_s") is not None for i in result.get("intervals") or [])
+    found = [
+        generator_saturated(result, open_model=open_model),
+        port_exhaustion(result),
+        open_file_exhaustion(result),
+    ]
+    return [f.kind for f in found if f is not None]
 
 
 @functools.cache

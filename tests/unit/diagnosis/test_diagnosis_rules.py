@@ -603,3 +603,38 @@ def test_a_remote_target_on_a_saturated_machine_blames_the_machine_not_the_targe
     doc = document(duration_s=8.0, url="http://10.1.2.3/", machine=_machine(4, [3.9] * 8))
     finding = only(findings(doc, plan=CLOSED_PLAN), "machine_saturated")
     assert "the generator ran on a saturated machine" in finding.message
+
+
+def _distributed(lost: list[dict] | None = None, policy: str = "stop") -> dict:
+    """_distributed is a 3-generator run's ``distributed`` block, 2 threads each."""
+    parts = [{"generator": g, "node_id": f"{g}abcdef0123456789"} for g in range(3)]
+    return {
+        "generators": 3,
+        "threads_per_generator": 2,
+        "on_generator_loss": policy,
+        "lost": lost or [],
+        "parts": parts,
+    }
+
+
+def test_a_busy_thread_of_a_distributed_run_is_named_with_its_generator_node_and_share():
+    doc = document(thread_busy=(0.1, 0.1, 0.2, 0.95, 0.1, 0.1), distributed=_distributed())
+    message = only(findings(doc, plan=CLOSED_PLAN), "generator_saturated").message
+    assert (
+        "worker thread 3 of 6 (thread 1 of generator 1, node 1abcdef0, which carried 1/3 of the load) was busy 95.0 %"
+        in message
+    )
+
+
+@pytest.mark.parametrize("policy", ["stop", "continue"])
+def test_a_lost_generator_is_an_error_naming_it_its_node_and_what_is_missing(policy):
+    lost = [{"generator": 2, "node_id": "2abcdef0123456789", "why": "it died (ActorDiedError)", "at_s": 3.25}]
+    found = findings(document(distributed=_distributed(lost, policy)), plan=CLOSED_PLAN)
+    finding = only(found, "generator_lost")
+    assert finding.severity == "error"
+    assert (
+        "1 of 3 generators were lost: generator 2 (node 2abcdef0) at 3.2 s: it died (ActorDiedError)" in finding.message
+    )
+    assert ("the run stopped there" in finding.message) is (policy == "stop")
+    assert "lower bounds" in finding.message
+    assert "generator_lost" not in kinds(findings(document(distributed=_distributed()), plan=CLOSED_PLAN))

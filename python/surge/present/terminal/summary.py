@@ -155,6 +155,10 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     if open_model:
         table.add_row(*_latency_row("service", lat.service_time))
 
+    distributed = (result.model_extra or {}).get("distributed")
+    if distributed:
+        counts.add_row("Generators", distributed_line(distributed))
+
     target = (result.model_extra or {}).get("target_process")
     if target:
         counts.add_row("Target process", _target_process(target))
@@ -164,6 +168,24 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
         parts.append(Text(f"note: {redact_text(note)}", style="yellow"))
     parts.extend(render_findings(findings))
     return Group(*parts)
+
+
+def distributed_line(distributed: dict[str, Any]) -> str:
+    """distributed_line is a distributed run's line: its generators and nodes, each one's
+    responses/s and CPU per request, the start skew and what was lost."""
+    parts = distributed.get("parts") or []
+    each = " · ".join(
+        f"{p.get('generator')}: {fmt.rate(p.get('responses_per_s'))}/s, "
+        f"{fmt.micros(p.get('cpu_us_per_request'))} µs CPU/request" + (" (lost)" if p.get("lost") else "")
+        for p in parts
+    )
+    skew = distributed.get("start_skew_s")
+    skew_text = f" · start skew {fmt.ms(skew * 1000)} ms" if skew is not None else ""
+    lost = distributed.get("lost") or []
+    return (
+        f"{len(parts)} on distinct nodes × {distributed.get('threads_per_generator')} threads ({each}){skew_text}"
+        + (f" · {len(lost)} lost" if lost else "")
+    )
 
 
 def _findings(result: RunResult) -> list[Finding]:
