@@ -387,6 +387,7 @@ def _part_figures(g: int, part: _Part, node: dict[str, Any], offset: float) -> d
         "cpu_us_per_request": gen.get("cpu_us_per_request"),
         "busiest_thread": max(busy, default=None),
         "findings": _own_findings(r) if r else [],
+        "latency_histogram": (r.get("histograms") or {}).get("latency"),
         "notes": r.get("notes", []),
         "lost": part.lost,
     }
