@@ -125,9 +125,10 @@ class Cluster:
         wanted = options.generators or len(alive)
         if wanted > len(alive):
             ray.shutdown()
-            raise ClusterError(
-                f"--generators {wanted}: the Ray cluster has {len(alive)} alive node(s), and each generator "
-                f"needs a node of its own (add nodes with `ray start --address`, or ask for fewer)"
+            raise BadInput(
+                "--generators",
+                f"{wanted} generators need {wanted} nodes, and the Ray cluster has {len(alive)} alive: "
+                "each generator runs on a node of its own (add nodes with `ray start --address`, or ask for fewer)",
             )
         self._group = placement_group([{"CPU": 1}] * wanted, strategy="STRICT_SPREAD")
         self._remove_group = remove_placement_group
