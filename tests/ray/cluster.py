@@ -246,22 +246,28 @@ def kill_netns(netns: str, timeout: float = 10.0) -> list[int]:
 
 
 def sweep_stale() -> list[str]:
-    """sweep_stale removes the namespaces and cgroups a cluster left behind when the test process
-    that made it died without its teardown (its pid, in the name, is gone), and returns their names."""
+    """sweep_stale removes the namespaces, temp dirs and cgroups a cluster left behind when the
+    test process that made it died without its teardown (its pid, in the name, runs no more),
+    and returns the names of the namespaces and cgroups."""
     swept = []
     done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        name = line.split()[0] if line.strip() else ""
+    for name in [line.split()[0] for line in done.stdout.splitlines() if line.strip()]:
         match = NAME.match(name)
-        if match and not Path(f"/proc/{match.group(1)}").exists():
+        if match and not running(int(match.group(1))):
+            temp_dirs = {
+                a.split("=", 1)[1] for p in netns_pids(name) for a in _cmdline(p) if a.startswith("--temp-dir=")
+            }
             kill_netns(name)
             subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
+            for temp_dir in temp_dirs:
+                if Path(temp_dir).parent == Path("/tmp"):
+                    shutil.rmtree(temp_dir, ignore_errors=True)
             swept.append(name)
     with contextlib.suppress(ClusterError):
         _, root = cgroup_cpu_root()
         for path in root.glob(f"{PREFIX}-*"):
             match = NAME.match(path.name)
-            if match and not Path(f"/proc/{match.group(1)}").exists():
+            if match and not running(int(match.group(1))):
                 remove_cgroup(path)
                 swept.append(path.name)
     return swept

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from cluster import (
     cpu_seconds,
     netns_pids,
     running,
+    sweep_stale,
 )
 
 QUOTA = 0.25
@@ -120,6 +122,41 @@ def test_killed_node_seen_dead(cluster: LoopbackCluster) -> None:
     assert cluster.node_processes(1) == []
     alive = cluster.alive_nodes()
     assert cluster.nodes[1].node_id not in alive and cluster.nodes[0].node_id in alive and len(alive) == 2
+
+
+ORPHAN = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from cluster import LoopbackCluster
+cluster = LoopbackCluster(workers=1, cpu_quota=0.5)
+cluster.start()
+print(cluster.netns, cluster.temp_dir, flush=True)
+time.sleep(600)
+"""
+"""ORPHAN starts a cluster of a head and one worker node and waits to be killed: its teardown never runs."""
+
+
+def test_cluster_of_a_killed_test_is_swept(cluster: LoopbackCluster) -> None:
+    """A test process killed with its cluster up (no teardown, no atexit) leaves a namespace, a
+    cgroup and a temp dir that the next cluster's start sweeps away; live clusters stay."""
+    argv = [sys.executable, "-c", ORPHAN, str(Path(__file__).parent)]
+    orphan = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert orphan.stdout is not None and orphan.stderr is not None
+    try:
+        started = orphan.stdout.readline().split()  # once its cluster is up (or it failed)
+    finally:
+        orphan.kill()
+        orphan.wait()
+    assert len(started) == 2, orphan.stderr.read()[-2000:]
+    netns, temp_dir = started
+    pids = netns_pids(netns)
+    assert pids and Path(temp_dir).exists()
+    swept = sweep_stale()
+    assert sorted(swept) == sorted([netns, f"{netns}-w0"])
+    assert [pid for pid in pids if running(pid)] == []
+    assert not Path(temp_dir).exists()
+    assert cluster.netns in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert len(cluster.alive_nodes()) == 2  # the module's cluster, worker 1 killed above
 
 
 def test_teardown_leaves_nothing(cluster: LoopbackCluster) -> None:
