@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -86,7 +86,7 @@ deadline = time.monotonic() + want["timeout"]
 while True:
     nodes = [
         {"node_id": n["NodeID"], "alive": n["Alive"], "raylet_socket": n["RayletSocketName"],
-         "death": n.get("DeathReasonMessage", "")}
+         "cpus": n["Resources"].get("CPU", 0), "death": n.get("DeathReasonMessage", "")}
         for n in ray.nodes()
     ]
     seen_at = time.time()
@@ -116,7 +116,6 @@ class Node:
     raylet_socket: str
     cgroup: Path | None = None
     node_id: str = ""
-    killed: bool = field(default=False)
 
 
 # --- cgroups (v1 cpu controller, or v2 with the cpu controller) ---------------------------------
@@ -145,10 +144,16 @@ def make_cgroup(name: str) -> Path:
     version, root = cgroup_cpu_root()
     if version == 2:
         control = root / "cgroup.subtree_control"
-        if "cpu" not in control.read_text().split():
-            control.write_text("+cpu")
+        try:
+            if "cpu" not in control.read_text().split():
+                control.write_text("+cpu")
+        except OSError as e:  # EBUSY: a container's cgroup root holding processes itself
+            raise ClusterError(f"cannot enable the cpu controller in {control}: {e}") from e
     path = root / name
-    path.mkdir()
+    try:
+        path.mkdir()
+    except OSError as e:
+        raise ClusterError(f"cannot make the cgroup {path}: {e}") from e
     return path
 
 
@@ -318,7 +323,9 @@ class NetnsTarget(TargetProcess):
 
 class LoopbackCluster:
     """LoopbackCluster is a Ray head and ``workers`` worker nodes in a fresh network namespace
-    holding only loopback, every node at 127.0.0.1 with ``num_cpus`` CPUs; with ``cpu_quota``
+    holding only loopback, every node at 127.0.0.1 with ``num_cpus`` CPUs (the head
+    ``head_cpus``, by default as many: 0 keeps Ray's tasks and actors off it, so that N
+    CPU-limited generators need ``workers=N, head_cpus=0``); with ``cpu_quota``
     each worker node (its raylet and every worker it forks) is held to that many cores by a
     cgroup of its own (each worker node has one, without a limit when ``cpu_quota`` is None, so
     that killing a node kills all it forked). ``env`` adds variables to every Ray process (``RAY_...`` settings).
@@ -332,6 +339,7 @@ class LoopbackCluster:
         workers: int = 2,
         *,
         num_cpus: int = 1,
+        head_cpus: int | None = None,
         cpu_quota: float | None = None,
         port: int = 6379,
         env: dict[str, str] | None = None,
@@ -341,6 +349,7 @@ class LoopbackCluster:
             raise ClusterError(f"cpu_quota is the cores a worker node may use: above 0, not {cpu_quota}")
         self.workers = workers
         self.num_cpus = num_cpus
+        self.head_cpus = num_cpus if head_cpus is None else head_cpus
         self.cpu_quota = cpu_quota
         self.port = port
         self.env = {**os.environ, **(env or {})}
@@ -395,7 +404,7 @@ class LoopbackCluster:
     def probe(self, *, alive: int = 0, dead: list[str] | None = None, timeout: float = 0.0) -> dict[str, Any]:
         """probe asks Ray (a driver run inside the namespace) for its nodes, polling every 0.1 s
         until ``alive`` are alive and the raylets ``dead`` are dead, or ``timeout`` seconds pass:
-        {"ok", "seen_at" (time.time() of the answer), "nodes": [{node_id, alive, raylet_socket, death}]}."""
+        {"ok", "seen_at" (time.time() of the answer), "nodes": [{node_id, alive, raylet_socket, cpus, death}]}."""
         return self._answer(self._probe(alive=alive, dead=dead or [], timeout=timeout), timeout)
 
     def _probe(self, **want: Any) -> subprocess.Popen[str]:
@@ -426,13 +435,18 @@ class LoopbackCluster:
 
     def node_processes(self, i: int) -> list[int]:
         """node_processes are the live processes of worker node ``i``: its raylet, log monitor and
-        agents, and the workers the raylet forks (each in a process group of its own): the
-        node's cgroup, or without one its ``ray start`` process group and the raylet's descendants."""
-        node = self.nodes[i]
-        if node.cgroup is not None:
-            return sorted(pid for pid in cgroup_pids(node.cgroup) if running(pid))
+        agents, and the workers the raylet forks (each in a process group of its own), as its
+        cgroup lists them (``group_processes`` without one)."""
+        cgroup = self.nodes[i].cgroup
+        if cgroup is None:
+            return self.group_processes(i)
+        return sorted(pid for pid in cgroup_pids(cgroup) if running(pid))
+
+    def group_processes(self, i: int) -> list[int]:
+        """group_processes are the live processes of worker node ``i`` found without its cgroup:
+        its ``ray start`` process group and their descendants."""
         parents = {pid: _ppid(pid) for pid in self._all_pids() if running(pid)}
-        found = {pid for pid in parents if _pgid(pid) == node.pgid}
+        found = {pid for pid in parents if _pgid(pid) == self.nodes[i].pgid}
         while grown := {pid for pid, parent in parents.items() if parent in found} - found:
             found |= grown
         return sorted(found)
@@ -445,7 +459,7 @@ class LoopbackCluster:
         if node.cgroup is None:  # freeze the group, so that the raylet's descendants stay its own
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(node.pgid, signal.SIGSTOP)
-            doomed = self.node_processes(i)
+            doomed = self.group_processes(i)
         with contextlib.suppress(ProcessLookupError):
             os.kill(node.raylet_pid, signal.SIGKILL)
         at = time.time()
@@ -455,7 +469,6 @@ class LoopbackCluster:
             for pid in doomed:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-        node.killed = True
         return at
 
     def wait_dead(self, i: int, *, since: float, timeout: float = 60.0) -> float:
@@ -514,19 +527,13 @@ class LoopbackCluster:
         self._up = True
         subprocess.run(self.command(["ip", "link", "set", "lo", "up"]), check=True, capture_output=True)
         self.temp_dir = Path(tempfile.mkdtemp(prefix="sr", dir="/tmp"))  # unix sockets: paths under 107 chars
-        common = ["--node-ip-address=127.0.0.1", f"--num-cpus={self.num_cpus}", "--disable-usage-stats"]
-        self.head = self._start_node(
-            -1,
-            [
-                "--head",
-                f"--port={self.port}",
-                "--include-dashboard=false",
-                f"--temp-dir={self.temp_dir}",
-                *common,
-            ],
-        )
+        common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats"]
+        head = ["--head", f"--port={self.port}", "--include-dashboard=false", f"--temp-dir={self.temp_dir}"]
+        self.head = self._start_node(-1, [*head, f"--num-cpus={self.head_cpus}", *common])
         for i in range(self.workers):
-            self.nodes.append(self._start_node(i, [f"--address={self.address}", *common]))
+            self.nodes.append(
+                self._start_node(i, [f"--address={self.address}", f"--num-cpus={self.num_cpus}", *common])
+            )
         answer = self.probe(alive=self.workers + 1, timeout=max(1.0, self.start_timeout - (time.monotonic() - began)))
         if not answer["ok"]:
             raise ClusterError(
@@ -551,7 +558,7 @@ class LoopbackCluster:
             try:
                 cgroup = make_cgroup(f"{self.netns}-w{i}")
                 self._cgroups.append(cgroup)
-            except (ClusterError, OSError):
+            except ClusterError:
                 if self.cpu_quota is not None:
                     raise
                 # no cpu hierarchy to join (a v2 container's): the node is its process group

@@ -50,12 +50,12 @@ def _can_run() -> str:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LoopbackCluster]:
-    """cluster is a head and two worker nodes, each worker held to QUOTA cores, Ray's health
-    check fast (FAST_HEALTH_CHECK)."""
+    """cluster is a head with no CPU for Ray's tasks and two worker nodes with one each, held to
+    QUOTA cores, Ray's health check fast (FAST_HEALTH_CHECK)."""
     reason = _can_run()
     if reason:
         pytest.skip(reason)
-    with LoopbackCluster(workers=2, cpu_quota=QUOTA, env=FAST_HEALTH_CHECK) as made:
+    with LoopbackCluster(workers=2, head_cpus=0, cpu_quota=QUOTA, env=FAST_HEALTH_CHECK) as made:
         yield made
 
 
@@ -63,6 +63,8 @@ def test_head_and_two_workers_alive_on_loopback_only(cluster: LoopbackCluster) -
     alive = cluster.alive_nodes()
     assert len(alive) == 3 and len(set(alive)) == 3, alive
     assert sorted(alive) == sorted(n.node_id for n in [cluster.head, *cluster.nodes] if n is not None)
+    cpus = {n["node_id"]: n["cpus"] for n in cluster.probe()["nodes"]}
+    assert cluster.head is not None and [cpus[n.node_id] for n in [cluster.head, *cluster.nodes]] == [0, 1, 1]
     assert cluster.address == "127.0.0.1:6379"
     assert cluster.start_seconds < 60
     links = cluster.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=True).stdout
@@ -70,6 +72,9 @@ def test_head_and_two_workers_alive_on_loopback_only(cluster: LoopbackCluster) -
     for i, node in enumerate(cluster.nodes):  # every worker node's daemons in its own cgroup
         assert node.cgroup is not None and node.raylet_pid in cgroup_pids(node.cgroup)
         assert node.raylet_pid in cluster.node_processes(i) and cluster.node_pids()[i] == node.raylet_pid
+        # where no cgroup can be made, kill_node finds a node's processes by its process group
+        # (a worker the raylet forks between the two looks is caught on a next try)
+        assert _group_is_cgroup(cluster, i), cluster.node_processes(i)
 
 
 def test_namespace_ports_are_its_own(cluster: LoopbackCluster) -> None:
@@ -170,3 +175,13 @@ def test_teardown_leaves_nothing(cluster: LoopbackCluster) -> None:
     assert [pid for pid in pids if running(pid)] == []
     assert [c for c in cgroups if c.exists()] == []
     assert not temp_dir.exists()
+
+
+def _group_is_cgroup(cluster: LoopbackCluster, i: int, tries: int = 5) -> bool:
+    """_group_is_cgroup says whether worker node ``i``'s processes found by process group were
+    those its cgroup lists, on one of ``tries`` looks 0.2 s apart."""
+    for _ in range(tries):
+        if cluster.group_processes(i) == cluster.node_processes(i):
+            return True
+        time.sleep(0.2)
+    return False
