@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import itertools
 import json
 import os
@@ -33,13 +32,29 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from isolation import (
+    ClusterError,
+    cgroup_cpu_root,
+    cgroup_pids,
+    in_netns,
+    join_cgroup,
+    kill_cgroup,
+    kill_netns,
+    limit_cgroup,
+    make_cgroup,
+    netns_pids,
+    proc_cmdline,
+    proc_name,
+    proc_pgid,
+    proc_ppid,
+    remove_cgroup,
+    running,
+)
 from surge.engine.target import TargetProcess
 
 RAY = Path(sys.executable).parent / "ray"
@@ -64,12 +79,7 @@ wait for either (an actor call on a killed node fails in about 1.6 s)."""
 START_TIMEOUT = 60.0
 """START_TIMEOUT bounds (seconds) the wait for every node of a new cluster to be alive."""
 
-PERIOD_US = 100_000
-"""PERIOD_US is the CFS period (µs) of a worker node's CPU quota: its quota is a share of it."""
-
 _serial = itertools.count()
-
-T = TypeVar("T")
 
 # The probe run inside the namespace: polls ray.nodes() every 0.1 s until `alive` nodes are
 # alive and every node of `dead` (raylet socket names) is dead, or `timeout` passes; prints one
@@ -101,10 +111,6 @@ ray.shutdown()
 """
 
 
-class ClusterError(RuntimeError):
-    """ClusterError says which step of a cluster's start or teardown failed, with Ray's own words."""
-
-
 @dataclass
 class Node:
     """Node is one ``ray start`` of a cluster: its session (every process of the node is in its
@@ -118,138 +124,6 @@ class Node:
     node_id: str = ""
 
 
-# --- cgroups (v1 cpu controller, or v2 with the cpu controller) ---------------------------------
-
-
-def cgroup_cpu_root() -> tuple[int, Path]:
-    """cgroup_cpu_root is the version (1 or 2) and mount point of the hierarchy the cpu controller
-    is in: a v1 ``cgroup`` mount with the ``cpu`` option, else a ``cgroup2`` mount listing ``cpu``
-    in cgroup.controllers. Raises ClusterError when neither is mounted."""
-    v2: Path | None = None
-    for line in Path("/proc/self/mounts").read_text().splitlines():
-        _, where, kind, options, *_ = line.split()
-        if kind == "cgroup" and "cpu" in options.split(","):
-            return 1, Path(where)
-        if kind == "cgroup2" and "cpu" in (Path(where) / "cgroup.controllers").read_text().split():
-            v2 = Path(where)
-    if v2 is not None:
-        return 2, v2
-    raise ClusterError("no cgroup hierarchy with the cpu controller is mounted (v1 cpu or v2 cgroup.controllers)")
-
-
-def make_cgroup(name: str) -> Path:
-    """make_cgroup creates the cgroup ``name`` at the root of the cpu hierarchy, with no limit
-    (``limit_cgroup`` sets one), and returns its directory. On v2 it enables the cpu controller
-    for the root's children first (``+cpu`` in cgroup.subtree_control)."""
-    version, root = cgroup_cpu_root()
-    if version == 2:
-        control = root / "cgroup.subtree_control"
-        try:
-            if "cpu" not in control.read_text().split():
-                control.write_text("+cpu")
-        except OSError as e:  # EBUSY: a container's cgroup root holding processes itself
-            raise ClusterError(f"cannot enable the cpu controller in {control}: {e}") from e
-    path = root / name
-    try:
-        path.mkdir()
-    except OSError as e:
-        raise ClusterError(f"cannot make the cgroup {path}: {e}") from e
-    return path
-
-
-def limit_cgroup(path: Path, quota: float) -> None:
-    """limit_cgroup lets the processes of cgroup ``path`` use ``quota`` cores (0.25: a quarter of
-    one), as CFS bandwidth: v1 cpu.cfs_period_us and cpu.cfs_quota_us, v2 cpu.max."""
-    quota_us = max(1000, round(quota * PERIOD_US))
-    if (path / "cpu.max").exists():
-        (path / "cpu.max").write_text(f"{quota_us} {PERIOD_US}")
-    else:
-        (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-        (path / "cpu.cfs_quota_us").write_text(str(quota_us))
-
-
-def cgroup_pids(path: Path) -> list[int]:
-    """cgroup_pids are the processes in cgroup ``path`` (none once it is removed)."""
-    try:
-        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
-    except FileNotFoundError:
-        return []
-
-
-def cgroup_throttled(path: Path) -> int:
-    """cgroup_throttled is how many CFS periods cgroup ``path`` was throttled in (cpu.stat
-    nr_throttled, in both versions): above 0 once its quota held it back."""
-    for line in (path / "cpu.stat").read_text().splitlines():
-        key, value = line.split()
-        if key == "nr_throttled":
-            return int(value)
-    raise ClusterError(f"{path}/cpu.stat has no nr_throttled")
-
-
-def kill_cgroup(path: Path) -> None:
-    """kill_cgroup SIGKILLs the processes of cgroup ``path`` until none is left alive (a process
-    forked meanwhile is in the cgroup too, and killed on the next pass)."""
-    while left := [pid for pid in cgroup_pids(path) if running(pid)]:
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
-
-
-def remove_cgroup(path: Path, timeout: float = 10.0) -> None:
-    """remove_cgroup removes cgroup ``path`` once no process is left in it (it kills those left)."""
-    deadline = time.monotonic() + timeout
-    while path.exists():
-        kill_cgroup(path)
-        try:
-            path.rmdir()
-        except FileNotFoundError:
-            return
-        except OSError as e:  # EBUSY while a killed process is not yet gone
-            if time.monotonic() > deadline:
-                raise ClusterError(f"cgroup {path} still holds {cgroup_pids(path)}: {e}") from e
-            time.sleep(0.05)
-
-
-def _join_cgroup(path: Path) -> None:
-    """_join_cgroup moves the calling process into cgroup ``path`` (a Popen preexec_fn: before the
-    exec, so every process it forks is in the cgroup too)."""
-    (path / "cgroup.procs").write_text(str(os.getpid()))
-
-
-# --- network namespaces ------------------------------------------------------------------------
-
-
-def netns_pids(netns: str) -> list[int]:
-    """netns_pids are the processes in network namespace ``netns`` (none if it does not exist)."""
-    done = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, check=False)
-    return [int(p) for p in done.stdout.split()] if done.returncode == 0 else []
-
-
-def running(pid: int) -> bool:
-    """running says whether ``pid`` is a process that has not exited (a zombie has)."""
-    fields = _stat(pid)
-    return bool(fields) and fields[0] not in ("Z", "X")
-
-
-def kill_netns(netns: str, timeout: float = 10.0) -> list[int]:
-    """kill_netns SIGKILLs every process in ``netns`` until none is left alive, and returns the
-    pids it killed. Raises ClusterError if some survive ``timeout`` seconds."""
-    killed: set[int] = set()
-    deadline = time.monotonic() + timeout
-    while True:
-        left = [pid for pid in netns_pids(netns) if running(pid)]
-        if not left:
-            return sorted(killed)
-        if time.monotonic() > deadline:
-            raise ClusterError(f"processes {left} in namespace {netns} survived SIGKILL")
-        for pid in left:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        killed.update(left)
-        time.sleep(0.05)
-
-
 def sweep_stale() -> list[str]:
     """sweep_stale removes the namespaces, temp dirs and cgroups a cluster left behind when the
     test process that made it died without its teardown (its pid, in the name, runs no more),
@@ -260,7 +134,7 @@ def sweep_stale() -> list[str]:
         match = NAME.match(name)
         if match and not running(int(match.group(1))):
             temp_dirs = {
-                a.split("=", 1)[1] for p in netns_pids(name) for a in _cmdline(p) if a.startswith("--temp-dir=")
+                a.split("=", 1)[1] for p in netns_pids(name) for a in proc_cmdline(p) if a.startswith("--temp-dir=")
             }
             kill_netns(name)
             subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
@@ -278,31 +152,6 @@ def sweep_stale() -> list[str]:
     return swept
 
 
-def in_netns(netns: str, call: Callable[[], T]) -> T:
-    """in_netns is ``call()`` run on a short-lived thread that has joined network namespace
-    ``netns`` (setns changes the calling thread's namespace only): the sockets it opens are the
-    namespace's, and reach what listens on its loopback."""
-    done: list[T] = []
-    failed: list[BaseException] = []
-
-    def inside() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            with Path(f"/run/netns/{netns}").open() as f:
-                if libc.setns(f.fileno(), 0x40000000) != 0:  # CLONE_NEWNET
-                    raise OSError(ctypes.get_errno(), f"setns into {netns}")
-            done.append(call())
-        except BaseException as e:
-            failed.append(e)
-
-    thread = threading.Thread(target=inside)
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-    return done[0]
-
-
 class NetnsTarget(TargetProcess):
     """NetnsTarget is a reference target (``surge target``) running inside a network namespace,
     which the test process still reaches: its requests (``/health``, ``stats``, ``received``)
@@ -316,9 +165,6 @@ class NetnsTarget(TargetProcess):
     def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> tuple[int, str]:
         """request sends one request to the target from inside its namespace (see TargetProcess.request)."""
         return in_netns(self.netns, lambda: super(NetnsTarget, self).request(method, path, body, timeout))
-
-
-# --- the cluster -------------------------------------------------------------------------------
 
 
 class LoopbackCluster:
@@ -391,7 +237,7 @@ class LoopbackCluster:
             cgroup = self.nodes[node].cgroup
             if cgroup is None:
                 raise ClusterError(f"worker node {node} has no cgroup (no cpu controller is mounted)")
-            kw["preexec_fn"] = lambda: _join_cgroup(cgroup)
+            kw["preexec_fn"] = lambda: join_cgroup(cgroup)
         return kw
 
     def target(self, *args: str, **flags: Any) -> NetnsTarget:
@@ -445,8 +291,8 @@ class LoopbackCluster:
     def group_processes(self, i: int) -> list[int]:
         """group_processes are the live processes of worker node ``i`` found without its cgroup:
         its ``ray start`` process group and their descendants."""
-        parents = {pid: _ppid(pid) for pid in self._all_pids() if running(pid)}
-        found = {pid for pid in parents if _pgid(pid) == self.nodes[i].pgid}
+        parents = {pid: proc_ppid(pid) for pid in self._all_pids() if running(pid)}
+        found = {pid for pid in parents if proc_pgid(pid) == self.nodes[i].pgid}
         while grown := {pid for pid, parent in parents.items() if parent in found} - found:
             found |= grown
         return sorted(found)
@@ -570,7 +416,7 @@ class LoopbackCluster:
             text=True,
             env=self.env,
             start_new_session=True,
-            preexec_fn=None if cgroup is None else (lambda: _join_cgroup(cgroup)),
+            preexec_fn=None if cgroup is None else (lambda: join_cgroup(cgroup)),
         )
         try:
             output, _ = proc.communicate(timeout=self.start_timeout)
@@ -582,12 +428,12 @@ class LoopbackCluster:
             raise ClusterError(
                 f"ray start ({'head' if i < 0 else f'worker {i}'}) exit {proc.returncode}: {output[-1500:]}"
             )
-        raylets = [p for p in set(self._all_pids()) - before if _pgid(p) == proc.pid and _name(p) == "raylet"]
+        raylets = [p for p in set(self._all_pids()) - before if proc_pgid(p) == proc.pid and proc_name(p) == "raylet"]
         if len(raylets) != 1:
             raise ClusterError(
                 f"ray start ({'head' if i < 0 else f'worker {i}'}) left {len(raylets)} raylets: {output[-1500:]}"
             )
-        socket_flag = next(a for a in _cmdline(raylets[0]) if a.startswith("--raylet_socket_name="))
+        socket_flag = next(a for a in proc_cmdline(raylets[0]) if a.startswith("--raylet_socket_name="))
         return Node(i, proc.pid, raylets[0], socket_flag.split("=", 1)[1], cgroup)
 
     def _all_pids(self) -> list[int]:
@@ -619,45 +465,3 @@ class LoopbackCluster:
             self.temp_dir = None
         if errors:
             raise ClusterError("; ".join(errors))
-
-
-def _stat(pid: int) -> list[str]:
-    """_stat is /proc/PID/stat's fields after the command name ([] once the process is gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return []
-
-
-def _pgid(pid: int) -> int:
-    """_pgid is the process group of ``pid`` (-1 once it is gone)."""
-    fields = _stat(pid)
-    return int(fields[2]) if fields else -1
-
-
-def _ppid(pid: int) -> int:
-    """_ppid is the parent of ``pid`` (-1 once it is gone)."""
-    fields = _stat(pid)
-    return int(fields[1]) if fields else -1
-
-
-def _name(pid: int) -> str:
-    """_name is the command name of ``pid`` ("" once it is gone)."""
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
-
-
-def _cmdline(pid: int) -> list[str]:
-    """_cmdline is the argument list of ``pid`` ([] once it is gone)."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except (FileNotFoundError, ProcessLookupError):
-        return []
-
-
-def cpu_seconds(pid: int) -> float:
-    """cpu_seconds is the CPU time (user + system, seconds) process ``pid`` has used so far."""
-    fields = _stat(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -16,18 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster import (
-    FAST_HEALTH_CHECK,
-    RAY,
-    LoopbackCluster,
-    cgroup_cpu_root,
-    cgroup_pids,
-    cgroup_throttled,
-    cpu_seconds,
-    netns_pids,
-    running,
-    sweep_stale,
-)
+from cluster import FAST_HEALTH_CHECK, RAY, LoopbackCluster, sweep_stale
+from isolation import cgroup_cpu_root, cgroup_pids, cgroup_throttled, cpu_seconds, netns_pids, running
 
 QUOTA = 0.25
 """QUOTA is the cores each worker node may use."""
