@@ -1,5 +1,5 @@
 """LoopbackCluster: a Ray cluster (a head and N worker nodes) on loopback only, inside a network
-namespace of its own, each worker node optionally in a cgroup with a CPU quota: the distributed
+namespace of its own, each worker node in a cgroup of its own, optionally with a CPU quota: the distributed
 tests' stand-in for a fleet of machines (docs/distributed.md, "Testing on one machine").
 
     with LoopbackCluster(workers=2, cpu_quota=0.5) as cluster:
@@ -64,7 +64,7 @@ PREFIX = "surge-ray"
 """PREFIX starts the name of every namespace and cgroup a cluster makes: ``surge-ray-PID-N``."""
 
 NAME = re.compile(rf"^{PREFIX}-(\d+)-\d+")
-"""NAME matches a cluster's namespace or cgroup name, the pid of the test process that made it first."""
+"""NAME matches a cluster's namespace or cgroup name; its group 1 is the pid of the test process that made it."""
 
 FAST_HEALTH_CHECK = {
     "RAY_health_check_period_ms": "500",
@@ -72,7 +72,7 @@ FAST_HEALTH_CHECK = {
     "RAY_health_check_failure_threshold": "3",
 }
 """FAST_HEALTH_CHECK makes the head's GCS mark a lost node dead in about 1.5 s (0.5 s period, 3
-missed checks) instead of Ray's default of about 15 s (3 s period, 5 missed checks): a
+missed checks) instead of Ray's default of about 14 s (3 s period, 5 missed checks): a
 LoopbackCluster's ``env`` for a test about Ray's own node death. A generator's loss must not
 wait for either (an actor call on a killed node fails in about 1.6 s)."""
 
@@ -113,8 +113,9 @@ ray.shutdown()
 
 @dataclass
 class Node:
-    """Node is one ``ray start`` of a cluster: its session (every process of the node is in its
-    process group), its raylet, its cgroup (None without a CPU quota) and its Ray node id."""
+    """Node is one ``ray start`` of a cluster: the process group it leads (which the node's
+    raylet, log monitor and agents keep; the workers the raylet forks each make their own), its
+    raylet, its cgroup (None for the head, or where no cpu hierarchy can be had) and its Ray node id."""
 
     index: int
     pgid: int
@@ -171,10 +172,10 @@ class LoopbackCluster:
     """LoopbackCluster is a Ray head and ``workers`` worker nodes in a fresh network namespace
     holding only loopback, every node at 127.0.0.1 with ``num_cpus`` CPUs (the head
     ``head_cpus``, by default as many: 0 keeps Ray's tasks and actors off it, so that N
-    CPU-limited generators need ``workers=N, head_cpus=0``); with ``cpu_quota``
-    each worker node (its raylet and every worker it forks) is held to that many cores by a
-    cgroup of its own (each worker node has one, without a limit when ``cpu_quota`` is None, so
-    that killing a node kills all it forked). ``env`` adds variables to every Ray process (``RAY_...`` settings).
+    CPU-limited generators need ``workers=N, head_cpus=0``). Each worker node is in a cgroup of
+    its own (so that killing a node kills all it forked); with ``cpu_quota`` that cgroup holds
+    the node (its raylet and every worker it forks) to that many cores. ``env`` adds variables
+    to every process started inside (``RAY_...`` settings: FAST_HEALTH_CHECK).
 
     Entering it returns once Ray sees all ``workers + 1`` nodes alive (ClusterError with Ray's
     output after START_TIMEOUT seconds); leaving it (or interpreter exit) leaves no process,
