@@ -29,12 +29,13 @@ build: $(STAMP)
 demo: build
 	$(BIN)/surge demo
 
-## test: Rust unit/integration tests, then the pytest suite (tests/unit, tests/e2e, tests/browser, tests/seeds:
-## markers of those names, set by directory in tests/conftest.py), in three phases: 3 workers for most (its tests
-## mostly wait on loopback targets that sleep), grouped by a costly shared fixture (--dist loadgroup: a recorded
+## test: Rust unit/integration tests, then the pytest suite (tests/unit, tests/e2e, tests/browser, tests/seeds,
+## tests/distributed: markers of those names, set by directory in tests/conftest.py), in four phases: 3 workers for most
+## (its tests mostly wait on loopback targets that sleep), grouped by a costly shared fixture (--dist loadgroup: a recorded
 ## run is made once) and ordered slowest first (tests/conftest.py); then those that keep a core busy two at a
 ## time, apart from the answer tests whose targets they would slow (marked cpu_heavy); then the tests that keep
-## every core busy, alone (marked busy_machine). Each phase prints its 20 slowest tests.
+## every core busy, alone (marked busy_machine); last the Ray cluster tests, alone (a cluster of three nodes
+## keeps both cores busy: tests/distributed/cluster.py). Each phase prints its 20 slowest tests.
 test: build test-rust test-python
 
 ## test-fast: the unit tests alone (tests/unit: no process, no network; tests/conftest.py refuses both), in seconds
@@ -51,9 +52,10 @@ browser:
 
 ## (the type checks, stubtest and mypy --strict, are in make lint, which .ci/run runs first)
 test-python: build browser
-	$(BIN)/python -m pytest -n 3 --dist loadgroup -m "not busy_machine and not cpu_heavy" --durations=20 tests
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -m cpu_heavy --durations=20 tests
-	$(BIN)/python -m pytest -m busy_machine --durations=20 tests
+	$(BIN)/python -m pytest -n 3 --dist loadgroup -m "not busy_machine and not cpu_heavy and not distributed" --durations=20 tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "cpu_heavy and not distributed" --durations=20 tests
+	$(BIN)/python -m pytest -m "busy_machine and not distributed" --durations=20 tests
+	$(BIN)/python -m pytest -m distributed --durations=20 tests
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against
 tools:

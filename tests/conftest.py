@@ -1,5 +1,5 @@
 """Shared fixtures: a reference target on a free loopback port, and a way to run the CLI; the
-kind of each test (``unit``, ``e2e``, ``browser``, ``seeds``: the directory it lives in under
+kind of each test (``unit``, ``e2e``, ``browser``, ``seeds``, ``distributed``: the directory it lives in under
 tests/) as a marker, and a unit test refused any process or network."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def start_surge(cwd: Path, *args: str) -> subprocess.Popen[str]:
 TESTS = Path(__file__).resolve().parent
 """TESTS is the tests/ directory: its first level below names a test's kind."""
 
-KINDS = ("unit", "e2e", "browser", "seeds")
+KINDS = ("unit", "e2e", "browser", "seeds", "distributed")
 """KINDS are the test directories under tests/, each a marker its tests get (pyproject.toml lists
 them): ``make test-fast`` runs ``-m unit``."""
 

@@ -52,7 +52,7 @@ SILENT_AFTER_S = 3.0
 """SILENT_AFTER_S: a generator that has answered nothing for this long is lost (with the
 TAKE_WAIT_S it may have held the last request, a loss is detected within 3.5 s; under 5 s)."""
 
-START_LEAD_S = 1.0
+START_LEAD_S = 0.5
 """START_LEAD_S is how far ahead of the plans' delivery the common start is set (beside twice
 the slowest round trip): time for every generator to prepare (validate, resolve, connect)."""
 
@@ -114,9 +114,10 @@ class Cluster:
 
     def __init__(self, options: DistributedOptions) -> None:
         # Function-local: Ray loads only for a distributed run (start-up of every other command).
-        import ray
         from ray.util.placement_group import placement_group, remove_placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        import ray
 
         self._ray = ray
         address = None if options.address == "local" else options.address

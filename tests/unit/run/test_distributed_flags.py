@@ -35,7 +35,7 @@ def test_without_ray_a_run_is_local_and_the_other_flags_are_refused():
     ],
 )
 def test_an_address_that_is_the_test_itself_is_refused(address, message):
-    with pytest.raises(BadInput, match="^--ray: ") as refused:
+    with pytest.raises(BadInput, match=r"^--ray: ") as refused:
         options(ray=address)
     assert message in str(refused.value)
 
