@@ -13,18 +13,9 @@ from datetime import datetime
 import pytest
 
 from conftest import BUSY, bad_experiment_input, busy_loops, ctrl_c_experiment, surge, tiny_scenario
+from known_answers import CAPACITY_SEARCH, NOISY_MACHINE
 from surge.engine.target import TargetProcess
 from surge.record.schema import validate_experiment
-
-SLO = ("--slo", "p(99) < 1s", "--slo", "failure_rate < 1%")
-"""SLO: a latency bound only a long queue crosses (a pause of the shared machine does not), few
-failures: overload is caught by the achieved rate (≥ 99 % of offered)."""
-
-NOISY_MACHINE = ("--retries", "1")
-"""NOISY_MACHINE: the test machine is shared (2 cores, other suites running): its threads are
-now and then off their core for a few hundred milliseconds, which near capacity builds a queue
-that lasts seconds (a step measured again). (Late sends alone fail no step: their effect is
-judged.)"""
 
 
 @pytest.fixture
@@ -138,23 +129,7 @@ def test_a_client_cap_that_limited_the_steps_is_named_and_the_steps_cool_down():
 def test_capacity_lands_within_5_percent_of_workers_over_service_time(workers, service_ms, tmp_path):
     capacity = workers / (service_ms / 1000)
     with TargetProcess(workers=workers, service_time=f"{service_ms}ms") as target:
-        # -c 16: connections opened up front, so that few are opened mid-step (their first send late).
-        run = surge(
-            "capacity",
-            f"{target.url}/tasks",
-            *SLO,
-            *NOISY_MACHINE,
-            "--start-rate",
-            "150",
-            "--step-duration",
-            "2s",
-            "--cooldown",
-            "0.2s",
-            "-c",
-            "16",
-            "--json",
-            timeout=300,
-        )
+        run = surge("capacity", f"{target.url}/tasks", *CAPACITY_SEARCH, "--json", timeout=300)
     assert run.code == 0, run.stderr
     doc = run.json()
     validate_experiment(doc)

@@ -10,21 +10,20 @@ import json
 import pytest
 
 from conftest import bad_experiment_input, ctrl_c_experiment, surge
+from known_answers import USL_KAPPA as KAPPA
+from known_answers import USL_N_STAR as N_STAR
+from known_answers import USL_SIGMA as SIGMA
+from known_answers import USL_TARGET
 from surge.analysis.curve import Level, ZoneRules, classify
 from surge.engine.target import TargetProcess
 from surge.record.figures import key_figures
 from surge.record.schema import validate_experiment, validate_file
 
-SIGMA, KAPPA = 0.05, 0.95 / 64
-"""SIGMA and KAPPA are the USL target's contention and coherency: N* = √((1 − σ)/κ) = 8 exactly."""
-
-N_STAR = 8.0
-
 
 @pytest.fixture(scope="module")
 def usl_target():
     """usl_target serves every request in 10 ms × (1 + σ(n−1) + κn(n−1)), n in service."""
-    with TargetProcess(workers=1000, service_time="10ms", contention=SIGMA, coherency=KAPPA) as t:
+    with TargetProcess(**USL_TARGET) as t:
         yield t
 
 
