@@ -117,7 +117,7 @@ class Cluster:
         from ray.util.placement_group import placement_group, remove_placement_group
         from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-        import ray
+        import ray  # Function-local, as the two above.
 
         self._ray = ray
         address = None if options.address == "local" else options.address
