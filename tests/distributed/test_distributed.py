@@ -22,6 +22,7 @@ from hdrh.histogram import HdrHistogram
 from cluster import FAST_HEALTH_CHECK, LoopbackCluster, NetnsTarget, cannot_run
 from conftest import SCRATCH, CliRun
 from known_answers import CAPACITY_SEARCH, USL_N_STAR, USL_TARGET
+from surge.record.schema import validate
 
 MAX_START_SKEW_S = 0.050
 """MAX_START_SKEW_S: the generators start within 50 ms of each other (the issue's bar)."""
@@ -224,7 +225,10 @@ def test_a_worker_node_killed_mid_run_is_detected_within_5s_and_the_run_stops_ke
     code, stderr, killed_at = _kill_during(cluster, 1, ["run", f"{target.url}/health", "-r", "200", "-d", "20s"], out)
     assert code == 1, stderr
     doc = json.loads((out / "summary.json").read_text())
+    validate(doc)
     assert doc["meta"]["complete"] is False and doc["stop_reason"] == "generator_lost"
+    assert "a generator of the distributed run was lost" in (out / "report.md").read_text()
+    assert "| generator | node | sent |" in (out / "report.md").read_text()
     lost = doc["distributed"]["lost"]
     assert len(lost) == 1 and lost[0]["why"], lost
     detected_at = doc["started_at_unix_s"] + lost[0]["at_s"]
@@ -245,6 +249,7 @@ def test_with_continue_a_lost_generator_costs_its_share_and_the_run_goes_on(clus
     code, stderr, killed_at = _kill_during(cluster, 0, argv, out)
     assert code == 0, stderr
     doc = json.loads((out / "summary.json").read_text())
+    validate(doc)
     assert doc["stop_reason"] == "duration" and doc["meta"]["complete"] is True
     lost = doc["distributed"]["lost"]
     assert doc["distributed"]["generators"] == 2 and len(lost) == 1

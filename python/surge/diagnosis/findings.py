@@ -45,6 +45,8 @@ ADVICE = {
     "machine_saturated": "these runs measured the machine, not the target alone: the generator, the target and "
     "other processes used its cores; run the generator on a machine of its own (or stop the "
     "other work) before reading a capacity from them",
+    "generator_lost": "a generator of these distributed runs was lost: their counts and rates after the loss are "
+    "lower bounds; check the Ray cluster's nodes, then run again",
 }
 """ADVICE says what follows from a kind of finding for the experiment; other kinds get DEFAULT_ADVICE."""
 

@@ -68,6 +68,11 @@ def incomplete_reason(summary: Mapping[str, Any]) -> str | None:
         return f"the run was stopped early by {summary['stop_signal']}: the figures cover only the part that ran"
     if summary.get("stop_reason") == "unreachable":
         return "the target was not reachable at the start: nothing was sent"
+    if summary.get("stop_reason") == "generator_lost":
+        return (
+            "a generator of the distributed run was lost and the run stopped there: the figures cover the "
+            "part received (finding generator_lost)"
+        )
     return f"the run ended with stop reason '{summary.get('stop_reason')}' or a failed write to its results directory"
 
 

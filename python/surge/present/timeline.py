@@ -2,8 +2,9 @@
 intervals are whole (a last interval shorter than the others is partial: its VUs and rates are
 not comparable, so the charts leave it out and say so), each scenario's load profile, the lines
 thresholds draw on the charts they bound, the per-stage table of staged executors (from the
-record's ``meta.plan.scenarios`` and its per-second intervals) and the generator's and the
-watched target's resource use. From the record alone; both formats share it."""
+record's ``meta.plan.scenarios`` and its per-second intervals), the generator's and the
+watched target's resource use, and a distributed run's generators. From the record alone;
+both formats share it."""
 
 from __future__ import annotations
 
@@ -345,3 +346,40 @@ def resource_rows(run: StoredRun) -> list[list[str]]:
             ]
         )
     return rows
+
+
+GENERATOR_COLUMNS = (
+    "generator",
+    "node",
+    "sent",
+    "responses/s",
+    "p50 ms",
+    "p99 ms",
+    "send lag p99 ms",
+    "CPU µs/request",
+    "busiest thread",
+    "findings",
+)
+"""GENERATOR_COLUMNS are the per-generator table's columns (a distributed run)."""
+
+
+def generator_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    """generator_rows are a distributed run's generators (``distributed.parts``), one row each:
+    its node, share sent, rate, latency, send lag, CPU per request, busiest thread and own
+    findings, "lost" when it was; empty for a run on one machine."""
+    parts = (summary.get("distributed") or {}).get("parts") or []
+    return [
+        [
+            str(p.get("generator")),
+            str(p.get("node_id") or "")[:8] or fmt.MISSING,
+            fmt.count(p.get("sent")),
+            fmt.rate(p.get("responses_per_s")),
+            fmt.ms(p.get("p50_ms")),
+            fmt.ms(p.get("p99_ms")),
+            fmt.ms(p.get("send_lag_p99_ms")),
+            fmt.micros(p.get("cpu_us_per_request")),
+            fmt.percent(p.get("busiest_thread")),
+            ", ".join([*(p.get("findings") or []), *(["lost"] if p.get("lost") else [])]) or "none",
+        ]
+        for p in parts
+    ]

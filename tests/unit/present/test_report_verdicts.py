@@ -123,3 +123,38 @@ def test_no_page_shows_a_python_repr():
 def test_the_repr_scan_catches_a_leak(leak):
     with pytest.raises(AssertionError):
         no_python_repr(f"<html><body><p>{html_lib.escape(leak)}</p></body></html>")
+
+
+def test_a_distributed_runs_generators_are_a_row_each_lost_ones_said():
+    from surge.present.timeline import GENERATOR_COLUMNS, generator_rows
+
+    part = {
+        "generator": 0,
+        "node_id": "8e068dacf8f4c9c0",
+        "sent": 201,
+        "responses_per_s": 100.5,
+        "p50_ms": 0.21,
+        "p99_ms": 3.041,
+        "send_lag_p99_ms": 2.951,
+        "cpu_us_per_request": 28.4,
+        "busiest_thread": 0.95,
+        "findings": ["generator_saturated"],
+        "lost": None,
+    }
+    lost = {**part, "generator": 1, "node_id": None, "findings": [], "lost": "it died (ActorDiedError)"}
+    rows = generator_rows({"distributed": {"parts": [part, lost]}})
+    assert len(GENERATOR_COLUMNS) == len(rows[0])
+    assert rows[0] == [
+        "0",
+        "8e068dac",
+        "201",
+        "100.5",
+        "0.210",
+        "3.041",
+        "2.951",
+        "28.4",
+        "95.000%",
+        "generator_saturated",
+    ]
+    assert rows[1][0:2] == ["1", "-"] and rows[1][-1] == "lost"
+    assert generator_rows({"generator": {}}) == []

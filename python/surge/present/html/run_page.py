@@ -13,7 +13,15 @@ from surge.present.html.uplot import specs
 from surge.present.limitations import run_limitations
 from surge.present.run_charts import RUN_CHART_TITLES
 from surge.present.run_charts import run_charts as described
-from surge.present.timeline import RESOURCE_COLUMNS, STAGE_COLUMNS, resource_rows, stage_note, stage_rows
+from surge.present.timeline import (
+    GENERATOR_COLUMNS,
+    RESOURCE_COLUMNS,
+    STAGE_COLUMNS,
+    generator_rows,
+    resource_rows,
+    stage_note,
+    stage_rows,
+)
 from surge.present.verdict import run_verdict, threshold_scope
 from surge.record.stored import StoredRun
 
@@ -158,7 +166,10 @@ def _stages(run: StoredRun) -> str:
 
 def _resources(run: StoredRun) -> str:
     rows = resource_rows(run)
-    return section("Resource use", table(RESOURCE_COLUMNS, rows)) if rows else ""
+    generators = generator_rows(run.summary)
+    return (section("Resource use", table(RESOURCE_COLUMNS, rows)) if rows else "") + (
+        section("Per generator", table(GENERATOR_COLUMNS, generators, left=2)) if generators else ""
+    )
 
 
 def run_charts(run: StoredRun) -> list[dict[str, Any]]:

@@ -13,7 +13,16 @@ from typing import Any
 from surge.history import StoredRun
 from surge.present import numbers as fmt
 from surge.present.limitations import incomplete_reason, run_limitations
-from surge.present.timeline import RESOURCE_COLUMNS, STAGE_COLUMNS, resource_rows, stage_note, stage_rows, timeline
+from surge.present.timeline import (
+    GENERATOR_COLUMNS,
+    RESOURCE_COLUMNS,
+    STAGE_COLUMNS,
+    generator_rows,
+    resource_rows,
+    stage_note,
+    stage_rows,
+    timeline,
+)
 from surge.present.verdict import Verdict, run_verdict
 
 
@@ -266,6 +275,9 @@ def _results(run: StoredRun, charts: Mapping[str, str]) -> str:
     resources = resource_rows(run)
     if resources:
         parts.append(section("Resource use", table(RESOURCE_COLUMNS, resources), level=3))
+    generators = generator_rows(summary)
+    if generators:
+        parts.append(section("Per generator", table(GENERATOR_COLUMNS, generators, left=2), level=3))
     if isinstance(throughput, Mapping):
         parts.append(
             section(
