@@ -196,6 +196,31 @@ def test_more_generators_than_alive_nodes_is_refused_naming_the_shortfall(cluste
     assert "surge: error: --generators: 4 generators need 4 nodes, and the Ray cluster has 3 alive" in run.stderr
 
 
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once(cluster, target):
+    started = time.monotonic()
+    proc = cluster.run(
+        [
+            sys.executable,
+            "-m",
+            "surge",
+            "run",
+            f"{target.url}/health",
+            "-n",
+            "1",
+            "--no-save",
+            "--ray",
+            "127.0.0.1:6399",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=SCRATCH,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "surge: error: --ray: nothing answers at 127.0.0.1:6399 (" in proc.stderr
+    assert time.monotonic() - started < 20
+
+
 def _kill_during(cluster: LoopbackCluster, node: int, argv: list[str], out: Path) -> tuple[int, str, float]:
     """_kill_during starts ``surge ARGV --out OUT`` in the cluster, kills worker node ``node``
     about 3 s into its load, and returns its exit code, its stderr and when the node was killed."""

@@ -22,6 +22,7 @@ import contextlib
 import functools
 import importlib.util
 import logging
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,15 +114,19 @@ class Cluster:
     once (STRICT_SPREAD) and used by every run the command makes; closed at exit."""
 
     def __init__(self, options: DistributedOptions) -> None:
-        # Function-local: Ray loads only for a distributed run (start-up of every other command).
-        from ray.util.placement_group import placement_group, remove_placement_group
-        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-        import ray  # Function-local, as the two above.
+        # Function-local, the three of them: Ray loads only for a distributed run (start-up of every other command).
+        import ray  # (function-local: see above)
+        from ray.util.placement_group import placement_group, remove_placement_group  # (function-local: see above)
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy  # (function-local: see above)
 
         self._ray = ray
         address = None if options.address == "local" else options.address
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=False)
+        if address is not None:
+            check_reachable(address)
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise BadInput("--ray", f"cannot connect to the Ray cluster at {options.address}: {e}") from None
         alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
         wanted = options.generators or len(alive)
         if wanted > len(alive):
@@ -179,6 +184,23 @@ class Cluster:
         with contextlib.suppress(Exception):
             self._remove_group(self._group)
         ray.shutdown()
+
+
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """check_reachable refuses (BadInput naming --ray) a ``HOST:PORT`` or ``ray://HOST:PORT``
+    address where nothing accepts a connection within ``timeout_s``: Ray itself would retry
+    for minutes. ``auto`` is Ray's to resolve."""
+    where = address.removeprefix("ray://")
+    host, _, port = where.rpartition(":")
+    if address == "auto" or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise BadInput(
+            "--ray",
+            f"nothing answers at {where} ({e.strerror or e}): is `ray start --head` running there, on that port?",
+        ) from None
 
 
 @dataclass
