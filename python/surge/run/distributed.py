@@ -204,8 +204,9 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
 
 
 @dataclass
-class _Part:
-    """_Part: one generator's side of a run: its answers so far and how it ended."""
+class GeneratorPart:
+    """GeneratorPart: one generator's side of a run, as the driver knows it: whether it ended,
+    its own result or error, whether and when it was lost and why, when it last answered."""
 
     done: bool = False
     result: dict[str, Any] | None = None
@@ -215,8 +216,8 @@ class _Part:
     heard_at: float = field(default_factory=time.monotonic)
 
 
-class _Transport:
-    """_Transport brings the generators' reports to the driver's merge: one pending ``take``
+class Transport:
+    """Transport brings the generators' reports to the driver's merge: one pending ``take``
     per live generator; a generator that dies, fails, or answers nothing for SILENT_AFTER_S is
     lost, told to the merge as (generator, None); with the ``stop`` policy the others are then
     told to stop, as they are when the driver stops (a stop signal, abort_on_fail)."""
@@ -225,7 +226,7 @@ class _Transport:
         self.cluster = cluster
         self.policy = policy
         self.started_at = started_at
-        self.parts = [_Part() for _ in cluster.actors]
+        self.parts = [GeneratorPart() for _ in cluster.actors]
         self._pending: dict[int, Any] = {}
         self._stopping = False
         self._told_stop = False
@@ -313,7 +314,7 @@ class DistributedEngines:
             for g in range(n)
         ]
         cluster.get([actor.start.remote(p) for actor, p in zip(cluster.actors, plans, strict=True)], timeout=60)
-        transport = _Transport(cluster, self.policy, start_at)
+        transport = Transport(cluster, self.policy, start_at)
         merged = merge_reports(whole, n, start_at, transport.receive, on_interval)
         transport.finish()
         errors = [p.error for p in transport.parts if p.error is not None]
@@ -339,7 +340,7 @@ def _clock_offset(cluster: Cluster, actor: Any) -> tuple[float, float]:
 
 def with_parts(
     merged: dict[str, Any],
-    parts: list[_Part],
+    parts: list[GeneratorPart],
     clocks: list[tuple[float, float]],
     nodes: list[dict[str, Any]],
     threads: int,
@@ -385,7 +386,7 @@ def with_parts(
     return merged
 
 
-def _part_figures(g: int, part: _Part, node: dict[str, Any], offset: float) -> dict[str, Any]:
+def _part_figures(g: int, part: GeneratorPart, node: dict[str, Any], offset: float) -> dict[str, Any]:
     """_part_figures is one generator's line of the breakdown: where it ran and what it did."""
     r = part.result or {}
     requests = r.get("requests") or {}
