@@ -66,10 +66,11 @@ class CliRun:
         return json.loads(self.stdout)
 
 
-def surge(*args: str, timeout: float = 120) -> CliRun:
-    """surge runs the CLI in a child process (loopback targets only), in SCRATCH, and waits for it."""
+def surge(*args: str, timeout: float = 120, within: Callable[[list[str]], list[str]] = list) -> CliRun:
+    """surge runs the CLI in a child process (loopback targets only), in SCRATCH, and waits for
+    it; ``within`` wraps its command line (a network namespace's ``ip netns exec``)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "surge", *args],
+        within([sys.executable, "-m", "surge", *args]),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -20,7 +20,7 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from cluster import FAST_HEALTH_CHECK, LoopbackCluster, NetnsTarget, cannot_run
-from conftest import SCRATCH, CliRun
+from conftest import SCRATCH, CliRun, surge
 from known_answers import CAPACITY_SEARCH, USL_N_STAR, USL_TARGET
 from surge.record.schema import validate
 
@@ -49,15 +49,7 @@ def target(cluster: LoopbackCluster) -> Iterator[NetnsTarget]:
 
 def in_cluster(cluster: LoopbackCluster, *args: str, timeout: float = 120) -> CliRun:
     """in_cluster runs ``surge ARGS --ray ADDRESS`` inside the cluster's namespace."""
-    proc = cluster.run(
-        [sys.executable, "-m", "surge", *args, "--ray", cluster.address],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        cwd=SCRATCH,
-    )
-    return CliRun(proc.returncode, proc.stdout, proc.stderr)
+    return surge(*args, "--ray", cluster.address, timeout=timeout, within=cluster.command)
 
 
 def run_json(cluster: LoopbackCluster, *args: str) -> dict:
@@ -198,26 +190,11 @@ def test_more_generators_than_alive_nodes_is_refused_naming_the_shortfall(cluste
 
 def test_a_ray_address_where_nothing_answers_is_one_line_at_once(cluster, target):
     started = time.monotonic()
-    proc = cluster.run(
-        [
-            sys.executable,
-            "-m",
-            "surge",
-            "run",
-            f"{target.url}/health",
-            "-n",
-            "1",
-            "--no-save",
-            "--ray",
-            "127.0.0.1:6399",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=SCRATCH,
+    run = surge(
+        "run", f"{target.url}/health", "-n", "1", "--no-save", "--ray", "127.0.0.1:6399", within=cluster.command
     )
-    assert proc.returncode == 2, proc.stderr
-    assert "surge: error: --ray: nothing answers at 127.0.0.1:6399 (" in proc.stderr
+    assert run.code == 2, run.stderr
+    assert "surge: error: --ray: nothing answers at 127.0.0.1:6399 (" in run.stderr
     assert time.monotonic() - started < 20
 
 
