@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crate::error::EngineError;
 use crate::measure::report::Report;
@@ -17,7 +17,7 @@ use crate::run::{assemble, drive, Compiled, Host, Inbox, Observer, Received};
 use crate::spec::plan::Plan;
 use crate::spec::plan_error::PlanError;
 use crate::spec::target::Target;
-use crate::system::CpuTime;
+use crate::system::{unix_now_s, CpuTime};
 
 /// Incoming is what a generator sent the driver, or what the driver learnt of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub fn merge(
 /// instant_of is the monotonic instant of wall-clock time `unix_s` (past or future).
 fn instant_of(unix_s: f64) -> Instant {
     let now = Instant::now();
-    let wall = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let wall = unix_now_s();
     let ahead = unix_s - wall;
     if ahead >= 0.0 {
         now.checked_add(Duration::from_secs_f64(ahead)).unwrap_or(now)

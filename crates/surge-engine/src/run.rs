@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use crate::error::EngineError;
 use crate::http::tls::TlsSetup;
@@ -25,7 +25,7 @@ use crate::spec::scenario::{self, secs_to_ns, Probe, Scenario, Slot};
 use crate::spec::segment::Segment;
 use crate::spec::target::Target;
 use crate::spec::variables::ThreadShare;
-use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, CpuTime};
+use crate::system::{process_usage, raise_open_file_limit, reserve_descriptor_table, unix_now_s, CpuTime};
 use crate::worker::{run_worker, Share, WorkerSpec};
 
 /// Control is an observer's answer: go on, or stop the run (its results are kept).
@@ -245,7 +245,7 @@ struct Started {
 
 impl Started {
     fn now() -> Started {
-        let unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let unix_s = unix_now_s();
         let (cpu, _) = process_usage();
         Started { unix_s, cpu, origin: Instant::now() }
     }
@@ -335,7 +335,7 @@ fn spawn(
 /// start), polling the observer and the cancel flag every 10 ms; a stop ends the wait.
 fn wait_until(at_unix_s: f64, observer: &mut dyn Observer, cancel: &AtomicBool) {
     loop {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let now = unix_now_s();
         if now >= at_unix_s || cancel.load(Ordering::Relaxed) {
             return;
         }

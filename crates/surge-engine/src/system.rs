@@ -99,6 +99,11 @@ pub(crate) fn process_usage() -> (CpuTime, u64) {
     usage(libc::RUSAGE_SELF)
 }
 
+/// unix_now_s is the wall clock, in seconds since the Unix epoch (0 before it).
+pub(crate) fn unix_now_s() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
