@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from surge.analysis.steadiness import Outcome, Steadiness, Step, StepVerdict, judge_step
+from surge.analysis.steadiness import SLACK_REQUESTS, Outcome, Steadiness, Step, StepVerdict, judge_step
 from surge.plan.thresholds import Threshold
 
 Phase = Literal["bracket", "bisect", "confirm"]
@@ -55,6 +55,11 @@ NARROW_TOLERANCE = 1e-9
 CONTRADICTION = 0.1
 """CONTRADICTION: a pass more than this fraction above the rate an overloaded step served
 contradicts that failure: its rate is measured again (once)."""
+
+OVERLOADED = 0.05
+"""OVERLOADED: a step that failed on the target's account serving less than the rate by more
+than this fraction was overloaded: what it served is the target's throughput, a measurement
+of its capacity (pooled over such steps: CapacitySearch.overloaded_rate)."""
 
 LIMIT_STOPS: dict[Outcome, StopReason] = {"generator": "generator_limit", "client": "client_limit"}
 """LIMIT_STOPS is the stop reason of a search whose bracket a non-target limit closed."""
@@ -182,6 +187,35 @@ class CapacitySearch:
             return None
         return served
 
+    def overloaded_rate(self) -> float | None:
+        """overloaded_rate is what the target served whenever it was overloaded (steps failed on
+        its account serving short of the rate by more than OVERLOADED), pooled over their load
+        time: a less noisy measure of its throughput than any one short step (against a variable
+        service time a 2 s step serves ±5 % of the mean rate). A step a pass contradicts (more
+        than CONTRADICTION above what it served: a pause of the machine) is left out. None
+        before any such step."""
+        best = self.best()
+        measured = [
+            (served, s.step.duration_s or 1.0)
+            for s in self.steps
+            if s.verdict.outcome == "target"
+            and (served := s.step.achieved()) is not None
+            and 0 < served < s.rate * (1 - OVERLOADED)
+            and (best is None or best.rate <= served * (1 + CONTRADICTION))
+        ]
+        if not measured:
+            return None
+        return sum(r * t for r, t in measured) / sum(t for _, t in measured)
+
+    def _contradicts_overload(self, step: SearchStep) -> float | None:
+        # The pooled overloaded rate when a pass needed more than it: the least served a pass
+        # needs (min_achieved of the rate, less the slack) is above what the target served
+        # whenever it could not keep up, so the pass was a lucky short run.
+        pooled = self.overloaded_rate()
+        slack = SLACK_REQUESTS / step.step.duration_s if step.step.duration_s else 0.0
+        needed = step.rate * self.steadiness.min_achieved - slack
+        return pooled if pooled is not None and needed > pooled else None
+
     def _below(self, failed: SearchStep) -> float:
         estimate = self._served_estimate(failed)
         return estimate * (1 - self.precision) if estimate is not None else failed.rate / 2
@@ -276,6 +310,16 @@ class CapacitySearch:
                 self.notes.append(f"no steps left to confirm {rate:,.1f}/s")
                 return self.result("max_steps")
             step = self._probe(measure, rate, "confirm")
+            overloaded = self._contradicts_overload(step) if step.passed else None
+            if overloaded is not None:
+                counted = True
+                lower = overloaded * (1 - self.precision)
+                self.notes.append(
+                    f"the confirmation at {rate:,.1f}/s passed, above the {overloaded:,.1f}/s the target "
+                    f"served whenever it was overloaded: a lucky run, stepping down to {lower:,.1f}/s"
+                )
+                self.low, self.high, self.high_step, rate = None, rate, step, lower
+                continue
             if step.passed:
                 self.low = rate
                 limit = self.high_step.verdict.outcome if self.high_step is not None else "target"
@@ -291,11 +335,15 @@ class CapacitySearch:
             # (a bisection pass well above the capacity, lucky on a noisy machine, is then left in
             # one step rather than a precision's width at a time).
             served = self._served_estimate(step)
-            lower = min(rate, served if served is not None else rate) * (1 - self.precision)
-            self.notes.append(
-                f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s"
-                + (f" (below the {served:,.1f}/s it served)" if served is not None else "")
-            )
+            pooled = self.overloaded_rate() if served is not None else None
+            if pooled is not None and pooled < rate:
+                # One short run's shortfall is noisy: every overloaded step's, pooled, is less so.
+                lower = pooled * (1 - self.precision)
+                why = f" (below the {pooled:,.1f}/s the target served whenever it was overloaded)"
+            else:
+                lower = min(rate, served if served is not None else rate) * (1 - self.precision)
+                why = f" (below the {served:,.1f}/s it served)" if served is not None else ""
+            self.notes.append(f"the confirmation at {rate:,.1f}/s failed: stepping down to {lower:,.1f}/s{why}")
             self.low, self.high, self.high_step, rate = None, rate, step, lower
         self.notes.append(f"no rate confirmed in {CONFIRMATIONS} confirmations")
         if not counted:

@@ -56,6 +56,10 @@ when the generator limited it (it says nothing about the target) or when it fail
 (the SLO alone, or a served rate within 5 % of the rate alone, latency not rising: a pause of a
 shared machine looks the same)."""
 
+OVERLOADED = 0.05
+"""OVERLOADED: a step served short of the rate sent by more than this fraction (more than a
+pause of a shared machine makes) was overloaded; its first interval's latency is then queue."""
+
 EDGE_S = 1e-6
 """EDGE_S is the tolerance when comparing an interval's bounds with the load window's."""
 
@@ -110,18 +114,20 @@ def interval_p95(summary: Mapping[str, Any]) -> list[float | None]:
     return found
 
 
-def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def served(summary: Mapping[str, Any], lead_ms: float | None = None) -> tuple[float | None, float | None]:
     """served is the rate the target answered the step's requests at, and the rate the
     generator sent them at over the load window (None, None without one). By Little's law a
     target that keeps up has about rate × latency requests in flight; the queue above that at
     the end of an interval, over the time since the start, is how far the target fell behind
     the rate sent: served = sent rate − the median of that over the load window's whole
     intervals (in flight counted by the engine at each interval's end; the latency: the first
-    interval's median, before any queue); with a ``drain`` in the record, also at the load's
+    interval's median; when that makes the target clearly overloaded, short by more than
+    OVERLOADED of the rate sent, at most ``lead_ms``, the median latency of a lower rate that
+    passed: such a target queues within its first interval already, and that queue is not
+    latency it is owed); with a ``drain`` in the record, also at the load's
     end (the drain's responses and cut-off requests). A few requests stuck at the end weigh
-    nothing. A
-    window without a whole interval: every response over the load window plus the drain's
-    excess over the first interval's p99."""
+    nothing. A window without a whole interval: every response over the load window plus the
+    drain's excess over the first interval's p99."""
     window = load_window_s(summary)
     if not window:
         return None, None
@@ -137,12 +143,18 @@ def served(summary: Mapping[str, Any]) -> tuple[float | None, float | None]:
     if in_flight and isinstance(drain, Mapping) and "responses" in drain:  # what was in flight when the load ended
         in_flight.append((window, float(drain.get("responses") or 0) + float(drain.get("interrupted") or 0)))
     if in_flight:
-        lead_s = (_latency(intervals[0], "all", "p50_ms") or 0.0) / 1000
-        behind = statistics.median((n - sent_rate * lead_s) / t for t, n in in_flight)
-        return sent_rate - max(0.0, behind), sent_rate
+
+        def behind(lead_s: float) -> float:
+            return max(0.0, statistics.median((n - sent_rate * lead_s) / t for t, n in in_flight))
+
+        first_ms = _latency(intervals[0], "all", "p50_ms") or 0.0
+        served_rate = sent_rate - behind(first_ms / 1000)
+        if lead_ms is not None and lead_ms < first_ms and served_rate < sent_rate * (1 - OVERLOADED):
+            served_rate = sent_rate - behind(lead_ms / 1000)
+        return served_rate, sent_rate
     drain_s, _ = drain_of(summary)
-    lead_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
-    excess = max(0.0, (drain_s or 0.0) - (lead_ms or 0.0) / 1000)
+    p99_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
+    excess = max(0.0, (drain_s or 0.0) - (p99_ms or 0.0) / 1000)
     return float(requests.get("responses") or 0) / (window + excess), sent_rate
 
 
@@ -187,13 +199,15 @@ def step_of(
     figures: Mapping[str, float | None],
     slo: Slo,
     cap: tuple[int | None, str | None] = (None, None),
+    lead_ms: float | None = None,
 ) -> Step:
     """step_of is what a step's run measured, from its summary document: the key figures, the
     per-interval p95 of the load window, the generator's sent, late and dropped counts, the
-    rate served (and the rate sent), the load window and the drain, the SLO judged on the run's
-    own result and on latency from the actual send, and the client cap with the peak in flight."""
+    rate served (and the rate sent; ``lead_ms``: the median latency of a lower rate that
+    passed, see served), the load window and the drain, the SLO judged on the run's own result
+    and on latency from the actual send, and the client cap with the peak in flight."""
     requests = summary.get("requests") or {}
-    achieved, sending = served(summary)
+    achieved, sending = served(summary, lead_ms)
     drain_s, _ = drain_of(summary)
     peak = summary.get("peak_concurrency")
     return Step(
@@ -243,6 +257,11 @@ def measure_with(
     limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the
     first attempt that passes, else the last, is the step. Each step's run ids, in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
+    medians: dict[float, float] = {}  # the median latency of each rate that passed
+
+    def lead_ms(rate: float) -> float | None:
+        below = [r for r in medians if r < rate]
+        return medians[max(below)] if below else None
 
     def run(rate: float, prepared: PreparedRun, role: str, cap: tuple[int | None, str | None]) -> tuple[Step, str]:
         if owed:
@@ -257,7 +276,7 @@ def measure_with(
                 )
             runner.cooldown(cooldown_s + owed[0])
         report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "), level=rate)
-        step = step_of(rate, report.summary, report.figures, slo, cap)
+        step = step_of(rate, report.summary, report.figures, slo, cap, lead_ms(rate))
         owed[:] = [settle_s(report.summary, step.achieved())]
         return step, report.run_id
 
@@ -269,6 +288,9 @@ def measure_with(
             step, run_id = run(rate, prepared, f"step {number}" + (f" retry {attempt}" if attempt else ""), cap)
             ids.append(run_id)
             verdict = judge_step(step, slo.conditions, steadiness)
+            median = step.figures.get("p50_ms")
+            if verdict.passed and median is not None:
+                medians[rate] = median
             suspect = verdict.outcome == "generator" or verdict.marginal
             allowed = max(retries, GENERATOR_RETRIES) if suspect else retries
             if verdict.passed or attempt >= allowed:
