@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout tools clean lint lint-python lint-rust
+.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout tools clean lint lint-python lint-rust
 
 all: build
 
@@ -56,6 +56,10 @@ test-python: build browser
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "cpu_heavy and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -m "busy_machine and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -m distributed --durations=20 tests
+
+## wheel: the abi3 wheel (any CPython >= 3.11 on Linux x86_64; installing it needs no Rust) in dist/
+wheel: build
+	$(BIN)/maturin build --release --quiet --out dist
 
 ## tools: load-generator peers and the nginx target the benchmarks compare against
 tools:
