@@ -96,10 +96,12 @@ def drain_of(summary: Mapping[str, Any]) -> tuple[float | None, int]:
 
 
 def load_intervals(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """load_intervals are the run's intervals that lie within the load window, in order."""
+    """load_intervals are the run's intervals of the load window, in order: those that start
+    before it ends (the engine ends the last one when the load stops, a few ms after the window's
+    nominal end; the drain's start at or after it)."""
     window = load_window_s(summary)
     return [
-        i for i in summary.get("intervals") or [] if window is None or float(i.get("end_s") or 0.0) <= window + EDGE_S
+        i for i in summary.get("intervals") or [] if window is None or float(i.get("start_s") or 0.0) < window - EDGE_S
     ]
 
 
