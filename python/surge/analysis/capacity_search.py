@@ -191,17 +191,17 @@ class CapacitySearch:
         """overloaded_rate is what the target served whenever it was overloaded (steps failed on
         its account serving short of the rate by more than OVERLOADED), pooled over their load
         time: a less noisy measure of its throughput than any one short step (against a variable
-        service time a 2 s step serves ±5 % of the mean rate). A step a pass contradicts (more
-        than CONTRADICTION above what it served: a pause of the machine) is left out. None
-        before any such step."""
-        best = self.best()
+        service time a 2 s step serves ±5 % of the mean rate). A step whose rate passed when
+        measured again (a contradicted failure: a pause of the machine) is left out; a pass at a
+        rate of its own does not set evidence aside, or a lucky pass would clear its own way.
+        None before any such step."""
         measured = [
             (served, s.step.duration_s or 1.0)
             for s in self.steps
             if s.verdict.outcome == "target"
             and (served := s.step.achieved()) is not None
             and 0 < served < s.rate * (1 - OVERLOADED)
-            and (best is None or best.rate <= served * (1 + CONTRADICTION))
+            and not any(later.passed and later.rate == s.rate for later in self.steps[s.number :])
         ]
         if not measured:
             return None

@@ -124,10 +124,10 @@ def served(summary: Mapping[str, Any], lead_ms: float | None = None) -> tuple[fl
     the rate sent: served = sent rate − the median of that over the load window's whole
     intervals (in flight counted by the engine at each interval's end; the latency: the first
     interval's median; when that makes the target clearly overloaded, short by more than
-    OVERLOADED of the rate sent, at most ``lead_ms``, the median latency of a lower rate that
-    passed: such a target queues within its first interval already, and that queue is not
-    latency it is owed); with a ``drain`` in the record, also at the load's
-    end (the drain's responses and cut-off requests). A few requests stuck at the end weigh
+    OVERLOADED of the rate sent, at most ``lead_ms``, the lowest median latency of a step
+    that passed, a request that did not queue: such a target queues within its first
+    interval already, and that queue is not latency it is owed); with a ``drain`` in the
+    record, also at the load's end (the drain's responses and cut-off requests). A few requests stuck at the end weigh
     nothing. A window without a whole interval: every response over the load window plus the
     drain's excess over the first interval's p99."""
     window = load_window_s(summary)
@@ -205,7 +205,7 @@ def step_of(
 ) -> Step:
     """step_of is what a step's run measured, from its summary document: the key figures, the
     per-interval p95 of the load window, the generator's sent, late and dropped counts, the
-    rate served (and the rate sent; ``lead_ms``: the median latency of a lower rate that
+    rate served (and the rate sent; ``lead_ms``: the lowest median latency of a step that
     passed, see served), the load window and the drain, the SLO judged on the run's own result
     and on latency from the actual send, and the client cap with the peak in flight."""
     requests = summary.get("requests") or {}
@@ -259,11 +259,7 @@ def measure_with(
     limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the
     first attempt that passes, else the last, is the step. Each step's run ids, in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
-    medians: dict[float, float] = {}  # the median latency of each rate that passed
-
-    def lead_ms(rate: float) -> float | None:
-        below = [r for r in medians if r < rate]
-        return medians[max(below)] if below else None
+    medians: list[float] = []  # the median latency of each step that passed
 
     def run(rate: float, prepared: PreparedRun, role: str, cap: tuple[int | None, str | None]) -> tuple[Step, str]:
         if owed:
@@ -278,7 +274,7 @@ def measure_with(
                 )
             runner.cooldown(cooldown_s + owed[0])
         report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "), level=rate)
-        step = step_of(rate, report.summary, report.figures, slo, cap, lead_ms(rate))
+        step = step_of(rate, report.summary, report.figures, slo, cap, min(medians, default=None))
         owed[:] = [settle_s(report.summary, step.achieved())]
         return step, report.run_id
 
@@ -292,7 +288,7 @@ def measure_with(
             verdict = judge_step(step, slo.conditions, steadiness)
             median = step.figures.get("p50_ms")
             if verdict.passed and median is not None:
-                medians[rate] = median
+                medians.append(median)
             suspect = verdict.outcome == "generator" or verdict.marginal
             allowed = max(retries, GENERATOR_RETRIES) if suspect else retries
             if verdict.passed or attempt >= allowed:

@@ -535,3 +535,19 @@ def test_a_lucky_confirmation_above_what_overloaded_steps_served_is_stepped_down
     assert result.confirmed and result.rate == pytest.approx(pooled * 0.96)
     # Before any overloaded step nothing contradicts a pass.
     assert CapacitySearch(parse_slo(["p(99) < 1s"]), 100.0).overloaded_rate() is None
+
+
+def test_a_lucky_pass_far_above_the_overloaded_steps_does_not_set_their_evidence_aside():
+    # Seed 000 two at a time: steps at 400, 327 and 295/s served 249-257/s, then 274 and 285/s
+    # passed by luck, and so did the confirmation at 285/s. A pass 10 % above what they served
+    # does not make them pauses of the machine (only their own rate passing again would).
+    def measure(rate: float) -> Step:
+        if rate <= 245.0 or 260.0 < rate < 290.0:
+            return _steady(rate, duration_s=2.0, sent=int(rate * 2))
+        return _steady(rate, achieved_per_s=248.8 if rate == 400.0 else 252.0, duration_s=2.0, sent=int(rate * 2))
+
+    search = CapacitySearch(parse_slo(["p(99) < 1s"]), 100.0, precision=0.04)
+    result = search.run(measure)
+    assert any(s.passed and s.rate > 270.0 for s in result.steps), [(s.rate, s.passed) for s in result.steps]
+    assert any("a lucky run, stepping down" in n for n in result.notes), result.notes
+    assert result.confirmed and result.rate is not None and result.rate < 250.0
