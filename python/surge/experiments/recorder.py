@@ -73,6 +73,10 @@ class ExperimentRecord:
         self.stopped: int | None = None
         self.write_error: str | None = None
         self.failed = False
+        self.planned_s: list[float] = []
+        """planned_s is the planned duration of each of the experiment's runs, in order, when the
+        experiment knows them in advance (empty: it does not, as a capacity search): the live
+        view's time left."""
         self.document: dict[str, Any] = {
             "schema": SCHEMA,
             "experiment_id": uuid.uuid4().hex,

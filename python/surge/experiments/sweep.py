@@ -289,6 +289,7 @@ def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[Expe
         "test": test.describe(),
     }
     experiment = ExperimentRecord.for_test("sweep", test, parameters)
+    experiment.planned_s = [run.planned_s for pair in prepared for run in pair if run is not None]
     done: list[LevelRun] = []
     stopped_early = None
     settler = Settler(test, plan.drain_wait_s)
