@@ -11,7 +11,7 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 from rich.console import Console
 
-from surge.present.terminal.live import HISTOGRAM_RANGE, ExperimentProgress, FinishedRun, LiveRun
+from surge.present.terminal.live import HISTOGRAM_RANGE, ExperimentProgress, FinishedRun, LiveRun, percentiles_us
 from surge.scenario import loads
 
 FILE = """\
@@ -185,3 +185,11 @@ def test_an_experiment_shows_its_run_progress_time_left_and_runs_done():
     assert "  done rate=200: 199.0 req/s · p95 80.000 ms · failed" in lines
     unknown = ExperimentProgress("capacity", "step 2", 2)
     assert unknown.left_s(1.0) is None
+
+
+def test_percentiles_in_one_pass_equal_hdrhistograms_own():
+    h = HdrHistogram(*HISTOGRAM_RANGE)
+    for value, count in ((80, 500), (1_234, 300), (56_789, 150), (2_500_000, 49), (3_000_000_000, 1)):
+        h.record_value(value, count)
+    quantiles = [0.1, 50.0, 90.0, 95.0, 99.0, 99.9, 99.95, 100.0]
+    assert percentiles_us(h, quantiles) == {q: float(h.get_value_at_percentile(q)) for q in quantiles}

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy
 from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -180,6 +181,8 @@ class LiveRun:
     _histogram: Any = field(default=None, init=False)
     _counts: dict[str, int] = field(default_factory=dict, init=False)
     _per_scenario: dict[str, _ScenarioSoFar] = field(default_factory=dict, init=False)
+    _latency_sum_ms: float = field(default=0.0, init=False)
+    _judged: list[Verdict | None] | None = field(default=None, init=False)
 
     @classmethod
     def of(cls, compiled: CompiledRun, planned_s: float, experiment: ExperimentProgress | None = None) -> LiveRun:
@@ -208,11 +211,17 @@ class LiveRun:
     def _fold(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
+        if pending:
+            self._judged = None
         for interval in pending:
             self._last = interval
             requests = interval.get("requests") or {}
             for key in ("responses", "succeeded", "failed", "interrupted", "dropped", "late"):
                 self._counts[key] = self._counts.get(key, 0) + int(requests.get(key) or 0)
+            every = (interval.get("latency") or {}).get("all") or {}
+            if every.get("count") and every.get("mean_ms") is not None:
+                self._counts["latency_count"] = self._counts.get("latency_count", 0) + int(every["count"])
+                self._latency_sum_ms += float(every["mean_ms"]) * int(every["count"])
             for s in interval.get("scenarios") or []:
                 so_far = self._per_scenario.setdefault(s["name"], _ScenarioSoFar())
                 iterations = s.get("iterations") or {}
@@ -257,13 +266,11 @@ class LiveRun:
         h = self._histogram
         if h is not None and h.get_total_count():
             wanted = {t.quantile for t in self.thresholds if t.stat == "p" and t.quantile is not None}
-            for q in wanted | {50.0, 95.0, 99.0}:
-                figures[percentile_key(q)] = h.get_value_at_percentile(q) / 1000.0
-            figures.update(
-                mean_ms=h.get_mean_value() / 1000.0,
-                min_ms=h.get_min_value() / 1000.0,
-                max_ms=h.get_max_value() / 1000.0,
-            )
+            for q, value_us in percentiles_us(h, sorted(wanted | {50.0, 95.0, 99.0})).items():
+                figures[percentile_key(q)] = value_us / 1000.0
+            figures.update(min_ms=h.get_min_value() / 1000.0, max_ms=h.get_max_value() / 1000.0)
+            if c.get("latency_count"):
+                figures["mean_ms"] = self._latency_sum_ms / c["latency_count"]
         return figures
 
     def verdicts(self) -> list[Verdict | None]:
@@ -272,15 +279,19 @@ class LiveRun:
         else on the figures so far; None for one that can be judged only at the end (a tag's or
         scenario's, or a figure the intervals do not carry)."""
         self._fold()
-        last = self._last
-        totals = last.get("totals") if last is not None else None
-        if totals is not None:
-            return list(evaluate(self.thresholds, totals))
-        source = FiguresSource(self.figures())
-        judged: list[Verdict | None] = []
-        for t, v in zip(self.thresholds, evaluate(self.thresholds, lambda _tag, _scenario: source), strict=True):
-            judged.append(None if t.tag is not None or t.scenario is not None or v.note else v)
-        return judged
+        if self._judged is None:  # judged again only when an interval arrived
+            last = self._last
+            totals = last.get("totals") if last is not None else None
+            if totals is not None:
+                self._judged = list(evaluate(self.thresholds, totals))
+            else:
+                source = FiguresSource(self.figures())
+                verdicts = evaluate(self.thresholds, lambda _tag, _scenario: source)
+                self._judged = [
+                    None if t.tag is not None or t.scenario is not None or v.note else v
+                    for t, v in zip(self.thresholds, verdicts, strict=True)
+                ]
+        return self._judged
 
     def render(self) -> RenderableType:
         """render draws the view: phase, scenarios, figures, thresholds, and the experiment's lines."""
@@ -359,6 +370,24 @@ class LiveRun:
                     )
                 )
         return lines
+
+
+def percentiles_us(histogram: Any, quantiles: Sequence[float]) -> dict[float, float]:
+    """percentiles_us are ``histogram``'s values (µs) at ``quantiles`` (percentages), as
+    HdrHistogram's ``get_value_at_percentile`` gives them (the highest value equivalent to the
+    first bucket where the cumulative count reaches the quantile's), in one pass over its counts."""
+    counts = numpy.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
+    cumulative = numpy.cumsum(counts)
+    total = int(cumulative[-1]) if len(cumulative) else 0
+    values: dict[float, float] = {}
+    for q in quantiles:
+        target = max(int(min(q, 100.0) * total / 100 + 0.5), 1)
+        index = int(numpy.searchsorted(cumulative, target, side="left"))
+        if index >= len(cumulative):
+            values[q] = 0.0
+            continue
+        values[q] = float(histogram.get_highest_equivalent_value(histogram.get_value_from_index(index)))
+    return values
 
 
 class LiveView:
