@@ -153,7 +153,9 @@ def test_sweep_in_a_terminal_shows_the_level_its_progress_and_time_left(target):
     assert code == 0, drawn[-3000:]
     assert re.search(r"sweep · level rate=100 · run 1/2 · [\d.]+% · [\d.]+m?s left", drawn), drawn[:3000]
     assert re.search(r"sweep · level rate=200 · run 2/2 · [\d.]+% · [\d.]+m?s left", drawn)
-    assert re.search(r"done rate=100: [\d,.]+ req/s · p95 [\d.]+ ms · none", drawn), "a level done, with its figures"
+    assert re.search(r"done rate=100: [\d,.]+ req/s · p95 [\d.]+ ms · zone optimal", drawn), (
+        "a level done, with its figures"
+    )
     screen = final_screen(stream)
     assert "Sweep (2 of 2 levels measured)" in screen
     for pattern in LIVE_ONLY:

@@ -188,7 +188,7 @@ def experiment_progress(experiment: ExperimentRecord, position: int, role: str) 
             str(entry.get("label")),
             entry["figures"].get("responses_per_s"),
             entry["figures"].get("p95_ms"),
-            str(entry.get("verdict")),
+            experiment.judged.get(str(entry.get("run_id")), str(entry.get("verdict"))),
         )
         for entry in experiment.runs
     ]

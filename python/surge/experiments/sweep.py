@@ -151,6 +151,7 @@ def run_levels(
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
         levels = [d.level for d in done]
         zone = classify(levels, plan.rules())[-1]
+        experiment.judged[report.run_id] = f"zone {zone.zone}"
         print(
             redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
             file=sys.stderr,

@@ -92,10 +92,22 @@ class ScenarioShape:
         return min(1.0, max(0.0, elapsed_s - self.start_s) / self.planned_s)
 
 
+VERDICT_STYLES = {
+    "passed": "green",
+    "failed": "red",
+    "zone optimal": "green",
+    "zone stress": "yellow",
+    "zone degraded": "red",
+    "zone broken": "red",
+}
+"""VERDICT_STYLES colours a finished run's verdict in an experiment's live view."""
+
+
 @dataclass(frozen=True)
 class FinishedRun:
     """FinishedRun is one finished run of an experiment as its live view lists it: label,
-    responses/s, p95 (ms) and threshold verdict (passed, failed, none)."""
+    responses/s, p95 (ms) and verdict (its thresholds': passed, failed, none; a sweep level's
+    zone, ``zone optimal``; a capacity step's passed or failed)."""
 
     label: str
     responses_per_s: float | None
@@ -139,7 +151,7 @@ class ExperimentProgress:
             line.append(f" · run {self.position} · time left unknown (the search decides the steps)")
         lines: list[RenderableType] = [line]
         for run in self.finished[-5:]:
-            style = {"passed": "green", "failed": "red"}.get(run.verdict, "")
+            style = VERDICT_STYLES.get(run.verdict, "")
             lines.append(
                 Text.assemble(
                     f"  done {run.label}: {fmt.rate(run.responses_per_s)} req/s · p95 {fmt.ms(run.p95_ms)} ms · ",
