@@ -2,8 +2,9 @@
 unmeasured phase's end (setup, teardown), each interval of the measured run as it arrives, and
 when the engine is done; a PhaseRunner is where the stream comes from (``run_phases``: the
 engine on this machine). The run session (``surge.run.session``) writes its record from the same
-stream and hands it to every sink it is given: the terminal's progress display
-(``TerminalProgress``), the CLI's phase lines, and later a live dashboard or an export; a run on
+stream and hands it to every sink it is given: the terminal's live view
+(``TerminalProgress``, a PlanSink: it is also told the plan and the measured run's end), the
+CLI's phase lines, and later a live dashboard or an export; a run on
 Ray is a PhaseRunner that merges its engines' intervals into one stream. Neither needs a change
 to the session."""
 
