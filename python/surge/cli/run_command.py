@@ -54,7 +54,7 @@ class PhaseLines:
         )
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
-        """on_interval says nothing: the progress display shows the measured run."""
+        """on_interval says nothing: the live view shows the measured run."""
 
     def finish(self) -> None:
         """finish says nothing."""

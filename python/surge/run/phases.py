@@ -152,7 +152,7 @@ LOCAL_ENGINES: Engines = _LocalEngines()
 """LOCAL_ENGINES run every phase on this machine."""
 
 IntervalHook = Callable[[dict[str, Any]], None]
-"""IntervalHook receives each interval of the main run (as a dict), e.g. for a progress display."""
+"""IntervalHook receives each interval of the main run (as a dict), e.g. for the live view."""
 
 PhaseHook = Callable[[str, dict[str, Any]], None]
 """PhaseHook is told the name and result of each phase (setup, main, teardown) as it ends."""
