@@ -23,7 +23,10 @@ from surge.run.spec import TestSpec
 
 class PhaseLines:
     """PhaseLines is the IntervalSink that says on stderr how each unmeasured phase (setup,
-    teardown) went, as it ends."""
+    teardown) went, as it ends; above the live view when ``live`` is drawing it."""
+
+    def __init__(self, live: TerminalProgress | None = None) -> None:
+        self.live = live
 
     def start(self, planned_s: float) -> None:
         """start says nothing."""
@@ -39,7 +42,8 @@ class PhaseLines:
         stopped = {"interrupted": " · interrupted", "unreachable": " · did not run: target not reachable"}.get(
             result["stop_reason"], ""
         )
-        Console(stderr=True).print(
+        console = self.live.console() if self.live is not None else None
+        (console or Console(stderr=True)).print(
             Text.assemble(
                 (name, "bold"),
                 redact_text(
@@ -50,7 +54,7 @@ class PhaseLines:
         )
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
-        """on_interval says nothing: the progress display shows the measured run."""
+        """on_interval says nothing: the live view shows the measured run."""
 
     def finish(self) -> None:
         """finish says nothing."""
@@ -95,9 +99,10 @@ def run_command(test: TestSpec, json_output: bool, junit: str | None) -> None:
     """Run a load test against URL, or the scenarios of a YAML file, and print a summary."""
     sinks: list[IntervalSink] = []
     if not json_output:
-        sinks.append(PhaseLines())
-        if sys.stderr.isatty():
-            sinks.append(TerminalProgress())
+        live = TerminalProgress() if sys.stderr.isatty() else None
+        sinks.append(PhaseLines(live))
+        if live is not None:
+            sinks.append(live)
     end = run_test(test, RunOptions.of(test, junit=junit), stderr=sys.stderr, sinks=sinks)
     # The record is complete before anything is printed: a print that fails or blocks (a closed
     # pipe, a full disk) costs the output, never the record (surge.core.streams).

@@ -286,6 +286,7 @@ def measure_with(
             step, run_id = run(rate, prepared, f"step {number}" + (f" retry {attempt}" if attempt else ""), cap)
             ids.append(run_id)
             verdict = judge_step(step, slo.conditions, steadiness)
+            experiment.judged[run_id] = "passed" if verdict.passed else "failed"
             median = step.figures.get("p50_ms")
             if verdict.passed and median is not None:
                 medians.append(median)

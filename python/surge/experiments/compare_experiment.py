@@ -123,6 +123,7 @@ def run_compare(
         "test": test.describe(),
     }
     experiment = ExperimentRecord.for_test("compare", test, parameters)
+    experiment.planned_s = [prepared[name].planned_s for one_round in plan for name in one_round]
     with experiment.running():
         for i, one_round in enumerate(plan, 1):
             for name in one_round:

@@ -73,6 +73,13 @@ class ExperimentRecord:
         self.stopped: int | None = None
         self.write_error: str | None = None
         self.failed = False
+        self.planned_s: list[float] = []
+        """planned_s is the planned duration of each of the experiment's runs, in order, when the
+        experiment knows them in advance (empty: it does not, as a capacity search): the live
+        view's time left."""
+        self.judged: dict[str, str] = {}
+        """judged is how the experiment judged a run (by run id: a sweep level's zone, a capacity
+        step's passed or failed) where its own thresholds do not say it: the live view's runs done."""
         self.document: dict[str, Any] = {
             "schema": SCHEMA,
             "experiment_id": uuid.uuid4().hex,

@@ -33,6 +33,7 @@ def run_repeat(test: TestSpec, runs: int, cooldown_s: float, cv_limit: float) ->
     experiment = ExperimentRecord.for_test(
         "repeat", test, {"runs": runs, "cooldown_s": cooldown_s, "cv_limit": cv_limit, "test": test.describe()}
     )
+    experiment.planned_s = [prepared.planned_s] * runs
     with experiment.running():
         for i in range(1, runs + 1):
             if i > 1:

@@ -33,6 +33,7 @@ from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch
+    from surge.present.terminal.live import ExperimentProgress
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,8 @@ def run_one(
         lock=False,
         experiment={"id": experiment.id, "kind": experiment.kind, "position": position, "role": role},
     )
-    # The progress display on a terminal, as for ``surge run``; no summary, no phase lines.
-    sinks = [TerminalProgress()] if sys.stderr.isatty() else []
+    # The live view on a terminal, as for ``surge run``, with the experiment's progress; no summary, no phase lines.
+    sinks = [TerminalProgress(experiment_progress(experiment, position, role))] if sys.stderr.isatty() else []
     end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test))
     meta = end.meta or {}
     summary = {**end.document, "meta": meta}
@@ -174,6 +175,24 @@ def run_one(
     if signals.received() is not None:
         raise KeyboardInterrupt
     return report
+
+
+def experiment_progress(experiment: ExperimentRecord, position: int, role: str) -> ExperimentProgress:
+    """experiment_progress is where ``experiment`` stands as its run at ``position`` (``role``)
+    starts, for the live view: its planned runs and the runs finished, with their figures."""
+    # Function-local: the live view (Rich) loads only when a terminal shows it.
+    from surge.present.terminal.live import ExperimentProgress, FinishedRun
+
+    finished = [
+        FinishedRun(
+            str(entry.get("label")),
+            entry["figures"].get("responses_per_s"),
+            entry["figures"].get("p95_ms"),
+            experiment.judged.get(str(entry.get("run_id")), str(entry.get("verdict"))),
+        )
+        for entry in experiment.runs
+    ]
+    return ExperimentProgress(experiment.kind, role, position, tuple(experiment.planned_s), tuple(finished))
 
 
 def progress_line(report: RunReport) -> str:

@@ -151,6 +151,7 @@ def run_levels(
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
         levels = [d.level for d in done]
         zone = classify(levels, plan.rules())[-1]
+        experiment.judged[report.run_id] = f"zone {zone.zone}"
         print(
             redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
             file=sys.stderr,
@@ -289,6 +290,7 @@ def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[Expe
         "test": test.describe(),
     }
     experiment = ExperimentRecord.for_test("sweep", test, parameters)
+    experiment.planned_s = [run.planned_s for pair in prepared for run in pair if run is not None]
     done: list[LevelRun] = []
     stopped_early = None
     settler = Settler(test, plan.drain_wait_s)

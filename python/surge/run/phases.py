@@ -152,10 +152,10 @@ LOCAL_ENGINES: Engines = _LocalEngines()
 """LOCAL_ENGINES run every phase on this machine."""
 
 IntervalHook = Callable[[dict[str, Any]], None]
-"""IntervalHook receives each interval of the main run (as a dict), e.g. for a progress display."""
+"""IntervalHook receives each interval of the main run (as a dict), e.g. for the live view."""
 
 PhaseHook = Callable[[str, dict[str, Any]], None]
-"""PhaseHook is told the name and result of each unmeasured phase (setup, teardown) as it ends."""
+"""PhaseHook is told the name and result of each phase (setup, main, teardown) as it ends."""
 
 
 def run_phases(
@@ -169,7 +169,7 @@ def run_phases(
     """run_phases runs a CompiledRun (a scenario file's, or a URL's flags'): setup, main
     (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown, each
     on ``engines`` (this machine's engine, or a distributed run's generators).
-    ``on_phase(name, result)`` is told when setup or teardown ends. A stop signal (Ctrl-C,
+    ``on_phase(name, result)`` is told when each phase ends (setup, main, teardown). A stop signal (Ctrl-C,
     SIGTERM, SIGHUP) in any phase ends that phase keeping its results and starts no other."""
     thresholds: list[Threshold] = list(compiled.thresholds)
     abort_rules = [t for t in thresholds if t.abort_on_fail]
@@ -243,11 +243,11 @@ def _teardown(run: RunOutcome, plan: Plan, engines: Engines) -> dict[str, Any]:
 
 def finished_phase(run: RunOutcome, name: str, result: dict[str, Any], on_phase: PhaseHook | None) -> dict[str, Any]:
     """finished_phase is the one place every finished phase's result passes through: kept in
-    ``run`` under ``name`` ("setup", "main", "teardown"), told to ``on_phase`` (not the
-    measured run: it has its own summary); raises KeyboardInterrupt when a stop signal ended
-    it (the engine keeps the results and swallows the exception), so no later phase starts."""
+    ``run`` under ``name`` ("setup", "main", "teardown"), told to ``on_phase``; raises
+    KeyboardInterrupt when a stop signal ended it (the engine keeps the results and swallows the
+    exception), so no later phase starts."""
     setattr(run, name, result)
-    if on_phase is not None and name != "main":
+    if on_phase is not None:
         on_phase(name, result)
     if result["stop_reason"] == "interrupted" or signals.received() is not None:
         raise KeyboardInterrupt

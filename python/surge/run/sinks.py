@@ -2,21 +2,24 @@
 unmeasured phase's end (setup, teardown), each interval of the measured run as it arrives, and
 when the engine is done; a PhaseRunner is where the stream comes from (``run_phases``: the
 engine on this machine). The run session (``surge.run.session``) writes its record from the same
-stream and hands it to every sink it is given: the terminal's progress display
-(``TerminalProgress``), the CLI's phase lines, and later a live dashboard or an export; a run on
+stream and hands it to every sink it is given: the terminal's live view
+(``TerminalProgress``, a PlanSink: it is also told the plan and the measured run's end), the
+CLI's phase lines, and later a live dashboard or an export; a run on
 Ray is a PhaseRunner that merges its engines' intervals into one stream. Neither needs a change
 to the session."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from surge.plan.compiled import CompiledRun
 from surge.run.phases import IntervalHook, PhaseHook, RunOutcome, run_phases
 
 if TYPE_CHECKING:
-    from surge.present.terminal.progress import Progress
+    from rich.console import Console
+
+    from surge.present.terminal.live import ExperimentProgress, LiveView
 
 
 class IntervalSink(Protocol):
@@ -41,6 +44,16 @@ class IntervalSink(Protocol):
         """finish: the engine is done; no more of the stream follows."""
 
 
+@runtime_checkable
+class PlanSink(Protocol):
+    """PlanSink is an IntervalSink that also wants the CompiledRun it is about to see (``on_plan``,
+    before ``start``) and the measured run's end (``on_phase("main", result)``, which other sinks
+    are not told), e.g. to show which phase is in progress."""
+
+    def on_plan(self, compiled: CompiledRun) -> None:
+        """on_plan: the run about to start is ``compiled``."""
+
+
 PhaseRunner = Callable[..., RunOutcome]
 """PhaseRunner runs a CompiledRun's phases as ``run_phases`` does (same arguments: ``compiled``,
 ``threads``, ``on_interval``, ``on_phase``) and returns its RunOutcome: the engine on this
@@ -58,8 +71,11 @@ def run_streamed(
     sinks: Sequence[IntervalSink],
 ) -> RunOutcome:
     """run_streamed runs ``compiled`` with ``runner``, handing its stream to every sink in
-    order (``start`` first, ``finish`` last, also when the run raises)."""
+    order (``start`` first, ``finish`` last, also when the run raises); a PlanSink is told the
+    plan first, and the measured run's end."""
     for sink in sinks:
+        if isinstance(sink, PlanSink):
+            sink.on_plan(compiled)
         sink.start(planned_s)
 
     def on_interval(interval: dict[str, Any]) -> None:
@@ -68,7 +84,8 @@ def run_streamed(
 
     def on_phase(name: str, result: dict[str, Any]) -> None:
         for sink in sinks:
-            sink.on_phase(name, result)
+            if name != "main" or isinstance(sink, PlanSink):
+                sink.on_phase(name, result)
 
     interval_hook: IntervalHook = on_interval
     phase_hook: PhaseHook = on_phase
@@ -80,34 +97,48 @@ def run_streamed(
 
 
 class TerminalProgress:
-    """TerminalProgress is the IntervalSink of the progress display on stderr (elapsed and
-    remaining time, responses/s, p95, failures: ``surge.present.terminal.progress``), drawn only
-    while the run sends; give it only when stderr is a terminal. Rich and the result models load
-    at ``start`` (before, they would count in a run's peak RSS without a terminal)."""
+    """TerminalProgress is the PlanSink of the live view on stderr (``surge.present.terminal.live``:
+    the phase, each scenario's progress, the current figures, the thresholds so far, and an
+    experiment's progress when ``experiment`` says where it stands); give it only when stderr is
+    a terminal. Rich, the histogram decoder and the result models load at ``on_plan`` (before,
+    they would count in a run's peak RSS without a terminal)."""
 
-    def __init__(self) -> None:
-        self._progress: Progress | None = None
+    def __init__(self, experiment: ExperimentProgress | None = None) -> None:
+        self.experiment = experiment
+        self._compiled: CompiledRun | None = None
+        self._view: LiveView | None = None
+
+    def on_plan(self, compiled: CompiledRun) -> None:
+        """on_plan keeps the plan the view describes."""
+        self._compiled = compiled
 
     def start(self, planned_s: float) -> None:
-        """start opens the display."""
-        # Function-local: Rich and pydantic's models load only when a terminal shows the display.
-        from surge.present.terminal.progress import Progress
+        """start opens the view, at the plan's first phase."""
+        # Function-local: Rich and the histogram decoder load only when a terminal shows the view.
+        from surge.present.terminal.live import LiveRun, LiveView
 
-        self._progress = Progress(planned_s).__enter__()
+        if self._compiled is None:
+            return
+        run = LiveRun.of(self._compiled, planned_s, self.experiment)
+        self._view = LiveView(run).__enter__()
 
     def on_phase(self, name: str, result: Mapping[str, Any]) -> None:
-        """on_phase changes nothing: the display counts the measured run only."""
+        """on_phase moves the view to the next phase."""
+        if self._view is not None:
+            self._view.run.ended(name)
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
-        """on_interval adds the interval to the display."""
-        # Function-local: loaded with the display (see start).
-        from surge.engine.result import Interval
-
-        if self._progress is not None:
-            self._progress.update(Interval.model_validate(interval))
+        """on_interval hands the interval to the view (kept; folded in when it is next drawn)."""
+        if self._view is not None:
+            self._view.run.add(interval)
 
     def finish(self) -> None:
-        """finish closes the display (it leaves nothing on the terminal)."""
-        if self._progress is not None:
-            self._progress.__exit__(None, None, None)
-            self._progress = None
+        """finish closes the view (it leaves nothing on the terminal)."""
+        if self._view is not None:
+            self._view.__exit__(None, None, None)
+            self._view = None
+
+    def console(self) -> Console | None:
+        """console is the console the view is drawn on while it is (None before and after): a
+        line printed on it appears above the view; printed on another, it would garble it."""
+        return self._view.console if self._view is not None else None

@@ -1,1 +1,2 @@
-"""surge.present.terminal: what the terminal shows: a run's summary, live progress, stored runs, experiments' tables."""
+"""surge.present.terminal: what the terminal shows: a run's summary, the live view while a run
+goes (docs/cli.md), stored runs, experiments' tables."""
