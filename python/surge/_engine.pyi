@@ -4,6 +4,24 @@ from collections.abc import Callable
 
 from surge.core.errors import SurgeError
 
+__all__ = [
+    "DEFAULT_SEND_SLACK_S",
+    "ConnectionLimitError",
+    "PlanError",
+    "SetupError",
+    "TargetConfigError",
+    "TargetInternalError",
+    "TargetServeError",
+    "UnreachableError",
+    "__version__",
+    "check_json_path",
+    "check_target_config",
+    "merge",
+    "run",
+    "serve_target",
+    "validate_plan",
+]
+
 __version__: str
 DEFAULT_SEND_SLACK_S: float
 
