@@ -98,7 +98,11 @@ def run_command(test: TestSpec, json_output: bool, junit: str | None) -> None:
         sinks.append(PhaseLines())
         if sys.stderr.isatty():
             sinks.append(TerminalProgress())
+    if test.live is not None:
+        sinks.append(test.live.run_sink(test.name()))
     end = run_test(test, RunOptions.of(test, junit=junit), stderr=sys.stderr, sinks=sinks)
+    if test.live is not None:
+        test.live.run_ended(end)
     # The record is complete before anything is printed: a print that fails or blocks (a closed
     # pipe, a full disk) costs the output, never the record (surge.core.streams).
     with signals.deferred():

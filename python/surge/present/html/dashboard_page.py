@@ -1,0 +1,206 @@
+"""dashboard_page: the live dashboard's page (docs/dashboard.md) and what it shows, from the run session's
+interval stream and an experiment's document as they grow: an engine interval reduced to what
+the charts and the headline need (``reduce_interval``: its timeseries.csv rows and a few
+counts), a run's view so far (``RunView``: the same chart specs report.html draws, built by the
+one chart description, ``surge.present.run_charts``, from the rows so far; at the end from the
+run's summary too, with its verdict and thresholds) and an experiment's (``experiment_view``: its
+runs as they complete, its kind's charts once analysed). Every value is JSON-able; the tables
+and the verdict are report.html's own pieces (``surge.present.html.tables``), already HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from surge.present import numbers as fmt
+from surge.present.experiment_charts import experiment_charts
+from surge.present.html.experiment_page import cell
+from surge.present.html.page import CSP, asset, data_block
+from surge.present.html.run_page import run_charts
+from surge.present.html.tables import esc, key_values, table, verdict, verdict_block
+from surge.present.html.uplot import specs
+from surge.present.verdict import experiment_verdict, run_verdict
+from surge.record.stored import StoredRun
+from surge.record.timeseries import csv_text, interval_rows
+
+FIGURES = ("responses_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
+"""FIGURES are the key figures the dashboard lists for each completed run of an experiment."""
+
+
+def reduce_interval(interval: Mapping[str, Any]) -> dict[str, Any]:
+    """reduce_interval is an engine interval document as the dashboard needs it: its index and
+    end, its timeseries.csv rows (``rows``: ``all`` then one per scenario, as the record writes
+    them, without the CPU and target columns), the requests it sent and failed, its responses/s
+    and its p95 (ms); the histogram and the rest of the document are left out."""
+    requests = interval["requests"]
+    return {
+        "index": interval["index"],
+        "end_s": interval["end_s"],
+        "rows": interval_rows(dict(interval)),
+        "sent": requests["sent"],
+        "failed": requests["failed"],
+        "responses_per_s": interval["responses_per_s"],
+        "p95_ms": interval["latency"]["all"]["p95_ms"],
+    }
+
+
+@dataclass
+class RunView:
+    """RunView: one run as the dashboard shows it: its ``label`` (the experiment's role, or the
+    test's name), ``planned_s``, the unmeasured ``phases`` that ended (name -> sent, failed), its
+    reduced intervals' rows, the running totals (``sent``, ``failed``) and the latest interval,
+    and once ended its ``summary`` (the run's result document with ``meta``) and ``report`` (its
+    report.html's path, None when it saved none)."""
+
+    label: str
+    planned_s: float
+    phases: dict[str, dict[str, int]] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    intervals: int = 0
+    sent: int = 0
+    failed: int = 0
+    latest: dict[str, Any] | None = None
+    summary: dict[str, Any] | None = None
+    report: str | None = None
+
+    def add_phase(self, name: str, result: Mapping[str, Any]) -> None:
+        """add_phase notes an unmeasured phase's requests (setup, teardown)."""
+        requests = result.get("requests") or {}
+        self.phases[name] = {"sent": int(requests.get("sent", 0)), "failed": int(requests.get("failed", 0))}
+
+    def add(self, reduced: Mapping[str, Any]) -> None:
+        """add appends a reduced interval (``reduce_interval``)."""
+        self.rows.extend(reduced["rows"])
+        self.intervals += 1
+        self.sent += int(reduced["sent"])
+        self.failed += int(reduced["failed"])
+        self.latest = {k: reduced[k] for k in ("index", "end_s", "responses_per_s", "p95_ms")}
+
+    def charts(self) -> list[dict[str, Any]]:
+        """charts are report.html's chart specs of the run so far: the time charts from its rows
+        while it runs; once ended, every chart its summary holds data for as well (the latency
+        spectrum, status codes, thresholds drawn with their verdicts)."""
+        return run_charts(StoredRun(self.summary or {}, timeseries=csv_text(self.rows)))
+
+    def to_json(self) -> dict[str, Any]:
+        """to_json is the run's view: its ``totals`` so far (the summary's once ended) and their
+        ``headline`` table, its charts, and once ended its ``verdict`` (report.html's block,
+        thresholds with their verdicts included) and ``report``."""
+        s = self.summary
+        view: dict[str, Any] = {
+            "label": self.label,
+            "planned_s": self.planned_s,
+            "phases": self.phases,
+            "intervals": self.intervals,
+            "latest": self.latest,
+            "ended": s is not None,
+            "charts": self.charts(),
+        }
+        if s is None:
+            totals = {"sent": self.sent, "failed": self.failed, "p95_ms": (self.latest or {}).get("p95_ms")}
+            totals["responses_per_s"] = (self.latest or {}).get("responses_per_s")
+            p95, rate = "p95 ms (last interval)", "responses/s (last interval)"
+        else:
+            requests, latency = s.get("requests") or {}, (s.get("latency") or {}).get("all") or {}
+            totals = {
+                "sent": requests.get("sent"),
+                "failed": requests.get("failed"),
+                "p95_ms": latency.get("p95_ms"),
+                "responses_per_s": (s.get("throughput") or {}).get("responses_per_s"),
+            }
+            p95, rate = "p95 ms", "responses/s"
+            view["verdict"] = verdict_block(run_verdict(s))
+            view["report"] = self.report
+        view["totals"] = totals
+        elapsed = (self.latest or {}).get("end_s")
+        view["headline"] = key_values(
+            [
+                ("run", self.label),
+                ("elapsed s", f"{fmt.seconds(elapsed)} of {fmt.seconds(self.planned_s)}" if s is None else None),
+                *(
+                    (f"{name} requests", f"{fmt.count(p['sent'])} ({fmt.count(p['failed'])} failed)")
+                    for name, p in self.phases.items()
+                ),
+                ("requests sent", fmt.count(totals["sent"])),
+                ("failed", fmt.count(totals["failed"])),
+                (rate, fmt.rate(totals["responses_per_s"])),
+                (p95, fmt.ms(totals["p95_ms"])),
+            ]
+        )
+        return view
+
+
+RUN_COLUMNS = ("run", "role", "req/s", "p50 ms", "p95 ms", "p99 ms", "failure rate", "verdict")
+"""RUN_COLUMNS are the columns of an experiment's runs table on the dashboard."""
+
+
+def experiment_view(document: Mapping[str, Any], ended: bool) -> dict[str, Any]:
+    """experiment_view is an experiment as the dashboard shows it, from its document as it
+    stands: kind, name, its completed runs (``runs``: label and FIGURES; ``table``: report.html's
+    runs columns), and its kind's charts (report.html's: the curve, steps or variants; none until
+    analysed); once the command ``ended``, its verdict too."""
+    runs = document.get("runs") or []
+    view: dict[str, Any] = {
+        "kind": document.get("kind"),
+        "name": document.get("name"),
+        "runs": [
+            {"label": r.get("label"), "figures": {k: (r.get("figures") or {}).get(k) for k in FIGURES}} for r in runs
+        ],
+        "table": table(
+            RUN_COLUMNS,
+            (
+                [
+                    r.get("label", ""),
+                    r.get("role", ""),
+                    *(cell((r.get("figures") or {}).get(k), k) for k in FIGURES),
+                    verdict(str(r.get("verdict") or "none")),
+                ]
+                for r in runs
+            ),
+            left=2,
+            caption=f"{document.get('kind')} {document.get('name')}: runs completed ({len(runs)})",
+        ),
+        "charts": specs(experiment_charts(document)),
+    }
+    if ended:
+        view["verdict"] = verdict_block(experiment_verdict(document))
+    return view
+
+
+DASHBOARD_CSP = CSP.replace("connect-src 'none'", "connect-src 'self'")
+"""DASHBOARD_CSP is report.html's Content-Security-Policy less one rule: the page may connect to
+the server it came from (its event stream); nothing else, from anywhere, is loaded."""
+
+
+def dashboard_page() -> str:
+    """dashboard_page is the dashboard's page: report.html's style, uPlot and report.js (which
+    draws each chart spec it is given, evaluated again for each new state) inline, and
+    dashboard.js, which follows /events and keeps what it shows in ``window.surgeDashboard``."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{DASHBOARD_CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            "<title>surge dashboard</title>",
+            f"<style>{asset('vendor/uPlot.min.css')}</style>",
+            f"<style>{asset('assets/report.css')}</style>",
+            "</head><body>",
+            "<h1>surge dashboard</h1>",
+            f'<p class="sub" id="status">{esc("connecting…")}</p>',
+            '<div id="verdict"></div>',
+            '<div id="report"></div>',
+            '<div id="headline"></div>',
+            '<div id="experiment"></div>',
+            '<div id="experiment-charts"></div>',
+            "<h2>Charts</h2>",
+            '<div id="charts"></div>',
+            f'<script type="application/json" id="surge-data">{data_block({"charts": []})}</script>',
+            f"<script>{asset('vendor/uPlot.iife.min.js')}</script>",
+            f'<script type="text/plain" id="surge-report-js">{asset("assets/report.js")}</script>',
+            f"<script>{asset('assets/dashboard.js')}</script>",
+            "</body></html>",
+            "",
+        ]
+    )

@@ -1,0 +1,345 @@
+"""The live web dashboard (--dashboard, docs/dashboard.md): a small HTTP server (the standard
+library's ThreadingHTTPServer on a daemon thread) started before the command's first run and
+stopped when the command ends, fed by the run session's interval stream: each run hands it its
+stream through an IntervalSink (``Dashboard.run_sink``) and its end (``run_ended``); an
+experiment's runner hands it the experiment's document after each completed run (``on_step``).
+It serves ``/`` (the page, every asset inline), ``/events`` (server-sent events: the state after
+each change, the first at once), ``/state`` (the state as JSON, for a page opened late) and
+``/report`` (the last report.html written, once there is one). What it cannot do costs it, never
+the run: a client that goes away is dropped."""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import json
+import socket
+import sys
+import threading
+import webbrowser
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from surge.core.errors import BadInput
+from surge.present.html.dashboard_page import RunView, dashboard_page, experiment_view, reduce_interval
+
+if TYPE_CHECKING:
+    from surge.run.session import RunEnd
+    from surge.run.spec import TestSpec
+
+FLAG = "--dashboard"
+"""FLAG is the option every dashboard error names."""
+
+DEFAULT_ADDRESS = "127.0.0.1:5665"
+"""DEFAULT_ADDRESS is where the dashboard listens when --dashboard is given alone (k6's port)."""
+
+KEEPALIVE_S = 15.0
+"""KEEPALIVE_S: an idle event stream gets a comment line this often (a gone client is noticed)."""
+
+CLOSE_WAIT_S = 2.0
+"""CLOSE_WAIT_S: at the end, how long the open event streams are given to send the last state."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """parse_address is --dashboard's HOST:PORT (``[::1]:5665`` for IPv6; port 0: any free one)
+    as (host, port); BadInput names --dashboard when it is not one."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise BadInput(FLAG, f"expects HOST:PORT, e.g. {DEFAULT_ADDRESS}; got {text!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """is_loopback tells whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    dashboard: Dashboard
+
+    def __init__(self, host: str, port: int) -> None:
+        # An IPv6 literal needs an IPv6 socket.
+        self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        super().__init__((host, port), _Handler)
+
+
+class Dashboard:
+    """Dashboard: the state the page shows (the runs so far, the experiment's document, whether
+    the command ended) and the server that serves it at ``url``. Every change counts one step
+    of ``seq`` and wakes the event streams; the state is built once per step, whoever asks."""
+
+    def __init__(self, server: _Server) -> None:
+        self._server = server
+        server.dashboard = self
+        host, port = str(server.server_address[0]), server.server_address[1]
+        self.url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+        self._changed = threading.Condition()
+        self._seq = 0
+        self._event: dict[str, Any] = {"type": "waiting"}
+        self._runs: list[RunView] = []
+        self._experiment: Mapping[str, Any] | None = None
+        self._document: Mapping[str, Any] | None = None
+        self._done = False
+        self._report: Path | None = None
+        self._built: tuple[int, bytes] | None = None
+        self._streams = 0
+        self._page = dashboard_page().encode()
+        self._thread = threading.Thread(target=server.serve_forever, name="surge-dashboard", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def listen(cls, host: str, port: int) -> Dashboard:
+        """listen starts the dashboard on ``host``:``port``; BadInput names --dashboard when it
+        cannot listen there (a port in use, an address not on this machine)."""
+        try:
+            server = _Server(host, port)
+        except OSError as e:
+            raise BadInput(FLAG, f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        return cls(server)
+
+    def _update(self, event: dict[str, Any], change: Callable[[], None] = lambda: None) -> None:
+        """_update applies ``change`` and records ``event`` as the latest, waking the streams."""
+        with self._changed:
+            try:
+                change()
+            except Exception as e:  # a document the view cannot read costs the dashboard, not the run
+                event = {"type": "error", "error": f"{type(e).__name__}: {e}"}
+            self._seq += 1
+            self._event = event
+            self._changed.notify_all()
+
+    def run_sink(self, label: str) -> DashboardSink:
+        """run_sink is the IntervalSink of the command's next run, shown as ``label``."""
+        view = RunView(label, 0.0)
+        with self._changed:
+            self._runs.append(view)
+        return DashboardSink(self, view, len(self._runs))
+
+    def run_ended(self, end: RunEnd) -> None:
+        """run_ended shows the run's end: its result (``end.document`` and ``meta``), verdict,
+        thresholds and report.html (served at /report) when it wrote one."""
+        report = end.directory / "report.html" if end.directory is not None else None
+        summary = {**end.document, "meta": end.meta or {}}
+
+        def change() -> None:
+            view = self._runs[-1]
+            view.summary = summary
+            if report is not None and report.is_file():
+                view.report = str(report)
+                self._report = report
+
+        self._update({"type": "run-end", "run": len(self._runs)}, change)
+
+    def on_step(self, document: Mapping[str, Any]) -> None:
+        """on_step shows an experiment's ``document`` (experiment.json as it stands) after a run
+        completed: its runs so far; kept, so the experiment's analysis shows at the end."""
+
+        def change() -> None:
+            self._document = document
+            self._experiment = copy.deepcopy(document)  # the runner goes on changing its own
+
+        self._update({"type": "step", "runs": len(document.get("runs") or [])}, change)
+
+    def state(self) -> tuple[int, bytes, bool]:
+        """state is (seq, the state as JSON, whether the command ended): the latest event, the
+        current run's view (its charts), the runs so far, the experiment's view, the report."""
+        with self._changed:
+            seq, done = self._seq, self._done
+            if self._built is not None and self._built[0] == seq:
+                return seq, self._built[1], done
+            event, runs, experiment = self._event, [copy.copy(v) for v in self._runs], self._experiment
+            for v in runs:
+                v.rows = list(v.rows)
+            report = self._report
+        current = runs[-1].to_json() if runs else None
+        document = {
+            "seq": seq,
+            "done": done,
+            "event": event,
+            "runs": len(runs),
+            "run": current,
+            "experiment": experiment_view(experiment, done) if experiment is not None else None,
+            "report": "/report" if report is not None else None,
+            "report_file": str(report) if report is not None else None,
+        }
+        body = json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
+        with self._changed:
+            if self._seq == seq:
+                self._built = (seq, body)
+        return seq, body, done
+
+    def wait(self, seen: int, timeout: float) -> int:
+        """wait returns the seq once it differs from ``seen`` (or the command ended), at the
+        latest after ``timeout`` seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._seq != seen or self._done, timeout)
+            return self._seq
+
+    def report_file(self) -> Path | None:
+        """report_file is the report.html /report serves (None until one was written)."""
+        with self._changed:
+            return self._report
+
+    def page(self) -> bytes:
+        """page is the dashboard page (docs/dashboard.md), every asset inline."""
+        return self._page
+
+    @contextmanager
+    def stream(self) -> Iterator[None]:
+        """stream counts an open event stream while its block runs (``close`` waits for them)."""
+        with self._changed:
+            self._streams += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._streams -= 1
+                self._changed.notify_all()
+
+    def close(self) -> None:
+        """close shows that the command ended (the experiment's verdict, its report), gives the
+        open event streams CLOSE_WAIT_S to send it, and stops the server."""
+        experiment = copy.deepcopy(self._document)  # finished by now: with its analysis
+        directory = experiment.get("directory") if experiment is not None else None
+        report = Path(str(directory)) / "report.html" if directory else None
+
+        def change() -> None:
+            self._done = True
+            if experiment is not None:
+                self._experiment = experiment
+            if report is not None and report.is_file():
+                self._report = report
+
+        self._update({"type": "end"}, change)
+        with self._changed:
+            self._changed.wait_for(lambda: self._streams == 0, CLOSE_WAIT_S)
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class DashboardSink:
+    """DashboardSink is the IntervalSink of one run on the dashboard: each event of the stream
+    changes the run's view (``surge.present.dashboard_view.RunView``) and wakes the page."""
+
+    def __init__(self, dashboard: Dashboard, view: RunView, number: int) -> None:
+        self._dashboard, self._view, self._number = dashboard, view, number
+
+    def start(self, planned_s: float) -> None:
+        """start shows the run starting."""
+
+        def change() -> None:
+            self._view.planned_s = planned_s
+
+        self._dashboard._update({"type": "run", "run": self._number, "label": self._view.label}, change)
+
+    def on_phase(self, name: str, result: Mapping[str, Any]) -> None:
+        """on_phase shows an unmeasured phase's end (setup, teardown)."""
+        self._dashboard._update(
+            {"type": "phase", "run": self._number, "phase": name}, lambda: self._view.add_phase(name, result)
+        )
+
+    def on_interval(self, interval: Mapping[str, Any]) -> None:
+        """on_interval adds the interval, reduced (``reduce_interval``), to the run's view."""
+        reduced: dict[str, Any] = {}
+
+        def change() -> None:
+            reduced.update(reduce_interval(interval))
+            self._view.add(reduced)
+
+        self._dashboard._update({"type": "interval", "run": self._number, "interval": reduced}, change)
+
+    def finish(self) -> None:
+        """finish changes nothing: ``Dashboard.run_ended`` shows the result."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # the base class's name
+        """log_message logs nothing: the command's output stays its own."""
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        """do_GET serves the page, the event stream, the state and the report."""
+        dashboard = self.server.dashboard
+        path = self.path.split("?", 1)[0]
+        try:
+            if path == "/":
+                self._send(200, "text/html; charset=utf-8", dashboard.page())
+            elif path == "/state":
+                self._send(200, "application/json", dashboard.state()[1])
+            elif path == "/events":
+                self._events(dashboard)
+            elif path == "/report" and (report := dashboard.report_file()) is not None:
+                self._send(200, "text/html; charset=utf-8", report.read_bytes())
+            else:
+                self._send(404, "text/plain; charset=utf-8", b"not found\n")
+        except (OSError, ValueError):  # the client went away, or the report is gone
+            self.close_connection = True
+
+    def _events(self, dashboard: Dashboard) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.close_connection = True
+        with dashboard.stream():
+            seen = -1
+            while True:
+                seq, body, done = dashboard.state()
+                if seq != seen:
+                    self.wfile.write(b"data: " + body + b"\n\n")
+                    seen = seq
+                else:
+                    self.wfile.write(b": keepalive\n\n")
+                self.wfile.flush()
+                if done:
+                    return
+                dashboard.wait(seen, KEEPALIVE_S)
+
+
+@contextmanager
+def serve_dashboard(test: TestSpec, stderr: IO[str] = sys.stderr) -> Iterator[TestSpec]:
+    """serve_dashboard runs its block with the dashboard --dashboard asks for (--dashboard-open
+    alone: at DEFAULT_ADDRESS) listening, ``test.live`` set; without either it yields ``test``
+    as it is. It says where on ``stderr`` (a host not on loopback: one warning line too), opens
+    a browser with --dashboard-open, and stops the server when the block ends. BadInput names
+    --dashboard, before anything is sent, for a bad HOST:PORT or one it cannot listen on."""
+    address = test.dashboard or (DEFAULT_ADDRESS if test.dashboard_open else None)
+    if address is None:
+        yield test
+        return
+    host, port = parse_address(address)
+    dashboard = Dashboard.listen(host, port)
+    try:
+        if not is_loopback(host):
+            print(
+                f"surge: warning: {FLAG} {address} is not a loopback address: anyone who can reach it sees "
+                "the run's figures and target",
+                file=stderr,
+                flush=True,
+            )
+        print(f"surge: dashboard at {dashboard.url} (until the command ends)", file=stderr, flush=True)
+        if test.dashboard_open:
+            webbrowser.open(dashboard.url)
+        yield replace(test, live=dashboard)
+    finally:
+        dashboard.close()
