@@ -1,0 +1,95 @@
+"""The live dashboard's views (surge.present.html.dashboard_page): an engine interval reduced to
+what the charts need, a run's view as intervals arrive and once it ended, an experiment's view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from surge.present.html.dashboard_page import RunView, experiment_view, reduce_interval
+
+
+def _latency(p95: float) -> dict[str, Any]:
+    return {"count": 10, "p50_ms": p95 / 2, "p90_ms": p95 * 0.9, "p95_ms": p95, "p99_ms": p95 * 1.2, "max_ms": p95 * 2}
+
+
+def _interval(index: int, sent: int, failed: int = 0, p95: float = 4.0) -> dict[str, Any]:
+    return {
+        "index": index,
+        "start_s": float(index),
+        "end_s": float(index + 1),
+        "requests": {
+            "sent": sent,
+            "succeeded": sent - failed,
+            "failed": failed,
+            "shed": 0,
+            "failure_classes": {"connect_timeout": failed},
+        },
+        "latency": {"all": _latency(p95)},
+        "latency_histogram": "HISTF...",  # left out by the reduction
+        "responses_per_s": float(sent),
+        "sent_per_s": float(sent),
+        "successes_per_s": float(sent - failed),
+        "target_rate_per_s": 50.0,
+        "in_flight": 1,
+        "peak_concurrency": 2,
+        "open_connections": 2,
+        "scenarios": [{"name": "default", "active_vus": 2, "responses_per_s": float(sent)}],
+    }
+
+
+def test_reduce_interval_keeps_the_rows_and_counts_the_charts_need():
+    reduced = reduce_interval(_interval(2, 50, failed=3, p95=7.5))
+    assert reduced["index"] == 2 and reduced["end_s"] == 3.0
+    assert (reduced["sent"], reduced["failed"], reduced["p95_ms"], reduced["responses_per_s"]) == (50, 3, 7.5, 50.0)
+    all_row, scenario_row = reduced["rows"]
+    assert all_row["scenario"] == "all" and all_row["failed_connect_timeout"] == 3 and all_row["p95_ms"] == 7.5
+    assert scenario_row == {"time_s": 3.0, "scenario": "default", "active_vus": 2, "responses_per_s": 50.0}
+    assert "HISTF" not in repr(reduced)
+
+
+def _points(charts: list[dict[str, Any]]) -> dict[str, int]:
+    return {c["id"]: len(c["x"]) for c in charts}
+
+
+def test_run_view_grows_one_point_per_interval_and_ends_with_the_summary():
+    view = RunView("run", 3.0)
+    view.add(reduce_interval(_interval(0, 40, p95=3.0)))
+    first = view.to_json()
+    view.add(reduce_interval(_interval(1, 60, failed=2, p95=9.0)))
+    second = view.to_json()
+    assert _points(first["charts"]) == {"throughput": 2, "latency": 2, "failures": 2}
+    assert _points(second["charts"]) == {"throughput": 3, "latency": 3, "failures": 3}
+    assert second["totals"] == {"sent": 100, "failed": 2, "p95_ms": 9.0, "responses_per_s": 60.0}
+    assert not second["ended"] and "verdict" not in second and "100" in second["headline"]
+    view.summary = {
+        "requests": {"sent": 101, "failed": 2, "connections_opened": 2, "status_codes": {"200": 99}},
+        "latency": {"all": {"count": 99, "p95_ms": 6.25}},
+        "throughput": {"responses_per_s": 50.5},
+        "thresholds": [{"expr": "p(95) < 5ms", "passed": False, "status": "fail", "observed_text": "6.25ms"}],
+    }
+    ended = view.to_json()
+    assert ended["ended"] and ended["totals"] == {"sent": 101, "failed": 2, "p95_ms": 6.25, "responses_per_s": 50.5}
+    assert "FAILED" in ended["verdict"] and "p(95) &lt; 5ms" in ended["verdict"]
+    assert "status" in _points(ended["charts"])  # the summary's charts join, as in report.html
+    latency = next(c for c in ended["charts"] if c["id"] == "latency")
+    assert [r["value"] for r in latency["rules"]] == [5.0]  # the threshold drawn with its verdict
+
+
+def test_phase_requests_show_apart_from_the_measured_run():
+    view = RunView("run", 1.0)
+    view.add_phase("setup", {"requests": {"sent": 3, "failed": 1}})
+    assert view.phases == {"setup": {"sent": 3, "failed": 1}}
+    assert view.to_json()["totals"]["sent"] == 0 and "setup requests" in view.to_json()["headline"]
+
+
+def test_experiment_view_lists_each_completed_run_and_draws_nothing_before_the_analysis():
+    document = {
+        "kind": "sweep",
+        "name": "t",
+        "runs": [{"label": "vus=1", "role": "level vus=1", "verdict": "none", "figures": {"responses_per_s": 10.0}}],
+        "analysis": None,
+    }
+    view = experiment_view(document, ended=False)
+    assert view["runs"][0]["label"] == "vus=1" and view["runs"][0]["figures"]["responses_per_s"] == 10.0
+    assert view["charts"] == [] and "verdict" not in view and "runs completed (1)" in view["table"]
+    assert "verdict" in experiment_view(document, ended=True)
