@@ -76,8 +76,10 @@ class _Server(ThreadingHTTPServer):
 
 class Dashboard:
     """Dashboard: the state the page shows (the runs so far, the experiment's document, whether
-    the command ended) and the server that serves it at ``url``. Every change counts one step
-    of ``seq`` and wakes the event streams; the state is built once per step, whoever asks."""
+    the command ended), the events that changed it, in order, and the server that serves them at
+    ``url``. An event is ``state`` (the whole state: a run started or ended, an experiment's
+    step, the end) or ``append`` (an interval: each time chart's new point, the run's totals),
+    whose size does not grow with the run."""
 
     def __init__(self, server: _Server) -> None:
         self._server = server
@@ -85,14 +87,12 @@ class Dashboard:
         host, port = str(server.server_address[0]), server.server_address[1]
         self.url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
         self._changed = threading.Condition()
-        self._seq = 0
-        self._event: dict[str, Any] = {"type": "waiting"}
+        self._log: list[bytes] = []
         self._runs: list[RunView] = []
         self._experiment: Mapping[str, Any] | None = None
         self._document: Mapping[str, Any] | None = None
         self._done = False
         self._report: Path | None = None
-        self._built: tuple[int, bytes] | None = None
         self._streams = 0
         self._page = dashboard_page().encode()
         self._thread = threading.Thread(target=server.serve_forever, name="surge-dashboard", daemon=True)
@@ -108,23 +108,46 @@ class Dashboard:
             raise BadInput(FLAG, f"cannot listen on {host}:{port}: {e.strerror or e}") from None
         return cls(server)
 
-    def _update(self, event: dict[str, Any], change: Callable[[], None] = lambda: None) -> None:
-        """_update applies ``change`` and records ``event`` as the latest, waking the streams."""
+    def _update(self, name: str, change: Callable[[], dict[str, Any] | None]) -> None:
+        """_update applies ``change`` and logs the event ``name``: ``append`` with what
+        ``change`` returns, or ``state`` (the whole state) when it returns None."""
         with self._changed:
             try:
-                change()
+                part = change()
             except Exception as e:  # a document the view cannot read costs the dashboard, not the run
-                event = {"type": "error", "error": f"{type(e).__name__}: {e}"}
-            self._seq += 1
-            self._event = event
+                part, name = None, f"error: {type(e).__name__}: {e}"
+            seq = len(self._log) + 1
+            event = (
+                {"kind": "state", "seq": seq, "event": name, "state": self._state(seq)}
+                if part is None
+                else {"kind": "append", "seq": seq, "event": name, **part}
+            )
+            self._log.append(json.dumps(event, separators=(",", ":"), allow_nan=False, default=str).encode())
             self._changed.notify_all()
+
+    def _state(self, seq: int) -> dict[str, Any]:
+        """_state is the whole state at ``seq`` (under the lock): the current run's view (its
+        charts), how many runs so far, the experiment's view, the report."""
+        report = self._report
+        return {
+            "seq": seq,
+            "done": self._done,
+            "runs": len(self._runs),
+            "run": self._runs[-1].to_json() if self._runs else None,
+            "experiment": experiment_view(self._experiment, self._done) if self._experiment is not None else None,
+            "report": "/report" if report is not None else None,
+            "report_file": str(report) if report is not None else None,
+        }
 
     def run_sink(self, label: str) -> DashboardSink:
         """run_sink is the IntervalSink of the command's next run, shown as ``label``."""
-        view = RunView(label, 0.0)
-        with self._changed:
+        return DashboardSink(self, label)
+
+    def _start_run(self, view: RunView) -> None:
+        def change() -> None:
             self._runs.append(view)
-        return DashboardSink(self, view, len(self._runs))
+
+        self._update("run", change)
 
     def run_ended(self, end: RunEnd) -> None:
         """run_ended shows the run's end: its result (``end.document`` and ``meta``), verdict,
@@ -139,7 +162,7 @@ class Dashboard:
                 view.report = str(report)
                 self._report = report
 
-        self._update({"type": "run-end", "run": len(self._runs)}, change)
+        self._update("run-end", change)
 
     def on_step(self, document: Mapping[str, Any]) -> None:
         """on_step shows an experiment's ``document`` (experiment.json as it stands) after a run
@@ -149,42 +172,23 @@ class Dashboard:
             self._document = document
             self._experiment = copy.deepcopy(document)  # the runner goes on changing its own
 
-        self._update({"type": "step", "runs": len(document.get("runs") or [])}, change)
+        self._update("step", change)
 
-    def state(self) -> tuple[int, bytes, bool]:
-        """state is (seq, the state as JSON, whether the command ended): the latest event, the
-        current run's view (its charts), the runs so far, the experiment's view, the report."""
+    def snapshot(self, event: bool = True) -> tuple[int, bytes]:
+        """snapshot is (how many events so far, the whole state then as a ``state`` event, or
+        without ``event`` as it is)."""
         with self._changed:
-            seq, done = self._seq, self._done
-            if self._built is not None and self._built[0] == seq:
-                return seq, self._built[1], done
-            event, runs, experiment = self._event, [copy.copy(v) for v in self._runs], self._experiment
-            for v in runs:
-                v.rows = list(v.rows)
-            report = self._report
-        current = runs[-1].to_json() if runs else None
-        document = {
-            "seq": seq,
-            "done": done,
-            "event": event,
-            "runs": len(runs),
-            "run": current,
-            "experiment": experiment_view(experiment, done) if experiment is not None else None,
-            "report": "/report" if report is not None else None,
-            "report_file": str(report) if report is not None else None,
-        }
-        body = json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
-        with self._changed:
-            if self._seq == seq:
-                self._built = (seq, body)
-        return seq, body, done
+            seq = len(self._log)
+            state = self._state(seq)
+            document = {"kind": "state", "seq": seq, "event": "snapshot", "state": state} if event else state
+            return seq, json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
 
-    def wait(self, seen: int, timeout: float) -> int:
-        """wait returns the seq once it differs from ``seen`` (or the command ended), at the
-        latest after ``timeout`` seconds."""
+    def events_after(self, seen: int, timeout: float) -> tuple[list[bytes], bool]:
+        """events_after are the events after the first ``seen``, once there is one (at the
+        latest after ``timeout`` seconds: maybe none), and whether the command ended."""
         with self._changed:
-            self._changed.wait_for(lambda: self._seq != seen or self._done, timeout)
-            return self._seq
+            self._changed.wait_for(lambda: len(self._log) > seen or self._done, timeout)
+            return self._log[seen:], self._done
 
     def report_file(self) -> Path | None:
         """report_file is the report.html /report serves (None until one was written)."""
@@ -221,7 +225,7 @@ class Dashboard:
             if report is not None and report.is_file():
                 self._report = report
 
-        self._update({"type": "end"}, change)
+        self._update("end", change)
         with self._changed:
             self._changed.wait_for(lambda: self._streams == 0, CLOSE_WAIT_S)
         self._server.shutdown()
@@ -230,34 +234,38 @@ class Dashboard:
 
 class DashboardSink:
     """DashboardSink is the IntervalSink of one run on the dashboard: each event of the stream
-    changes the run's view (``surge.present.dashboard_view.RunView``) and wakes the page."""
+    changes the run's view (``surge.present.html.dashboard_page.RunView``) and is sent to the
+    page; an interval as its charts' new points (an ``append`` event)."""
 
-    def __init__(self, dashboard: Dashboard, view: RunView, number: int) -> None:
-        self._dashboard, self._view, self._number = dashboard, view, number
+    def __init__(self, dashboard: Dashboard, label: str) -> None:
+        self._dashboard, self._view = dashboard, RunView(label, 0.0)
 
     def start(self, planned_s: float) -> None:
         """start shows the run starting."""
-
-        def change() -> None:
-            self._view.planned_s = planned_s
-
-        self._dashboard._update({"type": "run", "run": self._number, "label": self._view.label}, change)
+        self._view.planned_s = planned_s
+        self._dashboard._start_run(self._view)
 
     def on_phase(self, name: str, result: Mapping[str, Any]) -> None:
         """on_phase shows an unmeasured phase's end (setup, teardown)."""
-        self._dashboard._update(
-            {"type": "phase", "run": self._number, "phase": name}, lambda: self._view.add_phase(name, result)
-        )
+        self._dashboard._update(name, lambda: self._view.add_phase(name, result))
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
         """on_interval adds the interval, reduced (``reduce_interval``), to the run's view."""
-        reduced: dict[str, Any] = {}
 
-        def change() -> None:
-            reduced.update(reduce_interval(interval))
-            self._view.add(reduced)
+        def change() -> dict[str, Any] | None:
+            view = self._view
+            column = view.add(reduce_interval(interval))
+            if column is None:
+                return None
+            return {
+                "append": column,
+                "intervals": view.intervals,
+                "latest": view.latest,
+                "totals": view.totals(),
+                "headline": view.headline(),
+            }
 
-        self._dashboard._update({"type": "interval", "run": self._number, "interval": reduced}, change)
+        self._dashboard._update("interval", change)
 
     def finish(self) -> None:
         """finish changes nothing: ``Dashboard.run_ended`` shows the result."""
@@ -285,7 +293,7 @@ class _Handler(BaseHTTPRequestHandler):
             if path == "/":
                 self._send(200, "text/html; charset=utf-8", dashboard.page())
             elif path == "/state":
-                self._send(200, "application/json", dashboard.state()[1])
+                self._send(200, "application/json", dashboard.snapshot(event=False)[1])
             elif path == "/events":
                 self._events(dashboard)
             elif path == "/report" and (report := dashboard.report_file()) is not None:
@@ -302,18 +310,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         with dashboard.stream():
-            seen = -1
+            seen, first = dashboard.snapshot()
+            self.wfile.write(b"data: " + first + b"\n\n")
+            self.wfile.flush()
             while True:
-                seq, body, done = dashboard.state()
-                if seq != seen:
-                    self.wfile.write(b"data: " + body + b"\n\n")
-                    seen = seq
-                else:
+                events, done = dashboard.events_after(seen, KEEPALIVE_S)
+                for event in events:
+                    self.wfile.write(b"data: " + event + b"\n\n")
+                if not events:
                     self.wfile.write(b": keepalive\n\n")
                 self.wfile.flush()
-                if done:
+                seen += len(events)
+                if done and not events:
                     return
-                dashboard.wait(seen, KEEPALIVE_S)
 
 
 @contextmanager

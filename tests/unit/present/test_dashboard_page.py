@@ -75,6 +75,30 @@ def test_run_view_grows_one_point_per_interval_and_ends_with_the_summary():
     assert [r["value"] for r in latency["rules"]] == [5.0]  # the threshold drawn with its verdict
 
 
+def _full(view: RunView) -> list[dict[str, Any]]:
+    """_full are the time charts built at once from every interval the view holds."""
+    from surge.present.html.dashboard_page import _line
+    from surge.present.html.uplot import specs
+    from surge.present.run_charts import time_charts
+
+    return specs(time_charts(_line(view.rows, view.scenario_rows, view.ends), []))
+
+
+def test_charts_grown_one_point_at_a_time_equal_the_charts_built_at_once():
+    """Failures of a class come, go and come back; the offered rate is there from the start: each
+    interval's column is the one the whole run's charts have, and a new series rebuilds them."""
+    view, rebuilt = RunView("run", 10.0), []
+    for i, failed in enumerate([0, 0, 3, 0, 0, 5, 0, 2, 0, 0]):
+        column = view.add(reduce_interval(_interval(i, 40 + i, failed=failed, p95=2.0 + i)))
+        full = _full(view)
+        assert view.time_charts == full, i
+        if column is None:
+            rebuilt.append(i)
+        else:
+            assert column == {c["id"]: [c["x"][-1], *(s["values"][-1] for s in c["series"])] for c in full}
+    assert rebuilt == [0, 2]  # the first interval, and the first failure of its class
+
+
 def test_phase_requests_show_apart_from_the_measured_run():
     view = RunView("run", 1.0)
     view.add_phase("setup", {"requests": {"sent": 3, "failed": 1}})

@@ -20,9 +20,11 @@ from surge.present.html.page import CSP, asset, data_block
 from surge.present.html.run_page import run_charts
 from surge.present.html.tables import esc, key_values, table, verdict, verdict_block
 from surge.present.html.uplot import specs
+from surge.present.run_charts import time_charts
+from surge.present.timeline import Timeline
 from surge.present.verdict import experiment_verdict, run_verdict
 from surge.record.stored import StoredRun
-from surge.record.timeseries import csv_text, interval_rows
+from surge.record.timeseries import FAILURE_COLUMNS, csv_text, interval_rows
 
 FIGURES = ("responses_per_s", "p50_ms", "p95_ms", "p99_ms", "failure_rate")
 """FIGURES are the key figures the dashboard lists for each completed run of an experiment."""
@@ -45,79 +47,143 @@ def reduce_interval(interval: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+PRESENCE_COLUMNS = (*FAILURE_COLUMNS, "interrupted", "shed", "offered_rate_per_s")
+"""PRESENCE_COLUMNS are the columns whose values anywhere in the run decide which series the time
+charts draw (a failure class, shed, the offered rate): ``RunView`` carries their maxima so far
+into the window it draws an interval from."""
+
+
+def _shape(charts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """_shape is what a chart spec is besides its data: id, axes, series (label, style, axis)."""
+    return [
+        (
+            c["id"],
+            c.get("ylabel"),
+            c.get("y2label"),
+            tuple((s["label"], s.get("style"), s.get("axis")) for s in c["series"]),
+        )
+        for c in charts
+    ]
+
+
+def _line(rows: list[dict[str, Any]], scenarios: list[list[dict[str, Any]]], ends: list[float]) -> Timeline:
+    """_line is the Timeline of ``rows`` (whole intervals, ending at ``ends``) and their scenario rows."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for interval in scenarios:
+        for row in interval:
+            by_name.setdefault(str(row["scenario"]), []).append(row)
+    lengths = [end - start for start, end in zip([0.0, *ends], ends, strict=False)]
+    return Timeline(rows, by_name, ends, [n if n > 0 else 1.0 for n in lengths], None)
+
+
 @dataclass
 class RunView:
     """RunView: one run as the dashboard shows it: its ``label`` (the experiment's role, or the
     test's name), ``planned_s``, the unmeasured ``phases`` that ended (name -> sent, failed), its
     reduced intervals' rows, the running totals (``sent``, ``failed``) and the latest interval,
     and once ended its ``summary`` (the run's result document with ``meta``) and ``report`` (its
-    report.html's path, None when it saved none)."""
+    report.html's path, None when it saved none).
+
+    Its time charts are report.html's (``surge.present.run_charts.time_charts``), kept as specs
+    and grown by one point per interval at a cost that does not grow with the run: each interval
+    is drawn by the same description from a window of two intervals (the previous one carrying
+    the PRESENCE_COLUMNS' maxima so far, so the window draws the series the whole run would) and
+    its last point appended; when the window's charts differ in shape (a failure class seen for
+    the first time), they are built again from every interval."""
 
     label: str
     planned_s: float
     phases: dict[str, dict[str, int]] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    scenario_rows: list[list[dict[str, Any]]] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)
     intervals: int = 0
     sent: int = 0
     failed: int = 0
     latest: dict[str, Any] | None = None
     summary: dict[str, Any] | None = None
     report: str | None = None
+    time_charts: list[dict[str, Any]] = field(default_factory=list)
+    seen: dict[str, float] = field(default_factory=dict)
 
     def add_phase(self, name: str, result: Mapping[str, Any]) -> None:
         """add_phase notes an unmeasured phase's requests (setup, teardown)."""
         requests = result.get("requests") or {}
         self.phases[name] = {"sent": int(requests.get("sent", 0)), "failed": int(requests.get("failed", 0))}
 
-    def add(self, reduced: Mapping[str, Any]) -> None:
-        """add appends a reduced interval (``reduce_interval``)."""
-        self.rows.extend(reduced["rows"])
+    def add(self, reduced: Mapping[str, Any]) -> dict[str, list[Any]] | None:
+        """add appends a reduced interval (``reduce_interval``) and grows the time charts by its
+        point: it returns each chart's new column (id -> [x, each series' value]), or None when
+        the charts were built again (their shape changed, or this is the first interval)."""
+        row, *scenarios = reduced["rows"]
+        window: Timeline | None = None
+        if self.rows:
+            carried = dict(self.rows[-1])
+            for name, value in self.seen.items():
+                carried[name] = value
+            window = _line([carried, row], [self.scenario_rows[-1], scenarios], [*self.ends[-1:], float(row["time_s"])])
+        self.rows.append(row)
+        self.scenario_rows.append(scenarios)
+        self.ends.append(float(row["time_s"]))
+        for name in PRESENCE_COLUMNS:
+            value = row.get(name)
+            if isinstance(value, (int, float)) and value > self.seen.get(name, 0):
+                self.seen[name] = value
         self.intervals += 1
         self.sent += int(reduced["sent"])
         self.failed += int(reduced["failed"])
         self.latest = {k: reduced[k] for k in ("index", "end_s", "responses_per_s", "p95_ms")}
+        tail = specs(time_charts(window, [])) if window is not None else []
+        if window is None or _shape(tail) != _shape(self.time_charts):
+            self.time_charts = specs(time_charts(_line(self.rows, self.scenario_rows, self.ends), []))
+            return None
+        column: dict[str, list[Any]] = {}
+        for chart, new in zip(self.time_charts, tail, strict=True):
+            chart["x"].append(new["x"][-1])
+            for series, grown in zip(chart["series"], new["series"], strict=True):
+                series["values"].append(grown["values"][-1])
+            column[chart["id"]] = [new["x"][-1], *(s["values"][-1] for s in new["series"])]
+        return column
 
     def charts(self) -> list[dict[str, Any]]:
-        """charts are report.html's chart specs of the run so far: the time charts from its rows
-        while it runs; once ended, every chart its summary holds data for as well (the latency
-        spectrum, status codes, thresholds drawn with their verdicts)."""
-        return run_charts(StoredRun(self.summary or {}, timeseries=csv_text(self.rows)))
+        """charts are report.html's chart specs of the run so far: the time charts while it runs;
+        once ended, built from its record as report.html's are (the partial last interval left
+        out, the latency spectrum, status codes, thresholds drawn with their verdicts)."""
+        if self.summary is None:
+            return self.time_charts
+        every = [r for row, scenarios in zip(self.rows, self.scenario_rows, strict=True) for r in (row, *scenarios)]
+        return run_charts(StoredRun(self.summary, timeseries=csv_text(every)))
 
-    def to_json(self) -> dict[str, Any]:
-        """to_json is the run's view: its ``totals`` so far (the summary's once ended) and their
-        ``headline`` table, its charts, and once ended its ``verdict`` (report.html's block,
-        thresholds with their verdicts included) and ``report``."""
+    def totals(self) -> dict[str, Any]:
+        """totals are the run's requests sent and failed so far, with the last interval's p95 and
+        responses/s; once ended, the summary's (the whole run's p95 and responses/s)."""
         s = self.summary
-        view: dict[str, Any] = {
-            "label": self.label,
-            "planned_s": self.planned_s,
-            "phases": self.phases,
-            "intervals": self.intervals,
-            "latest": self.latest,
-            "ended": s is not None,
-            "charts": self.charts(),
-        }
         if s is None:
-            totals = {"sent": self.sent, "failed": self.failed, "p95_ms": (self.latest or {}).get("p95_ms")}
-            totals["responses_per_s"] = (self.latest or {}).get("responses_per_s")
-            p95, rate = "p95 ms (last interval)", "responses/s (last interval)"
-        else:
-            requests, latency = s.get("requests") or {}, (s.get("latency") or {}).get("all") or {}
-            totals = {
-                "sent": requests.get("sent"),
-                "failed": requests.get("failed"),
-                "p95_ms": latency.get("p95_ms"),
-                "responses_per_s": (s.get("throughput") or {}).get("responses_per_s"),
+            latest = self.latest or {}
+            return {
+                "sent": self.sent,
+                "failed": self.failed,
+                "p95_ms": latest.get("p95_ms"),
+                "responses_per_s": latest.get("responses_per_s"),
             }
-            p95, rate = "p95 ms", "responses/s"
-            view["verdict"] = verdict_block(run_verdict(s))
-            view["report"] = self.report
-        view["totals"] = totals
+        requests, latency = s.get("requests") or {}, (s.get("latency") or {}).get("all") or {}
+        return {
+            "sent": requests.get("sent"),
+            "failed": requests.get("failed"),
+            "p95_ms": latency.get("p95_ms"),
+            "responses_per_s": (s.get("throughput") or {}).get("responses_per_s"),
+        }
+
+    def headline(self) -> str:
+        """headline is the run's key/value table (report.html's): its label, progress, unmeasured
+        phases and totals, written by the number formatter."""
+        totals, live = self.totals(), self.summary is None
         elapsed = (self.latest or {}).get("end_s")
-        view["headline"] = key_values(
+        p95, rate = ("p95 ms (last interval)", "responses/s (last interval)") if live else ("p95 ms", "responses/s")
+        return key_values(
             [
                 ("run", self.label),
-                ("elapsed s", f"{fmt.seconds(elapsed)} of {fmt.seconds(self.planned_s)}" if s is None else None),
+                ("elapsed s", f"{fmt.seconds(elapsed)} of {fmt.seconds(self.planned_s)}" if live else None),
                 *(
                     (f"{name} requests", f"{fmt.count(p['sent'])} ({fmt.count(p['failed'])} failed)")
                     for name, p in self.phases.items()
@@ -128,6 +194,24 @@ class RunView:
                 (p95, fmt.ms(totals["p95_ms"])),
             ]
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """to_json is the run's view: its totals and headline, its charts, and once ended its
+        ``verdict`` (report.html's block, thresholds with their verdicts included) and ``report``."""
+        view: dict[str, Any] = {
+            "label": self.label,
+            "planned_s": self.planned_s,
+            "phases": self.phases,
+            "intervals": self.intervals,
+            "latest": self.latest,
+            "ended": self.summary is not None,
+            "charts": self.charts(),
+            "totals": self.totals(),
+            "headline": self.headline(),
+        }
+        if self.summary is not None:
+            view["verdict"] = verdict_block(run_verdict(self.summary))
+            view["report"] = self.report
         return view
 
 

@@ -1,6 +1,7 @@
 /* dashboard.js: the live dashboard's page (surge.present.html.dashboard_page). It follows the
-   server's event stream (/events: the whole state after each change, the first at once) and
-   shows each state: the run's headline table, verdict and report link (HTML the server wrote
+   server's event stream (/events): a "state" event is the whole state (the first one at once),
+   an "append" event an interval: each time chart's new point (id -> [x, each series' value], in
+   the chart spec's order), the run's totals and headline. It shows the state as it stands: the run's headline table, verdict and report link (HTML the server wrote
    with report.html's own pieces), the experiment's runs table, and the charts, drawn by
    report.js (the report's own drawing code, kept as text in #surge-report-js) from the chart
    specs the server built with the one chart description. window.surgeDashboard holds what is
@@ -95,12 +96,29 @@
     draw(run ? run.charts : [], experiment ? experiment.charts : []);
   }
 
+  var current = null;
+
+  function append(event) {
+    var run = current && current.run;
+    if (!run) return;
+    run.charts.forEach(function (spec) {
+      var column = event.append[spec.id];
+      if (!column) return;
+      spec.x.push(column[0]);
+      spec.series.forEach(function (s, i) { s.values.push(column[i + 1]); });
+    });
+    ["intervals", "latest", "totals", "headline"].forEach(function (k) { run[k] = event[k]; });
+    current.seq = event.seq;
+  }
+
   var source = new EventSource("/events");
   source.onmessage = function (e) {
-    var state = JSON.parse(e.data);
-    if (state.seq === shown.seq && !state.done) return;
-    show(state);
-    if (state.done) source.close();
+    var event = JSON.parse(e.data);
+    if (event.kind === "state") current = event.state;
+    else if (event.kind === "append") append(event);
+    if (!current) return;
+    show(current);
+    if (current.done) source.close();
   };
   source.onerror = function () {
     if (shown.done) source.close();
