@@ -14,7 +14,7 @@ from typing import Any
 from test_report_html import not_blank
 
 from cdp import LivePage
-from conftest import start_surge
+from conftest import start_surge, write
 
 POINTS = "JSON.stringify(window.surgeDashboard || null)"
 """POINTS reads what the page shows (dashboard.js keeps it in window.surgeDashboard)."""
@@ -107,6 +107,49 @@ def test_run_dashboard_fills_in_and_ends_with_the_records_figures(target, tmp_pa
                 page.evaluate("document.getElementById('verdict').textContent")
             )
             assert "status" in end["points"]  # the summary's charts join at the end, as in report.html
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+THRESHOLDS = """\
+target: @URL@
+scenarios:
+  a:
+    executor: {type: constant-arrival-rate, rate: 50, duration: 5s, max_vus: 10}
+    flow:
+      - request: {path: /health}
+thresholds:
+  - "p(95) < 10s"
+  - "rate > 1000000"
+  - {expr: "p(99) < 10s", scenario: a}
+"""
+"""THRESHOLDS: a scenario file whose thresholds pass (p95), fail (rate) and wait for the end (scoped)."""
+
+
+def test_thresholds_are_judged_live_and_drawn_on_their_charts(target, tmp_path):
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    scenario = write(tmp_path, THRESHOLDS, URL=target.url)
+    proc = start_surge(tmp_path, "run", str(scenario), "--no-save", "--dashboard", f"127.0.0.1:{port}")
+    try:
+        _serving(url, proc)
+        with LivePage(url, tmp_path / "chromium") as page:
+            _until(page, lambda s: s["intervals"] >= 2)
+            table, rules, done = page.evaluate(
+                "[document.getElementById('thresholds').textContent,"
+                " document.getElementById('chart-latency').getAttribute('data-rules'), window.surgeDashboard.done]"
+            )
+            assert not done
+            assert "p(95) < 10s" in table and "judged at the end" in table, table
+            assert table.count("pass") >= 1 and "fail" in table, table
+            assert rules == "1"  # p(95) < 10s: its line on the latency chart (the y axis reaches up to it)
+            assert proc.wait(timeout=60) == 99  # the rate threshold failed
+            _until(page, lambda s: s["done"], timeout=10)
+            verdict = page.evaluate("document.getElementById('verdict').textContent")
+            assert "FAILED" in verdict and "rate > 1000000" in verdict, verdict
+            assert page.evaluate("document.getElementById('thresholds').textContent") == ""
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -98,8 +98,8 @@ def run_command(test: TestSpec, json_output: bool, junit: str | None) -> None:
         sinks.append(PhaseLines())
         if sys.stderr.isatty():
             sinks.append(TerminalProgress())
-    if test.live is not None:
-        sinks.append(test.live.run_sink(test.name()))
+    if test.live is not None:  # a scenario file's thresholds, judged live (compiled twice: only here)
+        sinks.append(test.live.run_sink(test.name(), test.prepare().compiled.thresholds if test.is_file else ()))
     end = run_test(test, RunOptions.of(test, junit=junit), stderr=sys.stderr, sinks=sinks)
     if test.live is not None:
         test.live.run_ended(end)

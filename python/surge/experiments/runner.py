@@ -147,7 +147,7 @@ def run_one(
     # The progress display on a terminal, as for ``surge run``; no summary, no phase lines.
     sinks: list[IntervalSink] = [TerminalProgress()] if sys.stderr.isatty() else []
     if test.live is not None:  # --dashboard: the run's stream, its end and the experiment's step
-        sinks.append(test.live.run_sink(role))
+        sinks.append(test.live.run_sink(role, prepared.compiled.thresholds))
     end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test))
     if test.live is not None:
         test.live.run_ended(end)

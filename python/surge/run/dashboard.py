@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 import webbrowser
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from surge.core.errors import BadInput
-from surge.present.html.dashboard_page import RunView, dashboard_page, experiment_view, reduce_interval
+from surge.plan.thresholds import Threshold
+from surge.present.html.dashboard_page import LiveThresholds, RunView, dashboard_page, experiment_view
 
 if TYPE_CHECKING:
     from surge.run.session import RunEnd
@@ -139,9 +140,10 @@ class Dashboard:
             "report_file": str(report) if report is not None else None,
         }
 
-    def run_sink(self, label: str) -> DashboardSink:
-        """run_sink is the IntervalSink of the command's next run, shown as ``label``."""
-        return DashboardSink(self, label)
+    def run_sink(self, label: str, thresholds: Sequence[Threshold] = ()) -> DashboardSink:
+        """run_sink is the IntervalSink of the command's next run, shown as ``label``, its
+        ``thresholds`` judged on the run so far as it sends."""
+        return DashboardSink(self, label, thresholds)
 
     def _start_run(self, view: RunView) -> None:
         def change() -> None:
@@ -237,8 +239,10 @@ class DashboardSink:
     changes the run's view (``surge.present.html.dashboard_page.RunView``) and is sent to the
     page; an interval as its charts' new points (an ``append`` event)."""
 
-    def __init__(self, dashboard: Dashboard, label: str) -> None:
+    def __init__(self, dashboard: Dashboard, label: str, thresholds: Sequence[Threshold] = ()) -> None:
         self._dashboard, self._view = dashboard, RunView(label, 0.0)
+        if thresholds:
+            self._view.judge = LiveThresholds(thresholds)
 
     def start(self, planned_s: float) -> None:
         """start shows the run starting."""
@@ -250,11 +254,12 @@ class DashboardSink:
         self._dashboard._update(name, lambda: self._view.add_phase(name, result))
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
-        """on_interval adds the interval, reduced (``reduce_interval``), to the run's view."""
+        """on_interval adds the interval to the run's view (``RunView.add_interval``: the
+        thresholds judged so far, the interval reduced, each chart's new point)."""
 
         def change() -> dict[str, Any] | None:
             view = self._view
-            column = view.add(reduce_interval(interval))
+            column = view.add_interval(interval)
             if column is None:
                 return None
             return {
@@ -263,6 +268,7 @@ class DashboardSink:
                 "latest": view.latest,
                 "totals": view.totals(),
                 "headline": view.headline(),
+                "thresholds": view.thresholds,
             }
 
         self._dashboard._update("interval", change)

@@ -9,7 +9,16 @@ from surge.present.html.dashboard_page import RunView, experiment_view, reduce_i
 
 
 def _latency(p95: float) -> dict[str, Any]:
-    return {"count": 10, "p50_ms": p95 / 2, "p90_ms": p95 * 0.9, "p95_ms": p95, "p99_ms": p95 * 1.2, "max_ms": p95 * 2}
+    return {
+        "count": 10,
+        "min_ms": p95 / 4,
+        "mean_ms": p95 / 2,
+        "p50_ms": p95 / 2,
+        "p90_ms": p95 * 0.9,
+        "p95_ms": p95,
+        "p99_ms": p95 * 1.2,
+        "max_ms": p95 * 2,
+    }
 
 
 def _interval(index: int, sent: int, failed: int = 0, p95: float = 4.0) -> dict[str, Any]:
@@ -19,6 +28,7 @@ def _interval(index: int, sent: int, failed: int = 0, p95: float = 4.0) -> dict[
         "end_s": float(index + 1),
         "requests": {
             "sent": sent,
+            "responses": sent,
             "succeeded": sent - failed,
             "failed": failed,
             "shed": 0,
@@ -117,3 +127,71 @@ def test_experiment_view_lists_each_completed_run_and_draws_nothing_before_the_a
     assert view["runs"][0]["label"] == "vus=1" and view["runs"][0]["figures"]["responses_per_s"] == 10.0
     assert view["charts"] == [] and "verdict" not in view and "runs completed (1)" in view["table"]
     assert "verdict" in experiment_view(document, ended=True)
+
+
+def _histogram(*values_us: int) -> str:
+    from hdrh.histogram import HdrHistogram
+
+    h = HdrHistogram(1, 60_000_000, 3)
+    for v in values_us:
+        h.record_value(v)
+    return h.encode().decode()
+
+
+def test_live_thresholds_judge_the_run_so_far_as_the_end_would_and_leave_scoped_ones_to_the_end():
+    from surge.plan.thresholds import parse_threshold
+    from surge.present.html.dashboard_page import LATER, LiveThresholds
+
+    thresholds = [
+        parse_threshold("p(95) < 50ms"),
+        parse_threshold("failure_rate < 10%"),
+        parse_threshold("rate > 40"),
+        parse_threshold("p(99) < 1s", scenario="a"),
+        parse_threshold("checks > 0.5"),
+    ]
+    judge = LiveThresholds(thresholds)
+    first = _interval(0, 50, failed=2, p95=4.0)
+    first["latency_histogram"] = _histogram(*([4_000] * 48), 9_000, 9_000)
+    judge.add(first)
+    verdicts = judge.verdicts()
+    assert [(v.threshold.expr, v.status) for v in verdicts] == [
+        ("p(95) < 50ms", "pass"),
+        ("failure_rate < 10%", "pass"),
+        ("rate > 40", "pass"),
+    ]
+    second = _interval(1, 50, failed=20, p95=90.0)
+    second["latency_histogram"] = _histogram(*([90_000] * 50))
+    judge.add(second)
+    verdicts = judge.verdicts()
+    # 100 responses: 48 at 4 ms, 2 at 9 ms, 50 at 90 ms: p95 is 90 ms (the merged histograms');
+    # 22 of 100 failed; 100 responses over 2 s.
+    assert [v.status for v in verdicts] == ["fail", "fail", "pass"]
+    assert abs(verdicts[0].observed - 90.0) < 0.1 and verdicts[1].observed == 0.22 and verdicts[2].observed == 50.0
+    html = judge.table(verdicts)
+    assert html.count(LATER) == 2 and "scenario &#x27;a&#x27;" in html
+    latency_rule = [r for r in judge.rules(verdicts) if r.chart == "latency"]
+    assert [(r.value, r.passed) for r in latency_rule] == [(50.0, False)]
+
+
+def test_a_threshold_verdict_that_flips_redraws_the_charts_with_its_line_recoloured():
+    from surge.plan.thresholds import parse_threshold
+    from surge.present.html.dashboard_page import LiveThresholds
+
+    view = RunView("run", 3.0, judge=LiveThresholds([parse_threshold("p(95) < 50ms")]))
+    columns = []
+    for i, p95_us in enumerate([4_000, 5_000, 90_000]):
+        interval = _interval(i, 50)
+        interval["latency_histogram"] = _histogram(*([p95_us] * 50))
+        columns.append(view.add_interval(interval))
+        latency = next(c for c in view.time_charts if c["id"] == "latency")
+        assert view.time_charts == _full_with(view), i
+    assert columns[0] is None and columns[1] is not None and columns[2] is None  # first, then the flip
+    assert [r["colour"] for r in latency["rules"]] == ["#d62728"] and "fail" in view.thresholds
+
+
+def _full_with(view: RunView) -> list[dict[str, Any]]:
+    from surge.present.html.dashboard_page import _line
+    from surge.present.html.uplot import specs
+    from surge.present.run_charts import time_charts
+
+    return specs(time_charts(_line(view.rows, view.scenario_rows, view.ends), view.rules))

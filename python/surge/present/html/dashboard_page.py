@@ -9,10 +9,14 @@ and the verdict are report.html's own pieces (``surge.present.html.tables``), al
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+
+from surge.plan.thresholds import Threshold, Verdict, evaluate, percentile_key
 from surge.present import numbers as fmt
 from surge.present.experiment_charts import experiment_charts
 from surge.present.html.experiment_page import cell
@@ -20,8 +24,8 @@ from surge.present.html.page import CSP, asset, data_block
 from surge.present.html.run_page import run_charts
 from surge.present.html.tables import esc, key_values, table, verdict, verdict_block
 from surge.present.html.uplot import specs
-from surge.present.run_charts import time_charts
-from surge.present.timeline import Timeline
+from surge.present.run_charts import UNITS_PER_MS, time_charts
+from surge.present.timeline import Rule, Timeline, threshold_rules
 from surge.present.verdict import experiment_verdict, run_verdict
 from surge.record.stored import StoredRun
 from surge.record.timeseries import FAILURE_COLUMNS, csv_text, interval_rows
@@ -54,13 +58,15 @@ into the window it draws an interval from."""
 
 
 def _shape(charts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """_shape is what a chart spec is besides its data: id, axes, series (label, style, axis)."""
+    """_shape is what a chart spec is besides its data: id, axes, series (label, style, axis),
+    threshold lines."""
     return [
         (
             c["id"],
             c.get("ylabel"),
             c.get("y2label"),
             tuple((s["label"], s.get("style"), s.get("axis")) for s in c["series"]),
+            repr(c.get("rules")),
         )
         for c in charts
     ]
@@ -74,6 +80,97 @@ def _line(rows: list[dict[str, Any]], scenarios: list[list[dict[str, Any]]], end
             by_name.setdefault(str(row["scenario"]), []).append(row)
     lengths = [end - start for start, end in zip([0.0, *ends], ends, strict=False)]
     return Timeline(rows, by_name, ends, [n if n > 0 else 1.0 for n in lengths], None)
+
+
+LIVE_COLUMNS = ("threshold", "scope", "the run so far", "verdict so far")
+"""LIVE_COLUMNS are the columns of the thresholds' table while a run sends."""
+
+LATER = "judged at the end"
+"""LATER is the verdict shown while the run sends for a threshold the interval stream cannot judge
+(a scenario's or a tag's, a latency other than every response's, checks)."""
+
+
+class LiveThresholds:
+    """LiveThresholds judges a run's thresholds on the run so far, as its intervals arrive, with
+    the rules the run's end will apply (``surge.plan.thresholds.evaluate``) to a result document
+    of the intervals so far: requests summed, latency percentiles from the intervals' histograms
+    merged (HdrHistogram ``add``), min, max and mean from their summaries, responses/s over the
+    time so far. Only the run's own scope (no scenario, no tag) and every response's latency can
+    be judged so; the others are LATER. The verdict of record is the one at the end."""
+
+    def __init__(self, thresholds: Sequence[Threshold]) -> None:
+        self.thresholds = list(thresholds)
+        self.live = [
+            t
+            for t in self.thresholds
+            if t.tag is None
+            and t.scenario is None
+            and t.stat != "checks"
+            and (not t.is_latency() or t.metric == "latency")
+        ]
+        self.histogram: HdrHistogram | None = None
+        self.requests: dict[str, float] = {}
+        self.count, self.total_ms, self.min_ms, self.max_ms, self.end_s = 0.0, 0.0, math.inf, 0.0, 0.0
+
+    def add(self, interval: Mapping[str, Any]) -> None:
+        """add counts one engine interval document into the run so far."""
+        if not self.live:
+            return
+        for key in ("sent", "responses", "succeeded", "failed", "interrupted", "dropped"):
+            self.requests[key] = self.requests.get(key, 0.0) + float(interval["requests"].get(key, 0) or 0)
+        latency = interval["latency"]["all"]
+        if latency.get("count"):
+            self.count += latency["count"]
+            self.total_ms += latency["mean_ms"] * latency["count"]
+            self.min_ms, self.max_ms = min(self.min_ms, latency["min_ms"]), max(self.max_ms, latency["max_ms"])
+        self.end_s = float(interval["end_s"])
+        if any(t.stat == "p" for t in self.live) and interval.get("latency_histogram"):
+            histogram = HdrHistogram.decode(interval["latency_histogram"])
+            if self.histogram is None:
+                self.histogram = histogram
+            else:
+                self.histogram.add(histogram)
+
+    def document(self) -> dict[str, Any]:
+        """document is the run so far as the result document thresholds read."""
+        latency: dict[str, Any] = {"count": self.count}
+        if self.count:
+            latency.update(min_ms=self.min_ms, max_ms=self.max_ms, mean_ms=self.total_ms / self.count)
+        for t in self.live:
+            if t.stat == "p" and self.histogram is not None and t.quantile is not None:
+                latency[percentile_key(t.quantile)] = self.histogram.get_value_at_percentile(t.quantile) / UNITS_PER_MS
+        return {
+            "latency": {"all": latency},
+            "requests": self.requests,
+            "throughput": {"responses_per_s": self.requests.get("responses", 0.0) / self.end_s if self.end_s else 0.0},
+            "duration_s": self.end_s,
+        }
+
+    def verdicts(self) -> list[Verdict]:
+        """verdicts are the live thresholds' verdicts on the run so far."""
+        return evaluate(self.live, self.document()) if self.live else []
+
+    def rules(self, verdicts: list[Verdict]) -> list[Rule]:
+        """rules are the lines the judged thresholds draw on the time charts, coloured by the
+        verdict so far (``surge.present.timeline.threshold_rules``, as at the end)."""
+        return threshold_rules(
+            {"thresholds": [{"expr": v.threshold.expr, "passed": v.status == "pass"} for v in verdicts]}
+        )
+
+    def table(self, verdicts: list[Verdict]) -> str:
+        """table is every threshold with its value and verdict so far (LATER for those the
+        stream cannot judge), as report.html's table."""
+        if not self.thresholds:
+            return ""
+        judged = {id(v.threshold): v for v in verdicts}
+        rows = []
+        for t in self.thresholds:
+            v = judged.get(id(t))
+            status = LATER if v is None else "no data yet" if v.status == "no-data" else v.status
+            rows.append([t.expr, t.scope(), v.observed_text() if v is not None else "-", verdict(status)])
+        return table(
+            LIVE_COLUMNS, rows, left=2, caption="Thresholds (the run so far; the verdict of record is at its end)"
+        )
 
 
 @dataclass
@@ -105,11 +202,23 @@ class RunView:
     report: str | None = None
     time_charts: list[dict[str, Any]] = field(default_factory=list)
     seen: dict[str, float] = field(default_factory=dict)
+    judge: LiveThresholds | None = None
+    rules: list[Rule] = field(default_factory=list)
+    thresholds: str = ""
 
     def add_phase(self, name: str, result: Mapping[str, Any]) -> None:
         """add_phase notes an unmeasured phase's requests (setup, teardown)."""
         requests = result.get("requests") or {}
         self.phases[name] = {"sent": int(requests.get("sent", 0)), "failed": int(requests.get("failed", 0))}
+
+    def add_interval(self, interval: Mapping[str, Any]) -> dict[str, list[Any]] | None:
+        """add_interval judges the thresholds on the run so far with the engine's ``interval``
+        (``judge``: the table and the lines they draw) and adds it, reduced (``add``)."""
+        if self.judge is not None:
+            self.judge.add(interval)
+            verdicts = self.judge.verdicts()
+            self.rules, self.thresholds = self.judge.rules(verdicts), self.judge.table(verdicts)
+        return self.add(reduce_interval(interval))
 
     def add(self, reduced: Mapping[str, Any]) -> dict[str, list[Any]] | None:
         """add appends a reduced interval (``reduce_interval``) and grows the time charts by its
@@ -133,9 +242,9 @@ class RunView:
         self.sent += int(reduced["sent"])
         self.failed += int(reduced["failed"])
         self.latest = {k: reduced[k] for k in ("index", "end_s", "responses_per_s", "p95_ms")}
-        tail = specs(time_charts(window, [])) if window is not None else []
+        tail = specs(time_charts(window, self.rules)) if window is not None else []
         if window is None or _shape(tail) != _shape(self.time_charts):
-            self.time_charts = specs(time_charts(_line(self.rows, self.scenario_rows, self.ends), []))
+            self.time_charts = specs(time_charts(_line(self.rows, self.scenario_rows, self.ends), self.rules))
             return None
         column: dict[str, list[Any]] = {}
         for chart, new in zip(self.time_charts, tail, strict=True):
@@ -212,6 +321,8 @@ class RunView:
         if self.summary is not None:
             view["verdict"] = verdict_block(run_verdict(self.summary))
             view["report"] = self.report
+        else:
+            view["thresholds"] = self.thresholds
         return view
 
 
@@ -276,6 +387,7 @@ def dashboard_page() -> str:
             '<div id="verdict"></div>',
             '<div id="report"></div>',
             '<div id="headline"></div>',
+            '<div id="thresholds"></div>',
             '<div id="experiment"></div>',
             '<div id="experiment-charts"></div>',
             "<h2>Charts</h2>",

@@ -1,7 +1,7 @@
 /* dashboard.js: the live dashboard's page (surge.present.html.dashboard_page). It follows the
    server's event stream (/events): a "state" event is the whole state (the first one at once),
    an "append" event an interval: each time chart's new point (id -> [x, each series' value], in
-   the chart spec's order), the run's totals and headline. It shows the state as it stands: the run's headline table, verdict and report link (HTML the server wrote
+   the chart spec's order), the run's totals, headline and thresholds so far. It shows the state as it stands: the run's headline table, verdict and report link (HTML the server wrote
    with report.html's own pieces), the experiment's runs table, and the charts, drawn by
    report.js (the report's own drawing code, kept as text in #surge-report-js) from the chart
    specs the server built with the one chart description. window.surgeDashboard holds what is
@@ -80,6 +80,7 @@
     shown.experiment = experiment ? {kind: experiment.kind, runs: experiment.runs} : null;
     status(state);
     put("headline", run ? run.headline : "");
+    put("thresholds", run && !run.ended ? run.thresholds || "" : "");
     put("verdict", experiment && experiment.verdict ? experiment.verdict : run && run.verdict ? run.verdict : "");
     put("experiment", experiment ? experiment.table : "");
     var link = document.getElementById("report");
@@ -107,7 +108,7 @@
       spec.x.push(column[0]);
       spec.series.forEach(function (s, i) { s.values.push(column[i + 1]); });
     });
-    ["intervals", "latest", "totals", "headline"].forEach(function (k) { run[k] = event[k]; });
+    ["intervals", "latest", "totals", "headline", "thresholds"].forEach(function (k) { run[k] = event[k]; });
     current.seq = event.seq;
   }
 
