@@ -48,6 +48,11 @@ MODES = {"without": [], "dashboard + 1 client": ["--dashboard", "127.0.0.1:0"]}
 """MODES: each mode's extra flags of ``surge run``."""
 
 
+REPLAYS = {"no thresholds": (), "thresholds p(95) and failure_rate": ("p(95) < 50ms", "failure_rate < 1%")}
+"""REPLAYS: the replay's runs: without thresholds, and with two judged live (a percentile merges
+each interval's histogram)."""
+
+
 def attach(stderr: IO[str], events: list[int]) -> None:
     """attach reads the child's stderr until the dashboard's address, then follows its event
     stream to the end, counting the events in ``events``; the rest of stderr is drained."""
@@ -107,6 +112,7 @@ def replay(url: str) -> None:
     """replay prints the dashboard's CPU per interval and event size over a one-hour run's
     intervals, replayed from one real interval of a 1 s run against ``url``."""
     # In-process: the engine, the session and the dashboard as `surge run --dashboard` runs them.
+    from surge.plan.thresholds import parse_threshold
     from surge.run.dashboard import Dashboard
     from surge.run.session import RunOptions, run_test
     from surge.run.spec import TestSpec
@@ -130,26 +136,27 @@ def replay(url: str) -> None:
     keep = Keep()
     run_test(TestSpec(url, rate=1000, duration="1s"), RunOptions(save=False), stderr=sys.stderr, sinks=[keep])
     one = keep.intervals[0]
-    dashboard = Dashboard.listen("127.0.0.1", 0)
-    try:
-        sink = dashboard.run_sink("replay")
-        sink.start(3600.0)
-        spent: list[float] = []
-        for i in range(3600):
-            interval = {**one, "index": i, "start_s": float(i), "end_s": float(i + 1)}
-            started = time.thread_time()
-            sink.on_interval(interval)
-            spent.append(time.thread_time() - started)
-        sizes = [len(e) for e in dashboard.events_after(0, 0)[0]]
-    finally:
-        dashboard.close()
-    print("\ndashboard work per interval (a one-hour run replayed, no engine):")
-    for start in (0, 1800, 3540):
-        window = spent[start : start + 60]
-        print(
-            f"  intervals {start + 1}-{start + 60}: CPU {statistics.median(window) * 1e3:.3f} ms median, "
-            f"{max(window) * 1e3:.3f} ms max; event {statistics.median(sizes[start + 1 : start + 61]):,.0f} bytes"
-        )
+    for label, thresholds in REPLAYS.items():
+        dashboard = Dashboard.listen("127.0.0.1", 0)
+        try:
+            sink = dashboard.run_sink("replay", [parse_threshold(t) for t in thresholds])
+            sink.start(3600.0)
+            spent: list[float] = []
+            for i in range(3600):
+                interval = {**one, "index": i, "start_s": float(i), "end_s": float(i + 1)}
+                started = time.thread_time()
+                sink.on_interval(interval)
+                spent.append(time.thread_time() - started)
+            sizes = [len(e) for e in dashboard.events_after(0, 0)[0]]
+        finally:
+            dashboard.close()
+        print(f"\ndashboard work per interval (a one-hour run replayed, no engine), {label}:")
+        for start in (0, 1800, 3540):
+            window = spent[start : start + 60]
+            print(
+                f"  intervals {start + 1}-{start + 60}: CPU {statistics.median(window) * 1e3:.3f} ms median, "
+                f"{max(window) * 1e3:.3f} ms max; event {statistics.median(sizes[start + 1 : start + 61]):,.0f} bytes"
+            )
 
 
 def main(argv: list[str]) -> int:

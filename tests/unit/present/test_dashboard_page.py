@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from surge.present.html.dashboard_page import RunView, experiment_view, reduce_interval
 
 
@@ -195,3 +197,14 @@ def _full_with(view: RunView) -> list[dict[str, Any]]:
     from surge.present.run_charts import time_charts
 
     return specs(time_charts(_line(view.rows, view.scenario_rows, view.ends), view.rules))
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, 50.0, 90.0, 95.0, 99.0, 99.9, 100.0])
+def test_value_at_percentile_is_hdrhistograms_own(q):
+    from hdrh.histogram import HdrHistogram
+
+    from surge.present.html.dashboard_page import value_at_percentile
+
+    merged = HdrHistogram.decode(_histogram(*range(100, 5_000_000, 997)))
+    merged.add(HdrHistogram.decode(_histogram(*([42_000] * 300), 9_999_999)))
+    assert value_at_percentile(merged, q) == merged.get_value_at_percentile(q)

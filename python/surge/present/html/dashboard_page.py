@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
 from surge.plan.thresholds import Threshold, Verdict, evaluate, percentile_key
@@ -82,6 +83,19 @@ def _line(rows: list[dict[str, Any]], scenarios: list[list[dict[str, Any]]], end
     return Timeline(rows, by_name, ends, [n if n > 0 else 1.0 for n in lengths], None)
 
 
+def value_at_percentile(histogram: HdrHistogram, q: float) -> float:
+    """value_at_percentile is ``histogram.get_value_at_percentile(q)``, the same value found by
+    a cumulative sum in numpy instead of a walk over its ~17,000 counters in Python (0.1 ms, not
+    3 ms: the live thresholds read it every interval)."""
+    target = histogram.get_target_count_at_percentile(q)
+    counts = np.ctypeslib.as_array(histogram.counts)[: histogram.encoder.payload.counts_len]
+    index = int(np.searchsorted(np.cumsum(counts), target, side="left"))
+    if index >= len(counts):
+        return 0.0
+    value = histogram.get_value_from_index(index)
+    return float(histogram.get_highest_equivalent_value(value) if q else histogram.get_lowest_equivalent_value(value))
+
+
 LIVE_COLUMNS = ("threshold", "scope", "the run so far", "verdict so far")
 """LIVE_COLUMNS are the columns of the thresholds' table while a run sends."""
 
@@ -138,7 +152,7 @@ class LiveThresholds:
             latency.update(min_ms=self.min_ms, max_ms=self.max_ms, mean_ms=self.total_ms / self.count)
         for t in self.live:
             if t.stat == "p" and self.histogram is not None and t.quantile is not None:
-                latency[percentile_key(t.quantile)] = self.histogram.get_value_at_percentile(t.quantile) / UNITS_PER_MS
+                latency[percentile_key(t.quantile)] = value_at_percentile(self.histogram, t.quantile) / UNITS_PER_MS
         return {
             "latency": {"all": latency},
             "requests": self.requests,
