@@ -178,6 +178,8 @@ def test_sweep_dashboard_shows_each_level_and_ends_with_the_curve(target, tmp_pa
         with LivePage(url, tmp_path / "chromium") as page:
             one = _until(page, lambda s: s["experiment"] is not None and len(s["experiment"]["runs"]) >= 1)
             assert not one["done"] and one["experiment"]["kind"] == "sweep"
+            filling = _until(page, lambda s: "sweep-throughput" in s["points"])  # the curve so far, one level
+            assert not filling["done"] and filling["points"]["sweep-throughput"] >= 1
             assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
             end = _until(page, lambda s: s["done"], timeout=10)
             assert len(end["experiment"]["runs"]) == 2

@@ -138,6 +138,13 @@ def run_compare(
                     level=variant.load,
                     variant=name,
                 )
+                if test.live is not None:  # --dashboard: the variants so far
+                    test.live.on_step(
+                        experiment.document,
+                        lambda: analyse(
+                            experiment.runs, names, reference=reference, alpha=alpha, loads=None, cells=cells
+                        )[0],
+                    )
     loads = load_of if len(load_of) == len(variants) and cells is None else None
     _conclude(experiment, names, reference, alpha, loads, cells)
     return experiment, experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants), experiment.kept)

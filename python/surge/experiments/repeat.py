@@ -38,6 +38,8 @@ def run_repeat(test: TestSpec, runs: int, cooldown_s: float, cv_limit: float) ->
             if i > 1:
                 runner.cooldown(cooldown_s)
             runner.run_one(experiment, test, prepared, role=f"repeat {i}/{runs}", label=str(i))
+            if test.live is not None:  # --dashboard: the statistics so far
+                test.live.on_step(experiment.document, lambda: analyse(experiment.runs, cv_limit=cv_limit)[0])
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=cv_limit))
     return experiment, experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept)
 

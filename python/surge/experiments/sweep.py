@@ -156,6 +156,8 @@ def run_levels(
             file=sys.stderr,
             flush=True,
         )
+        if test.live is not None:  # --dashboard: the curve so far
+            test.live.on_step(experiment.document, lambda: analyse(plan, done, None, settler))
         if plan.stop_when_broken and stop_when_broken(levels, plan.rules()) and i + 1 < len(plan.loads):
             rest = ", ".join(offered_text(plan.model, x) for x in plan.loads[i + 1 :])
             return (

@@ -92,6 +92,7 @@ class Dashboard:
         self._runs: list[RunView] = []
         self._experiment: Mapping[str, Any] | None = None
         self._document: Mapping[str, Any] | None = None
+        self._analysis: Mapping[str, Any] | None = None
         self._done = False
         self._report: Path | None = None
         self._streams = 0
@@ -166,13 +167,27 @@ class Dashboard:
 
         self._update("run-end", change)
 
-    def on_step(self, document: Mapping[str, Any]) -> None:
+    def on_step(self, document: Mapping[str, Any], analyse: Callable[[], Mapping[str, Any]] | None = None) -> None:
         """on_step shows an experiment's ``document`` (experiment.json as it stands) after a run
-        completed: its runs so far; kept, so the experiment's analysis shows at the end."""
+        or a step completed: its runs so far and, with ``analyse`` (the experiment's analysis of
+        what ran so far), its curve, steps or variants; the last analysis stays until the
+        experiment's own, at the end (an analysis that fails keeps the one before: its cost is
+        the page's, never the experiment's). The document is kept, for that end."""
+        analysis = None
+        if analyse is not None:
+            try:
+                analysis = dict(analyse())
+            except Exception:  # too few runs for it yet, say: the page keeps the last one
+                analysis = None
 
         def change() -> None:
             self._document = document
-            self._experiment = copy.deepcopy(document)  # the runner goes on changing its own
+            shown = copy.deepcopy(dict(document))  # the runner goes on changing its own
+            if analysis is not None:
+                self._analysis = analysis
+            if shown.get("analysis") is None and self._analysis is not None:
+                shown["analysis"] = self._analysis
+            self._experiment = shown
 
         self._update("step", change)
 
