@@ -2,11 +2,12 @@
 library's ThreadingHTTPServer on a daemon thread) started before the command's first run and
 stopped when the command ends, fed by the run session's interval stream: each run hands it its
 stream through an IntervalSink (``Dashboard.run_sink``) and its end (``run_ended``); an
-experiment's runner hands it the experiment's document after each completed run (``on_step``).
-It serves ``/`` (the page, every asset inline), ``/events`` (server-sent events: the state after
-each change, the first at once), ``/state`` (the state as JSON, for a page opened late) and
-``/report`` (the last report.html written, once there is one). What it cannot do costs it, never
-the run: a client that goes away is dropped."""
+experiment hands it its document after each completed run, with the analysis of what ran so far
+after each level or step (``on_step``). It serves ``/`` (the page, every asset inline),
+``/events`` (server-sent events: the whole state first, then every change in order: an
+interval as each chart's new point, anything else as the whole state), ``/state`` (the state as
+JSON) and ``/report`` (the last report.html written, once there is one). What it cannot do
+costs it, never the run: a client that goes away is dropped."""
 
 from __future__ import annotations
 
@@ -66,6 +67,9 @@ def is_loopback(host: str) -> bool:
 
 
 class _Server(ThreadingHTTPServer):
+    """_Server: the dashboard's HTTP server, each request on a daemon thread (none outlives the
+    command), on an IPv4 or IPv6 socket as its host needs."""
+
     daemon_threads = True
     dashboard: Dashboard
 

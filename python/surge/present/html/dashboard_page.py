@@ -85,8 +85,9 @@ def _line(rows: list[dict[str, Any]], scenarios: list[list[dict[str, Any]]], end
 
 def value_at_percentile(histogram: HdrHistogram, q: float) -> float:
     """value_at_percentile is ``histogram.get_value_at_percentile(q)``, the same value found by
-    a cumulative sum in numpy instead of a walk over its ~17,000 counters in Python (0.1 ms, not
-    3 ms: the live thresholds read it every interval)."""
+    a cumulative sum in numpy instead of a walk over its counters in Python (~0.06 ms, where the
+    walk takes 0.3 ms for latencies up to ~20 ms and 2.4 ms up to 5 s: the live thresholds read
+    it every interval)."""
     target = histogram.get_target_count_at_percentile(q)
     counts = np.ctypeslib.as_array(histogram.counts)[: histogram.encoder.payload.counts_len]
     index = int(np.searchsorted(np.cumsum(counts), target, side="left"))
