@@ -3,8 +3,9 @@ interval stream and an experiment's document as they grow: an engine interval re
 the charts and the headline need (``reduce_interval``: its timeseries.csv rows and a few
 counts), a run's view so far (``RunView``: the same chart specs report.html draws, built by the
 one chart description, ``surge.present.run_charts``, from the rows so far; at the end from the
-run's summary too, with its verdict and thresholds) and an experiment's (``experiment_view``: its
-runs as they complete, its kind's charts once analysed). Every value is JSON-able; the tables
+run's summary too, with its verdict and thresholds; its thresholds judged so far,
+``LiveThresholds``) and an experiment's (``experiment_view``: its runs as they complete, its
+kind's charts from its analysis so far). Every value is JSON-able; the tables
 and the verdict are report.html's own pieces (``surge.present.html.tables``), already HTML."""
 
 from __future__ import annotations
@@ -405,7 +406,7 @@ def dashboard_page() -> str:
             '<div id="thresholds"></div>',
             '<div id="experiment"></div>',
             '<div id="experiment-charts"></div>',
-            "<h2>Charts</h2>",
+            "<h2>Charts of the current run</h2>",
             '<div id="charts"></div>',
             f'<script type="application/json" id="surge-data">{data_block({"charts": []})}</script>',
             f"<script>{asset('vendor/uPlot.iife.min.js')}</script>",
