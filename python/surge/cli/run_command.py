@@ -98,11 +98,7 @@ def run_command(test: TestSpec, json_output: bool, junit: str | None) -> None:
         sinks.append(PhaseLines())
         if sys.stderr.isatty():
             sinks.append(TerminalProgress())
-    if test.live is not None:  # a scenario file's thresholds, judged live (compiled twice: only here)
-        sinks.append(test.live.run_sink(test.name(), test.prepare().compiled.thresholds if test.is_file else ()))
     end = run_test(test, RunOptions.of(test, junit=junit), stderr=sys.stderr, sinks=sinks)
-    if test.live is not None:
-        test.live.run_ended(end)
     # The record is complete before anything is printed: a print that fails or blocks (a closed
     # pipe, a full disk) costs the output, never the record (surge.core.streams).
     with signals.deferred():

@@ -81,8 +81,8 @@ def _with_test_options(command: F, experiment: bool, url_required: bool = True) 
         # listens before the command's first run and stops when the command ends.
         from surge.run.dashboard import serve_dashboard
 
-        with serve_dashboard(test) as live:
-            return command(*args, test=live, **kwargs)
+        with serve_dashboard(test):
+            return command(*args, test=test, **kwargs)
 
     for option in reversed(_options(experiment, url_required)):
         with_test = option(with_test)

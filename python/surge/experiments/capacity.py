@@ -25,6 +25,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.plan.model import ConstantArrivalRate
 from surge.present import numbers as fmt
+from surge.run.sinks import LIVE_VIEW
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 BRACKET_FRACTION = 0.5
@@ -465,8 +466,8 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
 
     def judged(step: SearchStep) -> None:
         print_step(step)
-        if test.live is not None:  # --dashboard: the search path so far
-            test.live.on_step(experiment.document, lambda: document(search.result("interrupted")))
+        if (view := LIVE_VIEW.get()) is not None:  # --dashboard: the search path so far
+            view.on_step(experiment.document, lambda: document(search.result("interrupted")))
 
     search = CapacitySearch(
         choice.conditions,

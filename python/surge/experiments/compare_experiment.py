@@ -23,6 +23,7 @@ from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
 from surge.history.experiment_rows import ExperimentRun
 from surge.history.store import History
 from surge.record.stored import StoredRun
+from surge.run.sinks import LIVE_VIEW
 from surge.run.spec import TestSpec
 
 MAX_GROUP_RUNS = 10_000
@@ -138,8 +139,8 @@ def run_compare(
                     level=variant.load,
                     variant=name,
                 )
-                if test.live is not None:  # --dashboard: the variants so far
-                    test.live.on_step(
+                if (view := LIVE_VIEW.get()) is not None:  # --dashboard: the variants so far
+                    view.on_step(
                         experiment.document,
                         lambda: analyse(
                             experiment.runs, names, reference=reference, alpha=alpha, loads=None, cells=cells

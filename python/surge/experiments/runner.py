@@ -28,7 +28,7 @@ from surge.history.experiment_rows import ExperimentRun
 from surge.present import numbers as fmt
 from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.session import RunOptions, run_prepared
-from surge.run.sinks import IntervalSink, TerminalProgress
+from surge.run.sinks import LIVE_VIEW, TerminalProgress
 from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
@@ -145,12 +145,8 @@ def run_one(
         experiment={"id": experiment.id, "kind": experiment.kind, "position": position, "role": role},
     )
     # The progress display on a terminal, as for ``surge run``; no summary, no phase lines.
-    sinks: list[IntervalSink] = [TerminalProgress()] if sys.stderr.isatty() else []
-    if test.live is not None:  # --dashboard: the run's stream, its end and the experiment's step
-        sinks.append(test.live.run_sink(role, prepared.compiled.thresholds))
+    sinks = [TerminalProgress()] if sys.stderr.isatty() else []
     end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test))
-    if test.live is not None:
-        test.live.run_ended(end)
     meta = end.meta or {}
     summary = {**end.document, "meta": meta}
     with signals.deferred():
@@ -172,8 +168,8 @@ def run_one(
         )
         link = ExperimentRun(report.run_id, position, role, label, level, variant) if end.in_history else None
         experiment.add_run(report.entry(directory), link)
-        if test.live is not None:
-            test.live.on_step(experiment.document)
+        if (view := LIVE_VIEW.get()) is not None:  # --dashboard: the experiment's runs so far
+            view.on_step(experiment.document)
         print(progress_line(report), file=sys.stderr, flush=True)
     if end.error is not None:
         raise end.error

@@ -1,9 +1,10 @@
 """The live web dashboard (--dashboard, docs/dashboard.md): a small HTTP server (the standard
 library's ThreadingHTTPServer on a daemon thread) started before the command's first run and
-stopped when the command ends, fed by the run session's interval stream: each run hands it its
-stream through an IntervalSink (``Dashboard.run_sink``) and its end (``run_ended``); an
-experiment hands it its document after each completed run, with the analysis of what ran so far
-after each level or step (``on_step``). It serves ``/`` (the page, every asset inline),
+stopped when the command ends: the command's LiveView (``surge.run.sinks.LIVE_VIEW``), fed by
+the run session, which hands it each run's interval stream through an IntervalSink
+(``Dashboard.run_sink``) and its end (``run_ended``), and by an experiment, which hands it its
+document after each completed run, with the analysis of what ran so far after each level or
+step (``on_step``). It serves ``/`` (the page, every asset inline),
 ``/events`` (server-sent events: the whole state first, then every change in order: an
 interval as each chart's new point, anything else as the whole state), ``/state`` (the state as
 JSON) and ``/report`` (the last report.html written, once there is one). What it cannot do
@@ -20,7 +21,6 @@ import threading
 import webbrowser
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 from surge.core.errors import BadInput
 from surge.plan.thresholds import Threshold
 from surge.present.html.dashboard_page import LiveThresholds, RunView, dashboard_page, experiment_view
+from surge.run.sinks import LIVE_VIEW
 
 if TYPE_CHECKING:
     from surge.run.session import RunEnd
@@ -351,18 +352,20 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve_dashboard(test: TestSpec, stderr: IO[str] = sys.stderr) -> Iterator[TestSpec]:
-    """serve_dashboard runs its block with the dashboard --dashboard asks for (--dashboard-open
-    alone: at DEFAULT_ADDRESS) listening, ``test.live`` set; without either it yields ``test``
-    as it is. It says where on ``stderr`` (a host not on loopback: one warning line too), opens
+def serve_dashboard(test: TestSpec, stderr: IO[str] = sys.stderr) -> Iterator[Dashboard | None]:
+    """serve_dashboard runs its block with the dashboard ``test``'s --dashboard asks for
+    (--dashboard-open alone: at DEFAULT_ADDRESS) listening and following the command (the
+    command's LiveView, ``surge.run.sinks.LIVE_VIEW``); without either it starts nothing and
+    yields None. It says where on ``stderr`` (a host not on loopback: one warning line too), opens
     a browser with --dashboard-open, and stops the server when the block ends. BadInput names
     --dashboard, before anything is sent, for a bad HOST:PORT or one it cannot listen on."""
     address = test.dashboard or (DEFAULT_ADDRESS if test.dashboard_open else None)
     if address is None:
-        yield test
+        yield None
         return
     host, port = parse_address(address)
     dashboard = Dashboard.listen(host, port)
+    token = LIVE_VIEW.set(dashboard)
     try:
         if not is_loopback(host):
             print(
@@ -374,6 +377,7 @@ def serve_dashboard(test: TestSpec, stderr: IO[str] = sys.stderr) -> Iterator[Te
         print(f"surge: dashboard at {dashboard.url} (until the command ends)", file=stderr, flush=True)
         if test.dashboard_open:
             webbrowser.open(dashboard.url)
-        yield replace(test, live=dashboard)
+        yield dashboard
     finally:
+        LIVE_VIEW.reset(token)
         dashboard.close()

@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
@@ -38,9 +38,6 @@ from surge.plan.url import (
 )
 from surge.record.directory import run_name
 from surge.run.distributed import DistributedOptions, distributed_options, distributed_runner
-
-if TYPE_CHECKING:
-    from surge.run.dashboard import Dashboard
 from surge.run.flags import test_flag_names
 from surge.run.sinks import LOCAL, PhaseRunner
 
@@ -101,8 +98,7 @@ class TestSpec:
     """TestSpec: one test as ``surge run`` takes it (``target`` is the FILE|URL argument; every
     other field the flag of its name, None when not given; ``no_save`` is --no-save: nothing
     recorded). It checks nothing until ``prepare``, whose BadInput names the flag as the command
-    spells it (``flags``: ``surge.run.flags.test_flag_names``; None: as ``surge run`` does).
-    ``live`` is the dashboard --dashboard started for the command (``surge.run.dashboard``)."""
+    spells it (``flags``: ``surge.run.flags.test_flag_names``; None: as ``surge run`` does)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -134,7 +130,6 @@ class TestSpec:
     dashboard: str | None = None
     dashboard_open: bool = False
     flags: FlagNames | None = field(default=None, compare=False)
-    live: Dashboard | None = field(default=None, compare=False)
 
     def flag(self, name: str) -> str:
         """flag is the flag of the field ``name`` (``requests``) as the command spells it

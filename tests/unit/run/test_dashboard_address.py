@@ -10,6 +10,7 @@ import pytest
 
 from surge.core.errors import BadInput
 from surge.run import dashboard
+from surge.run.sinks import LIVE_VIEW
 from surge.run.spec import TestSpec
 
 
@@ -53,8 +54,9 @@ def test_serve_dashboard_warns_off_loopback_opens_the_browser_and_stops_at_the_e
     stderr = io.StringIO()
     with dashboard.serve_dashboard(
         TestSpec("http://127.0.0.1:1/", dashboard="0.0.0.0:5665", dashboard_open=True), stderr
-    ) as test:
-        assert test.live is stand and not stand.closed
+    ) as live:
+        assert live is stand and LIVE_VIEW.get() is stand and not stand.closed
+    assert LIVE_VIEW.get() is None
     assert stand.closed and opened == [stand.url] and asked == [("0.0.0.0", 5665)]
     lines = stderr.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].startswith("surge: warning: --dashboard 0.0.0.0:5665 is not a loopback")
@@ -68,5 +70,5 @@ def test_dashboard_open_alone_listens_at_the_default_address_and_no_flag_starts_
     with dashboard.serve_dashboard(TestSpec("u", dashboard_open=True), stderr):
         pass
     with dashboard.serve_dashboard(TestSpec("u"), stderr) as plain:
-        assert plain.live is None
+        assert plain is None and LIVE_VIEW.get() is None
     assert asked == [("127.0.0.1", 5665)] and "warning" not in stderr.getvalue()
