@@ -139,15 +139,16 @@ def replay(url: str) -> None:
     for label, thresholds in REPLAYS.items():
         dashboard = Dashboard.listen("127.0.0.1", 0)
         try:
-            sink = dashboard.run_sink("replay", [parse_threshold(t) for t in thresholds])
-            sink.start(3600.0)
-            spent: list[float] = []
-            for i in range(3600):
-                interval = {**one, "index": i, "start_s": float(i), "end_s": float(i + 1)}
-                started = time.thread_time()
-                sink.on_interval(interval)
-                spent.append(time.thread_time() - started)
-            sizes = [len(e) for e in dashboard.events_after(0, 0)[0]]
+            with dashboard.stream() as stream:  # one client, reading once at the end
+                sink = dashboard.run_sink("replay", [parse_threshold(t) for t in thresholds])
+                sink.start(3600.0)
+                spent: list[float] = []
+                for i in range(3600):
+                    interval = {**one, "index": i, "start_s": float(i), "end_s": float(i + 1)}
+                    started = time.thread_time()
+                    sink.on_interval(interval)
+                    spent.append(time.thread_time() - started)
+                sizes = [len(e) for e in stream.next(0)[0]]
         finally:
             dashboard.close()
         print(f"\ndashboard work per interval (a one-hour run replayed, no engine), {label}:")

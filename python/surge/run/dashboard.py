@@ -93,14 +93,16 @@ class Dashboard:
         host, port = str(server.server_address[0]), server.server_address[1]
         self.url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
         self._changed = threading.Condition()
-        self._log: list[bytes] = []
+        self._seq = 0
+        self._log: list[bytes] = []  # the events no open stream has sent yet, the first numbered _first
+        self._first = 1
+        self._sent: dict[int, int] = {}  # each open stream: the last event it sent
         self._runs: list[RunView] = []
         self._experiment: Mapping[str, Any] | None = None
         self._document: Mapping[str, Any] | None = None
         self._analysis: Mapping[str, Any] | None = None
         self._done = False
         self._report: Path | None = None
-        self._streams = 0
         self._page = dashboard_page().encode()
         self._thread = threading.Thread(target=server.serve_forever, name="surge-dashboard", daemon=True)
         self._thread.start()
@@ -123,14 +125,22 @@ class Dashboard:
                 part = change()
             except Exception as e:  # a document the view cannot read costs the dashboard, not the run
                 part, name = None, f"error: {type(e).__name__}: {e}"
-            seq = len(self._log) + 1
+            self._seq = seq = self._seq + 1
             event = (
                 {"kind": "state", "seq": seq, "event": name, "state": self._state(seq)}
                 if part is None
                 else {"kind": "append", "seq": seq, "event": name, **part}
             )
             self._log.append(json.dumps(event, separators=(",", ":"), allow_nan=False, default=str).encode())
+            self._trim()
             self._changed.notify_all()
+
+    def _trim(self) -> None:
+        """_trim drops the events every open stream has sent (under the lock): the log holds what
+        is still to send, not the whole command (a stream opened later starts from a snapshot)."""
+        keep_from = min(self._sent.values(), default=self._seq) + 1
+        del self._log[: max(0, keep_from - self._first)]
+        self._first = max(self._first, keep_from)
 
     def _state(self, seq: int) -> dict[str, Any]:
         """_state is the whole state at ``seq`` (under the lock): the current run's view (its
@@ -197,20 +207,12 @@ class Dashboard:
         self._update("step", change)
 
     def snapshot(self, event: bool = True) -> tuple[int, bytes]:
-        """snapshot is (how many events so far, the whole state then as a ``state`` event, or
-        without ``event`` as it is)."""
+        """snapshot is (the number of the last event, the whole state then as a ``state`` event,
+        or without ``event`` as it is)."""
         with self._changed:
-            seq = len(self._log)
-            state = self._state(seq)
-            document = {"kind": "state", "seq": seq, "event": "snapshot", "state": state} if event else state
-            return seq, json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
-
-    def events_after(self, seen: int, timeout: float) -> tuple[list[bytes], bool]:
-        """events_after are the events after the first ``seen``, once there is one (at the
-        latest after ``timeout`` seconds: maybe none), and whether the command ended."""
-        with self._changed:
-            self._changed.wait_for(lambda: len(self._log) > seen or self._done, timeout)
-            return self._log[seen:], self._done
+            state = self._state(self._seq)
+            document = {"kind": "state", "seq": self._seq, "event": "snapshot", "state": state} if event else state
+            return self._seq, json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
 
     def report_file(self) -> Path | None:
         """report_file is the report.html /report serves (None until one was written)."""
@@ -222,16 +224,30 @@ class Dashboard:
         return self._page
 
     @contextmanager
-    def stream(self) -> Iterator[None]:
-        """stream counts an open event stream while its block runs (``close`` waits for them)."""
+    def stream(self) -> Iterator[EventStream]:
+        """stream opens an event stream for its block: its first event the whole state now, then
+        every event after it, in order (``close`` waits for the open streams to send the end)."""
         with self._changed:
-            self._streams += 1
+            key = max(self._sent, default=0) + 1
+            seq, first = self.snapshot()
+            self._sent[key] = seq
         try:
-            yield
+            yield EventStream(self, key, first)
         finally:
             with self._changed:
-                self._streams -= 1
+                del self._sent[key]
+                self._trim()
                 self._changed.notify_all()
+
+    def next_events(self, key: int, timeout: float) -> tuple[list[bytes], bool]:
+        """next_events are the events stream ``key`` has not sent, once there is one (at the
+        latest after ``timeout`` seconds: maybe none), and whether the command ended."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._seq > self._sent[key] or self._done, timeout)
+            events = self._log[self._sent[key] + 1 - self._first :]
+            self._sent[key] = self._seq
+            self._trim()
+            return events, self._done
 
     def close(self) -> None:
         """close shows that the command ended (the experiment's verdict, its report), gives the
@@ -249,9 +265,21 @@ class Dashboard:
 
         self._update("end", change)
         with self._changed:
-            self._changed.wait_for(lambda: self._streams == 0, CLOSE_WAIT_S)
+            self._changed.wait_for(lambda: not self._sent, CLOSE_WAIT_S)
         self._server.shutdown()
         self._server.server_close()
+
+
+class EventStream:
+    """EventStream: one open event stream of a Dashboard: ``first`` (the whole state when it
+    opened), then ``next`` (the events since, in order, and whether the command ended)."""
+
+    def __init__(self, dashboard: Dashboard, key: int, first: bytes) -> None:
+        self._dashboard, self._key, self.first = dashboard, key, first
+
+    def next(self, timeout: float) -> tuple[list[bytes], bool]:
+        """next are the events since the last call (``Dashboard.next_events``)."""
+        return self._dashboard.next_events(self._key, timeout)
 
 
 class DashboardSink:
@@ -335,18 +363,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.close_connection = True
-        with dashboard.stream():
-            seen, first = dashboard.snapshot()
-            self.wfile.write(b"data: " + first + b"\n\n")
+        with dashboard.stream() as stream:
+            self.wfile.write(b"data: " + stream.first + b"\n\n")
             self.wfile.flush()
             while True:
-                events, done = dashboard.events_after(seen, KEEPALIVE_S)
+                events, done = stream.next(KEEPALIVE_S)
                 for event in events:
                     self.wfile.write(b"data: " + event + b"\n\n")
                 if not events:
                     self.wfile.write(b": keepalive\n\n")
                 self.wfile.flush()
-                seen += len(events)
                 if done and not events:
                     return
 
