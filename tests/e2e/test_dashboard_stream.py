@@ -65,3 +65,19 @@ def test_streams_get_every_event_in_order_from_their_snapshot_and_the_log_keeps_
                     assert json.loads(events[-1])["state"]["done"] is True
     finally:
         dashboard._server.server_close()
+
+
+def test_an_interval_the_views_cannot_read_is_an_error_event_never_the_runs():
+    dashboard = Dashboard.listen("127.0.0.1", 0)
+    try:
+        with dashboard.stream() as stream:
+            sink = dashboard.run_sink("run")
+            sink.start(1.0)
+            sink.on_interval({"index": 0})  # no requests, no latency: the sink does not raise
+            sink.on_interval(_interval(1))
+            events = [json.loads(e) for e in stream.next(0)[0]]
+            assert [e["kind"] for e in events] == ["state", "error", "state"]
+            assert events[1]["error"].startswith("KeyError")
+            dashboard.close()
+    finally:
+        dashboard._server.server_close()

@@ -67,12 +67,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _json(document: Mapping[str, Any]) -> bytes:
+    """_json is ``document`` as compact JSON (no NaN: the page's JSON.parse refuses it)."""
+    return json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
+
+
 class _Server(ThreadingHTTPServer):
     """_Server: the dashboard's HTTP server, each request on a daemon thread (none outlives the
     command), on an IPv4 or IPv6 socket as its host needs."""
 
     daemon_threads = True
     dashboard: Dashboard
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """handle_error says nothing: a request that fails costs its client, and the command's
+        output stays its own."""
 
     def __init__(self, host: str, port: int) -> None:
         # An IPv6 literal needs an IPv6 socket.
@@ -119,19 +128,22 @@ class Dashboard:
 
     def _update(self, name: str, change: Callable[[], dict[str, Any] | None]) -> None:
         """_update applies ``change`` and logs the event ``name``: ``append`` with what
-        ``change`` returns, or ``state`` (the whole state) when it returns None."""
+        ``change`` returns, or ``state`` (the whole state) when it returns None. It does not
+        raise: a document the views cannot read (or a value JSON cannot hold) logs an ``error``
+        event instead, and costs the dashboard, never the run."""
         with self._changed:
+            self._seq = seq = self._seq + 1
             try:
                 part = change()
-            except Exception as e:  # a document the view cannot read costs the dashboard, not the run
-                part, name = None, f"error: {type(e).__name__}: {e}"
-            self._seq = seq = self._seq + 1
-            event = (
-                {"kind": "state", "seq": seq, "event": name, "state": self._state(seq)}
-                if part is None
-                else {"kind": "append", "seq": seq, "event": name, **part}
-            )
-            self._log.append(json.dumps(event, separators=(",", ":"), allow_nan=False, default=str).encode())
+                event = (
+                    {"kind": "state", "seq": seq, "event": name, "state": self._state(seq)}
+                    if part is None
+                    else {"kind": "append", "seq": seq, "event": name, **part}
+                )
+                text = _json(event)
+            except Exception as e:
+                text = _json({"kind": "error", "seq": seq, "event": name, "error": f"{type(e).__name__}: {e}"})
+            self._log.append(text)
             self._trim()
             self._changed.notify_all()
 
@@ -212,7 +224,7 @@ class Dashboard:
         with self._changed:
             state = self._state(self._seq)
             document = {"kind": "state", "seq": self._seq, "event": "snapshot", "state": state} if event else state
-            return self._seq, json.dumps(document, separators=(",", ":"), allow_nan=False, default=str).encode()
+            return self._seq, _json(document)
 
     def report_file(self) -> Path | None:
         """report_file is the report.html /report serves (None until one was written)."""
