@@ -37,10 +37,10 @@ TAG_HELP = (
 @dataclass(frozen=True)
 class TestOption:
     """TestOption: one option of the test description: the TestSpec ``field`` it fills, its
-        ``flags`` as ``surge run`` spells them (``experiment_flags``: as an experiment does, when
-        they differ), its ``kind``, its ``help`` and ``metavar`` (``alone``: an address option's value
-    when its flag is given alone). Its default is the kind's: None,
-        False for a switch, () for a repeatable one."""
+    ``flags`` as ``surge run`` spells them (``experiment_flags``: as an experiment does, when
+    they differ), its ``kind``, its ``help`` and ``metavar`` (``alone``: an address option's
+    value when its flag is given alone). Its default is the kind's: None, False for a switch, ()
+    for a repeatable one."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
