@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout tools clean lint lint-python lint-rust
+.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard tools clean lint lint-python lint-rust
 
 all: build
 
@@ -74,6 +74,7 @@ bench: build tools
 	$(MAKE) bench-report
 	$(MAKE) bench-saving
 	$(MAKE) bench-scaleout
+	$(MAKE) bench-dashboard
 
 ## bench-open: only the open-model section: surge and oha at 20k, 50k, 80k req/s on one core, surge closed for the ratio (docs/benchmarks.md)
 bench-open: build tools
@@ -94,6 +95,10 @@ bench-saving: build
 ## bench-scaleout: the distributed run's merge cost, and 1-3 generators in a loopback Ray cluster with CPU-limited nodes (docs/benchmarks.md)
 bench-scaleout: build
 	$(BIN)/python bench/scaleout.py
+
+## bench-dashboard: the live dashboard's cost: engine CPU per request with and without --dashboard and one client, its work per interval (docs/benchmarks.md)
+bench-dashboard: build
+	$(BIN)/python bench/dashboard.py
 
 ## bench-history: record a one-hour run's intervals, list a history of 10,000 runs (docs/benchmarks.md)
 bench-history: build

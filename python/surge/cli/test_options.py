@@ -28,8 +28,8 @@ def _click_option(option: TestOption, experiment: bool) -> Callable[[Any], Any]:
         declared["metavar"] = option.metavar
     if option.kind == "switch":
         declared["is_flag"] = True
-    elif option.kind == "address":  # --ray alone is --ray=local
-        declared.update(is_flag=False, flag_value="local", default=None)
+    elif option.kind == "address":  # --ray alone is --ray=local, --dashboard alone 127.0.0.1:5665
+        declared.update(is_flag=False, flag_value=option.alone, default=None)
     elif option.kind == "tags":
         declared.update(multiple=True, callback=tags_callback)
     else:
@@ -74,7 +74,15 @@ def _with_test_options(command: F, experiment: bool, url_required: bool = True) 
         values["env_pairs"] = tuple(values["env_pairs"])
         values["tags"] = tuple(values["tags"].items())
         # Errors name each flag as this command spells it (an experiment's -n counts runs).
-        return command(*args, test=TestSpec(**values, flags=flags), **kwargs)
+        test = TestSpec(**values, flags=flags)
+        if test.dashboard is None and not test.dashboard_open:
+            return command(*args, test=test, **kwargs)
+        # Function-local: the server and the page's renderers load only with --dashboard, which
+        # listens before the command's first run and stops when the command ends.
+        from surge.run.dashboard import serve_dashboard
+
+        with serve_dashboard(test):
+            return command(*args, test=test, **kwargs)
 
     for option in reversed(_options(experiment, url_required)):
         with_test = option(with_test)

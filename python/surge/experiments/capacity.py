@@ -25,6 +25,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.plan.model import ConstantArrivalRate
 from surge.present import numbers as fmt
+from surge.run.sinks import COMMAND_VIEW
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 BRACKET_FRACTION = 0.5
@@ -448,6 +449,25 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
     }
     experiment = ExperimentRecord.for_test("capacity", test, parameters)
     steadiness = Steadiness(max_late=plan.max_late)
+    run_ids: list[list[str]] = []
+
+    def document(result: CapacityResult) -> dict[str, Any]:
+        return analysis_document(
+            result,
+            choice,
+            run_ids,
+            start_rate=plan.start_rate,
+            max_rate=plan.max_rate,
+            precision=plan.precision,
+            step_s=plan.step_s,
+            cooldown_s=plan.cooldown_s,
+        )
+
+    def judged(step: SearchStep) -> None:
+        print_step(step)
+        if (view := COMMAND_VIEW.get()) is not None:  # --dashboard: the search path so far
+            view.on_step(experiment.document, lambda: document(search.result("interrupted")))
+
     search = CapacitySearch(
         choice.conditions,
         plan.start_rate,
@@ -455,9 +475,8 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
         precision=plan.precision,
         max_steps=plan.max_steps,
         steadiness=steadiness,
-        on_step=print_step,
+        on_step=judged,
     )
-    run_ids: list[list[str]] = []
     result = None
     with experiment.running():
         measure = measure_with(
@@ -475,16 +494,7 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
         result = search.result("interrupted")
 
     def analyse() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        analysis = analysis_document(
-            result,
-            choice,
-            run_ids,
-            start_rate=plan.start_rate,
-            max_rate=plan.max_rate,
-            precision=plan.precision,
-            step_s=plan.step_s,
-            cooldown_s=plan.cooldown_s,
-        )
+        analysis = document(result)
         return analysis, findings(analysis)
 
     experiment.conclude(analyse)

@@ -23,6 +23,7 @@ from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
 from surge.history.experiment_rows import ExperimentRun
 from surge.history.store import History
 from surge.record.stored import StoredRun
+from surge.run.sinks import COMMAND_VIEW
 from surge.run.spec import TestSpec
 
 MAX_GROUP_RUNS = 10_000
@@ -139,6 +140,13 @@ def run_compare(
                     level=variant.load,
                     variant=name,
                 )
+                if (view := COMMAND_VIEW.get()) is not None:  # --dashboard: the variants so far
+                    view.on_step(
+                        experiment.document,
+                        lambda: analyse(
+                            experiment.runs, names, reference=reference, alpha=alpha, loads=None, cells=cells
+                        )[0],
+                    )
     loads = load_of if len(load_of) == len(variants) and cells is None else None
     _conclude(experiment, names, reference, alpha, loads, cells)
     return experiment, experiment_outcome(experiment.runs, experiment.stopped, repeats * len(variants), experiment.kept)

@@ -20,6 +20,7 @@ from surge.history import RunQuery, list_runs, load_run, lookup_id, open_history
 from surge.history.experiment_rows import ExperimentRun
 from surge.history.store import History
 from surge.record.stored import StoredRun
+from surge.run.sinks import COMMAND_VIEW
 from surge.run.spec import TestSpec
 
 
@@ -39,6 +40,8 @@ def run_repeat(test: TestSpec, runs: int, cooldown_s: float, cv_limit: float) ->
             if i > 1:
                 runner.cooldown(cooldown_s)
             runner.run_one(experiment, test, prepared, role=f"repeat {i}/{runs}", label=str(i))
+            if (view := COMMAND_VIEW.get()) is not None:  # --dashboard: the statistics so far
+                view.on_step(experiment.document, lambda: analyse(experiment.runs, cv_limit=cv_limit)[0])
     experiment.conclude(lambda: analyse(experiment.runs, cv_limit=cv_limit))
     return experiment, experiment_outcome(experiment.runs, experiment.stopped, runs, experiment.kept)
 

@@ -28,7 +28,7 @@ from surge.history.experiment_rows import ExperimentRun
 from surge.present import numbers as fmt
 from surge.record.figures import Figures, has_result, key_figures, verdict
 from surge.run.session import RunOptions, run_prepared
-from surge.run.sinks import TerminalProgress
+from surge.run.sinks import COMMAND_VIEW, TerminalProgress
 from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
@@ -169,6 +169,8 @@ def run_one(
         )
         link = ExperimentRun(report.run_id, position, role, label, level, variant) if end.in_history else None
         experiment.add_run(report.entry(directory), link)
+        if (view := COMMAND_VIEW.get()) is not None:  # --dashboard: the experiment's runs so far
+            view.on_step(experiment.document)
         print(progress_line(report), file=sys.stderr, flush=True)
     if end.error is not None:
         raise end.error

@@ -35,6 +35,7 @@ from surge.experiments.runner import RunReport
 from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.present import numbers as fmt
+from surge.run.sinks import COMMAND_VIEW
 from surge.run.spec import Overrides, PreparedRun, TestSpec
 
 
@@ -157,6 +158,8 @@ def run_levels(
             file=sys.stderr,
             flush=True,
         )
+        if (view := COMMAND_VIEW.get()) is not None:  # --dashboard: the curve so far
+            view.on_step(experiment.document, lambda: analyse(plan, done, None, settler))
         if plan.stop_when_broken and stop_when_broken(levels, plan.rules()) and i + 1 < len(plan.loads):
             rest = ", ".join(offered_text(plan.model, x) for x in plan.loads[i + 1 :])
             return (

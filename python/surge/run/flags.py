@@ -16,7 +16,7 @@ OptionKind = Literal["int", "float", "rate", "text", "switch", "texts", "tags", 
 """OptionKind is what an option takes: a whole number, a number, a text, nothing (a switch:
 True when given), a text repeatable (``texts``: a tuple), ``KEY=VALUE`` labels repeatable
 (``tags``: checked by ``surge.core.tags.parse_tags``), or an address that may be left out
-(``address``: the flag alone means ``local``)."""
+(``address``: the flag alone means the option's ``alone``, ``local`` unless it names another)."""
 
 DB_HELP = (
     "The run history's database file (default: $SURGE_DB, else history.db in the user's data directory, "
@@ -38,8 +38,9 @@ TAG_HELP = (
 class TestOption:
     """TestOption: one option of the test description: the TestSpec ``field`` it fills, its
     ``flags`` as ``surge run`` spells them (``experiment_flags``: as an experiment does, when
-    they differ), its ``kind``, its ``help`` and ``metavar``. Its default is the kind's: None,
-    False for a switch, () for a repeatable one."""
+    they differ), its ``kind``, its ``help`` and ``metavar`` (``alone``: an address option's
+    value when its flag is given alone). Its default is the kind's: None, False for a switch, ()
+    for a repeatable one."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -49,6 +50,7 @@ class TestOption:
     help: str
     metavar: str | None = None
     experiment_flags: tuple[str, ...] | None = None
+    alone: str = "local"
 
     @property
     def default(self) -> Any:
@@ -168,6 +170,18 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
         "Sample process PID (the target, with its child processes) every second during each run: "
         "CPU, RSS, threads, open files, into the time series, summary.json and the findings.",
         metavar="PID",
+    ),
+    TestOption(
+        "dashboard",
+        ("--dashboard",),
+        "address",
+        "Serve a live web dashboard of the run (every run of an experiment) at HOST:PORT while the command "
+        "runs (docs/dashboard.md); alone: 127.0.0.1:5665. Write it after FILE|URL.",
+        metavar="[HOST:PORT]",
+        alone="127.0.0.1:5665",
+    ),
+    TestOption(
+        "dashboard_open", ("--dashboard-open",), "switch", "Open the dashboard in a web browser (implies --dashboard)."
     ),
 )
 """TEST_OPTIONS are the test's options (after its FILE|URL argument) in the order ``--help``

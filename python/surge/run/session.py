@@ -27,7 +27,7 @@ from surge.record.directory import RESULTS_DIR, check_out
 from surge.run.flags import check_no_save
 from surge.run.phases import NOTHING_SENT as FILE_NOTHING_SENT
 from surge.run.phases import RunOutcome, unreachable_outcome
-from surge.run.sinks import LOCAL, IntervalSink, PhaseRunner, run_streamed
+from surge.run.sinks import COMMAND_VIEW, LOCAL, IntervalSink, PhaseRunner, run_streamed
 from surge.run.spec import PreparedRun, TestSpec
 
 if TYPE_CHECKING:
@@ -124,11 +124,16 @@ def run_prepared(
     watch: TargetWatch | None = None,
 ) -> RunEnd:
     """run_prepared runs ``prepared`` (the module's steps) with ``runner`` (the engine here, by
-    default), handing its stream to ``sinks``; ``watch`` samples the target's process (None:
+    default), handing its stream to ``sinks`` (and to the command's CommandView, when one follows
+    it: ``surge.run.sinks.COMMAND_VIEW``); ``watch`` samples the target's process (None:
     the one ``options.watch_pid`` names, or none). A stop signal ends the run keeping its
     results (``run.interrupted_in``); once the engine has returned, a stop signal waits for
     the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
+    view = COMMAND_VIEW.get()
+    if view is not None:  # --dashboard: the run followed live, its thresholds judged as it sends
+        label = str(options.experiment["role"]) if options.experiment is not None else options.name or prepared.name
+        sinks = [*sinks, view.run_sink(label, prepared.compiled.thresholds)]
     recorder = _recorder(prepared, options, stderr)
     history_kept = False
     if watch is None and options.watch_pid is not None:
@@ -169,7 +174,7 @@ def run_prepared(
         if recorder is not None and recorder.history is not None:
             recorder.history.close()
     nothing_sent = NOTHING_SENT if url_plan is not None else FILE_NOTHING_SENT
-    return RunEnd(
+    end = RunEnd(
         prepared,
         run,
         doc,
@@ -179,6 +184,9 @@ def run_prepared(
         history_kept,
         error,
     )
+    if view is not None:
+        view.run_ended(end)
+    return end
 
 
 class _RecordSink:

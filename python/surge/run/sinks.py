@@ -11,6 +11,7 @@ to the session."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from surge.plan.compiled import CompiledRun
@@ -19,7 +20,9 @@ from surge.run.phases import IntervalHook, PhaseHook, RunOutcome, run_phases
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from surge.plan.thresholds import Threshold
     from surge.present.terminal.live import ExperimentProgress, LiveView
+    from surge.run.session import RunEnd
 
 
 class IntervalSink(Protocol):
@@ -142,3 +145,27 @@ class TerminalProgress:
         """console is the console the view is drawn on while it is (None before and after): a
         line printed on it appears above the view; printed on another, it would garble it."""
         return self._view.console if self._view is not None else None
+
+
+class CommandView(Protocol):
+    """CommandView is what follows a whole command as it runs (the web dashboard, --dashboard:
+    ``surge.run.dashboard``): the run session hands it each run (``run_sink``, an IntervalSink
+    of the run shown as ``label``, its ``thresholds`` judged as it sends; then ``run_ended``), an
+    experiment each completed run or step (``on_step``: its document, and ``analyse``, its
+    analysis of what ran so far). Like a sink, it does not raise."""
+
+    def run_sink(self, label: str, thresholds: Sequence[Threshold] = ()) -> IntervalSink:
+        """run_sink is the IntervalSink of the command's next run."""
+        ...
+
+    def run_ended(self, end: RunEnd) -> None:
+        """run_ended: the run is recorded (its result, verdict and report)."""
+
+    def on_step(self, document: Mapping[str, Any], analyse: Callable[[], Mapping[str, Any]] | None = None) -> None:
+        """on_step: an experiment's run or step completed (experiment.json as it stands)."""
+
+
+COMMAND_VIEW: ContextVar[CommandView | None] = ContextVar("surge_command_view", default=None)
+"""COMMAND_VIEW is the command's CommandView while one follows it (set by ``surge.run.dashboard.
+serve_dashboard`` around the command), None otherwise: the session and the experiments reach it
+here, so the test's description carries no server."""

@@ -127,6 +127,8 @@ class TestSpec:
     generators: int | None = None
     on_generator_loss: str | None = None
     no_save: bool = False
+    dashboard: str | None = None
+    dashboard_open: bool = False
     flags: FlagNames | None = field(default=None, compare=False)
 
     def flag(self, name: str) -> str:
