@@ -124,8 +124,8 @@ def run_prepared(
     watch: TargetWatch | None = None,
 ) -> RunEnd:
     """run_prepared runs ``prepared`` (the module's steps) with ``runner`` (the engine here, by
-    default), handing its stream to ``sinks``; ``watch`` samples the target's process (None:
-    the one ``options.watch_pid`` names, or none). A stop signal ends the run keeping its
+    default), handing its stream to ``sinks`` and to its --export pushes; ``watch`` samples the
+    target's process (None: the one ``options.watch_pid`` names, or none). A stop signal ends the run keeping its
     results (``run.interrupted_in``); once the engine has returned, a stop signal waits for
     the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
@@ -144,6 +144,7 @@ def run_prepared(
                 watch.start()
             try:
                 streamed = [_RecordSink(recorder), *sinks] if recorder is not None else list(sinks)
+                streamed += _export_sinks(prepared, recorder, stderr)
                 run = run_streamed(runner, prepared.compiled, prepared.threads, prepared.planned_s, streamed)
             finally:
                 if watch is not None:
@@ -201,6 +202,17 @@ class _RecordSink:
 
     def finish(self) -> None:
         """finish: the record is finished with the result (``RecordWriter.finish``)."""
+
+
+def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: IO[str]) -> list[IntervalSink]:
+    """_export_sinks are the sinks of the run's --export pushes, their series labelled with the
+    record's run id (none without --export)."""
+    if not prepared.exports:
+        return []
+    # Function-local: the exporters load only with --export.
+    from surge.run.export import export_sinks
+
+    return list(export_sinks(prepared.exports, recorder.meta["run_id"] if recorder is not None else None, stderr))
 
 
 def _document(run: RunOutcome, url: bool) -> dict[str, Any]:

@@ -1,0 +1,249 @@
+"""--export (docs/export.md) against real receivers: a real Prometheus (Debian's ``prometheus``,
+started here with its remote-write receiver on loopback) whose query API returns surge's series
+with summary.json's totals; an OTLP/HTTP receiver here that decodes each push with the official
+``opentelemetry-proto`` messages; a receiver that is not there costs one warning line, never
+the run or its exit code; a bad --export is refused before anything is sent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import surge, write
+
+SCENARIO = """\
+target: @URL@
+scenarios:
+  browse:
+    executor: {type: constant-vus, vus: 2, duration: 2s}
+    flow:
+      - name: health
+        request: {path: /health}
+      - name: missing
+        request: {path: /no-such-route}
+  idle:
+    executor: {type: per-vu-iterations, vus: 1, iterations: 5}
+    flow:
+      - request: {path: /health}
+"""
+"""SCENARIO has two scenarios, two statuses (200, 404: a failure) and a few thousand requests."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _summary(out: Path) -> dict[str, Any]:
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory) -> Iterator[str]:
+    """prometheus is the base URL of a Prometheus on a free loopback port that takes remote
+    writes and scrapes nothing (its storage a temp directory), stopped after the module."""
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("no prometheus binary (make browser installs Debian's prometheus package)")
+    home = tmp_path_factory.mktemp("prometheus")
+    (home / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={home / 'prometheus.yml'}",
+            f"--storage.tsdb.path={home / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--web.enable-remote-write-receiver",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, "prometheus exited at start"
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "prometheus never became ready"
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _query(prometheus: str, expr: str) -> dict[str, float]:
+    """_query is an instant query's result: each series' labels (but testid) as ``k=v,...`` -> value."""
+    with urllib.request.urlopen(f"{prometheus}/api/v1/query?{urllib.parse.urlencode({'query': expr})}") as r:
+        body = json.loads(r.read())
+    assert body["status"] == "success", body
+    found = {}
+    for item in body["data"]["result"]:
+        labels = {k: v for k, v in item["metric"].items() if k not in ("__name__", "testid")}
+        found[",".join(f"{k}={v}" for k, v in sorted(labels.items()))] = float(item["value"][1])
+    return found
+
+
+def test_prometheus_remote_write_holds_the_runs_totals(prometheus, target, tmp_path):
+    scenario = write(tmp_path, SCENARIO, URL=target.url)
+    out = tmp_path / "run"
+    run = surge("run", str(scenario), "--out", str(out), "--export", f"prometheus={prometheus}/api/v1/write")
+    assert "warning" not in run.stderr, run.stderr
+    summary = _summary(out)
+    requests, testid = summary["requests"], summary["meta"]["run_id"]
+    assert requests["failed"] > 0 and requests["succeeded"] > 0  # both statuses are there
+
+    def q(name: str) -> dict[str, float]:
+        return _query(prometheus, f'{name}{{testid="{testid}"}}')
+
+    assert q("surge_http_reqs_total") == {f"status={s}": float(n) for s, n in requests["status_codes"].items()}
+    assert sum(q("surge_http_reqs_total").values()) == requests["succeeded"] + requests["failed"]
+    assert q("surge_http_req_failed_total") == {"": float(requests["failed"])}
+    assert q("surge_http_req_failed_rate")[""] == pytest.approx(requests["failure_rate"])
+    assert q("surge_iterations_total") == {
+        f"scenario={s['name']}": float(s["iterations"]["iterations_completed"]) for s in summary["scenarios"]
+    }
+    assert q("surge_data_sent_bytes_total") == {"": float(requests["bytes_sent"])}
+    count = summary["latency"]["all"]["count"]
+    assert q("surge_http_req_duration_seconds_count") == {"": float(count)}
+    buckets = q("surge_http_req_duration_seconds_bucket")
+    assert buckets["le=+Inf"] == count
+    assert q("surge_http_req_duration_seconds_sum")[""] == pytest.approx(
+        summary["latency"]["all"]["mean_ms"] * count / 1000, rel=1e-6
+    )
+    p95 = _query(
+        prometheus,
+        f'histogram_quantile(0.95, sum by (le) (surge_http_req_duration_seconds_bucket{{testid="{testid}"}}))',
+    )
+    assert p95[""] > 0
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    """_Receiver takes OTLP/HTTP pushes: each body, decoded, on the server's ``pushes``."""
+
+    def do_POST(self) -> None:
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        assert self.headers["Content-Type"] == "application/x-protobuf"
+        self.server.pushes.append((self.path, ExportMetricsServiceRequest.FromString(body)))  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """log_message says nothing."""
+
+
+@pytest.fixture
+def otlp_receiver() -> Iterator[ThreadingHTTPServer]:
+    """otlp_receiver is a loopback OTLP/HTTP receiver, its pushes on ``.pushes``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    server.pushes = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
+    scenario = write(tmp_path, SCENARIO, URL=target.url)
+    out = tmp_path / "run"
+    port = otlp_receiver.server_address[1]
+    run = surge("run", str(scenario), "--out", str(out), "--export", f"otlp=http://127.0.0.1:{port}")
+    assert "warning" not in run.stderr, run.stderr
+    summary = _summary(out)
+    requests, testid = summary["requests"], summary["meta"]["run_id"]
+    pushes = otlp_receiver.pushes
+    assert len(pushes) >= 3  # two intervals at least, and the end
+    assert {path for path, _ in pushes} == {"/v1/metrics"}
+    last = pushes[-1][1]
+    resource = last.resource_metrics[0]
+    assert {a.key: a.value.string_value for a in resource.resource.attributes} == {"service.name": "surge"}
+    found = {m.name: m for m in resource.scope_metrics[0].metrics}
+
+    def points(name: str) -> dict[str, float]:
+        metric = found[name]
+        data = metric.sum.data_points if metric.HasField("sum") else metric.gauge.data_points
+        out = {}
+        for point in data:
+            attributes = {a.key: a.value.string_value for a in point.attributes}
+            assert attributes.pop("testid") == testid
+            out[",".join(f"{k}={v}" for k, v in sorted(attributes.items()))] = point.as_double
+        return out
+
+    assert found["surge_http_reqs"].sum.is_monotonic
+    assert points("surge_http_reqs") == {f"status={s}": float(n) for s, n in requests["status_codes"].items()}
+    assert points("surge_http_req_failed") == {"": float(requests["failed"])}
+    assert points("surge_iterations") == {
+        f"scenario={s['name']}": float(s["iterations"]["iterations_completed"]) for s in summary["scenarios"]
+    }
+    latency = found["surge_http_req_duration"]
+    assert latency.unit == "s"
+    point = latency.exponential_histogram.data_points[0]
+    assert point.count == requests["responses"] == summary["latency"]["all"]["count"]
+    assert sum(point.positive.bucket_counts) + point.zero_count == point.count
+    assert point.sum == pytest.approx(summary["latency"]["all"]["mean_ms"] * point.count / 1000, rel=1e-6)
+    assert 0 < point.min <= point.max
+
+
+def test_a_receiver_that_is_not_there_costs_one_warning(target):
+    dead = _free_port()
+    plain = surge("run", target.url + "/health", "-c", "2", "-d", "1s", "--no-save")
+    run = surge(
+        "run",
+        target.url + "/health",
+        "-c",
+        "2",
+        "-d",
+        "2s",
+        "--no-save",
+        "--export",
+        f"prometheus=http://user:hunter2@127.0.0.1:{dead}/api/v1/write",
+    )
+    assert run.code == plain.code == 0, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, run.stderr
+    assert warnings[0].startswith("surge: warning: --export prometheus=http://user:redacted@127.0.0.1:")
+    assert "hunter2" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "value, needle",
+    [
+        ("influx=http://127.0.0.1:1/", "KIND one of prometheus, otlp"),
+        ("prometheus", "expected KIND=URL"),
+        ("otlp=127.0.0.1:4318", "expected an http:// or https:// URL"),
+        ("prometheus=http://:9090/api/v1/write", "the URL has no host"),
+        ("otlp=http://127.0.0.1:99999/", "not a URL"),
+    ],
+)
+@pytest.mark.parametrize("command", [["run"], ["repeat", "-n", "1"]])
+def test_a_bad_export_is_refused_before_anything_is_sent(command, value, needle, fresh_target, tmp_path):
+    run = surge(*command, fresh_target.url + "/health", "-d", "1s", "--export", value, "--out", str(tmp_path / "o"))
+    assert run.code == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("surge: error: --export: "), run.stderr
+    assert needle in run.stderr
+    assert fresh_target.received() == 0
+    assert not (tmp_path / "o").exists()
