@@ -7,20 +7,17 @@ the run or its exit code; a bad --export is refused before anything is sent."""
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
-import threading
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
+import receivers
 from conftest import surge, write
 
 SCENARIO = """\
@@ -32,19 +29,17 @@ scenarios:
       - name: health
         request: {path: /health}
       - name: missing
-        request: {path: /no-such-route}
+        request: {method: POST, path: /no-such-route}
   idle:
     executor: {type: per-vu-iterations, vus: 1, iterations: 5}
     flow:
       - request: {path: /health}
 """
-"""SCENARIO has two scenarios, two statuses (200, 404: a failure) and a few thousand requests."""
+"""SCENARIO has two scenarios, three tags (two named, one ``GET /health``), two methods, two
+statuses (200, 404: a failure) and a few thousand requests."""
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+METHODS = {"health": "GET", "missing": "POST", "GET /health": "GET"}
+"""METHODS are SCENARIO's tags' methods."""
 
 
 def _summary(out: Path) -> dict[str, Any]:
@@ -53,42 +48,11 @@ def _summary(out: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory) -> Iterator[str]:
-    """prometheus is the base URL of a Prometheus on a free loopback port that takes remote
-    writes and scrapes nothing (its storage a temp directory), stopped after the module."""
-    binary = shutil.which("prometheus")
-    if binary is None:
-        pytest.skip("no prometheus binary (make browser installs Debian's prometheus package)")
-    home = tmp_path_factory.mktemp("prometheus")
-    (home / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={home / 'prometheus.yml'}",
-            f"--storage.tsdb.path={home / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--web.enable-remote-write-receiver",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, "prometheus exited at start"
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "prometheus never became ready"
-            time.sleep(0.2)
+    """prometheus is the base URL of a Prometheus taking remote writes on loopback, for the module."""
+    with receivers.prometheus(tmp_path_factory.mktemp("prometheus")) as url:
+        if url is None:
+            pytest.skip("no prometheus binary (make test-python installs Debian's prometheus package)")
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _query(prometheus: str, expr: str) -> dict[str, float]:
@@ -130,6 +94,12 @@ def test_prometheus_remote_write_holds_the_runs_totals(prometheus, target, tmp_p
     assert q("surge_http_req_duration_seconds_sum")[""] == pytest.approx(
         summary["latency"]["all"]["mean_ms"] * count / 1000, rel=1e-6
     )
+    by_tag = {
+        f"method={METHODS[t['tag']]},name={t['tag']},scenario={t['scenario']},status={status},tag={t['tag']}": float(n)
+        for t in summary["tags"]
+        for status, n in t["requests"]["status_codes"].items()
+    }
+    assert q("surge_tag_http_reqs_total") == by_tag and len(by_tag) == 3
     p95 = _query(
         prometheus,
         f'histogram_quantile(0.95, sum by (le) (surge_http_req_duration_seconds_bucket{{testid="{testid}"}}))',
@@ -137,34 +107,11 @@ def test_prometheus_remote_write_holds_the_runs_totals(prometheus, target, tmp_p
     assert p95[""] > 0
 
 
-class _Receiver(BaseHTTPRequestHandler):
-    """_Receiver takes OTLP/HTTP pushes: each body, decoded, on the server's ``pushes``."""
-
-    def do_POST(self) -> None:
-        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        assert self.headers["Content-Type"] == "application/x-protobuf"
-        self.server.pushes.append((self.path, ExportMetricsServiceRequest.FromString(body)))  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """log_message says nothing."""
-
-
 @pytest.fixture
 def otlp_receiver() -> Iterator[ThreadingHTTPServer]:
     """otlp_receiver is a loopback OTLP/HTTP receiver, its pushes on ``.pushes``."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    server.pushes = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with receivers.otlp_receiver() as server:
+        yield server
 
 
 def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
@@ -177,8 +124,9 @@ def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
     requests, testid = summary["requests"], summary["meta"]["run_id"]
     pushes = otlp_receiver.pushes
     assert len(pushes) >= 3  # two intervals at least, and the end
-    assert {path for path, _ in pushes} == {"/v1/metrics"}
-    last = pushes[-1][1]
+    assert {(path, kind) for path, kind, _ in pushes} == {("/v1/metrics", "application/x-protobuf")}
+    decoded = [ExportMetricsServiceRequest.FromString(body) for _, _, body in pushes]
+    last = decoded[-1]
     resource = last.resource_metrics[0]
     assert {a.key: a.value.string_value for a in resource.resource.attributes} == {"service.name": "surge"}
     found = {m.name: m for m in resource.scope_metrics[0].metrics}
@@ -199,6 +147,12 @@ def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
     assert points("surge_iterations") == {
         f"scenario={s['name']}": float(s["iterations"]["iterations_completed"]) for s in summary["scenarios"]
     }
+    assert points("surge_tag_http_req_failed") == {
+        f"method={METHODS[t['tag']]},name={t['tag']},scenario={t['scenario']},tag={t['tag']}": float(
+            t["requests"]["failed"]
+        )
+        for t in summary["tags"]
+    }
     latency = found["surge_http_req_duration"]
     assert latency.unit == "s"
     point = latency.exponential_histogram.data_points[0]
@@ -209,7 +163,7 @@ def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
 
 
 def test_a_receiver_that_is_not_there_costs_one_warning(target):
-    dead = _free_port()
+    dead = receivers.free_port()
     plain = surge("run", target.url + "/health", "-c", "2", "-d", "1s", "--no-save")
     run = surge(
         "run",

@@ -10,6 +10,7 @@ never the run, its record or its exit code."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import math
 import queue
 import threading
@@ -84,9 +85,29 @@ class Export:
         return f"--export {self.kind}={redact_url(self.url)}"
 
 
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "prometheus": ("google.protobuf", "cramjam"),
+    "otlp": ("google.protobuf", "opentelemetry.proto"),
+}
+"""EXTRA_MODULES are the modules of the ``export`` extra each kind needs."""
+
+
+def _missing_module(kind: str) -> str | None:
+    """_missing_module is the first module of the export extra ``kind`` needs that is not installed."""
+    for name in EXTRA_MODULES[kind]:
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # its parent package is missing
+            found = None
+        if found is None:
+            return name
+    return None
+
+
 def parse_exports(values: Sequence[str], flag: str = "--export") -> tuple[Export, ...]:
     """parse_exports reads each ``KIND=URL`` of ``values``: KIND one of KINDS, URL an http(s)
-    URL with a host. BadInput names ``flag`` and the value (secrets masked) at fault."""
+    URL with a host, and the ``export`` extra installed. BadInput names ``flag`` and the value
+    (secrets masked) at fault."""
     exports = []
     for value in values:
         kind, sep, url = value.partition("=")
@@ -102,10 +123,74 @@ def parse_exports(values: Sequence[str], flag: str = "--export") -> tuple[Export
             raise BadInput(flag, f"{shown!r}: expected an http:// or https:// URL")
         if not parts.hostname:
             raise BadInput(flag, f"{shown!r}: the URL has no host")
+        missing = _missing_module(kind)
+        if missing is not None:
+            raise BadInput(flag, f"{kind} needs {missing}, which is not installed: pip install 'surge[export]'")
         if kind == "otlp" and parts.path in ("", "/"):
             url = url.rstrip("/") + "/v1/metrics"
         exports.append(Export(kind, url))
     return tuple(exports)
+
+
+@dataclass(frozen=True)
+class TagFigures:
+    """TagFigures: one tag of one scenario in the finished run (its result's ``tags``): the
+    ``labels`` its series carry (scenario, tag, name: the tag, as k6's ``name``; method when
+    known), its completed requests by status, its failures and latency percentiles (seconds)."""
+
+    labels: dict[str, str]
+    by_status: dict[str, int]
+    failed: int
+    percentiles_s: dict[str, float]
+
+
+def tag_figures(document: Mapping[str, Any], methods: Mapping[tuple[str, str], str]) -> list[TagFigures]:
+    """tag_figures are the finished run's figures per scenario and tag (its result document's
+    ``tags``), each tag's method from ``methods`` ((scenario, tag) -> method), else the first
+    word of a default tag (``GET /path``)."""
+    found = []
+    for entry in document.get("tags") or ():
+        scenario, tag = str(entry.get("scenario", "")), str(entry.get("tag", ""))
+        first = tag.split(" ", 1)[0]
+        method = methods.get((scenario, tag)) or (first if " " in tag and first in _METHODS else "")
+        r = entry.get("requests") or {}
+        statuses = {str(k): int(v) for k, v in (r.get("status_codes") or {}).items()}
+        no_response = int(r.get("succeeded") or 0) + int(r.get("failed") or 0) - sum(statuses.values())
+        if no_response > 0:
+            statuses["0"] = no_response
+        latency = (entry.get("latency") or {}).get("all") or {}
+        labels = {"scenario": scenario, "tag": tag, "name": tag} | ({"method": method} if method else {})
+        found.append(
+            TagFigures(
+                {k: redact_text(v) for k, v in labels.items()},
+                statuses,
+                int(r.get("failed") or 0),
+                {p: float(latency.get(f"{p}_ms") or 0.0) / 1000.0 for p in ("p50", "p95", "p99")}
+                if latency.get("count")
+                else {},
+            )
+        )
+    return found
+
+
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
+"""_METHODS are the HTTP methods a default tag (``METHOD /path``) starts with."""
+
+
+def step_methods(plan: Any) -> dict[tuple[str, str], str]:
+    """step_methods maps each (scenario, tag) of ``plan``'s explicitly tagged steps to its
+    request's method (a tag shared by two methods maps to neither)."""
+    methods: dict[tuple[str, str], str] = {}
+    shared: set[tuple[str, str]] = set()
+    for scenario in plan.scenarios:
+        for sequence in scenario.flow.sequences:
+            for step in sequence.steps:
+                if step.tag is None:
+                    continue
+                key, method = (scenario.name, step.tag), step.request.method
+                if methods.setdefault(key, method) != method:
+                    shared.add(key)
+    return {key: method for key, method in methods.items() if key not in shared}
 
 
 @dataclass
@@ -113,7 +198,8 @@ class Totals:
     """Totals: a run's figures so far, cumulative from its first interval (what a push sends):
     responses by status (``"0"``: no response), failures and their classes, bytes, iterations
     and active VUs by scenario, the latency histogram (Prometheus buckets and OTLP exponential
-    buckets, seconds) and the last interval's percentiles. ``testid`` labels every series."""
+    buckets, seconds) and the last interval's percentiles; once the run is done, its figures
+    per scenario and tag (``tags``: the interval stream has none). ``testid`` labels every series."""
 
     testid: str
     started_unix_s: float = field(default_factory=time.time)
@@ -134,6 +220,7 @@ class Totals:
     zero_count: int = 0
     percentiles_s: dict[str, float] = field(default_factory=dict)
     intervals: int = 0
+    tags: list[TagFigures] = field(default_factory=list)
 
     @property
     def failure_rate(self) -> float:
@@ -173,32 +260,29 @@ class Totals:
     def _add_histogram(self, encoded: str) -> None:
         if not encoded:
             return
-        # Function-local: the HdrHistogram codec loads in the exporter's thread, only with --export.
+        # Function-local: numpy and the HdrHistogram codec load when an exporter starts (--export only).
+        import numpy as np
         from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
         try:
-            histogram = HdrHistogram.decode(encoded)
+            values_s, counts = recorded_values(HdrHistogram.decode(encoded))
         except Exception:  # an undecodable histogram: the counters still go out
             return
-        factor = 2.0**EXPONENTIAL_SCALE
-        for item in histogram.get_recorded_iterator():
-            # The middle of the value's HdrHistogram bucket (3 significant digits: within 0.1 %).
-            value = item.value_iterated_to
-            low, high = histogram.get_lowest_equivalent_value(value), histogram.get_highest_equivalent_value(value)
-            value_s = (low + high) / 2 / UNITS_PER_S
-            count = int(item.count_at_value_iterated_to)
-            self.latency_count += count
-            self.latency_min_s = min(self.latency_min_s, value_s)
-            self.latency_max_s = max(self.latency_max_s, value_s)
-            for i, bound in enumerate(LATENCY_BOUNDS_S):
-                if value_s <= bound:
-                    self.buckets[i] += count
-                    break
-            if value_s <= 0:
-                self.zero_count += count
-            else:
-                index = math.ceil(math.log2(value_s) * factor) - 1
-                self.exponential[index] = self.exponential.get(index, 0) + count
+        if not len(counts):
+            return
+        self.latency_count += int(counts.sum())
+        self.latency_min_s = min(self.latency_min_s, float(values_s[0]))
+        self.latency_max_s = max(self.latency_max_s, float(values_s[-1]))
+        # Bucket i holds LATENCY_BOUNDS_S[i-1] < value <= LATENCY_BOUNDS_S[i]; values above the last: +Inf only.
+        slots = np.searchsorted(np.asarray(LATENCY_BOUNDS_S), values_s, side="left")
+        added = np.bincount(slots, weights=counts, minlength=len(LATENCY_BOUNDS_S) + 1)
+        self.buckets = [b + int(a) for b, a in zip(self.buckets, added[: len(LATENCY_BOUNDS_S)], strict=True)]
+        positive = values_s > 0
+        self.zero_count += int(counts[~positive].sum())
+        indexes = np.ceil(np.log2(values_s[positive]) * 2.0**EXPONENTIAL_SCALE).astype(np.int64) - 1
+        unique, inverse = np.unique(indexes, return_inverse=True)
+        for index, count in zip(unique.tolist(), np.bincount(inverse, weights=counts[positive]).tolist(), strict=True):
+            self.exponential[index] = self.exponential.get(index, 0) + int(count)
 
     def cumulative_buckets(self) -> list[tuple[str, int]]:
         """cumulative_buckets are the Prometheus histogram's (le, count of values ≤ le) pairs, ``+Inf`` last."""
@@ -217,8 +301,11 @@ class ExportSink:
     (an unreachable or refusing receiver, a full queue) is one warning line on ``stderr``; it
     never raises."""
 
-    def __init__(self, export: Export, testid: str, stderr: IO[str]) -> None:
+    def __init__(
+        self, export: Export, testid: str, stderr: IO[str], methods: Mapping[tuple[str, str], str] | None = None
+    ) -> None:
         self.export = export
+        self.methods = dict(methods or {})
         self.totals = Totals(testid)
         self.pushes = 0
         self.failures = 0
@@ -228,7 +315,18 @@ class ExportSink:
         self._thread: threading.Thread | None = None
 
     def start(self, planned_s: float) -> None:
-        """start starts the exporter's thread."""
+        """start loads the encoders (before the run sends: their imports cost no CPU during the
+        load) and starts the exporter's thread."""
+        try:
+            # Function-local: the encoders (the export extra), numpy and the HdrHistogram codec
+            # load only with --export, here, before the run sends.
+            import hdrh.histogram  # type: ignore[import-untyped]  # noqa: F401
+            import numpy  # noqa: F401
+
+            import surge.run.export_encoding  # noqa: F401  # function-local: the extra, with --export only
+        except ImportError as e:
+            self._warn(f"cannot export ({e}): pip install 'surge[export]'")
+            return
         self.totals.started_unix_s = time.time()
         self._thread = threading.Thread(target=self._work, name=f"surge-export-{self.export.kind}", daemon=True)
         self._thread.start()
@@ -238,6 +336,8 @@ class ExportSink:
 
     def on_interval(self, interval: Mapping[str, Any]) -> None:
         """on_interval queues the interval for the exporter's thread (dropped, with the warning, when full)."""
+        if self._thread is None:
+            return
         try:
             self._queue.put_nowait(interval)
         except queue.Full:
@@ -255,6 +355,16 @@ class ExportSink:
         self._thread.join(FINISH_TIMEOUT_S)
         if self._thread.is_alive():
             self._warn("the receiver is too slow: the last figures may not have been sent")
+
+    def push_result(self, document: Mapping[str, Any]) -> None:
+        """push_result pushes the finished run's figures per scenario and tag (``tag_figures`` of
+        its result ``document``) with the totals, once, after ``finish`` (in the caller's thread,
+        within SEND_TIMEOUT_S); nothing when the exporter never started or is still sending."""
+        if self._thread is None or self._thread.is_alive():
+            return
+        self.totals.tags = tag_figures(document, self.methods)
+        if self.totals.tags:
+            self._push()
 
     def _work(self) -> None:
         done = False
@@ -274,7 +384,7 @@ class ExportSink:
             self._push()
 
     def _push(self) -> None:
-        # Function-local: protobuf and the encoders load in the exporter's thread, only with --export.
+        # Function-local: the encoders, loaded at ``start`` (only with --export).
         from surge.run.export_encoding import encode
 
         try:
@@ -304,11 +414,33 @@ class ExportSink:
             print(redact_text(line), file=self._stderr, flush=True)
 
 
-def export_sinks(exports: Sequence[Export], testid: str | None, stderr: IO[str]) -> list[ExportSink]:
-    """export_sinks are the sinks of ``exports`` for one run, its series labelled ``testid``
-    (the record's run id; a new one when the run keeps no record)."""
+def recorded_values(histogram: Any) -> tuple[Any, Any]:
+    """recorded_values are an HdrHistogram's recorded values (seconds, rising: the middle of
+    each value's bucket, as HdrHistogram's mean takes it, 3 significant digits) and their
+    counts, as numpy arrays: its counts array read at once (its recorded iterator walks every
+    bucket in Python, ~70 ms an interval)."""
+    # Function-local: numpy loads when an exporter starts (--export only).
+    import numpy as np
+
+    counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len].astype(np.float64)
+    index = np.flatnonzero(counts)
+    half, magnitude = histogram.sub_bucket_half_count, histogram.sub_bucket_half_count_magnitude
+    bucket = (index >> magnitude) - 1
+    sub = (index & (half - 1)) + half
+    first = bucket < 0  # the first bucket's lower half
+    sub, bucket = np.where(first, sub - half, sub), np.where(first, 0, bucket)
+    width = np.exp2(bucket + histogram.unit_magnitude)
+    middle = sub * width + np.floor(width / 2)
+    return middle / UNITS_PER_S, counts[index]
+
+
+def export_sinks(exports: Sequence[Export], testid: str | None, stderr: IO[str], plan: Any = None) -> list[ExportSink]:
+    """export_sinks are the sinks of ``exports`` for one run of ``plan`` (its steps' methods
+    label the per-tag series), its series labelled ``testid`` (the record's run id; a new one
+    when the run keeps no record)."""
     testid = testid or uuid.uuid4().hex
-    return [ExportSink(export, testid, stderr) for export in exports]
+    methods = step_methods(plan) if plan is not None else {}
+    return [ExportSink(export, testid, stderr, methods) for export in exports]
 
 
 __all__ = [
@@ -318,7 +450,11 @@ __all__ = [
     "Export",
     "ExportKind",
     "ExportSink",
+    "TagFigures",
     "Totals",
     "export_sinks",
     "parse_exports",
+    "recorded_values",
+    "step_methods",
+    "tag_figures",
 ]

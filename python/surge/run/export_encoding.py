@@ -3,7 +3,7 @@ metrics it names (``metrics``: counters, gauges, the latency histogram), encoded
 remote-write 1.0 WriteRequest (protobuf built at run time from a FileDescriptorProto, snappy
 block compression) or an OTLP/HTTP ExportMetricsServiceRequest (``opentelemetry-proto``,
 cumulative sums and an exponential latency histogram). Both need the ``export`` extra
-(``pip install 'surge[export]'``)."""
+(``pip install 'surge[export]'``): this module loads only with --export (``ExportSink.start``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import cramjam
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from surge import __version__
 from surge.run.export import EXPONENTIAL_SCALE, Totals
@@ -81,6 +87,41 @@ def metrics(totals: Totals) -> list[Metric]:
         ),
         Metric("surge_data_sent_bytes", "counter", "By", "bytes sent", (({}, float(totals.bytes_sent)),)),
         Metric("surge_data_received_bytes", "counter", "By", "bytes received", (({}, float(totals.bytes_received)),)),
+        *tag_metrics(totals),
+    ]
+
+
+def tag_metrics(totals: Totals) -> list[Metric]:
+    """tag_metrics are the finished run's series per scenario and tag (``Totals.tags``: none
+    before the end), apart from the run's own (a sum over them never counts a request twice)."""
+    tags = totals.tags
+    if not tags:
+        return []
+    return [
+        Metric(
+            "surge_tag_http_reqs",
+            "counter",
+            "1",
+            "requests completed, by scenario, tag and HTTP status (0: no response), at the end of the run",
+            tuple(({**t.labels, "status": s}, float(n)) for t in tags for s, n in sorted(t.by_status.items())),
+        ),
+        Metric(
+            "surge_tag_http_req_failed",
+            "counter",
+            "1",
+            "requests failed, by scenario and tag, at the end of the run",
+            tuple((t.labels, float(t.failed)) for t in tags),
+        ),
+        *(
+            Metric(
+                f"surge_tag_http_req_duration_{p}_seconds",
+                "gauge",
+                "s",
+                f"the run's {p} latency by scenario and tag",
+                tuple((t.labels, t.percentiles_s[p]) for t in tags if p in t.percentiles_s),
+            )
+            for p in ("p50", "p95", "p99")
+        ),
     ]
 
 
@@ -109,8 +150,6 @@ def prometheus_series(totals: Totals) -> list[tuple[dict[str, str], float]]:
 def _write_request_class() -> Any:
     """_write_request_class is Prometheus remote write 1.0's WriteRequest message (prompb's
     types.proto and remote.proto, the fields 1.0 sends), built from a FileDescriptorProto."""
-    # Function-local: protobuf loads in the exporter's thread, only with --export.
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
 
     f = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(name="surge_prompb.proto", package="prometheus", syntax="proto3")
@@ -162,7 +201,6 @@ def prometheus_write_request(totals: Totals, now_s: float) -> bytes:
 
 def encode_prometheus(totals: Totals, now_s: float) -> bytes:
     """encode_prometheus is the remote-write body: the WriteRequest, snappy block-compressed."""
-    import cramjam  # function-local: the export extra's, loaded only for a Prometheus push
 
     return bytes(cramjam.snappy.compress_raw(prometheus_write_request(totals, now_s)))
 
@@ -181,10 +219,6 @@ def encode_otlp(totals: Totals, now_s: float) -> bytes:
     as cumulative monotonic sums, gauges, the latency as a cumulative exponential histogram
     (``EXPONENTIAL_SCALE``), every point with the attribute ``testid``, resource
     ``service.name=surge``."""
-    # Function-local: the export extra's OTLP messages, loaded only for an OTLP push.
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-    from opentelemetry.proto.metrics.v1 import metrics_pb2
 
     def attributes(labels: dict[str, str]) -> list[Any]:
         merged = {"testid": totals.testid, **labels}
@@ -253,4 +287,5 @@ __all__ = [
     "metrics",
     "prometheus_series",
     "prometheus_write_request",
+    "tag_metrics",
 ]

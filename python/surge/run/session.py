@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch
     from surge.history import History
     from surge.record import RecordWriter
+    from surge.run.export import ExportSink
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ def run_prepared(
     the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
     recorder = _recorder(prepared, options, stderr)
+    exporters = _export_sinks(prepared, recorder, stderr)
     history_kept = False
     if watch is None and options.watch_pid is not None:
         watch = watch_process(options.watch_pid)
@@ -144,7 +146,7 @@ def run_prepared(
                 watch.start()
             try:
                 streamed = [_RecordSink(recorder), *sinks] if recorder is not None else list(sinks)
-                streamed += _export_sinks(prepared, recorder, stderr)
+                streamed += exporters
                 run = run_streamed(runner, prepared.compiled, prepared.threads, prepared.planned_s, streamed)
             finally:
                 if watch is not None:
@@ -157,6 +159,8 @@ def run_prepared(
             if error is None:
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
             doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms
+            for exporter in exporters:  # the figures per scenario and tag, which the stream has not
+                exporter.push_result(doc)
             if recorder is not None:
                 interrupted = run.interrupted_in is not None or signals.received() is not None
                 recorder.finish(doc, interrupted=interrupted)
@@ -204,7 +208,7 @@ class _RecordSink:
         """finish: the record is finished with the result (``RecordWriter.finish``)."""
 
 
-def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: IO[str]) -> list[IntervalSink]:
+def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: IO[str]) -> list[ExportSink]:
     """_export_sinks are the sinks of the run's --export pushes, their series labelled with the
     record's run id (none without --export)."""
     if not prepared.exports:
@@ -212,7 +216,8 @@ def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: 
     # Function-local: the exporters load only with --export.
     from surge.run.export import export_sinks
 
-    return list(export_sinks(prepared.exports, recorder.meta["run_id"] if recorder is not None else None, stderr))
+    testid = recorder.meta["run_id"] if recorder is not None else None
+    return export_sinks(prepared.exports, testid, stderr, prepared.compiled.main)
 
 
 def _document(run: RunOutcome, url: bool) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import io
 import math
 import threading
 import urllib.error
+from dataclasses import replace
 
 import cramjam
 import pytest
@@ -15,16 +16,29 @@ from hdrh.histogram import HdrHistogram
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 from surge.core.errors import BadInput
+from surge.plan.model import SequenceSpec
 from surge.run import export as export_module
-from surge.run.export import EXPONENTIAL_SCALE, Export, ExportSink, Totals, export_sinks, parse_exports
+from surge.run.export import (
+    EXPONENTIAL_SCALE,
+    Export,
+    ExportSink,
+    Totals,
+    export_sinks,
+    parse_exports,
+    recorded_values,
+    step_methods,
+    tag_figures,
+)
 from surge.run.export_encoding import (
     PROMETHEUS_HEADERS,
     _write_request_class,
     encode,
     encode_otlp,
     exponential_buckets,
+    metrics,
     prometheus_series,
 )
+from surge.run.spec import TestSpec
 
 
 def _interval(latencies_us: list[int], *, status: dict[str, int], failed: int = 0, timed_out: int = 0) -> dict:
@@ -189,5 +203,54 @@ def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeyp
         sink.on_interval(_interval([100], status={"200": 1}))  # never blocks: dropped when full
     sink.finish()
     release.set()
+    sink._queue.put(None)  # the thread ends here (its pushes still fail), not in another test
+    sink._thread.join(10)
+    assert not sink._thread.is_alive()
     lines = stderr.getvalue().splitlines()
     assert len(lines) == 1 and "too slow: intervals dropped" in lines[0]
+
+
+def test_recorded_values_are_the_middles_hdrhistogram_itself_reports():
+    histogram = HdrHistogram(1, 60_000_000, 3)
+    for value in (1, 2, 999, 1000, 1001, 2047, 2048, 123_456, 59_999_999):
+        histogram.record_value(value, 2)
+    values_s, counts = recorded_values(histogram)
+    expected = [
+        (histogram._hdr_median_equiv_value(item.value_iterated_to), item.count_at_value_iterated_to)
+        for item in histogram.get_recorded_iterator()
+    ]
+    assert [(round(v * 1e6), int(n)) for v, n in zip(values_s, counts, strict=True)] == expected
+
+
+def test_the_end_of_the_run_adds_series_per_scenario_and_tag_with_their_method():
+    plan = TestSpec("http://127.0.0.1:1/x", method="POST").prepare().compiled.main
+    named = replace(plan.scenarios[0].flow.sequences[0].steps[0], tag="create")
+    plan = replace(
+        plan,
+        scenarios=[
+            replace(plan.scenarios[0], flow=replace(plan.scenarios[0].flow, sequences=[SequenceSpec(steps=[named])]))
+        ],
+    )
+    assert step_methods(plan) == {("default", "create"): "POST"}
+    document = {
+        "tags": [
+            {
+                "tag": "create",
+                "scenario": "default",
+                "requests": {"succeeded": 3, "failed": 2, "status_codes": {"201": 3, "500": 1}},
+                "latency": {"all": {"count": 4, "p50_ms": 1.0, "p95_ms": 2.0, "p99_ms": 4.0}},
+            },
+            {"tag": "GET /x/{id}", "scenario": "default", "requests": {"succeeded": 1, "status_codes": {"200": 1}}},
+        ]
+    }
+    (create, get) = tag_figures(document, step_methods(plan))
+    assert create.labels == {"scenario": "default", "tag": "create", "name": "create", "method": "POST"}
+    assert create.by_status == {"201": 3, "500": 1, "0": 1} and create.failed == 2
+    assert create.percentiles_s == {"p50": 0.001, "p95": 0.002, "p99": 0.004}
+    assert get.labels["method"] == "GET" and get.percentiles_s == {}
+    totals = Totals("run1")
+    assert not [m for m in metrics(totals) if m.name.startswith("surge_tag_")]
+    totals.tags = [create, get]
+    series = {m.name: m.points for m in metrics(totals)}
+    assert sum(v for _, v in series["surge_tag_http_reqs"]) == 6
+    assert series["surge_tag_http_req_duration_p95_seconds"] == ((create.labels, 0.002),)
