@@ -162,6 +162,28 @@ def test_otlp_push_holds_the_runs_totals(otlp_receiver, target, tmp_path):
     assert 0 < point.min <= point.max
 
 
+def test_each_run_of_an_experiment_is_exported_as_its_own(otlp_receiver, target, tmp_path):
+    port = otlp_receiver.server_address[1]
+    out = tmp_path / "repeat"
+    run = surge(
+        "repeat", target.url + "/health", "-n", "2", "-c", "2", "-d", "1s", "--out", str(out),
+        "--export", f"otlp=http://127.0.0.1:{port}/v1/metrics",
+    )  # fmt: skip
+    assert run.code == 0 and "warning" not in run.stderr, run.stderr
+    runs = sorted(out.glob("runs/*/summary.json"))
+    assert len(runs) == 2
+    sent: dict[str, float] = {}
+    for _, _, body in otlp_receiver.pushes:
+        request = ExportMetricsServiceRequest.FromString(body)
+        for metric in request.resource_metrics[0].scope_metrics[0].metrics:
+            if metric.name == "surge_http_reqs":
+                for point in metric.sum.data_points:
+                    attributes = {a.key: a.value.string_value for a in point.attributes}
+                    sent[attributes["testid"]] = point.as_double  # the last push of each run wins
+    summaries = [json.loads(path.read_text()) for path in runs]
+    assert sent == {s["meta"]["run_id"]: float(s["requests"]["status_codes"]["200"]) for s in summaries}
+
+
 def test_a_receiver_that_is_not_there_costs_one_warning(target):
     dead = receivers.free_port()
     plain = surge("run", target.url + "/health", "-c", "2", "-d", "1s", "--no-save")

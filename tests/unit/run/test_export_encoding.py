@@ -8,6 +8,7 @@ import io
 import math
 import threading
 import urllib.error
+import urllib.request
 from dataclasses import replace
 
 import cramjam
@@ -170,7 +171,7 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
         tries.append(request.full_url)
         raise urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
 
-    monkeypatch.setattr(export_module.urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
     stderr = io.StringIO()
     (sink,) = export_sinks(parse_exports(["prometheus=http://u:pw@127.0.0.1:9/w"]), "run1", stderr)
     sink.start(2.0)
@@ -192,7 +193,7 @@ def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeyp
         release.wait(10)
         raise urllib.error.URLError("timed out")
 
-    monkeypatch.setattr(export_module.urllib.request, "urlopen", hang)
+    monkeypatch.setattr(urllib.request, "urlopen", hang)
     monkeypatch.setattr(export_module, "FINISH_TIMEOUT_S", 0.2)
     stderr = io.StringIO()
     sink = ExportSink(Export("otlp", "http://127.0.0.1:9/v1/metrics"), "run1", stderr)
