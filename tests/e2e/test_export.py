@@ -18,7 +18,7 @@ import pytest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 import receivers
-from conftest import surge, write
+from conftest import LEVELS, surge, write
 
 SCENARIO = """\
 target: @URL@
@@ -215,9 +215,10 @@ def test_a_receiver_that_is_not_there_costs_one_warning(target):
         ("otlp=http://127.0.0.1:99999/", "not a URL"),
     ],
 )
-@pytest.mark.parametrize("command", [["run"], ["repeat", "-n", "1"]])
+@pytest.mark.parametrize("command", [["run"], *([name, *flags] for name, flags in LEVELS.items())])
 def test_a_bad_export_is_refused_before_anything_is_sent(command, value, needle, fresh_target, tmp_path):
-    run = surge(*command, fresh_target.url + "/health", "-d", "1s", "--export", value, "--out", str(tmp_path / "o"))
+    length = [] if command[0] == "capacity" else ["-d", "1s"]  # capacity's steps have their own length
+    run = surge(*command, fresh_target.url + "/health", *length, "--export", value, "--out", str(tmp_path / "o"))
     assert run.code == 2, run.stderr
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("surge: error: --export: "), run.stderr
     assert needle in run.stderr
