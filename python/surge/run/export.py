@@ -3,7 +3,8 @@ interval stream pushed to a monitoring system as it runs. Each exporter is an In
 (``surge.run.sinks``) whose ``on_interval`` only queues the engine's interval document: its own
 thread adds the interval to the run's cumulative figures (``Totals``), encodes them
 (``surge.run.export_encoding``: a Prometheus remote-write WriteRequest, or an OTLP
-ExportMetricsServiceRequest) and sends them, once per interval and once at the end. A receiver
+ExportMetricsServiceRequest) and sends them, once per interval and once at the end; the
+session then has it push the run's figures per scenario and tag (``push_result``). A receiver
 that is slow, refuses, or is not there costs one warning line on stderr (its first failure),
 never the run, its record or its exit code."""
 
@@ -125,7 +126,7 @@ def parse_exports(values: Sequence[str], flag: str = "--export") -> tuple[Export
         if missing is not None:
             raise BadInput(flag, f"{kind} needs {missing}, which is not installed: pip install 'surge[export]'")
         if kind == "otlp" and parts.path in ("", "/"):
-            url = url.rstrip("/") + "/v1/metrics"
+            url = parts._replace(path="/v1/metrics").geturl()
         exports.append(Export(kind, url))
     return tuple(exports)
 
@@ -152,23 +153,33 @@ def tag_figures(document: Mapping[str, Any], methods: Mapping[tuple[str, str], s
         first = tag.split(" ", 1)[0]
         method = methods.get((scenario, tag)) or (first if " " in tag and first in _METHODS else "")
         r = entry.get("requests") or {}
-        statuses = {str(k): int(v) for k, v in (r.get("status_codes") or {}).items()}
-        no_response = int(r.get("succeeded") or 0) + int(r.get("failed") or 0) - sum(statuses.values())
-        if no_response > 0:
-            statuses["0"] = no_response
-        latency = (entry.get("latency") or {}).get("all") or {}
         labels = {"scenario": scenario, "tag": tag, "name": tag} | ({"method": method} if method else {})
         found.append(
             TagFigures(
                 {k: redact_text(v) for k, v in labels.items()},
-                statuses,
+                by_status(r),
                 int(r.get("failed") or 0),
-                {p: float(latency.get(f"{p}_ms") or 0.0) / 1000.0 for p in ("p50", "p95", "p99")}
-                if latency.get("count")
-                else {},
+                percentiles_s((entry.get("latency") or {}).get("all") or {}),
             )
         )
     return found
+
+
+def by_status(requests: Mapping[str, Any]) -> dict[str, int]:
+    """by_status are a result's (or an interval's) ``requests`` completed, succeeded or failed,
+    by HTTP status: its ``status_codes``, and ``"0"`` for those that got no response."""
+    statuses = {str(k): int(v) for k, v in (requests.get("status_codes") or {}).items()}
+    completed = int(requests.get("succeeded") or 0) + int(requests.get("failed") or 0)
+    if completed > sum(statuses.values()):
+        statuses["0"] = completed - sum(statuses.values())
+    return statuses
+
+
+def percentiles_s(latency: Mapping[str, Any]) -> dict[str, float]:
+    """percentiles_s are a latency summary's p50, p95 and p99 in seconds (none when it counts nothing)."""
+    if not latency.get("count"):
+        return {}
+    return {p: float(latency.get(f"{p}_ms") or 0.0) / 1000.0 for p in ("p50", "p95", "p99")}
 
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"})
@@ -228,14 +239,9 @@ class Totals:
     def add(self, interval: Mapping[str, Any]) -> None:
         """add adds one interval document of the engine's stream."""
         r = interval.get("requests") or {}
-        completed = int(r.get("succeeded") or 0) + int(r.get("failed") or 0)
-        with_status = 0
-        for status, count in (r.get("status_codes") or {}).items():
-            self.by_status[status] = self.by_status.get(status, 0) + int(count)
-            with_status += int(count)
-        if completed > with_status:
-            self.by_status["0"] = self.by_status.get("0", 0) + completed - with_status
-        self.requests += completed
+        for status, count in by_status(r).items():
+            self.by_status[status] = self.by_status.get(status, 0) + count
+            self.requests += count
         self.failed += int(r.get("failed") or 0)
         for name, count in (r.get("failure_classes") or {}).items():
             name = redact_text(name)
@@ -248,9 +254,7 @@ class Totals:
             self.iterations[name] = self.iterations.get(name, 0) + done
             self.vus[name] = int(scenario.get("active_vus") or 0)
         latency = (interval.get("latency") or {}).get("all") or {}
-        self.percentiles_s = {
-            p: float(latency.get(f"{p}_ms") or 0.0) / 1000.0 for p in ("p50", "p95", "p99") if latency.get("count")
-        } or self.percentiles_s
+        self.percentiles_s = percentiles_s(latency) or self.percentiles_s
         self.latency_sum_s += float(latency.get("mean_ms") or 0.0) * int(latency.get("count") or 0) / 1000.0
         self._add_histogram(str(interval.get("latency_histogram") or ""))
         self.intervals += 1
@@ -454,8 +458,10 @@ __all__ = [
     "ExportSink",
     "TagFigures",
     "Totals",
+    "by_status",
     "export_sinks",
     "parse_exports",
+    "percentiles_s",
     "recorded_values",
     "step_methods",
     "tag_figures",

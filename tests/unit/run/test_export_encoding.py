@@ -69,6 +69,7 @@ def test_parse_exports_takes_each_kind_and_completes_an_otlp_path():
         Export("otlp", "https://o:4318/v1/metrics"),
         Export("otlp", "http://o/x"),
     )
+    assert parse_exports(["otlp=http://o:4318/?k=v"]) == (Export("otlp", "http://o:4318/v1/metrics?k=v"),)
 
 
 @pytest.mark.parametrize(
