@@ -6,9 +6,9 @@ URL -r RATE -d D --no-save --json`` against the reference target without an expo
 this process that reads each push and answers 200). Per mode: the run's CPU per request sent
 (``generator.cpu_us_per_request``: the surge process's CPU during the run, the exporter's
 thread included); medians of ``--rounds`` runs [min–max], the modes interleaved. On a shared machine their spread
-is wider than the exports' cost, so a second section measures that cost apart: the intervals of
-one such run, captured, each added to the exporter's Totals and encoded as a push of each kind,
-in this process (``time.process_time``): CPU per interval, and per request of the run.
+is wider than the exports' cost, so a second section measures that cost apart: the exporter
+thread's own CPU (``time.thread_time``: adding each interval, encoding, sending) over runs made
+in this process, per request and as a share of the run's CPU.
 
 Usage: .venv/bin/python bench/export.py [--rounds 5] [--duration 3s] [--rate 5000]
 
@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,53 +59,30 @@ def measure(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]
     return {"cpu_us_per_request": float(doc["generator"]["cpu_us_per_request"]), "sent": float(doc["requests"]["sent"])}
 
 
-class _Capture:
-    """_Capture is an IntervalSink keeping the run's interval documents."""
-
-    def __init__(self) -> None:
-        self.intervals: list[dict[str, object]] = []
-
-    def start(self, planned_s: float) -> None:
-        """start keeps nothing."""
-
-    def on_phase(self, name: str, result: object) -> None:
-        """on_phase keeps nothing."""
-
-    def on_interval(self, interval: dict[str, object]) -> None:
-        """on_interval keeps the interval."""
-        self.intervals.append(dict(interval))
-
-    def finish(self) -> None:
-        """finish keeps nothing."""
-
-
-def push_cost(url: str, duration: str, rate: str) -> None:
-    """push_cost prints the exporter's own CPU per interval and per request: one run's
-    intervals, captured, folded into Totals and encoded as each kind's push, 20 times over."""
-    from surge.run.export import Totals
-    from surge.run.export_encoding import encode
-    from surge.run.session import RunOptions, run_test
+def exporter_cpu(url: str, receivers: dict[str, str], duration: str, rate: str, rounds: int) -> None:
+    """exporter_cpu prints each exporter thread's own CPU (``ExportSink.cpu_s``: adding each
+    interval, encoding, sending) over runs made in this process, per request sent and as a
+    share of the run's CPU (``generator.cpu``) without it."""
+    from surge.run.export import export_sinks, parse_exports
+    from surge.run.session import RunOptions, run_prepared
     from surge.run.spec import TestSpec
 
-    test = TestSpec(target=url, duration=duration, rate=float(rate), no_save=True)
-    capture = _Capture()
-    run_test(test, RunOptions.of(test), stderr=sys.stderr, sinks=[capture])
-    requests = sum(int(i["requests"]["sent"]) for i in capture.intervals)  # type: ignore[index]
-    print(f"\nthe exporter's own CPU: {len(capture.intervals)} intervals, {requests:,} requests, x20")
-    print("| kind | CPU per interval ms | CPU per request µs |")
-    print("| --- | --- | --- |")
-    for kind in ("prometheus", "otlp"):
-        warm = Totals("bench")  # numpy's and protobuf's first calls are not the steady cost
-        warm.add(capture.intervals[0])
-        encode(kind, warm, time.time())
-        started = time.process_time()
-        for _ in range(20):
-            totals = Totals("bench")
-            for interval in capture.intervals:
-                totals.add(interval)
-                encode(kind, totals, time.time())
-        cpu = (time.process_time() - started) / 20
-        print(f"| {kind} | {cpu / len(capture.intervals) * 1e3:.3f} | {cpu / requests * 1e6:.3f} |")
+    prepared = TestSpec(target=url, duration=duration, rate=float(rate), no_save=True).prepare()
+    print(f"\nthe exporter thread's own CPU ({rounds} runs in this process)")
+    print("| kind | CPU per run ms | CPU per request µs | share of the run's CPU |")
+    print("| --- | --- | --- | --- |")
+    for kind, receiver in receivers.items():
+        cpu_ms, per_request, share = [], [], []
+        for _ in range(rounds):
+            (sink,) = export_sinks(parse_exports([f"{kind}={receiver}"]), None, sys.stderr, prepared.compiled.main)
+            end = run_prepared(prepared, RunOptions(save=False), stderr=sys.stderr, sinks=[sink])
+            sent = end.document["requests"]["sent"]
+            cpu = end.document["generator"]["cpu"]
+            run_cpu_s = cpu["user_s"] + cpu["system_s"] - sink.cpu_s
+            cpu_ms.append(sink.cpu_s * 1e3)
+            per_request.append(sink.cpu_s / sent * 1e6)
+            share.append(sink.cpu_s / run_cpu_s * 100)
+        print(f"| {kind} | {summary(cpu_ms, '.1f')} | {summary(per_request, '.3f')} | {summary(share, '.1f')} % |")
 
 
 def main(argv: list[str]) -> int:
@@ -125,10 +101,9 @@ def main(argv: list[str]) -> int:
         remote_write = None if base is None else f"{base}/api/v1/write"
         cwd = Path(tmp)
         env = dict(os.environ, SURGE_DB=str(cwd / "history.db"), PYTHONPATH=str(REPO / "python"))
-        modes = {"no export": [], "otlp": ["--export", f"otlp={otlp}"]}
-        if remote_write is not None:
-            modes["prometheus"] = ["--export", f"prometheus={remote_write}"]
-        else:
+        receivers = {"otlp": otlp} | ({"prometheus": remote_write} if remote_write is not None else {})
+        modes = {"no export": [], **{kind: ["--export", f"{kind}={url}"] for kind, url in receivers.items()}}
+        if remote_write is None:
             print("(no prometheus binary: the prometheus mode is left out; make test installs it)")
         run = ["run", f"{target.url}/health", "-d", args.duration, "-r", args.rate, "--no-save"]
         print(f"surge {' '.join(run)} (against the reference target), {args.rounds} rounds, modes interleaved")
@@ -142,7 +117,7 @@ def main(argv: list[str]) -> int:
                 print(
                     f"  round {i + 1} {mode:>10}: {m['cpu_us_per_request']:.2f} µs CPU/request · {m['sent']:,.0f} sent"
                 )
-        push_cost(f"{target.url}/health", args.duration, args.rate)
+        exporter_cpu(f"{target.url}/health", receivers, args.duration, args.rate, args.rounds)
     base = statistics.median(r["cpu_us_per_request"] for r in results["no export"])
     print()
     print("| mode | CPU per request µs | vs no export |")

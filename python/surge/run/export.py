@@ -11,6 +11,7 @@ never the run, its record or its exit code."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import math
 import queue
@@ -227,6 +228,8 @@ class Totals:
     buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BOUNDS_S))
     exponential: dict[int, int] = field(default_factory=dict)
     zero_count: int = 0
+    _exponential_counts: Any = None
+    _exponential_first: int = 0
     percentiles_s: dict[str, float] = field(default_factory=dict)
     intervals: int = 0
     tags: list[TagFigures] = field(default_factory=list)
@@ -267,24 +270,51 @@ class Totals:
         from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
         try:
-            values_s, counts = recorded_values(HdrHistogram.decode(encoded))
+            histogram = HdrHistogram.decode(encoded)
+            layout = histogram_layout(
+                histogram.counts_len,
+                histogram.sub_bucket_half_count,
+                histogram.sub_bucket_half_count_magnitude,
+                histogram.unit_magnitude,
+            )
         except Exception:  # an undecodable histogram: the counters still go out
             return
-        if not len(counts):
+        all_counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
+        recorded = np.flatnonzero(all_counts)  # a few hundred slots of some 17,000
+        if not len(recorded):
             return
+        counts = all_counts[recorded].astype(np.float64)
         self.latency_count += int(counts.sum())
-        self.latency_min_s = min(self.latency_min_s, float(values_s[0]))
-        self.latency_max_s = max(self.latency_max_s, float(values_s[-1]))
-        # Bucket i holds LATENCY_BOUNDS_S[i-1] < value <= LATENCY_BOUNDS_S[i]; values above the last: +Inf only.
-        slots = np.searchsorted(np.asarray(LATENCY_BOUNDS_S), values_s, side="left")
-        added = np.bincount(slots, weights=counts, minlength=len(LATENCY_BOUNDS_S) + 1)
+        self.latency_min_s = min(self.latency_min_s, float(layout.values_s[recorded[0]]))
+        self.latency_max_s = max(self.latency_max_s, float(layout.values_s[recorded[-1]]))
+        added = np.bincount(layout.slots[recorded], weights=counts, minlength=len(LATENCY_BOUNDS_S) + 1)
         self.buckets = [b + int(a) for b, a in zip(self.buckets, added[: len(LATENCY_BOUNDS_S)], strict=True)]
-        positive = values_s > 0
-        self.zero_count += int(counts[~positive].sum())
-        indexes = np.ceil(np.log2(values_s[positive]) * 2.0**EXPONENTIAL_SCALE).astype(np.int64) - 1
-        unique, inverse = np.unique(indexes, return_inverse=True)
-        for index, count in zip(unique.tolist(), np.bincount(inverse, weights=counts[positive]).tolist(), strict=True):
-            self.exponential[index] = self.exponential.get(index, 0) + int(count)
+        size = layout.exponential_slots
+        exponential = np.bincount(layout.exponential[recorded], weights=counts, minlength=size)
+        self.zero_count += int(exponential[0])  # slot 0: the values of 0
+        if self._exponential_counts is None or self._exponential_first != layout.first:
+            self._fold_exponential()
+            self._exponential_counts, self._exponential_first = np.zeros(size), layout.first
+        self._exponential_counts[1:] += exponential[1:]
+
+    def _fold_exponential(self) -> None:
+        """_fold_exponential moves the dense exponential counts into ``exponential``."""
+        if self._exponential_counts is None:
+            return
+        for slot in self._exponential_counts.nonzero()[0].tolist():
+            index = self._exponential_first + slot - 1
+            self.exponential[index] = self.exponential.get(index, 0) + int(self._exponential_counts[slot])
+        self._exponential_counts = None
+
+    def exponential_buckets(self) -> tuple[int, list[int]]:
+        """exponential_buckets are the latency's positive exponential buckets as OTLP takes them
+        (``EXPONENTIAL_SCALE``): the index of the first and the counts from there, every index
+        in between present."""
+        self._fold_exponential()
+        if not self.exponential:
+            return 0, []
+        low, high = min(self.exponential), max(self.exponential)
+        return low, [self.exponential.get(i, 0) for i in range(low, high + 1)]
 
     def cumulative_buckets(self) -> list[tuple[str, int]]:
         """cumulative_buckets are the Prometheus histogram's (le, count of values ≤ le) pairs, ``+Inf`` last."""
@@ -299,7 +329,8 @@ class Totals:
 class ExportSink:
     """ExportSink is the IntervalSink of one Export: ``on_interval`` queues the interval (never
     blocking the engine's callback); its thread folds each into the run's Totals and pushes
-    them, then once more at ``finish`` (which waits at most FINISH_TIMEOUT_S). Its first failure
+    them, then once more at ``finish`` (which waits at most FINISH_TIMEOUT_S); ``cpu_s`` is the
+    CPU its thread has spent (adding, encoding, sending). Its first failure
     (an unreachable or refusing receiver, a full queue) is one warning line on ``stderr``; it
     never raises."""
 
@@ -311,14 +342,15 @@ class ExportSink:
         self.totals = Totals(testid)
         self.pushes = 0
         self.failures = 0
+        self.cpu_s = 0.0
         self._stderr = stderr
         self._warned = False
         self._queue: queue.Queue[Mapping[str, Any] | None] = queue.Queue(maxsize=QUEUE_INTERVALS)
         self._thread: threading.Thread | None = None
 
     def start(self, planned_s: float) -> None:
-        """start loads the encoders (before the run sends: their imports cost no CPU during the
-        load) and starts the exporter's thread."""
+        """start loads the encoders and rehearses a push (before the run sends: their imports and
+        first calls cost no CPU during the load), then starts the exporter's thread."""
         try:
             # Function-local, each: loaded only with --export, here, before the run sends.
             import urllib.request  # noqa: F401  # function-local: 60 ms of start-up
@@ -330,6 +362,7 @@ class ExportSink:
         except ImportError as e:
             self._warn(f"cannot export ({e}): pip install 'surge[export]'")
             return
+        rehearse(self.export.kind)
         self.totals.started_unix_s = time.time()
         self._thread = threading.Thread(target=self._work, name=f"surge-export-{self.export.kind}", daemon=True)
         self._thread.start()
@@ -373,6 +406,7 @@ class ExportSink:
         done = False
         while not done:
             item = self._queue.get()
+            started = time.thread_time()
             batch = [item]
             while True:  # fold in whatever else waits: one push carries them all
                 try:
@@ -385,6 +419,7 @@ class ExportSink:
                 else:
                     self.totals.add(interval)
             self._push()
+            self.cpu_s += time.thread_time() - started
 
     def _push(self) -> None:
         # Function-local: urllib (60 ms of start-up) and the encoders (loaded at ``start``), with --export only.
@@ -420,24 +455,69 @@ class ExportSink:
             print(redact_text(line), file=self._stderr, flush=True)
 
 
-def recorded_values(histogram: Any) -> tuple[Any, Any]:
-    """recorded_values are an HdrHistogram's recorded values (seconds, rising: the middle of
-    each value's bucket, as HdrHistogram's mean takes it, 3 significant digits) and their
-    counts, as numpy arrays: its counts array read at once (its recorded iterator walks every
-    bucket in Python, ~70 ms an interval)."""
+@dataclass(frozen=True)
+class HistogramLayout:
+    """HistogramLayout: where each slot of an HdrHistogram's counts array goes, computed once
+    per layout (every interval's histogram has the engine's): ``values_s``, the value each slot
+    stands for (the middle of its bucket, as HdrHistogram's mean takes it: 3 significant digits,
+    seconds, rising); ``slots``, its Prometheus bucket (``len(LATENCY_BOUNDS_S)``: above the
+    last bound); ``exponential``, its exponential bucket index minus ``first`` plus 1 (0: the
+    value 0), of ``exponential_slots`` in all."""
+
+    values_s: Any
+    slots: Any
+    exponential: Any
+    first: int
+    exponential_slots: int
+
+
+@functools.lru_cache(maxsize=4)
+def histogram_layout(counts_len: int, half: int, magnitude: int, unit_magnitude: int) -> HistogramLayout:
+    """histogram_layout is the HistogramLayout of an HdrHistogram counts array of ``counts_len``
+    slots (its sub-bucket half count ``half`` = 2^``magnitude``, its ``unit_magnitude``)."""
     # Function-local: numpy loads when an exporter starts (--export only).
     import numpy as np
 
-    counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len].astype(np.float64)
-    index = np.flatnonzero(counts)
-    half, magnitude = histogram.sub_bucket_half_count, histogram.sub_bucket_half_count_magnitude
+    index = np.arange(counts_len)
     bucket = (index >> magnitude) - 1
     sub = (index & (half - 1)) + half
-    first = bucket < 0  # the first bucket's lower half
-    sub, bucket = np.where(first, sub - half, sub), np.where(first, 0, bucket)
-    width = np.exp2(bucket + histogram.unit_magnitude)
-    middle = sub * width + np.floor(width / 2)
-    return middle / UNITS_PER_S, counts[index]
+    first_half = bucket < 0  # the first bucket's lower half
+    sub, bucket = np.where(first_half, sub - half, sub), np.where(first_half, 0, bucket)
+    width = np.exp2(bucket + unit_magnitude)
+    values_s = (sub * width + np.floor(width / 2)) / UNITS_PER_S
+    slots = np.searchsorted(np.asarray(LATENCY_BOUNDS_S), values_s, side="left")
+    positive = values_s > 0
+    indexes = np.zeros(counts_len, dtype=np.int64)
+    indexes[positive] = np.ceil(np.log2(values_s[positive]) * 2.0**EXPONENTIAL_SCALE).astype(np.int64) - 1
+    first = int(indexes[positive].min()) if positive.any() else 0
+    exponential = np.where(positive, indexes - first + 1, 0)
+    return HistogramLayout(values_s, slots, exponential, first, int(exponential.max()) + 1)
+
+
+ENGINE_HISTOGRAM = (1, 3_600_000_000, 3)
+"""ENGINE_HISTOGRAM is the engine's latency histogram's lowest and highest value (µs) and
+significant digits (crates/surge-engine/src/measure/histogram.rs): its layout is computed once."""
+
+
+def rehearse(kind: str) -> None:
+    """rehearse adds an interval of one request to a throwaway Totals and encodes it as a push
+    of ``kind``, sending nothing: the histogram's layout, numpy's and protobuf's first calls."""
+    from hdrh.histogram import HdrHistogram  # function-local: the codec, with --export only
+
+    from surge.run.export_encoding import encode  # function-local: the export extra's, with --export only
+
+    histogram = HdrHistogram(*ENGINE_HISTOGRAM)
+    histogram.record_value(1000)
+    totals = Totals("rehearsal")
+    totals.add(
+        {
+            "requests": {"succeeded": 1, "status_codes": {"200": 1}, "failure_classes": {"rehearsal": 0}},
+            "latency": {"all": {"count": 1, "mean_ms": 1.0, "p50_ms": 1.0, "p95_ms": 1.0, "p99_ms": 1.0}},
+            "latency_histogram": histogram.encode().decode(),
+            "scenarios": [{"name": "rehearsal", "iterations": {"iterations_completed": 1}, "active_vus": 1}],
+        }
+    )
+    encode(kind, totals, time.time())
 
 
 def export_sinks(exports: Sequence[Export], testid: str | None, stderr: IO[str], plan: Any = None) -> list[ExportSink]:
@@ -450,19 +530,22 @@ def export_sinks(exports: Sequence[Export], testid: str | None, stderr: IO[str],
 
 
 __all__ = [
+    "ENGINE_HISTOGRAM",
     "EXPONENTIAL_SCALE",
     "KINDS",
     "LATENCY_BOUNDS_S",
     "Export",
     "ExportKind",
     "ExportSink",
+    "HistogramLayout",
     "TagFigures",
     "Totals",
     "by_status",
     "export_sinks",
+    "histogram_layout",
     "parse_exports",
     "percentiles_s",
-    "recorded_values",
+    "rehearse",
     "step_methods",
     "tag_figures",
 ]

@@ -205,15 +205,6 @@ def encode_prometheus(totals: Totals, now_s: float) -> bytes:
     return bytes(cramjam.snappy.compress_raw(prometheus_write_request(totals, now_s)))
 
 
-def exponential_buckets(totals: Totals) -> tuple[int, list[int]]:
-    """exponential_buckets are the latency's positive buckets as OTLP takes them: the offset
-    (index of the first) and the counts from there, every index in between present."""
-    if not totals.exponential:
-        return 0, []
-    low, high = min(totals.exponential), max(totals.exponential)
-    return low, [totals.exponential.get(i, 0) for i in range(low, high + 1)]
-
-
 def encode_otlp(totals: Totals, now_s: float) -> bytes:
     """encode_otlp is the serialized ExportMetricsServiceRequest of the run's metrics: counters
     as cumulative monotonic sums, gauges, the latency as a cumulative exponential histogram
@@ -247,7 +238,7 @@ def encode_otlp(totals: Totals, now_s: float) -> bytes:
             )
     histogram = scope.metrics.add(name="surge_http_req_duration", unit="s", description="request latency")
     histogram.exponential_histogram.aggregation_temporality = cumulative
-    offset, counts = exponential_buckets(totals)
+    offset, counts = totals.exponential_buckets()
     point = histogram.exponential_histogram.data_points.add(
         attributes=attributes({}),
         start_time_unix_nano=start_ns,
@@ -283,7 +274,6 @@ __all__ = [
     "encode",
     "encode_otlp",
     "encode_prometheus",
-    "exponential_buckets",
     "metrics",
     "prometheus_series",
     "prometheus_write_request",

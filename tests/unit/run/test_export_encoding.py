@@ -25,8 +25,8 @@ from surge.run.export import (
     ExportSink,
     Totals,
     export_sinks,
+    histogram_layout,
     parse_exports,
-    recorded_values,
     step_methods,
     tag_figures,
 )
@@ -35,7 +35,6 @@ from surge.run.export_encoding import (
     _write_request_class,
     encode,
     encode_otlp,
-    exponential_buckets,
     metrics,
     prometheus_series,
 )
@@ -115,7 +114,7 @@ def test_exponential_buckets_hold_each_value_within_its_bounds():
     totals = Totals("run1")
     values_us = [1, 17, 999, 1000, 1001, 250_000, 4_000_000]
     totals.add(_interval(values_us, status={"200": len(values_us)}))
-    offset, counts = exponential_buckets(totals)
+    offset, counts = totals.exponential_buckets()
     assert sum(counts) + totals.zero_count == len(values_us)
     base = 2 ** (2**-EXPONENTIAL_SCALE)
     placed = [offset + i for i, n in enumerate(counts) for _ in range(n)]
@@ -212,16 +211,22 @@ def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeyp
     assert len(lines) == 1 and "too slow: intervals dropped" in lines[0]
 
 
-def test_recorded_values_are_the_middles_hdrhistogram_itself_reports():
+def test_the_layout_gives_each_recorded_value_the_middle_hdrhistogram_itself_reports():
     histogram = HdrHistogram(1, 60_000_000, 3)
     for value in (1, 2, 999, 1000, 1001, 2047, 2048, 123_456, 59_999_999):
         histogram.record_value(value, 2)
-    values_s, counts = recorded_values(histogram)
+    layout = histogram_layout(
+        histogram.counts_len,
+        histogram.sub_bucket_half_count,
+        histogram.sub_bucket_half_count_magnitude,
+        histogram.unit_magnitude,
+    )
+    recorded = [i for i in range(histogram.counts_len) if histogram.counts[i]]
     expected = [
         (histogram._hdr_median_equiv_value(item.value_iterated_to), item.count_at_value_iterated_to)
         for item in histogram.get_recorded_iterator()
     ]
-    assert [(round(v * 1e6), int(n)) for v, n in zip(values_s, counts, strict=True)] == expected
+    assert [(round(layout.values_s[i] * 1e6), histogram.counts[i]) for i in recorded] == expected
 
 
 def test_the_end_of_the_run_adds_series_per_scenario_and_tag_with_their_method():
