@@ -159,14 +159,15 @@ def run_prepared(
             if error is None:
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
             doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms
-            for exporter in exporters:  # the figures per scenario and tag, which the stream has not
-                exporter.push_result(doc)
             if recorder is not None:
                 interrupted = run.interrupted_in is not None or signals.received() is not None
                 recorder.finish(doc, interrupted=interrupted)
                 history_kept = recorder.history is not None
                 if options.reports and options.save:
                     write_reports(recorder, stderr)
+            # After the record: a slow receiver never delays it.
+            for exporter in exporters:  # the figures per scenario and tag, which the stream has not
+                exporter.push_result(doc)
             # After the record and its reports: a FIFO may keep the JUnit file waiting.
             junit = None if options.junit is None else Path(options.junit)
             _write_junit(junit, recorder, doc, run, stderr, error=doc.get("error") if error else None)
