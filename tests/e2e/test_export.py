@@ -203,6 +203,12 @@ def test_a_receiver_that_is_not_there_costs_one_warning(target):
     assert len(warnings) == 1, run.stderr
     assert warnings[0].startswith("surge: warning: --export prometheus=http://user:redacted@127.0.0.1:")
     assert "hunter2" not in run.stderr
+    repeated = surge(
+        "repeat", target.url + "/health", "-n", "2", "-c", "2", "-d", "1s", "--no-save",
+        "--export", f"otlp=http://127.0.0.1:{dead}",
+    )  # fmt: skip
+    assert repeated.code == 0, repeated.stderr
+    assert len([line for line in repeated.stderr.splitlines() if "warning" in line]) == 1, repeated.stderr
 
 
 @pytest.mark.parametrize(

@@ -326,13 +326,20 @@ class Totals:
         return pairs
 
 
+WARNED: set[Export] = set()
+"""WARNED are the exports that have had their one warning in this process: an experiment's
+runs each have their own ExportSink, and a receiver that is down costs the command one line."""
+
+_WARNED_LOCK = threading.Lock()
+
+
 class ExportSink:
     """ExportSink is the IntervalSink of one Export: ``on_interval`` queues the interval (never
     blocking the engine's callback); its thread folds each into the run's Totals and pushes
     them, then once more at ``finish`` (which waits at most FINISH_TIMEOUT_S); ``cpu_s`` is the
     CPU its thread has spent (adding, encoding, sending). Its first failure
-    (an unreachable or refusing receiver, a full queue) is one warning line on ``stderr``; it
-    never raises."""
+    (an unreachable or refusing receiver, a full queue) is one warning line on ``stderr``, once
+    per export in the process (``WARNED``); it never raises."""
 
     def __init__(
         self, export: Export, testid: str, stderr: IO[str], methods: Mapping[tuple[str, str], str] | None = None
@@ -344,7 +351,6 @@ class ExportSink:
         self.failures = 0
         self.cpu_s = 0.0
         self._stderr = stderr
-        self._warned = False
         self._queue: queue.Queue[Mapping[str, Any] | None] = queue.Queue(maxsize=QUEUE_INTERVALS)
         self._thread: threading.Thread | None = None
 
@@ -447,9 +453,10 @@ class ExportSink:
         self._warn(reason)
 
     def _warn(self, reason: str) -> None:
-        if self._warned:
-            return
-        self._warned = True
+        with _WARNED_LOCK:
+            if self.export in WARNED:
+                return
+            WARNED.add(self.export)
         line = f"surge: warning: {self.export.shown}: {reason}; the run goes on (no further warning from it)"
         with contextlib.suppress(OSError, ValueError):  # a closed stderr: the warning is lost, never the run
             print(redact_text(line), file=self._stderr, flush=True)
@@ -534,6 +541,7 @@ __all__ = [
     "EXPONENTIAL_SCALE",
     "KINDS",
     "LATENCY_BOUNDS_S",
+    "WARNED",
     "Export",
     "ExportKind",
     "ExportSink",

@@ -172,6 +172,7 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
         raise urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
 
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(export_module, "WARNED", set())
     stderr = io.StringIO()
     (sink,) = export_sinks(parse_exports(["prometheus=http://u:pw@127.0.0.1:9/w"]), "run1", stderr)
     sink.start(2.0)
@@ -183,6 +184,11 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
     (line,) = stderr.getvalue().splitlines()
     assert line.startswith("surge: warning: --export prometheus=http://u:redacted@127.0.0.1:9/w: cannot reach")
     assert "pw" not in line
+    (again,) = export_sinks(parse_exports(["prometheus=http://u:pw@127.0.0.1:9/w"]), "run2", stderr)
+    again.start(1.0)
+    again.on_interval(_interval([100], status={"200": 1}))
+    again.finish()
+    assert again.failures >= 1 and len(stderr.getvalue().splitlines()) == 1  # the next run of a command: no more
 
 
 def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeypatch):
@@ -194,6 +200,7 @@ def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeyp
         raise urllib.error.URLError("timed out")
 
     monkeypatch.setattr(urllib.request, "urlopen", hang)
+    monkeypatch.setattr(export_module, "WARNED", set())
     monkeypatch.setattr(export_module, "FINISH_TIMEOUT_S", 0.2)
     stderr = io.StringIO()
     sink = ExportSink(Export("otlp", "http://127.0.0.1:9/v1/metrics"), "run1", stderr)
