@@ -268,3 +268,17 @@ def test_the_end_of_the_run_adds_series_per_scenario_and_tag_with_their_method()
     series = {m.name: m.points for m in metrics(totals)}
     assert sum(v for _, v in series["surge_tag_http_reqs"]) == 6
     assert series["surge_tag_http_req_duration_p95_seconds"] == ((create.labels, 0.002),)
+
+
+def test_no_secret_reaches_a_label():
+    totals = Totals("run1")
+    interval = _interval([100], status={"200": 1})
+    interval["requests"]["failure_classes"] = {"connect http://u:hunter2@h/?api_key=abc": 1}
+    interval["scenarios"][0]["name"] = "login?token=abc"
+    totals.add(interval)
+    totals.tags = tag_figures(
+        {"tags": [{"tag": "GET /x?password=abc", "scenario": "s", "requests": {"succeeded": 1}}]}, {}
+    )
+    values = [v for labels, _ in prometheus_series(totals) for v in labels.values()]
+    assert not [v for v in values if "hunter2" in v or "abc" in v], values
+    assert any("[redacted]" in v for v in values)
