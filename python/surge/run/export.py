@@ -365,10 +365,14 @@ class ExportSink:
             import numpy  # noqa: F401  # function-local: the histogram's arithmetic
 
             import surge.run.export_encoding  # noqa: F401  # function-local: the export extra's encoders
+
+            rehearse(self.export.kind)
         except ImportError as e:
             self._warn(f"cannot export ({e}): pip install 'surge[export]'")
             return
-        rehearse(self.export.kind)
+        except Exception as e:  # a sink never raises: whatever failed costs this exporter only
+            self._warn(f"cannot export ({type(e).__name__}: {e})")
+            return
         self.totals.started_unix_s = time.time()
         self._thread = threading.Thread(target=self._work, name=f"surge-export-{self.export.kind}", daemon=True)
         self._thread.start()

@@ -126,9 +126,9 @@ def run_prepared(
 ) -> RunEnd:
     """run_prepared runs ``prepared`` (the module's steps) with ``runner`` (the engine here, by
     default), handing its stream to ``sinks`` and to its --export pushes; ``watch`` samples the
-    target's process (None: the one ``options.watch_pid`` names, or none). A stop signal ends the run keeping its
-    results (``run.interrupted_in``); once the engine has returned, a stop signal waits for
-    the record, the reports and the JUnit file."""
+    target's process (None: the one ``options.watch_pid`` names, or none). A stop signal ends
+    the run keeping its results (``run.interrupted_in``); once the engine has returned, a stop
+    signal waits for the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
     recorder = _recorder(prepared, options, stderr)
     exporters = _export_sinks(prepared, recorder, stderr)

@@ -282,3 +282,20 @@ def test_no_secret_reaches_a_label():
     values = [v for labels, _ in prometheus_series(totals) for v in labels.values()]
     assert not [v for v in values if "hunter2" in v or "abc" in v], values
     assert any("[redacted]" in v for v in values)
+
+
+def test_an_exporter_that_cannot_start_costs_one_warning_and_never_raises(monkeypatch):
+    def broken(kind):
+        raise ImportError("No module named 'cramjam'")
+
+    monkeypatch.setattr(export_module, "rehearse", broken)
+    monkeypatch.setattr(export_module, "WARNED", set())
+    stderr = io.StringIO()
+    sink = ExportSink(Export("prometheus", "http://127.0.0.1:9/w"), "run1", stderr)
+    sink.start(1.0)
+    sink.on_interval(_interval([100], status={"200": 1}))
+    sink.finish()
+    sink.push_result({"tags": []})
+    (line,) = stderr.getvalue().splitlines()
+    assert "cannot export (No module named 'cramjam'): pip install 'surge[export]'" in line
+    assert sink.totals.intervals == 0 and sink.pushes == 0
