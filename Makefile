@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard tools clean lint lint-python lint-rust
+.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard bench-export prometheus tools clean lint lint-python lint-rust
 
 all: build
 
@@ -50,8 +50,12 @@ test-rust:
 browser:
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 
+## prometheus: a Prometheus for the --export tests and bench (Debian's prometheus package; the tests start their own)
+prometheus:
+	@command -v prometheus >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null)
+
 ## (the type checks, stubtest and mypy --strict, are in make lint, which .ci/run runs first)
-test-python: build browser
+test-python: build browser prometheus
 	$(BIN)/python -m pytest -n 3 --dist loadgroup -m "not busy_machine and not cpu_heavy and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "cpu_heavy and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -m "busy_machine and not distributed" --durations=20 tests
@@ -75,6 +79,7 @@ bench: build tools
 	$(MAKE) bench-saving
 	$(MAKE) bench-scaleout
 	$(MAKE) bench-dashboard
+	$(MAKE) bench-export
 
 ## bench-open: only the open-model section: surge and oha at 20k, 50k, 80k req/s on one core, surge closed for the ratio (docs/benchmarks.md)
 bench-open: build tools
@@ -87,6 +92,10 @@ bench-capacity: build
 ## bench-report: render a synthetic one-hour run's report.html, its size and its load time in Chromium (docs/benchmarks.md)
 bench-report: build browser
 	$(BIN)/python bench/report_html.py
+
+## bench-export: what --export costs: CPU per request with and without each exporter, and the exporter's own CPU per interval (docs/export.md)
+bench-export: build prometheus
+	$(BIN)/python bench/export.py
 
 ## bench-saving: what saving costs: surge run -d 1s by default vs --no-save, CPU and peak RSS (docs/benchmarks.md)
 bench-saving: build

@@ -72,6 +72,7 @@ def _with_test_options(command: F, experiment: bool, url_required: bool = True) 
         values: dict[str, Any] = {field: kwargs.pop(param) for param, field in _FIELDS.items()}
         values["header"] = tuple(values["header"])
         values["env_pairs"] = tuple(values["env_pairs"])
+        values["export"] = tuple(values["export"])
         values["tags"] = tuple(values["tags"].items())
         # Errors name each flag as this command spells it (an experiment's -n counts runs).
         test = TestSpec(**values, flags=flags)

@@ -164,6 +164,15 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
         metavar="stop|continue",
     ),
     TestOption(
+        "export",
+        ("--export",),
+        "texts",
+        "Push the run's metrics as it runs: prometheus=URL (Prometheus remote write, e.g. "
+        "http://127.0.0.1:9090/api/v1/write) or otlp=URL (OpenTelemetry metrics over OTLP/HTTP, e.g. "
+        "http://127.0.0.1:4318); repeatable (docs/export.md). Needs pip install 'surge[export]'.",
+        metavar="KIND=URL",
+    ),
+    TestOption(
         "watch_pid",
         ("--watch-pid",),
         "int",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from surge.diagnosis.watch import TargetWatch
     from surge.history import History
     from surge.record import RecordWriter
+    from surge.run.export import ExportSink
 
 
 @dataclass(frozen=True)
@@ -124,17 +125,18 @@ def run_prepared(
     watch: TargetWatch | None = None,
 ) -> RunEnd:
     """run_prepared runs ``prepared`` (the module's steps) with ``runner`` (the engine here, by
-    default), handing its stream to ``sinks`` (and to the command's CommandView, when one follows
-    it: ``surge.run.sinks.COMMAND_VIEW``); ``watch`` samples the target's process (None:
-    the one ``options.watch_pid`` names, or none). A stop signal ends the run keeping its
-    results (``run.interrupted_in``); once the engine has returned, a stop signal waits for
-    the record, the reports and the JUnit file."""
+    default), handing its stream to ``sinks``, to its --export pushes and to the command's
+    CommandView, when one follows it (``surge.run.sinks.COMMAND_VIEW``); ``watch`` samples the
+    target's process (None: the one ``options.watch_pid`` names, or none). A stop signal ends
+    the run keeping its results (``run.interrupted_in``); once the engine has returned, a stop
+    signal waits for the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
     view = COMMAND_VIEW.get()
     if view is not None:  # --dashboard: the run followed live, its thresholds judged as it sends
         label = str(options.experiment["role"]) if options.experiment is not None else options.name or prepared.name
         sinks = [*sinks, view.run_sink(label, prepared.compiled.thresholds)]
     recorder = _recorder(prepared, options, stderr)
+    exporters = _export_sinks(prepared, recorder, stderr)
     history_kept = False
     if watch is None and options.watch_pid is not None:
         watch = watch_process(options.watch_pid)
@@ -149,6 +151,7 @@ def run_prepared(
                 watch.start()
             try:
                 streamed = [_RecordSink(recorder), *sinks] if recorder is not None else list(sinks)
+                streamed += exporters
                 run = run_streamed(runner, prepared.compiled, prepared.threads, prepared.planned_s, streamed)
             finally:
                 if watch is not None:
@@ -167,6 +170,9 @@ def run_prepared(
                 history_kept = recorder.history is not None
                 if options.reports and options.save:
                     write_reports(recorder, stderr)
+            # After the record: a slow receiver never delays it.
+            for exporter in exporters:  # the figures per scenario and tag, which the stream has not
+                exporter.push_result(doc)
             # After the record and its reports: a FIFO may keep the JUnit file waiting.
             junit = None if options.junit is None else Path(options.junit)
             _write_junit(junit, recorder, doc, run, stderr, error=doc.get("error") if error else None)
@@ -209,6 +215,18 @@ class _RecordSink:
 
     def finish(self) -> None:
         """finish: the record is finished with the result (``RecordWriter.finish``)."""
+
+
+def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: IO[str]) -> list[ExportSink]:
+    """_export_sinks are the sinks of the run's --export pushes, their series labelled with the
+    record's run id (none without --export)."""
+    if not prepared.exports:
+        return []
+    # Function-local: the exporters load only with --export.
+    from surge.run.export import export_sinks
+
+    testid = recorder.meta["run_id"] if recorder is not None else None
+    return export_sinks(prepared.exports, testid, stderr, prepared.compiled.main)
 
 
 def _document(run: RunOutcome, url: bool) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from surge.plan.url import (
 )
 from surge.record.directory import run_name
 from surge.run.distributed import DistributedOptions, distributed_options, distributed_runner
+from surge.run.export import Export, parse_exports
 from surge.run.flags import test_flag_names
 from surge.run.sinks import LOCAL, PhaseRunner
 
@@ -72,8 +73,8 @@ class PreparedRun:
     """PreparedRun: a test ready to run through ``surge.run.session.run_prepared``: the ``compiled`` run,
         the ``threads`` to give run_phases (a scenario file's --threads; a URL plan holds its own),
         the ``url_plan`` of a URL test (None for a scenario file), the ``scenario_file`` (None for a
-        URL), the ``heading`` its summary describes, and its ``name`` (``TestSpec.name``: the
-    results directory's and the record's)."""
+        URL), the ``heading`` its summary describes, its ``name`` (``TestSpec.name``: the
+    results directory's and the record's) and the ``exports`` its stream is pushed to (--export)."""
 
     compiled: CompiledRun
     threads: int | None
@@ -81,6 +82,7 @@ class PreparedRun:
     scenario_file: Path | None
     heading: PlanLike
     name: str
+    exports: tuple[Export, ...] = ()
 
     @property
     def target_url(self) -> str:
@@ -126,6 +128,7 @@ class TestSpec:
     ray: str | None = None
     generators: int | None = None
     on_generator_loss: str | None = None
+    export: tuple[str, ...] = ()
     no_save: bool = False
     dashboard: str | None = None
     dashboard_open: bool = False
@@ -196,11 +199,11 @@ class TestSpec:
         """prepare checks the flags and compiles the test, with ``overrides`` applied (the module's
         rule); BadInput names the flag (or LEVEL) at fault."""
         self.distributed()
+        exports = parse_exports(self.export, self.flag("export"))
         overrides = overrides or Overrides()
         _check_overrides(overrides)
-        if self.is_file:
-            return self._prepare_file(overrides)
-        return self._prepare_url(overrides)
+        prepared = self._prepare_file(overrides) if self.is_file else self._prepare_url(overrides)
+        return replace(prepared, exports=exports)
 
     def _prepare_url(self, overrides: Overrides) -> PreparedRun:
         for name, value in (
