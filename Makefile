@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard bench-export prometheus tools clean lint lint-python lint-rust
+.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard bench-export bench-observers prometheus tools clean lint lint-python lint-rust
 
 all: build
 
@@ -80,6 +80,7 @@ bench: build tools
 	$(MAKE) bench-scaleout
 	$(MAKE) bench-dashboard
 	$(MAKE) bench-export
+	$(MAKE) bench-observers
 
 ## bench-open: only the open-model section: surge and oha at 20k, 50k, 80k req/s on one core, surge closed for the ratio (docs/benchmarks.md)
 bench-open: build tools
@@ -104,6 +105,10 @@ bench-saving: build
 ## bench-scaleout: the distributed run's merge cost, and 1-3 generators in a loopback Ray cluster with CPU-limited nodes (docs/benchmarks.md)
 bench-scaleout: build
 	$(BIN)/python bench/scaleout.py
+
+## bench-observers: the live view, the dashboard with one client and each exporter side by side against the same run without them: engine and process CPU per request, surge and the target pinned to a core each (docs/benchmarks.md)
+bench-observers: build prometheus
+	$(BIN)/python bench/observers.py
 
 ## bench-dashboard: the live dashboard's cost: engine CPU per request with and without --dashboard and one client, its work per interval (docs/benchmarks.md)
 bench-dashboard: build
