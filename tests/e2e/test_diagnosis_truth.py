@@ -179,8 +179,11 @@ def test_one_loop_at_one_core_is_the_targets_ceiling_not_the_generators(tmp_path
         evidence = bound["evidence"]
         assert evidence["threads"] >= 4 and evidence["busiest_thread_cores"] >= 0.9 * evidence["core_share_mean"]
         assert "its busiest thread used" in bound["message"]
-        truth = one_loop_target.capacity()
-        assert bound["evidence"]["responses_per_s"] == pytest.approx(truth, rel=0.25)
+        # The loop serves its requests per CPU-second times the CPU it got: a whole core on a quiet
+        # machine, less where the hypervisor or the generator took some (0.72 of a core served
+        # 344/s of a 464/s-per-core loop: 332/s expected).
+        truth = one_loop_target.capacity() * evidence["busiest_thread_cores"]
+        assert evidence["responses_per_s"] == pytest.approx(truth, rel=0.25)
 
 
 @BUSY  # the one-loop target keeps a core busy: its truth needs the other core to itself
