@@ -74,7 +74,7 @@ def test_run_dashboard_fills_in_and_ends_with_the_records_figures(target, tmp_pa
         "--rate",
         "50",
         "--duration",
-        "6s",
+        "12s",  # long enough for two moments after Chromium starts, slow as it is under load
         "--out",
         str(out),
         "--dashboard",
@@ -85,8 +85,7 @@ def test_run_dashboard_fills_in_and_ends_with_the_records_figures(target, tmp_pa
         with LivePage(url, tmp_path / "chromium") as page:
             first = _until(page, lambda s: s["intervals"] >= 1 and s["points"])
             first_shot = page.screenshot()
-            time.sleep(2)
-            second = _shown(page)
+            second = _until(page, lambda s: s["intervals"] >= first["intervals"] + 2)
             second_shot = page.screenshot()
             (tmp_path / "first.png").write_bytes(first_shot)  # kept with the test's files, to look at
             (tmp_path / "second.png").write_bytes(second_shot)
