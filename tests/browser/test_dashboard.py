@@ -165,7 +165,7 @@ def test_sweep_dashboard_shows_each_level_and_ends_with_the_curve(target, tmp_pa
         "--vus",
         "1,2",
         "-d",
-        "2s",
+        "5s",  # the page (Chromium starts slowly under load) must come up before the second level ends
         "--warmup",
         "0s",
         "--no-save",
