@@ -385,7 +385,7 @@ class LoopbackCluster:
         if not answer["ok"]:
             raise ClusterError(
                 f"Ray saw {sum(n['alive'] for n in answer['nodes'])} of {self.workers + 1} nodes alive "
-                f"after {self.start_timeout:.0f} s (namespace {self.netns}, logs in {self.temp_dir})"
+                f"after {self.start_timeout:.0f} s (namespace {self.netns}){self._errors_logged()}"
             )
         by_socket = {n["raylet_socket"]: n["node_id"] for n in answer["nodes"] if n["alive"]}
         for node in [self.head, *self.nodes]:
@@ -424,10 +424,13 @@ class LoopbackCluster:
         except subprocess.TimeoutExpired:
             proc.kill()
             output, _ = proc.communicate()
-            raise ClusterError(f"ray start ({'head' if i < 0 else f'worker {i}'}) hung: {output[-1500:]}") from None
+            raise ClusterError(
+                f"ray start ({'head' if i < 0 else f'worker {i}'}) hung: {output[-1500:]}{self._errors_logged()}"
+            ) from None
         if proc.returncode != 0:
             raise ClusterError(
                 f"ray start ({'head' if i < 0 else f'worker {i}'}) exit {proc.returncode}: {output[-1500:]}"
+                f"{self._errors_logged()}"
             )
         raylets = [p for p in set(self._all_pids()) - before if proc_pgid(p) == proc.pid and proc_name(p) == "raylet"]
         if len(raylets) != 1:
@@ -436,6 +439,21 @@ class LoopbackCluster:
             )
         socket_flag = next(a for a in proc_cmdline(raylets[0]) if a.startswith("--raylet_socket_name="))
         return Node(i, proc.pid, raylets[0], socket_flag.split("=", 1)[1], cgroup)
+
+    def _errors_logged(self) -> str:
+        """_errors_logged is the last error lines Ray's node processes logged in this cluster's
+        session ("" if none): why a node died (its raylet fate-shares with its agents), which
+        ``ray start`` only reports as a time-out, and which the temp dir's removal would lose."""
+        logs = self.temp_dir / "session_latest" / "logs" if self.temp_dir is not None else None
+        if logs is None or not logs.is_dir():
+            return ""
+        found = []
+        for path in sorted(logs.glob("*.out")) + sorted(logs.glob("*.log")) + sorted(logs.glob("*.err")):
+            lines = path.read_text(errors="replace").splitlines()
+            errors = [line for line in lines if " E " in line[:40] or " C " in line[:40] or "Error" in line]
+            if errors:
+                found.append(f"{path.name}: " + " | ".join(line[:300] for line in errors[-3:]))
+        return "\nlogged errors:\n" + "\n".join(found) if found else ""
 
     def _all_pids(self) -> list[int]:
         return netns_pids(self.netns) if self._up else []
