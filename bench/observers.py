@@ -14,6 +14,12 @@ otlp=`` (a loopback OTLP/HTTP receiver). Per mode, two figures per request sent:
 - **process CPU**: the whole surge process's CPU during the run
   (``generator.cpu_us_per_request``): the engine plus the watcher's own thread.
 
+and the **watcher's cost**: the CPU outside the engine's threads (process − engine) above the
+plain run's of the same round, as a share of the plain run's engine CPU. The engine's own CPU
+per request varies ±15 % between runs of one mode (how many sends a wake-up finds), which no
+A/B of whole runs resolves to 2 %; the CPU outside it (the CLI's thread, the watcher's) varies
+by a few µs a second, so this difference resolves a watcher's share to a few tenths of a percent.
+
 Each watched run is paired with the plain run of the same round (the modes interleaved, so a
 busy moment of a shared machine falls on all); the table gives each mode's median and the
 median of its paired ratios to ``plain`` [min–max].
@@ -107,7 +113,9 @@ def measure(args: list[str], terminal: bool, follow_dashboard: bool) -> dict[str
     doc = json.loads(out)
     generator, sent = doc["generator"], doc["requests"]["sent"]
     engine_s = sum(generator["thread_busy"]) * float(doc["elapsed_s"])
-    return {"engine_us": engine_s / sent * 1e6, "process_us": float(generator["cpu_us_per_request"])}
+    process_us = float(generator["cpu_us_per_request"])
+    engine_us = engine_s / sent * 1e6
+    return {"engine_us": engine_us, "process_us": process_us, "outside_us": process_us - engine_us}
 
 
 def _line(name: str, runs: list[dict[str, float]], plain: list[dict[str, float]]) -> str:
@@ -119,7 +127,12 @@ def _line(name: str, runs: list[dict[str, float]], plain: list[dict[str, float]]
             ratios = [r[key] / p[key] for r, p in zip(runs, plain, strict=True)]
             cell += f"  ×{statistics.median(ratios):.3f} [{min(ratios):.3f}–{max(ratios):.3f}]"
         cells.append(f"{cell:<34}")
-    return f"| {name:<22} | {cells[0]} | {cells[1]} |"
+    if runs is plain:
+        cost = "(baseline)"
+    else:
+        shares = [(r["outside_us"] - p["outside_us"]) / p["engine_us"] * 100 for r, p in zip(runs, plain, strict=True)]
+        cost = f"{statistics.median(shares):+.2f} % [{min(shares):+.2f}–{max(shares):+.2f}]"
+    return f"| {name:<22} | {cells[0]} | {cells[1]} | {cost:<26} |"
 
 
 def main(argv: list[str]) -> int:
@@ -158,8 +171,8 @@ def main(argv: list[str]) -> int:
         for _ in range(args.rounds):
             for name, run_mode in modes.items():
                 results[name].append(run_mode())
-        print("| mode | engine CPU per request (× plain) | process CPU per request (× plain) |")
-        print("|---|---|---|")
+        print("| mode | engine CPU per request (× plain) | process CPU per request (× plain) | watcher's cost |")
+        print("|---|---|---|---|")
         for name, runs in results.items():
             print(_line(name, runs, results["plain"]))
     return 0

@@ -55,6 +55,7 @@ def comparison_dict(c: FigureComparison) -> dict[str, Any]:
         "ratio_ci": list(c.ratio_ci) if c.ratio_ci is not None else None,
         "welch_p": _number(c.welch_p),
         "mann_whitney_p": _number(c.mann_whitney_p),
+        "welch_scale": c.welch_scale,
         "verdict": c.verdict,
         "note": c.note,
         "alpha": c.alpha,
