@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What watching a run costs, side by side (issue 23's bar: each at most 2 %; docs/benchmarks.md,
-"Watching a run"): the same ``surge run URL -r RATE -d D --no-save --json`` against the same
+"Watching a run"): the same ``surge run URL -r RATE -d D --out DIR`` against the same
 reference target, surge pinned to one core and the target (with the receivers and the dashboard's client) to the
 other, with nothing watching
 it (``plain``: stderr a pipe), with the live view (stderr a pseudo-terminal), with
@@ -76,11 +76,14 @@ def _drain(stream: IO[bytes] | int) -> None:
 
 
 def measure(args: list[str], terminal: bool, follow_dashboard: bool) -> dict[str, float]:
-    """measure runs one ``surge ARGS --json`` pinned to SURGE_CORE to its end: its engine CPU
+    """measure runs one ``surge ARGS --out DIR`` pinned to SURGE_CORE to its end: its engine CPU
     and process CPU per request (µs). ``terminal``: stderr a pseudo-terminal (the live view
     draws); ``follow_dashboard``: one client follows the dashboard's event stream."""
-    command = ["taskset", "-c", SURGE_CORE, sys.executable, "-m", "surge", *args, "--json"]
-    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm-256color"}
+    # --out, not --json: --json is for a program reading stdout, and a run with it draws no live
+    # view. The figures are the run's own (the engine's window), the report written after it.
+    out_dir = Path(tempfile.mkdtemp(prefix="surge-observers-run-"))
+    command = ["taskset", "-c", SURGE_CORE, sys.executable, "-m", "surge", *args, "--out", str(out_dir)]
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm-256color", "SURGE_DB": str(out_dir / "history.db")}
     master = None
     if terminal:
         master, slave = pty.openpty()
@@ -103,14 +106,16 @@ def measure(args: list[str], terminal: bool, follow_dashboard: bool) -> dict[str
             _drain(proc.stderr)
     bound = threading.Timer(120, proc.kill)  # every run stops by itself
     bound.start()
-    out = proc.stdout.read() if proc.stdout else b""
+    if proc.stdout is not None:
+        proc.stdout.read()
     proc.wait()
     bound.cancel()
     if master is not None:
         os.close(master)
     if proc.returncode != 0:
         raise SystemExit(f"surge {' '.join(args)} exited {proc.returncode}")
-    doc = json.loads(out)
+    doc = json.loads((out_dir / "summary.json").read_text())
+    shutil.rmtree(out_dir, ignore_errors=True)
     generator, sent = doc["generator"], doc["requests"]["sent"]
     engine_s = sum(generator["thread_busy"]) * float(doc["elapsed_s"])
     process_us = float(generator["cpu_us_per_request"])
@@ -152,7 +157,7 @@ def main(argv: list[str]) -> int:
         receiver = stack.enter_context(otlp_receiver())
         otlp = f"http://127.0.0.1:{receiver.server_address[1]}/v1/metrics"
         prom = stack.enter_context(prometheus(tmp))
-        run = ["run", f"{target.url}/health", "-r", args.rate, "-d", args.duration, "--no-save", "--threads", "1"]
+        run = ["run", f"{target.url}/health", "-r", args.rate, "-d", args.duration, "--threads", "1"]
         modes: dict[str, Callable[[], dict[str, float]]] = {
             "plain": lambda: measure(run, terminal=False, follow_dashboard=False),
             "live view": lambda: measure(run, terminal=True, follow_dashboard=False),

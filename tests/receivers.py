@@ -66,7 +66,10 @@ def prometheus(home: Path) -> Iterator[str | None]:
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    """_Receiver takes an OTLP/HTTP push: its path and body on the server's ``pushes``, 200."""
+    """_Receiver takes an OTLP/HTTP push: its path and body on the server's ``pushes``, 200.
+    HTTP/1.1, keeping the connection open, as the OpenTelemetry Collector does."""
+
+    protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))

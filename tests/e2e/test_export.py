@@ -6,11 +6,13 @@ the run or its exit code; a bad --export is refused before anything is sent."""
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +232,49 @@ def test_a_bad_export_is_refused_before_anything_is_sent(command, value, needle,
     assert needle in run.stderr
     assert fresh_target.received() == 0
     assert not (tmp_path / "o").exists()
+
+
+class _KeepAliveReceiver(BaseHTTPRequestHandler):
+    """_KeepAliveReceiver answers each push 200 on a kept connection, records the connection's
+    client port and Authorization header on the server's ``seen``; a body of ``close`` makes it
+    close the connection after answering without saying so (an idle timeout's effect), a body
+    of ``bad`` answers 400 with a reason."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.server.seen.append((self.client_address[1], self.headers.get("Authorization")))  # type: ignore[attr-defined]
+        answer = b"bad series: no __name__\nmore" if body == b"bad" else b""
+        self.send_response(400 if body == b"bad" else 200)
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+        if body == b"close":
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """log_message says nothing."""
+
+
+def test_the_exporter_keeps_its_connection_and_opens_another_when_the_receiver_closed_it():
+    from surge.run.export import PushFailed, Receiver
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAliveReceiver)
+    server.seen = []  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        receiver = Receiver(f"http://u:p%40w@127.0.0.1:{server.server_address[1]}/api/v1/write")
+        for body in (b"a", b"b", b"close", b"c", b"d"):
+            receiver.post(body, {"Content-Type": "application/x-protobuf"})
+        with pytest.raises(PushFailed, match=r"^the receiver answered 400: bad series: no __name__$"):
+            receiver.post(b"bad", {})
+        receiver.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    ports = [port for port, _ in server.seen]  # type: ignore[attr-defined]
+    assert len(set(ports[:3])) == 1, ports  # one connection for the first three pushes
+    assert ports[3] != ports[2] and len(set(ports[3:])) == 1, ports  # reopened once, then kept
+    expected = "Basic " + base64.b64encode(b"u:p@w").decode()
+    assert {auth for _, auth in server.seen} == {expected}  # type: ignore[attr-defined]

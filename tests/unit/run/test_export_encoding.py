@@ -7,8 +7,6 @@ from __future__ import annotations
 import io
 import math
 import threading
-import urllib.error
-import urllib.request
 from dataclasses import replace
 
 import cramjam
@@ -23,6 +21,8 @@ from surge.run.export import (
     EXPONENTIAL_SCALE,
     Export,
     ExportSink,
+    PushFailed,
+    Receiver,
     Totals,
     export_sinks,
     histogram_layout,
@@ -167,11 +167,11 @@ def test_the_otlp_request_decodes_with_the_official_messages():
 def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monkeypatch):
     tries = []
 
-    def refuse(request, timeout):
-        tries.append(request.full_url)
-        raise urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
+    def refuse(receiver, body, headers):
+        tries.append((receiver.host, receiver.port, receiver.path, receiver.authorization))
+        raise PushFailed("cannot reach the receiver ([Errno 111] Connection refused)")
 
-    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(Receiver, "post", refuse)
     monkeypatch.setattr(export_module, "WARNED", set())
     stderr = io.StringIO()
     (sink,) = export_sinks(parse_exports(["prometheus=http://u:pw@127.0.0.1:9/w"]), "run1", stderr)
@@ -180,6 +180,7 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
         sink.on_interval(_interval([100], status={"200": 1}))
     sink.finish()
     assert sink.failures == len(tries) >= 1  # the pushes waiting at the end go out as one
+    assert tries[0] == ("127.0.0.1", 9, "/w", "Basic dTpwdw==")  # the URL's credentials, as basic auth
     assert sink.totals.requests == 3
     (line,) = stderr.getvalue().splitlines()
     assert line.startswith("surge: warning: --export prometheus=http://u:redacted@127.0.0.1:9/w: cannot reach")
@@ -194,12 +195,12 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
 def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeypatch):
     release, hanging = threading.Event(), threading.Event()
 
-    def hang(request, timeout):
+    def hang(receiver, body, headers):
         hanging.set()
         release.wait(10)
-        raise urllib.error.URLError("timed out")
+        raise PushFailed("cannot reach the receiver (timed out)")
 
-    monkeypatch.setattr(urllib.request, "urlopen", hang)
+    monkeypatch.setattr(Receiver, "post", hang)
     monkeypatch.setattr(export_module, "WARNED", set())
     monkeypatch.setattr(export_module, "FINISH_TIMEOUT_S", 0.2)
     stderr = io.StringIO()

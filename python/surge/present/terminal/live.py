@@ -1,7 +1,7 @@
 """The live view: what stderr shows while a run (or an experiment's run) is in progress, when
 stderr is a terminal (docs/cli.md, "The live view"). It is fed the run's interval stream
 (``LiveRun.phase`` and ``LiveRun.add``: cheap, they only keep what arrives) and drawn by
-``LiveView`` twice a second on Rich's own thread, which does the work (decoding the
+``LiveView`` once a second on its own thread, which does the work (decoding the
 intervals' histograms, judging the thresholds) outside the engine's callback. It is transient:
 nothing of it remains once the run ends."""
 
@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy
 from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
-from rich.console import Console, Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
 
 from surge.analysis.slo import FiguresSource
 from surge.core.units import format_duration
@@ -39,12 +41,48 @@ HISTOGRAM_RANGE = (1, 3_600_000_000, 3)
 """HISTOGRAM_RANGE is the engine's histogram (lowest and highest µs, significant digits), the
 one the intervals' ``latency_histogram`` encodes."""
 
-REFRESH_PER_SECOND = 2
-"""REFRESH_PER_SECOND is how often the live view is drawn: twice a second, about 3 ms of CPU a
-second (a drawing of the unit tests' two-scenario view takes ~1.5 ms of CPU)."""
+DRAW_AFTER_SECOND_S = 0.05
+"""DRAW_AFTER_SECOND_S: the view is drawn once a second, this long after each whole second of
+the phase's clock, so that the elapsed time shown steps by one second each drawing and the
+interval that ended on the second is in it. A drawing costs the view's thread about 1.4 ms of
+CPU on the engine's core (docs/benchmarks.md, "Watching a run"); twice a second it was 3 % of
+the engine's CPU at 5,000 req/s."""
 
 BAR_WIDTH = 24
 """BAR_WIDTH is the width of a scenario's progress bar, in columns."""
+
+
+Span = tuple[str, str]
+"""Span is a piece of a line of the view: its text and its Rich style ("" for none)."""
+
+
+class Lines:
+    """Lines is the drawn view: lines of styled spans, each cropped to the terminal's width,
+    never wrapped. Rich's ``Text`` measures and wraps every line on each drawing, two thirds of
+    a drawing's CPU; the view's lines are short and built aligned, so spans go straight to
+    segments."""
+
+    def __init__(self, lines: Sequence[Sequence[Span]]) -> None:
+        self.lines = lines
+
+    def plain(self) -> str:
+        """plain is the view's text without styles, one line per line."""
+        return "\n".join("".join(text for text, _ in line) for line in self.lines)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        for line in self.lines:
+            room = width
+            for text, style in line:
+                if room <= 0:
+                    break
+                cells = cell_len(text)
+                if cells > room:
+                    text = Segment(text).split_cells(room)[0].text
+                    cells = room
+                room -= cells
+                yield Segment(text, Style.parse(style) if style else None)
+            yield Segment.line()
 
 
 @dataclass(frozen=True)
@@ -136,26 +174,25 @@ class ExperimentProgress:
         current = self.planned_s[self.position - 1]
         return max(0.0, current - current_elapsed_s) + sum(self.planned_s[self.position :])
 
-    def render(self, current_elapsed_s: float) -> list[RenderableType]:
+    def render(self, current_elapsed_s: float) -> list[list[Span]]:
         """render is the experiment's lines: the run in progress, progress and time left, then
         the runs finished with their headline figures."""
-        line = Text.assemble((f"{self.kind}", "bold"), " · ", (self.role, "bold cyan"))
+        line: list[Span] = [(self.kind, "bold"), (" · ", ""), (self.role, "bold cyan")]
         total = len(self.planned_s)
         left = self.left_s(current_elapsed_s)
         if total and left is not None:
             whole = sum(self.planned_s)
-            line.append(f" · run {self.position}/{total} · {fmt.percent((whole - left) / whole if whole else 1.0)}")
-            line.append(f" · {format_duration(left)} left")
+            done = fmt.percent((whole - left) / whole if whole else 1.0)
+            line.append((f" · run {self.position}/{total} · {done} · {format_duration(left)} left", ""))
         else:
-            line.append(f" · run {self.position} · time left unknown (the search decides the steps)")
-        lines: list[RenderableType] = [line]
+            line.append((f" · run {self.position} · time left unknown (the search decides the steps)", ""))
+        lines = [line]
         for run in self.finished[-5:]:
-            style = VERDICT_STYLES.get(run.verdict, "")
             lines.append(
-                Text.assemble(
-                    f"  done {run.label}: {fmt.rate(run.responses_per_s)} req/s · p95 {fmt.ms(run.p95_ms)} ms · ",
-                    (run.verdict, style),
-                )
+                [
+                    (f"  done {run.label}: {fmt.rate(run.responses_per_s)} req/s · p95 {fmt.ms(run.p95_ms)} ms · ", ""),
+                    (run.verdict, VERDICT_STYLES.get(run.verdict, "")),
+                ]
             )
         return lines
 
@@ -240,7 +277,7 @@ class LiveRun:
                 so_far.responses_per_s = float(s.get("responses_per_s") or 0.0)
                 so_far.completed += int(iterations.get("iterations_completed") or 0)
                 so_far.dropped += int(iterations.get("iterations_dropped") or 0)
-            encoded = interval.get("latency_histogram")
+            encoded = interval.get("latency_histogram") if self.thresholds else None  # only thresholds read it
             if encoded:
                 try:
                     decoded = HdrHistogram.decode(encoded)
@@ -290,6 +327,8 @@ class LiveRun:
         else on the figures so far; None for one that can be judged only at the end (a tag's or
         scenario's, or a figure the intervals do not carry)."""
         self._fold()
+        if not self.thresholds:
+            return []
         if self._judged is None:  # judged again only when an interval arrived
             last = self._last
             totals = last.get("totals") if last is not None else None
@@ -304,37 +343,34 @@ class LiveRun:
                 ]
         return self._judged
 
-    def render(self) -> RenderableType:
+    def render(self) -> Lines:
         """render draws the view: phase, scenarios, figures, thresholds, and the experiment's lines."""
         self._fold()
-        lines: list[RenderableType] = [self._phase_line()]
+        lines = [self._phase_line()]
         if self.current == "main" or self._last is not None:
             lines.extend(self._scenarios())
             lines.append(self._figures_line())
             lines.extend(self._threshold_lines())
         if self.experiment is not None:
             lines.extend(self.experiment.render(self.measured_s()))
-        return Group(*lines)
+        return Lines(lines)
 
-    def _phase_line(self) -> Text:
-        now = self.clock()
-        text = Text()
+    def _phase_line(self) -> list[Span]:
+        spans: list[Span] = []
         for name in self.phases:
-            style = "bold reverse" if name == self.current else "dim"
-            text.append(f" {name} ", style=style)
-            text.append(" ")
-        spent = now - self.phase_started
+            spans += [(f" {name} ", "bold reverse" if name == self.current else "dim"), (" ", "")]
+        spent = self.clock() - self.phase_started
         if self.current == "main":
-            text.append(f"{format_duration(spent)} elapsed", style="bold")
+            spans.append((f"{format_duration(spent)} elapsed", "bold"))
             if self.planned_s:
-                text.append(f" · {format_duration(max(0.0, self.planned_s - spent))} left")
+                spans.append((f" · {format_duration(max(0.0, self.planned_s - spent))} left", ""))
         elif self.current in ("setup", "teardown"):
-            text.append(f"{self.current}: {format_duration(spent)} (not in the measured results)", style="bold")
-        return text
+            spans.append((f"{self.current}: {format_duration(spent)} (not in the measured results)", "bold"))
+        return spans
 
-    def _scenarios(self) -> list[Text]:
-        # Aligned text lines with a drawn bar, not a rich Table and ProgressBar: a table measures
-        # and wraps every cell on each drawing, 3.3 ms of CPU a drawing where these lines take 1.5 ms.
+    def _scenarios(self) -> list[list[Span]]:
+        # Aligned text with a drawn bar, not a rich Table and ProgressBar: a table measures and
+        # wraps every cell on each drawing (3.3 ms of CPU a drawing with them).
         elapsed = self.measured_s()
         rows = []
         for shape in self.scenarios:
@@ -351,51 +387,44 @@ class LiveRun:
         for shape, active, done, share in rows:
             filled = round(share * BAR_WIDTH)
             lines.append(
-                Text.assemble(
+                [
                     (shape.name.ljust(widths[0]), "bold"),
-                    " ",
+                    (" ", ""),
                     (shape.kind.ljust(widths[1]), "cyan"),
-                    f" {shape.load.ljust(widths[2])} {active.rjust(widths[3])} {done.rjust(widths[4])} ",
+                    (f" {shape.load.ljust(widths[2])} {active.rjust(widths[3])} {done.rjust(widths[4])} ", ""),
                     ("━" * filled, "magenta"),
                     ("━" * (BAR_WIDTH - filled), "grey23"),
-                    f" {share * 100:3.0f}%",
-                    no_wrap=True,
-                    overflow="crop",
-                )
+                    (f" {share * 100:3.0f}%", ""),
+                ]
             )
         return lines
 
-    def _figures_line(self) -> Text:
+    def _figures_line(self) -> list[Span]:
         last = self._last
         if last is None:
-            return Text("waiting for the first interval…", style="dim")
+            return [("waiting for the first interval…", "dim")]
         latency = last.get("latency") or {}
         rate = self.failure_rate()
-        return Text.assemble(
-            f"{fmt.rate(last.get('responses_per_s'))} req/s",
-            f" · p95 {fmt.ms((latency.get('all') or {}).get('p95_ms'))} ms",
-            " · ",
+        return [
+            (f"{fmt.rate(last.get('responses_per_s'))} req/s", ""),
+            (f" · p95 {fmt.ms((latency.get('all') or {}).get('p95_ms'))} ms · ", ""),
             (f"failures {fmt.percent(rate)}", "red" if rate > 0 else "green"),
-            f" · send lag p95 {fmt.ms((latency.get('send_lag') or {}).get('p95_ms'))} ms",
-            f" · late {fmt.count(self._counts.get('late', 0))}",
-            f" · {fmt.count(last.get('in_flight'))} in flight",
-        )
+            (f" · send lag p95 {fmt.ms((latency.get('send_lag') or {}).get('p95_ms'))} ms", ""),
+            (f" · late {fmt.count(self._counts.get('late', 0))}", ""),
+            (f" · {fmt.count(last.get('in_flight'))} in flight", ""),
+        ]
 
-    def _threshold_lines(self) -> list[RenderableType]:
-        lines: list[RenderableType] = []
+    def _threshold_lines(self) -> list[list[Span]]:
+        lines: list[list[Span]] = []
         for t, v in zip(self.thresholds, self.verdicts(), strict=True):
             if v is None:
-                lines.append(Text(f"  · {t.expr} [{t.scope()}]: judged at the end", style="dim"))
+                lines.append([(f"  · {t.expr} [{t.scope()}]: judged at the end", "dim")])
             elif v.status == "no-data":
-                lines.append(Text(f"  · {t.expr} [{t.scope()}]: no data yet", style="dim"))
+                lines.append([(f"  · {t.expr} [{t.scope()}]: no data yet", "dim")])
             else:
                 ok = v.status == "pass"
-                lines.append(
-                    Text(
-                        f"  {'✓' if ok else '✗'} {t.expr} [{t.scope()}]: {v.observed_text()} → {v.status}",
-                        style="green" if ok else "red",
-                    )
-                )
+                text = f"  {'✓' if ok else '✗'} {t.expr} [{t.scope()}]: {v.observed_text()} → {v.status}"
+                lines.append([(text, "green" if ok else "red")])
         return lines
 
 
@@ -418,7 +447,7 @@ def percentiles_us(histogram: Any, quantiles: Sequence[float]) -> dict[float, fl
 
 
 class LiveView:
-    """LiveView draws a LiveRun on ``console`` (stderr) twice a second on Rich's thread,
+    """LiveView draws a LiveRun on ``console`` (stderr) once a second on its own thread,
     transient (erased when it stops); only when the console is a terminal. While it is drawn,
     what is written to ``sys.stdout`` or ``sys.stderr`` (a phase line, a warning) appears above
     it, never inside it."""
@@ -427,19 +456,33 @@ class LiveView:
         self.run = run
         self.console = console or Console(stderr=True)
         self._live: Live | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> LiveView:
         if self.console.is_terminal:
-            self._live = Live(
-                console=self.console,
-                transient=True,
-                refresh_per_second=REFRESH_PER_SECOND,
-                get_renderable=self.run.render,
-            )
+            self._live = Live(console=self.console, transient=True, auto_refresh=False, get_renderable=self.run.render)
             self._live.__enter__()
+            # The first drawing here, before the run sends: its one-time costs (Rich's first
+            # rendering of each kind of thing) fall outside the measured run.
+            self._live.refresh()
+            self._thread = threading.Thread(target=self._draw, name="surge-live-view", daemon=True)
+            self._thread.start()
         return self
 
+    def _draw(self) -> None:
+        while True:
+            spent = self.run.clock() - self.run.phase_started
+            if self._stop.wait(1.0 - spent % 1.0 + DRAW_AFTER_SECOND_S):
+                return
+            if self._live is not None:
+                self._live.refresh()
+
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
         if self._live is not None:
             self._live.__exit__(None, None, None)
             self._live = None
