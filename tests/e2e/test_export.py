@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 import urllib.parse
 import urllib.request
@@ -265,6 +266,7 @@ def test_the_exporter_keeps_its_connection_and_opens_another_when_the_receiver_c
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         receiver = Receiver(f"http://u:p%40w@127.0.0.1:{server.server_address[1]}/api/v1/write")
+        receiver.open(1.0)  # before the run: the first push goes on this connection
         for body in (b"a", b"b", b"close", b"c", b"d"):
             receiver.post(body, {"Content-Type": "application/x-protobuf"})
         with pytest.raises(PushFailed, match=r"^the receiver answered 400: bad series: no __name__$"):
@@ -278,3 +280,15 @@ def test_the_exporter_keeps_its_connection_and_opens_another_when_the_receiver_c
     assert ports[3] != ports[2] and len(set(ports[3:])) == 1, ports  # reopened once, then kept
     expected = "Basic " + base64.b64encode(b"u:p@w").decode()
     assert {auth for _, auth in server.seen} == {expected}  # type: ignore[attr-defined]
+
+
+def test_an_exporter_whose_receiver_is_not_there_yet_says_so_at_its_push():
+    from surge.run.export import PushFailed, Receiver
+
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # bound, never listening: refused
+        receiver = Receiver(f"http://127.0.0.1:{port}/v1/metrics")
+        receiver.open(0.25)
+        with pytest.raises(PushFailed, match=r"^cannot reach the receiver \(.*[Rr]efused"):
+            receiver.post(b"x", {})

@@ -35,6 +35,10 @@ KINDS: tuple[ExportKind, ...] = ("prometheus", "otlp")
 SEND_TIMEOUT_S = 5.0
 """SEND_TIMEOUT_S bounds one push: a receiver that takes longer has failed it."""
 
+OPEN_TIMEOUT_S = 0.25
+"""OPEN_TIMEOUT_S bounds the connection an exporter opens before the run sends: a receiver
+slower than that to accept is connected to by the first push instead."""
+
 FINISH_TIMEOUT_S = 2 * SEND_TIMEOUT_S
 """FINISH_TIMEOUT_S bounds how long the end of a run waits for an exporter's last pushes."""
 
@@ -267,23 +271,31 @@ class Totals:
             return
         # Function-local: numpy and the HdrHistogram codec load when an exporter starts (--export only).
         import numpy as np
-        from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
 
+        from surge.record.histogram_codec import recorded as recorded_slots
+
+        found = recorded_slots(encoded)  # the few hundred slots that count, without a 188 KB array
         try:
-            histogram = HdrHistogram.decode(encoded)
-            layout = histogram_layout(
-                histogram.counts_len,
-                histogram.sub_bucket_half_count,
-                histogram.sub_bucket_half_count_magnitude,
-                histogram.unit_magnitude,
-            )
+            if found is not None:
+                shape, recorded, counts = found.layout, found.indexes, found.counts.astype(np.float64)
+                layout = histogram_layout(shape.counts_len, shape.half, shape.magnitude, shape.unit_magnitude)
+            else:  # what the sparse reader does not expect: hdrh's own decoder
+                from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+
+                histogram = HdrHistogram.decode(encoded)
+                layout = histogram_layout(
+                    histogram.counts_len,
+                    histogram.sub_bucket_half_count,
+                    histogram.sub_bucket_half_count_magnitude,
+                    histogram.unit_magnitude,
+                )
+                all_counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
+                recorded = np.flatnonzero(all_counts)
+                counts = all_counts[recorded].astype(np.float64)
         except Exception:  # an undecodable histogram: the counters still go out
             return
-        all_counts = np.ctypeslib.as_array(histogram.counts)[: histogram.counts_len]
-        recorded = np.flatnonzero(all_counts)  # a few hundred slots of some 17,000
         if not len(recorded):
             return
-        counts = all_counts[recorded].astype(np.float64)
         self.latency_count += int(counts.sum())
         self.latency_min_s = min(self.latency_min_s, float(layout.values_s[recorded[0]]))
         self.latency_max_s = max(self.latency_max_s, float(layout.values_s[recorded[-1]]))
@@ -351,6 +363,25 @@ class Receiver:
             pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
             self.authorization = "Basic " + b64encode(pair).decode("ascii")
         self._connection: Any = None
+
+    def open(self, timeout_s: float) -> None:
+        """open connects now, within ``timeout_s`` (before the run sends: the handshake, and for
+        https the TLS one, costs nothing during it); a receiver not there yet is left to the
+        first push, which warns."""
+        import http.client  # function-local: with --export only
+
+        kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        connection = kind(self.host, self.port, timeout=timeout_s)
+        try:
+            connection.connect()
+        except (OSError, http.client.HTTPException):
+            connection.close()
+            return
+        if connection.sock is not None:
+            connection.sock.settimeout(SEND_TIMEOUT_S)
+        connection.timeout = SEND_TIMEOUT_S
+        self.close()
+        self._connection = connection
 
     def post(self, body: bytes, headers: Mapping[str, str]) -> None:
         """post sends ``body`` and reads the answer within SEND_TIMEOUT_S; PushFailed when the
@@ -431,6 +462,8 @@ class ExportSink:
             import surge.run.export_encoding  # noqa: F401  # function-local: the export extra's encoders
 
             rehearse(self.export.kind)
+            self._receiver = Receiver(self.export.url)
+            self._receiver.open(OPEN_TIMEOUT_S)
         except ImportError as e:
             self._warn(f"cannot export ({e}): pip install 'surge[export]'")
             return

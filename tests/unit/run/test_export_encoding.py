@@ -171,6 +171,7 @@ def test_a_failing_receiver_costs_one_warning_and_the_last_figures_still_go(monk
         tries.append((receiver.host, receiver.port, receiver.path, receiver.authorization))
         raise PushFailed("cannot reach the receiver ([Errno 111] Connection refused)")
 
+    monkeypatch.setattr(Receiver, "open", lambda receiver, timeout_s: None)  # not there yet: the push says so
     monkeypatch.setattr(Receiver, "post", refuse)
     monkeypatch.setattr(export_module, "WARNED", set())
     stderr = io.StringIO()
@@ -200,6 +201,7 @@ def test_a_slow_receiver_drops_intervals_with_one_warning_never_blocking(monkeyp
         release.wait(10)
         raise PushFailed("cannot reach the receiver (timed out)")
 
+    monkeypatch.setattr(Receiver, "open", lambda receiver, timeout_s: None)
     monkeypatch.setattr(Receiver, "post", hang)
     monkeypatch.setattr(export_module, "WARNED", set())
     monkeypatch.setattr(export_module, "FINISH_TIMEOUT_S", 0.2)
