@@ -94,7 +94,7 @@ bench-capacity: build
 bench-report: build browser
 	$(BIN)/python bench/report_html.py
 
-## bench-export: what --export costs: CPU per request with and without each exporter, and the exporter's own CPU per interval (docs/export.md)
+## bench-export: the exporter thread's own CPU per run and per request, each kind (docs/export.md; the A/B is bench-observers)
 bench-export: build prometheus
 	$(BIN)/python bench/export.py
 
