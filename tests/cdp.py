@@ -125,9 +125,10 @@ class LivePage:
                 result: dict[str, Any] = reply["result"]
                 return result
 
-    def evaluate(self, expression: str) -> Any:
-        """evaluate is ``expression``'s value in the page (JSON-able), raising on a script error."""
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+    def evaluate(self, expression: str, wait: bool = False) -> Any:
+        """evaluate is ``expression``'s value in the page (JSON-able), raising on a script error;
+        ``wait``: the value a promise resolves to."""
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=wait)
         assert "exceptionDetails" not in result, result
         return result["result"].get("value")
 

@@ -31,6 +31,17 @@ def _shown(page: LivePage) -> dict[str, Any]:
     return shown
 
 
+def _until_value(page: LivePage, expression: str, ready: Any, timeout: float = 10) -> Any:
+    """_until_value is ``expression``'s value in the page once ``ready(value)``, read every 0.1 s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = page.evaluate(expression)
+        if ready(value):
+            return value
+        assert time.monotonic() < deadline, f"{expression} never became ready: {value!r}"
+        time.sleep(0.1)
+
+
 def _until(page: LivePage, ready: Any, timeout: float = 60) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -106,6 +117,15 @@ def test_run_dashboard_fills_in_and_ends_with_the_records_figures(target, tmp_pa
                 page.evaluate("document.getElementById('verdict').textContent")
             )
             assert "status" in end["points"]  # the summary's charts join at the end, as in report.html
+            # The server has stopped; the page kept the report and links its copy.
+            kept = _until(page, lambda s: s["kept"]["url"], timeout=10)["kept"]
+            assert kept["file"] == str(out / "report.html") and kept["url"].startswith("blob:")
+            assert page.evaluate("document.getElementById('report-link').href") == kept["url"]
+            kept_text = page.evaluate("window.surgeDashboard.kept.blob.text()", wait=True)
+            assert kept_text == (out / "report.html").read_text()
+            page.evaluate("location.href = document.getElementById('report-link').href")  # the link, followed
+            title = _until_value(page, "document.title", lambda t: t and "dashboard" not in t.lower())
+            assert title in kept_text
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -205,5 +225,6 @@ def test_dashboard_page_is_self_contained():
 
     html = dashboard_page()
     found = [m.group(0) for m in NETWORK_REFERENCE.finditer(html)]
-    assert found == ["EventSource"], found  # dashboard.js's own stream from the page's server
+    # dashboard.js's own stream, and the final report it keeps a copy of, both from the page's server
+    assert found == ["fetch(", "EventSource"], found
     assert "connect-src 'self'" in DASHBOARD_CSP and "default-src 'none'" in DASHBOARD_CSP

@@ -18,6 +18,7 @@ import json
 import socket
 import sys
 import threading
+import time
 import webbrowser
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -112,6 +113,7 @@ class Dashboard:
         self._analysis: Mapping[str, Any] | None = None
         self._done = False
         self._report: Path | None = None
+        self._report_readers = 0  # reports served since the command ended
         self._page = dashboard_page().encode()
         self._thread = threading.Thread(target=server.serve_forever, name="surge-dashboard", daemon=True)
         self._thread.start()
@@ -231,6 +233,13 @@ class Dashboard:
         with self._changed:
             return self._report
 
+    def report_served(self) -> None:
+        """report_served counts a /report served once the command ended: an open page keeping its copy."""
+        with self._changed:
+            if self._done:
+                self._report_readers += 1
+                self._changed.notify_all()
+
     def page(self) -> bytes:
         """page is the dashboard page (docs/dashboard.md), every asset inline."""
         return self._page
@@ -263,7 +272,8 @@ class Dashboard:
 
     def close(self) -> None:
         """close shows that the command ended (the experiment's verdict, its report), gives the
-        open event streams CLOSE_WAIT_S to send it, and stops the server."""
+        open event streams, and the pages their report (each keeps a copy), CLOSE_WAIT_S in all
+        to take them, and stops the server."""
         experiment = copy.deepcopy(self._document)  # finished by now: with its analysis
         directory = experiment.get("directory") if experiment is not None else None
         report = Path(str(directory)) / "report.html" if directory else None
@@ -275,9 +285,15 @@ class Dashboard:
             if report is not None and report.is_file():
                 self._report = report
 
+        with self._changed:
+            pages = len(self._sent)  # each open page fetches the final report once it sees the end
         self._update("end", change)
+        deadline = time.monotonic() + CLOSE_WAIT_S
         with self._changed:
             self._changed.wait_for(lambda: not self._sent, CLOSE_WAIT_S)
+            if self._report is not None:
+                left = max(0.0, deadline - time.monotonic())
+                self._changed.wait_for(lambda: self._report_readers >= pages, left)
         self._server.shutdown()
         self._server.server_close()
 
@@ -364,6 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._events(dashboard)
             elif path == "/report" and (report := dashboard.report_file()) is not None:
                 self._send(200, "text/html; charset=utf-8", report.read_bytes())
+                dashboard.report_served()
             else:
                 self._send(404, "text/plain; charset=utf-8", b"not found\n")
         except (OSError, ValueError):  # the client went away, or the report is gone

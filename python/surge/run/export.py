@@ -10,6 +10,7 @@ never the run, its record or its exit code."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import importlib.util
@@ -21,7 +22,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from surge.core.errors import BadInput
 from surge.core.redact import redact_text, redact_url
@@ -272,7 +273,7 @@ class Totals:
         # Function-local: numpy and the HdrHistogram codec load when an exporter starts (--export only).
         import numpy as np
 
-        from surge.record.histogram_codec import recorded as recorded_slots
+        from surge.record.histogram_codec import recorded as recorded_slots  # function-local: with --export only
 
         found = recorded_slots(encoded)  # the few hundred slots that count, without a 188 KB array
         try:
@@ -280,7 +281,7 @@ class Totals:
                 shape, recorded, counts = found.layout, found.indexes, found.counts.astype(np.float64)
                 layout = histogram_layout(shape.counts_len, shape.half, shape.magnitude, shape.unit_magnitude)
             else:  # what the sparse reader does not expect: hdrh's own decoder
-                from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+                from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]  # function-local: the fallback, seldom loaded
 
                 histogram = HdrHistogram.decode(encoded)
                 layout = histogram_layout(
@@ -357,11 +358,8 @@ class Receiver:
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.authorization = None
         if parts.username is not None:
-            from base64 import b64encode
-            from urllib.parse import unquote
-
             pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-            self.authorization = "Basic " + b64encode(pair).decode("ascii")
+            self.authorization = "Basic " + base64.b64encode(pair).decode("ascii")
         self._connection: Any = None
 
     def open(self, timeout_s: float) -> None:

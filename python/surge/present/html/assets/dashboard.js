@@ -87,12 +87,14 @@
     link.textContent = "";
     if (state.report) {
       var p = document.createElement("p"), a = document.createElement("a");
-      a.href = state.report;
+      a.id = "report-link";
+      a.href = kept.file === state.report_file && kept.url ? kept.url : state.report;
       a.textContent = "report.html";
       p.appendChild(document.createTextNode("Report: "));
       p.appendChild(a);
       p.appendChild(document.createTextNode(" (" + state.report_file + ")"));
       link.appendChild(p);
+      if (state.done) keep(state.report, state.report_file);
     }
     draw(run ? run.charts : [], experiment ? experiment.charts : []);
   }
@@ -110,6 +112,24 @@
     });
     ["intervals", "latest", "totals", "headline", "thresholds"].forEach(function (k) { run[k] = event[k]; });
     current.seq = event.seq;
+  }
+
+  // At the end the page fetches the report and links that copy (a blob URL): the server stops
+  // with the command, and the link still opens the report. The server waits for the open pages
+  // to fetch it (docs/dashboard.md).
+  var kept = shown.kept = {file: null, url: null};
+  function keep(path, file) {
+    if (kept.file === file) return;
+    kept.file = file;
+    fetch(path).then(function (response) {
+      if (!response.ok) throw new Error(response.status);
+      return response.blob();
+    }).then(function (blob) {
+      kept.blob = new Blob([blob], {type: "text/html"});
+      kept.url = URL.createObjectURL(kept.blob);
+      var a = document.getElementById("report-link");
+      if (a) a.href = kept.url;
+    }).catch(function () { kept.file = null; });
   }
 
   var source = new EventSource("/events");
