@@ -44,9 +44,9 @@ one the intervals' ``latency_histogram`` encodes."""
 DRAW_AFTER_SECOND_S = 0.05
 """DRAW_AFTER_SECOND_S: the view is drawn once a second, this long after each whole second of
 the phase's clock, so that the elapsed time shown steps by one second each drawing and the
-interval that ended on the second is in it. A drawing costs the view's thread about 1.4 ms of
-CPU on the engine's core (docs/benchmarks.md, "Watching a run"); twice a second it was 3 % of
-the engine's CPU at 5,000 req/s."""
+interval that ended on the second is in it. A drawing costs the view's thread about 1 ms of
+CPU on the engine's core (docs/benchmarks.md, "Watching a run"); drawn twice a second with
+Rich's ``Text``, the view cost 4 % of the engine's CPU at 5,000 req/s."""
 
 BAR_WIDTH = 24
 """BAR_WIDTH is the width of a scenario's progress bar, in columns."""
@@ -64,10 +64,6 @@ class Lines:
 
     def __init__(self, lines: Sequence[Sequence[Span]]) -> None:
         self.lines = lines
-
-    def plain(self) -> str:
-        """plain is the view's text without styles, one line per line."""
-        return "\n".join("".join(text for text, _ in line) for line in self.lines)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
