@@ -141,7 +141,7 @@ def welch_scale(ref: Sequence[float], var: Sequence[float]) -> Scale:
     return "log" if min(ref) > 0 and min(var) > 0 else "linear"
 
 
-def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float | None, str]:
+def _p_values(ref: list[float], var: list[float], scale: Scale) -> tuple[float | None, float | None, str]:
     from scipy.stats import mannwhitneyu, ttest_ind  # lazy: 0.5 s of start-up
 
     if max(ref) == min(ref) and max(var) == min(var):
@@ -159,7 +159,7 @@ def _p_values(ref: list[float], var: list[float]) -> tuple[float | None, float |
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tiny samples: scipy warns, the p-values stand
-        if welch_scale(ref, var) == "log":
+        if scale == "log":
             welch = float(ttest_ind(np.log(var), np.log(ref), equal_var=False).pvalue)
         else:
             welch = float(ttest_ind(var, ref, equal_var=False).pvalue)
@@ -204,7 +204,8 @@ def compare_figure(
     if len(ref) < 2 or len(var) < 2:
         note = f"{min(len(ref), len(var))} run on one side: no test (repeat the runs to test the difference)"
         return not_tested(note, difference, ratio)
-    welch, mann_whitney, note = _p_values(ref, var)
+    scale = welch_scale(ref, var)
+    welch, mann_whitney, note = _p_values(ref, var, scale)
     decisive = welch if welch is not None else mann_whitney  # Welch decides where it is defined
     significant = decisive is not None and decisive < alpha
     if welch is not None and mann_whitney is not None and significant != (mann_whitney < alpha):
@@ -225,7 +226,7 @@ def compare_figure(
         _verdict(significant, difference, direction or better(figure)),
         note,
         alpha,
-        welch_scale(ref, var),
+        scale,
     )
 
 

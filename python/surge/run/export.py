@@ -368,8 +368,7 @@ class Receiver:
         first push, which warns."""
         import http.client  # function-local: with --export only
 
-        kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        connection = kind(self.host, self.port, timeout=timeout_s)
+        connection = self._new_connection(timeout_s)
         try:
             connection.connect()
         except (OSError, http.client.HTTPException):
@@ -391,8 +390,7 @@ class Receiver:
             reused = self._connection is not None
             try:
                 if self._connection is None:
-                    kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-                    self._connection = kind(self.host, self.port, timeout=SEND_TIMEOUT_S)
+                    self._connection = self._new_connection(SEND_TIMEOUT_S)
                 self._connection.request("POST", self.path, body=body, headers=sent)
                 response = self._connection.getresponse()
                 answer = response.read()
@@ -410,6 +408,12 @@ class Receiver:
                 detail = answer[:200].decode("utf-8", errors="replace").strip().splitlines()
                 raise PushFailed(f"the receiver answered {response.status}{': ' + detail[0] if detail else ''}")
             return
+
+    def _new_connection(self, timeout_s: float) -> Any:
+        import http.client  # function-local: with --export only
+
+        kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        return kind(self.host, self.port, timeout=timeout_s)
 
     def close(self) -> None:
         """close closes the connection (the next post opens another)."""
