@@ -2,12 +2,15 @@
 """ab_engine: A/B of engine builds, interleaved with wrk, against nginx on loopback.
 
 Usage: .venv/bin/python bench/ab_engine.py RUN_PLAN_A RUN_PLAN_B [...] [--rounds 7] [--seconds 5]
+       [--rate 20000]
 
 Each argument is a build of the engine's `run_plan` example (`cargo build --release -p
 surge-engine --example run_plan`, then copy `target/release/examples/run_plan` aside before
 changing the engine). Every round runs each build and wrk once, the order reversed every other
 round, each pinned to the generator core with nginx (one worker) pinned to the other: 64
-connections, closed loop, GET /health. CPU per request is the child's `ru_utime + ru_stime`
+connections, closed loop, GET /health (with `--rate R`, the builds run the open model instead:
+R requests/s on one thread, up to 1,000 in flight; wrk stays the closed-loop reference). CPU per
+request is the child's `ru_utime + ru_stime`
 over nginx's own count of requests (stub_status delta). Prints every run, then per build the
 median CPU µs/request, its ratio to wrk (per round), and each build's ratio to the first
 (per round). Passing the same binary twice gives the harness's noise floor (A/A).
@@ -46,6 +49,21 @@ def closed_plan(url: str, seconds: float) -> bytes:
     ).encode()
 
 
+def open_plan(url: str, seconds: float, rate: float) -> bytes:
+    """open_plan is `rate` requests/s of GET /health for `seconds` on one thread (the open model,
+    up to 1,000 in flight, 64 connections opened before the start)."""
+    executor = {
+        "type": "constant-arrival-rate",
+        "rate": rate,
+        "duration_s": seconds,
+        "pre_allocated_vus": 64,
+        "max_vus": 1000,
+    }
+    plan = json.loads(closed_plan(url, seconds))
+    plan["scenarios"][0]["executor"] = executor
+    return json.dumps(plan).encode()
+
+
 def measure(nginx: Nginx, argv: list[str], stdin: bytes | None, core: int, seconds: float) -> float:
     """measure runs one generator and returns its CPU µs per server-counted request."""
     before = nginx.status().requests
@@ -62,6 +80,7 @@ def main(argv: list[str]) -> None:
     p.add_argument("builds", nargs="+", help="run_plan binaries to compare (the first is the reference)")
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--seconds", type=float, default=5.0)
+    p.add_argument("--rate", type=float, default=None, help="run the builds in the open model at this rate (req/s)")
     p.add_argument("--gen-core", type=int, default=0)
     p.add_argument("--server-core", type=int, default=1)
     args = p.parse_args(argv)
@@ -72,7 +91,10 @@ def main(argv: list[str]) -> None:
     names = [f"{i}:{Path(b).name}" for i, b in enumerate(args.builds)] + ["wrk"]
     us: dict[str, list[float]] = {n: [] for n in names}
     with Nginx(nginx_bin, core=args.server_core, nofile=20_000) as nginx:
-        plan = closed_plan(nginx.url, args.seconds)
+        if args.rate is None:
+            plan = closed_plan(nginx.url, args.seconds)
+        else:
+            plan = open_plan(nginx.url, args.seconds, args.rate)
         wrk_argv = [wrk, "-t1", "-c64", f"-d{round(args.seconds)}s", nginx.url]
         for r in range(args.rounds):
             order = list(zip(names, [*args.builds, None], strict=False))

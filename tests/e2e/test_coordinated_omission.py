@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -31,36 +33,33 @@ def _expected_quantile_ms(q: float) -> float:
     return (FREEZE_S - (1 - q) * DURATION_S) * 1000
 
 
+def _run_freezing(url: str, freeze: Callable[[subprocess.Popen[str]], int], freeze_s: float) -> dict[str, Any]:
+    """_run_freezing runs RATE/s of ``url`` for DURATION_S (open model), stops the process that
+    ``freeze`` names (given surge's) for ``freeze_s`` from about FREEZE_AT_S on, then lets it go
+    on, and returns the run's --json document."""
+    run = ["run", url, "-r", str(RATE), "-d", f"{DURATION_S}s", "--max-in-flight", "2000", "--json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "surge", *run],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=SCRATCH,
+    )
+    time.sleep(FREEZE_AT_S + 0.5)  # the CLI needs a moment to start
+    os.kill(freeze(proc), signal.SIGSTOP)
+    time.sleep(freeze_s)
+    os.kill(freeze(proc), signal.SIGCONT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    return dict(json.loads(stdout))
+
+
 def test_server_freeze_appears_in_percentiles():
     with TargetProcess() as target:
         target.reset_stats()
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "surge",
-                "run",
-                f"{target.url}/health",
-                "-r",
-                str(RATE),
-                "-d",
-                f"{DURATION_S}s",
-                "--max-in-flight",
-                "2000",
-                "--json",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=SCRATCH,
-        )
-        time.sleep(FREEZE_AT_S + 0.5)  # the CLI needs a moment to start
-        os.kill(target.pid, signal.SIGSTOP)
-        time.sleep(FREEZE_S)
-        os.kill(target.pid, signal.SIGCONT)
-        stdout, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == 0, stderr
-        doc = json.loads(stdout)
+        assert target.pid is not None
+        server = target.pid
+        doc = _run_freezing(f"{target.url}/health", lambda _: server, FREEZE_S)
         received = target.received()
 
     requests = doc["requests"]
@@ -79,3 +78,25 @@ def test_server_freeze_appears_in_percentiles():
     # The share of requests delayed by more than 100 ms follows from rate and freeze.
     # (checked through the percentile above; the send lag stays small: sends were on time)
     assert doc["latency"]["send_lag"]["p99_ms"] < 50
+    assert requests["late_dispatched"] <= requests["late"]
+
+
+GENERATOR_FREEZE_S = 0.5
+
+
+def test_a_generator_that_freezes_counts_the_late_sends_as_its_own():
+    """The generator itself stopped for 0.5 s (SIGSTOP on surge's process) at 500/s: the 250 sends
+    due meanwhile go out late, the engine counts them as dispatched late by its own loop
+    (requests.late_dispatched), the latency counts the wait, and the diagnosis names the
+    generator, not the target (docs/diagnosis.md, "Whose lateness")."""
+    with TargetProcess() as target:
+        doc = _run_freezing(f"{target.url}/health", lambda generator: generator.pid, GENERATOR_FREEZE_S)
+
+    requests = doc["requests"]
+    assert requests["sent"] == RATE * DURATION_S and requests["failed"] == 0
+    due_in_freeze = RATE * GENERATOR_FREEZE_S
+    # Those due in the freeze's last millisecond are not more than 1 ms late: a few fewer than 250.
+    assert due_in_freeze * 0.95 <= requests["late_dispatched"] <= requests["late"], requests
+    assert doc["latency"]["all"]["max_ms"] == pytest.approx(GENERATOR_FREEZE_S * 1000, abs=150)
+    kinds = [f["kind"] for f in doc["findings"]]
+    assert "generator_saturated" in kinds and "connection_wait" not in kinds, doc["findings"]

@@ -55,6 +55,10 @@ class Requests(_Model):
     interrupted_unsent: int | None = 0
     dropped: int | None = 0
     late: int | None = 0
+    late_dispatched: int | None = None
+    """late_dispatched: the open-model requests the generator took off its schedule more than 1 ms
+    late (its own lateness); ``late`` − ``late_dispatched`` waited for a connection. None in
+    records from before it was counted, and in imports."""
     bytes_sent: int | None = 0
     bytes_received: int | None = 0
     connections_opened: int | None = 0
@@ -70,6 +74,7 @@ class Iterations(_Model):
     iterations_started: int = 0
     iterations_completed: int = 0
     iterations_dropped: int = 0
+    iterations_dispatched_late: int = 0
     iterations_interrupted: int = 0
     connections_opened: int = 0
 

@@ -129,6 +129,7 @@ def requests_block(
         "interrupted_unsent": None,
         "dropped": None,
         "late": None,
+        "late_dispatched": None,
         "bytes_sent": None,
         "bytes_received": bytes_received,
         "connections_opened": None,

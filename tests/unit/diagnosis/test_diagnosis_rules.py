@@ -7,7 +7,7 @@ import pytest
 
 from diagnosis_documents import EXAMPLES, document, interval, kinds, requests
 from surge.diagnosis import Finding, findings
-from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD
+from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD, own_late
 
 OPEN_PLAN = {
     "scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
@@ -109,6 +109,52 @@ def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_
         assert "target's doing" in finding.message and "lower bound" not in finding.message
     else:
         assert "a worker thread waited for a core " + f"{max(waiting):.1%}".replace("%", " %") in finding.message
+
+
+@pytest.mark.parametrize(
+    "busy, waiting, own, kind",
+    [
+        # The starved-generator runs whose shares the thread rule judged wrong (runnable 66-85 %, waiting
+        # less than running), with 85-90 % of the late sends dispatched late: the generator's.
+        ((0.48,), (0.37,), 270, "generator_saturated"),
+        ((0.445,), (0.215,), 150, "generator_saturated"),
+        # Idle threads that hardly waited, their late sends dispatched on time: connections.
+        ((0.28, 0.3), (0.15, 0.13), 30, "connection_wait"),
+        # Threads runnable 95 % of the run, but only a tenth of the late sends dispatched late: the
+        # count of what the loop itself did late outweighs the shares.
+        ((0.45, 0.3), (0.5, 0.01), 30, "connection_wait"),
+    ],
+)
+def test_the_sends_dispatched_late_say_whose_lateness_it_was(busy, waiting, own, kind):
+    """Where the engine counts the sends its loop took off the schedule late (late_dispatched),
+    late sends are the generator's when at least half of them were, whatever the threads' shares;
+    otherwise they waited for a connection."""
+    req = requests(1000, late=300, connections_opened=700)
+    req["late_dispatched"] = own
+    doc = document(req=req, lag_p99_ms=80.0, thread_busy=busy)
+    doc["generator"]["thread_waiting"] = list(waiting)
+    found = findings(doc, plan=OPEN_PLAN)
+    assert kind in kinds(found) and ({"connection_wait", "generator_saturated"} - {kind}).isdisjoint(kinds(found))
+    finding = only(found, kind)
+    assert finding.evidence["late_dispatched"] == own
+    if kind == "generator_saturated":
+        assert f"{own} of them taken off the schedule late by the generator itself" in finding.message
+    else:
+        assert f"only {own} of them were taken off the schedule late by the generator" in finding.message
+
+
+def test_sends_dispatched_late_are_counted_from_the_steady_part_only():
+    """The count comes from the same intervals as the late sends: a start-up's late dispatches
+    (connections being opened) do not count, and an interval without the count (an older record)
+    leaves it unknown."""
+    parts = _late_intervals(10, late=60, lag_p99_ms=50.0, rate=200.0)
+    for n, part in enumerate(parts):
+        part["requests"]["late_dispatched"] = 60 if n < 2 else 5
+    doc = document(req=requests(2000, late=600), intervals=parts, lag_p99_ms=50.0)
+    assert own_late(doc) == 8 * 5
+    assert "connection_wait" in kinds(findings(doc, plan=OPEN_PLAN))
+    del parts[5]["requests"]["late_dispatched"]
+    assert own_late(doc) is None
 
 
 @pytest.mark.parametrize("steal, saturated", [(None, False), (0.0, False), (0.2, True)])

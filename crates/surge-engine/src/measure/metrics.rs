@@ -38,6 +38,10 @@ pub struct Metrics {
     pub dropped: u64,
     /// late counts open-model requests sent more than [`LATE_THRESHOLD_NS`] after their intended time.
     pub late: u64,
+    /// late_dispatched counts open-model requests the worker took off its schedule more than
+    /// [`LATE_THRESHOLD_NS`] after their intended time: late through the generator's own doing.
+    /// The rest of `late` waited for a connection after a dispatch on time.
+    pub late_dispatched: u64,
     /// bytes_sent counts request bytes written.
     pub bytes_sent: u64,
     /// bytes_received counts response bytes read (headers and bodies).
@@ -83,6 +87,7 @@ impl Metrics {
             shed: 0,
             dropped: 0,
             late: 0,
+            late_dispatched: 0,
             bytes_sent: 0,
             bytes_received: 0,
             connections_opened: 0,
@@ -180,6 +185,7 @@ impl Metrics {
         self.shed += other.shed;
         self.dropped += other.dropped;
         self.late += other.late;
+        self.late_dispatched += other.late_dispatched;
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
         self.connections_opened += other.connections_opened;
@@ -206,6 +212,7 @@ impl Metrics {
         self.shed = 0;
         self.dropped = 0;
         self.late = 0;
+        self.late_dispatched = 0;
         self.bytes_sent = 0;
         self.bytes_received = 0;
         self.connections_opened = 0;
@@ -249,6 +256,7 @@ impl Metrics {
             interrupted_unsent: self.interrupted_unsent,
             dropped: self.dropped,
             late: self.late,
+            late_dispatched: self.late_dispatched,
             bytes_sent: self.bytes_sent,
             bytes_received: self.bytes_received,
             connections_opened: self.connections_opened,
@@ -278,6 +286,9 @@ pub struct ScenarioCounters {
     pub iterations_completed: u64,
     /// iterations_dropped counts open-model iterations never started: all `max_vus` were busy.
     pub iterations_dropped: u64,
+    /// iterations_dispatched_late counts open-model iterations taken off the schedule more than
+    /// [`LATE_THRESHOLD_NS`] after they were due (and not dropped): the worker itself was late.
+    pub iterations_dispatched_late: u64,
     /// iterations_interrupted counts iterations cut short by the end of the run.
     pub iterations_interrupted: u64,
     /// iterations_aborted counts iterations ended early because a capture found nothing
@@ -293,6 +304,7 @@ impl ScenarioCounters {
         self.iterations_started += other.iterations_started;
         self.iterations_completed += other.iterations_completed;
         self.iterations_dropped += other.iterations_dropped;
+        self.iterations_dispatched_late += other.iterations_dispatched_late;
         self.iterations_interrupted += other.iterations_interrupted;
         self.iterations_aborted += other.iterations_aborted;
         self.connections_opened += other.connections_opened;
@@ -405,6 +417,7 @@ impl ThreadMetrics {
         for (i, counters) in self.scenarios.iter().enumerate() {
             if scenario(i) {
                 out.dropped += counters.iterations_dropped;
+                out.late_dispatched += counters.iterations_dispatched_late;
                 out.connections_opened += counters.connections_opened;
             }
         }
@@ -442,6 +455,9 @@ pub struct Counts {
     pub dropped: u64,
     /// late counts requests sent more than 1 ms after their intended time.
     pub late: u64,
+    /// late_dispatched counts requests the generator took off its schedule more than 1 ms after
+    /// their intended time (its own lateness); `late` − `late_dispatched` waited for a connection.
+    pub late_dispatched: u64,
     /// bytes_sent counts request bytes written.
     pub bytes_sent: u64,
     /// bytes_received counts response bytes read.

@@ -231,10 +231,15 @@ impl Worker {
         }
     }
 
+    /// dispatch_one takes a send due at `due` off scenario `g`'s schedule at `now`: onto an
+    /// idle connection, else into the queue waiting for one, else dropped (in-flight limit).
+    /// A dispatch more than LATE_THRESHOLD_NS after `due` is counted: the worker's own lateness.
     pub(super) fn dispatch_one(&mut self, g: usize, due: u64, now: u64) {
+        let late = u64::from(now.saturating_sub(due) > LATE_THRESHOLD_NS);
         while let Some(id) = self.groups[g].open.as_mut().and_then(|o| o.idle.pop()) {
             self.conns[id].in_idle_list = false;
             if self.conns[id].phase == Phase::Idle && !self.conns[id].in_iteration {
+                self.metrics.scenarios[g].iterations_dispatched_late += late;
                 return self.start_iteration(id, due, now);
             }
         }
@@ -244,6 +249,7 @@ impl Worker {
             self.metrics.scenarios[g].iterations_dropped += 1;
             return;
         }
+        self.metrics.scenarios[g].iterations_dispatched_late += late;
         open.pending.push_back(Waiting { intended_ns: due, queued_ns: now });
         let wants = open.wants_connection(now, self.spec.send_slack_ns) && open.retry_connect_ns.is_none();
         self.note_concurrency();
