@@ -73,6 +73,10 @@ LATENCY_ROWS = {
     "successful responses": "success",
     "service time": "service_time",
     "send lag": "send_lag",
+    "first byte": "first_byte",
+    "first event (streams)": "first_event",
+    "gap between events": "event_gap",
+    "stream (first event to end)": "stream_duration",
 }
 BREAKDOWN = {
     "sent": "requests.sent",
@@ -122,7 +126,7 @@ def check_run_report(directory: Path) -> tuple[Tables, str]:
         ):
             same(throughput[column], summary["throughput"][key])
         assert {r["latency (ms)"] for r in tables.get("Latency", [])} == {
-            label for label, key in LATENCY_ROWS.items() if summary["latency"][key]["count"]
+            label for label, key in LATENCY_ROWS.items() if (summary["latency"].get(key) or {}).get("count")
         }
         for entry in tables.get("Latency", []):
             for column, key in LATENCY.items():

@@ -31,12 +31,18 @@ class LatencySummary(_Model):
 
 
 class LatencySummaries(_Model):
-    """LatencySummaries: all responses, successful ones, service time and send lag."""
+    """LatencySummaries: all responses, successful ones, service time and send lag; each
+    response's first byte; and for event streams (``text/event-stream``) the first event, the
+    gaps between events and the stream's duration (docs/record.md, "Streams")."""
 
     all: LatencySummary = Field(default_factory=LatencySummary)
     success: LatencySummary = Field(default_factory=LatencySummary)
     service_time: LatencySummary = Field(default_factory=LatencySummary)
     send_lag: LatencySummary = Field(default_factory=LatencySummary)
+    first_byte: LatencySummary = Field(default_factory=LatencySummary)
+    first_event: LatencySummary = Field(default_factory=LatencySummary)
+    event_gap: LatencySummary = Field(default_factory=LatencySummary)
+    stream_duration: LatencySummary = Field(default_factory=LatencySummary)
 
 
 class Requests(_Model):
@@ -62,6 +68,12 @@ class Requests(_Model):
     bytes_sent: int | None = 0
     bytes_received: int | None = 0
     connections_opened: int | None = 0
+    streams: int = 0
+    """streams: complete ``text/event-stream`` responses (0 in older records and imports)."""
+    empty_streams: int = 0
+    events: int = 0
+    events_per_stream: dict[str, float] = Field(default_factory=dict)
+    """events_per_stream: count (of streams with events), min, mean, p50, p90, p99, max."""
     status_codes: dict[str, int] | None = Field(default_factory=dict)
     failure_classes: dict[str, int] = Field(default_factory=dict)
     success_rate: float = 0.0

@@ -6,7 +6,9 @@ A threshold is ``[metric.]statistic OP value``, optionally scoped to one ``tag``
 - latency statistics: ``p(N)``, ``med``, ``avg``, ``min``, ``max``, compared with a duration
   (``300ms``, ``1.5s``, ``800us``); the metric is ``latency`` (every response, the default),
   ``success`` (successful responses), ``service_time`` (from the actual send, not the intended
-  one) or ``send_lag`` (how late requests left);
+  one), ``send_lag`` (how late requests left), ``first_byte`` (each response's first byte), or
+  for event streams ``first_event`` (time to first event: an LLM stream's TTFT), ``event_gap``
+  (between events: its inter-token latency) and ``stream_duration`` (docs/record.md, "Streams");
 - ``failure_rate``: (failed + interrupted) / (succeeded + failed + interrupted), a fraction
   (``0.001``) or a percentage (``0.1%``): requests cut off by the end count against it;
 - ``rate``: responses per second over the scope's load window (``throughput.window_s``: from
@@ -34,7 +36,16 @@ from typing import Any, Literal, Protocol
 from surge.core import exit_codes
 from surge.core.units import PER_SECOND, SECONDS_PER_UNIT
 
-LATENCY_METRICS = {"latency": "all", "success": "success", "service_time": "service_time", "send_lag": "send_lag"}
+LATENCY_METRICS = {
+    "latency": "all",
+    "success": "success",
+    "service_time": "service_time",
+    "send_lag": "send_lag",
+    "first_byte": "first_byte",
+    "first_event": "first_event",
+    "event_gap": "event_gap",
+    "stream_duration": "stream_duration",
+}
 """LATENCY_METRICS maps a threshold's latency metric to its key in the result's ``latency``."""
 
 STANDARD_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)

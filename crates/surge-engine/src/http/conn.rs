@@ -83,6 +83,8 @@ pub(crate) struct Conn {
     pub stamped: bool,
     /// arrived_real_ns is the kernel's receive stamp of the latest bytes read (CLOCK_REALTIME).
     pub arrived_real_ns: Option<i128>,
+    /// arrivals are when the outstanding response's first byte and events arrived.
+    pub arrivals: Arrivals,
     /// backlogged tells whether the worker owes this connection a read (its last read
     /// stopped at the per-wake bound with bytes still to come).
     pub backlogged: bool,
@@ -116,6 +118,7 @@ impl Conn {
             out: Vec::new(),
             stamped: false,
             arrived_real_ns: None,
+            arrivals: Arrivals::NONE,
             backlogged: false,
         }
     }
@@ -197,5 +200,32 @@ impl Conn {
 impl Default for Conn {
     fn default() -> Self {
         Conn::new()
+    }
+}
+
+/// Arrivals are when a response's first byte and its events (an event stream's) arrived, in
+/// ns since the run's start ([`Arrivals::NOT_YET`] until they do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arrivals {
+    /// first_byte_ns is when the response's first byte arrived.
+    pub first_byte_ns: u64,
+    /// first_event_ns is when its first event was complete.
+    pub first_event_ns: u64,
+    /// last_event_ns is when its latest event was complete.
+    pub last_event_ns: u64,
+    /// events counts its events so far.
+    pub events: u32,
+}
+
+impl Arrivals {
+    /// NOT_YET marks a time that has not come.
+    pub(crate) const NOT_YET: u64 = u64::MAX;
+    /// NONE is a response of which nothing has arrived.
+    pub(crate) const NONE: Arrivals =
+        Arrivals { first_byte_ns: Self::NOT_YET, first_event_ns: Self::NOT_YET, last_event_ns: Self::NOT_YET, events: 0 };
+
+    /// at is `ns`, or None while it is [`Arrivals::NOT_YET`].
+    pub(crate) fn at(ns: u64) -> Option<u64> {
+        (ns != Self::NOT_YET).then_some(ns)
     }
 }

@@ -12,6 +12,8 @@
 
 use std::fmt;
 
+use crate::http::events::EventScanner;
+
 /// MAX_HEADER_BYTES is the largest response header block accepted; beyond it the response
 /// is invalid (a server streaming endless headers must not eat the generator's memory).
 pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
@@ -132,6 +134,13 @@ pub(crate) struct ResponseParser {
     /// trailer_bytes and trailer_lines measure the trailer section so far.
     trailer_bytes: usize,
     trailer_lines: usize,
+    /// event_stream tells whether the final response is `text/event-stream`: its body is
+    /// scanned for events.
+    event_stream: bool,
+    /// events finds where the body's events end.
+    events: EventScanner,
+    /// new_events counts the events completed since [`ResponseParser::take_events`] last ran.
+    new_events: u32,
 }
 
 impl Default for ResponseParser {
@@ -160,6 +169,9 @@ impl ResponseParser {
             interim: 0,
             trailer_bytes: 0,
             trailer_lines: 0,
+            event_stream: false,
+            events: EventScanner::default(),
+            new_events: 0,
         }
     }
 
@@ -182,6 +194,9 @@ impl ResponseParser {
         self.interim = 0;
         self.trailer_bytes = 0;
         self.trailer_lines = 0;
+        self.event_stream = false;
+        self.events = EventScanner::default();
+        self.new_events = 0;
     }
 
     /// begin_retaining resets the parser like [`ResponseParser::begin`] and also keeps this
@@ -247,6 +262,29 @@ impl ResponseParser {
         self.body_bytes
     }
 
+    /// is_event_stream tells whether the final response is `text/event-stream` (known once its
+    /// head has been parsed).
+    pub(crate) fn is_event_stream(&self) -> bool {
+        self.event_stream
+    }
+
+    /// take_events returns the events of an event stream completed since the last call (by
+    /// the bytes fed since), and starts counting again.
+    pub(crate) fn take_events(&mut self) -> u32 {
+        std::mem::take(&mut self.new_events)
+    }
+
+    /// body_seen passes body bytes (de-chunked) to the retained body and the event scanner.
+    #[inline]
+    fn body_seen(&mut self, bytes: &[u8]) {
+        if self.retain {
+            self.keep_body(bytes);
+        }
+        if self.event_stream {
+            self.new_events += self.events.scan(bytes);
+        }
+    }
+
     /// reads_until_close tells whether the body ends only when the peer closes.
     pub(crate) fn reads_until_close(&self) -> bool {
         self.state == State::UntilClose
@@ -269,9 +307,7 @@ impl ResponseParser {
                     let available = (input.len() - pos) as u64;
                     let take = remaining.min(available);
                     self.body_bytes += take;
-                    if self.retain {
-                        self.keep_body(&input[pos..pos + take as usize]);
-                    }
+                    self.body_seen(&input[pos..pos + take as usize]);
                     pos += take as usize;
                     if take == remaining {
                         self.state = State::Done;
@@ -293,9 +329,7 @@ impl ResponseParser {
                 }
                 State::UntilClose => {
                     self.body_bytes += (input.len() - pos) as u64;
-                    if self.retain {
-                        self.keep_body(&input[pos..]);
-                    }
+                    self.body_seen(&input[pos..]);
                     return Ok(Step::NeedMore);
                 }
                 State::Done => return Ok(Step::Complete { consumed: pos }),
@@ -373,6 +407,7 @@ impl ResponseParser {
         self.status = head.status;
         self.keep_alive = head.keep_alive;
         self.header_bytes = head.len;
+        self.event_stream = head.event_stream;
         self.state = match head.body {
             Body::None | Body::Length(0) => State::Done,
             Body::Length(n) => State::Fixed { remaining: n },
@@ -393,9 +428,7 @@ impl ResponseParser {
             if let Chunk::Data { remaining } = chunk {
                 // Skip chunk data in bulk; it is counted, never copied.
                 let take = remaining.min((input.len() - pos) as u64);
-                if self.retain {
-                    self.keep_body(&input[pos..pos + take as usize]);
-                }
+                self.body_seen(&input[pos..pos + take as usize]);
                 pos += take as usize;
                 self.body_bytes += take;
                 chunk = if take == remaining { Chunk::DataCr } else { Chunk::Data { remaining: remaining - take } };
@@ -518,6 +551,8 @@ struct Head {
     status: u16,
     keep_alive: bool,
     body: Body,
+    /// event_stream: the media type is `text/event-stream`.
+    event_stream: bool,
 }
 
 /// parse_head parses a complete header block, or returns None if it is incomplete.
@@ -543,6 +578,7 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError
     let mut keep_alive = !http10;
     let mut content_length: Option<u64> = None;
     let mut chunked = false;
+    let mut event_stream = false;
     for header in response.headers.iter() {
         let name = header.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
@@ -553,6 +589,8 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError
             content_length = Some(value);
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             chunked = last_coding_is_chunked(header.value);
+        } else if name.eq_ignore_ascii_case(b"content-type") {
+            event_stream = is_event_stream(header.value);
         } else if name.eq_ignore_ascii_case(b"connection") {
             for token in header.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -574,7 +612,14 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError
     } else {
         Body::UntilClose
     };
-    Ok(Some(Head { len, status, keep_alive, body }))
+    Ok(Some(Head { len, status, keep_alive, body, event_stream }))
+}
+
+/// is_event_stream tells whether a Content-Type value is `text/event-stream` (parameters
+/// such as `; charset=utf-8` allowed).
+fn is_event_stream(value: &[u8]) -> bool {
+    let media = value.split(|&b| b == b';').next().unwrap_or_default();
+    media.trim_ascii().eq_ignore_ascii_case(b"text/event-stream")
 }
 
 fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
@@ -611,6 +656,31 @@ mod tests {
             }
         }
         (parser, Ok(None))
+    }
+
+    #[test]
+    fn an_event_stream_counts_its_events_across_chunks_and_reads() {
+        // Chunks split an event; the sentinel and the zero chunk end the stream.
+        let response: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n\
+            Transfer-Encoding: chunked\r\n\r\n9\r\ndata: a\n\n\r\n5\r\ndata:\r\n4\r\n b\n\n\r\n\
+            e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
+        for step in 1..=response.len() {
+            let mut parser = ResponseParser::new();
+            parser.begin(false);
+            let (mut events, mut done) = (0, false);
+            for piece in response.chunks(step) {
+                done = matches!(parser.feed(piece), Ok(Step::Complete { .. }));
+                events += parser.take_events();
+            }
+            assert!(done && parser.is_event_stream(), "split every {step} bytes");
+            assert_eq!(events, 2, "split every {step} bytes");
+        }
+        // Any other media type is not scanned.
+        let (mut parser, result) =
+            feed_in_pieces(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\ndata: a\n\n", 4, false);
+        assert_eq!(result, Ok(Some(0)));
+        assert!(!parser.is_event_stream());
+        assert_eq!(parser.take_events(), 0);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the incremental HTTP/1.1 response parser with the view checks and captures read.
 
 pub(crate) mod conn;
+pub(crate) mod events;
 pub(crate) mod http1;
 pub(crate) mod response;
 pub(crate) mod tls;

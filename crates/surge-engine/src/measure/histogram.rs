@@ -189,6 +189,35 @@ impl LatencyHistogram {
         }
     }
 
+    /// record_zeros records `n` durations of zero (as the smallest value, 1 µs).
+    #[inline]
+    pub fn record_zeros(&mut self, n: u64) {
+        self.record_n(index_of(1), n);
+    }
+
+    /// record_count records a count (events, say) rather than a duration: the value itself, in
+    /// the histogram's unit, exact up to 2,048 and to 0.1 % beyond (clamped to 1..=HIGHEST_US).
+    #[inline]
+    pub fn record_count(&mut self, value: u64) {
+        self.record_n(index_of(value.clamp(1, HIGHEST_US)), 1);
+    }
+
+    /// count_summary is the summary of a histogram of counts ([`Self::record_count`]).
+    pub fn count_summary(&self) -> CountSummary {
+        if self.is_empty() {
+            return CountSummary::default();
+        }
+        CountSummary {
+            count: self.len(),
+            min: self.min(),
+            mean: self.mean(),
+            p50: self.value_at_quantile(0.50),
+            p90: self.value_at_quantile(0.90),
+            p99: self.value_at_quantile(0.99),
+            max: self.max(),
+        }
+    }
+
     /// add merges another histogram into this one.
     pub fn add(&mut self, other: &LatencyHistogram) {
         if other.is_empty() {
@@ -466,6 +495,25 @@ pub(crate) fn percentile_key(q: f64) -> String {
     let text = format!("{q:.6}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("p{}_ms", text.replace('.', "_"))
+}
+
+/// CountSummary is a histogram of counts (events per stream) reduced to its percentiles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CountSummary {
+    /// count is the number of samples.
+    pub count: u64,
+    /// min is the smallest sample.
+    pub min: u64,
+    /// mean is the arithmetic mean.
+    pub mean: f64,
+    /// p50 is the median.
+    pub p50: u64,
+    /// p90 is the 90th percentile.
+    pub p90: u64,
+    /// p99 is the 99th percentile.
+    pub p99: u64,
+    /// max is the largest sample.
+    pub max: u64,
 }
 
 /// LatencySummary is a histogram reduced to the numbers reports print, in milliseconds.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::failure::{is_failure_status, is_shed_status, FailureClass};
-use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::measure::histogram::{CountSummary, LatencyHistogram, LatencySummary};
 
 /// STATUS_LIMIT bounds the status codes counted individually (100..=599 fit; others are
 /// counted under 0 as "other").
@@ -63,6 +63,32 @@ pub struct Metrics {
     pub service_time: LatencyHistogram,
     /// send_lag records how long after its intended time each request was written.
     pub send_lag: LatencyHistogram,
+    /// first_byte records when each response's first byte arrived, from the intended send time.
+    #[serde(default)]
+    pub first_byte: LatencyHistogram,
+    /// first_event records each event stream's first event, from the intended send time.
+    #[serde(default)]
+    pub first_event: LatencyHistogram,
+    /// event_gap records the time between consecutive events of a stream (0 for events that
+    /// arrived in the same read).
+    #[serde(default)]
+    pub event_gap: LatencyHistogram,
+    /// stream_duration records each event stream's time from its first event to its end.
+    #[serde(default)]
+    pub stream_duration: LatencyHistogram,
+    /// events_per_stream records each complete event stream's number of events (a count, in
+    /// the histogram's unit), streams with none left out (`empty_streams`).
+    #[serde(default)]
+    pub events_per_stream: LatencyHistogram,
+    /// streams counts complete `text/event-stream` responses.
+    #[serde(default)]
+    pub streams: u64,
+    /// empty_streams counts the complete event streams that had no event.
+    #[serde(default)]
+    pub empty_streams: u64,
+    /// events counts the events of complete event streams.
+    #[serde(default)]
+    pub events: u64,
 }
 
 /// LATE_THRESHOLD_NS is how late a send may be before it counts as late (1 ms).
@@ -97,6 +123,14 @@ impl Metrics {
             latency_success: LatencyHistogram::new(),
             service_time: LatencyHistogram::new(),
             send_lag: LatencyHistogram::new(),
+            first_byte: LatencyHistogram::new(),
+            first_event: LatencyHistogram::new(),
+            event_gap: LatencyHistogram::new(),
+            stream_duration: LatencyHistogram::new(),
+            events_per_stream: LatencyHistogram::new(),
+            streams: 0,
+            empty_streams: 0,
+            events: 0,
         }
     }
 
@@ -110,6 +144,45 @@ impl Metrics {
             if lag_ns > LATE_THRESHOLD_NS {
                 self.late += 1;
             }
+        }
+    }
+
+    /// record_events counts `n` events of a stream that arrived `arrived_ns` (ns since the run's
+    /// start) after its request's intended time `intended_ns`; `last_event_ns` is the stream's
+    /// previous event (None: these are its first). Events that arrived together are apart by 0.
+    #[inline]
+    pub fn record_events(&mut self, n: u32, intended_ns: u64, arrived_ns: u64, last_event_ns: Option<u64>) {
+        if n == 0 {
+            return;
+        }
+        let mut gaps = u64::from(n);
+        match last_event_ns {
+            None => {
+                self.first_event.record(arrived_ns.saturating_sub(intended_ns));
+                gaps -= 1;
+            }
+            Some(last) => {
+                self.event_gap.record(arrived_ns.saturating_sub(last));
+                gaps -= 1;
+            }
+        }
+        if gaps > 0 {
+            self.event_gap.record_zeros(gaps);
+        }
+    }
+
+    /// record_stream counts a complete event stream of `events` events, the first of which
+    /// arrived at `first_event_ns` (None when there was none), ending at `ended_ns`.
+    #[inline]
+    pub fn record_stream(&mut self, events: u32, first_event_ns: Option<u64>, ended_ns: u64) {
+        self.streams += 1;
+        self.events += u64::from(events);
+        match first_event_ns {
+            Some(first) if events > 0 => {
+                self.events_per_stream.record_count(u64::from(events));
+                self.stream_duration.record(ended_ns.saturating_sub(first));
+            }
+            _ => self.empty_streams += 1,
         }
     }
 
@@ -199,6 +272,14 @@ impl Metrics {
         self.latency_success.add(&other.latency_success);
         self.service_time.add(&other.service_time);
         self.send_lag.add(&other.send_lag);
+        self.first_byte.add(&other.first_byte);
+        self.first_event.add(&other.first_event);
+        self.event_gap.add(&other.event_gap);
+        self.stream_duration.add(&other.stream_duration);
+        self.events_per_stream.add(&other.events_per_stream);
+        self.streams += other.streams;
+        self.empty_streams += other.empty_streams;
+        self.events += other.events;
     }
 
     /// reset zeroes everything and gives the histograms' memory back.
@@ -222,6 +303,14 @@ impl Metrics {
         self.latency_success.reset();
         self.service_time.reset();
         self.send_lag.reset();
+        self.first_byte.reset();
+        self.first_event.reset();
+        self.event_gap.reset();
+        self.stream_duration.reset();
+        self.events_per_stream.reset();
+        self.streams = 0;
+        self.empty_streams = 0;
+        self.events = 0;
     }
 
     /// counts reduces these metrics to the serializable counts reports use.
@@ -260,6 +349,10 @@ impl Metrics {
             bytes_sent: self.bytes_sent,
             bytes_received: self.bytes_received,
             connections_opened: self.connections_opened,
+            streams: self.streams,
+            empty_streams: self.empty_streams,
+            events: self.events,
+            events_per_stream: self.events_per_stream.count_summary(),
             status_codes,
             failure_classes,
         }
@@ -273,6 +366,10 @@ impl Metrics {
             success: self.latency_success.summary(extra),
             service_time: self.service_time.summary(extra),
             send_lag: self.send_lag.summary(extra),
+            first_byte: self.first_byte.summary(extra),
+            first_event: self.first_event.summary(extra),
+            event_gap: self.event_gap.summary(extra),
+            stream_duration: self.stream_duration.summary(extra),
         }
     }
 }
@@ -464,6 +561,18 @@ pub struct Counts {
     pub bytes_received: u64,
     /// connections_opened counts connections established.
     pub connections_opened: u64,
+    /// streams counts complete `text/event-stream` responses.
+    #[serde(default)]
+    pub streams: u64,
+    /// empty_streams counts the complete event streams without an event.
+    #[serde(default)]
+    pub empty_streams: u64,
+    /// events counts the events of complete event streams (the `[DONE]` sentinel excluded).
+    #[serde(default)]
+    pub events: u64,
+    /// events_per_stream summarizes the events of each complete stream that had any.
+    #[serde(default)]
+    pub events_per_stream: CountSummary,
     /// status_codes counts responses per status code.
     pub status_codes: BTreeMap<String, u64>,
     /// failure_classes counts failures per class name.
@@ -486,6 +595,18 @@ pub struct LatencySummaries {
     pub service_time: LatencySummary,
     /// send_lag: how late requests were written after their intended time (open model).
     pub send_lag: LatencySummary,
+    /// first_byte: every response's first byte, from the intended send time.
+    #[serde(default)]
+    pub first_byte: LatencySummary,
+    /// first_event: each event stream's first event, from the intended send time.
+    #[serde(default)]
+    pub first_event: LatencySummary,
+    /// event_gap: the time between consecutive events of a stream.
+    #[serde(default)]
+    pub event_gap: LatencySummary,
+    /// stream_duration: each event stream's first event to its end.
+    #[serde(default)]
+    pub stream_duration: LatencySummary,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ impl Worker {
         conn.deadline_ns = now.saturating_add(step.timeout_ns);
         conn.written = 0;
         conn.arrived_real_ns = None;
+        conn.arrivals = Arrivals::NONE;
         if step.retain {
             conn.parser.begin_retaining(step.head, MAX_RETAINED_BODY);
         } else {
@@ -106,7 +107,27 @@ impl Worker {
             };
             let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
             self.metrics.slots[slot].bytes_received += n as u64;
-            match conn.parser.feed(&self.scratch[..n]) {
+            let fed = conn.parser.feed(&self.scratch[..n]);
+            // When the bytes arrived (the kernel's stamp, as for the response's end): the
+            // first byte's time, and that of the events they completed.
+            let events = conn.parser.take_events();
+            if conn.arrivals.first_byte_ns == Arrivals::NOT_YET || events > 0 {
+                let arrived = arrival_ns(conn.arrived_real_ns, conn.sent_ns, self.realtime_offset_ns, now);
+                let arrivals = &mut conn.arrivals;
+                if arrivals.first_byte_ns == Arrivals::NOT_YET {
+                    arrivals.first_byte_ns = arrived;
+                }
+                if events > 0 {
+                    let last = Arrivals::at(arrivals.last_event_ns);
+                    self.metrics.slots[slot].record_events(events, conn.intended_ns, arrived, last);
+                    if last.is_none() {
+                        arrivals.first_event_ns = arrived;
+                    }
+                    arrivals.last_event_ns = arrived;
+                    arrivals.events += events;
+                }
+            }
+            match fed {
                 Ok(ParseStep::NeedMore) => {
                     // Edge-triggered: a short read means the socket is drained, and the
                     // next bytes will raise a new edge, which saves the read that returns
@@ -164,10 +185,8 @@ impl Worker {
         let status = conn.parser.status();
         // The response ended when its last bytes reached the machine: the kernel's stamp,
         // when there is one, so a worker that read it a little later (batching) adds nothing.
-        let ended = match conn.arrived_real_ns.take() {
-            Some(real) => u64::try_from(real - self.realtime_offset_ns).unwrap_or(now).clamp(conn.sent_ns, now),
-            None => now,
-        };
+        let ended = arrival_ns(conn.arrived_real_ns, conn.sent_ns, self.realtime_offset_ns, now);
+        conn.arrived_real_ns = None;
         let latency = ended.saturating_sub(conn.intended_ns);
         let service = ended.saturating_sub(conn.sent_ns);
         if conn.phase == Phase::Sending {
@@ -183,6 +202,11 @@ impl Worker {
         self.in_flight -= 1;
         self.groups[g].last_end_ns = now;
         metrics.record_response(status, latency, service);
+        let first_byte = Arrivals::at(conn.arrivals.first_byte_ns).unwrap_or(ended).min(ended);
+        metrics.first_byte.record(first_byte.saturating_sub(conn.intended_ns));
+        if conn.parser.is_event_stream() {
+            metrics.record_stream(conn.arrivals.events, Arrivals::at(conn.arrivals.first_event_ns), ended);
+        }
         if let Some(open) = self.groups[g].open.as_mut() {
             open.record_service(service);
         }
@@ -293,5 +317,16 @@ impl Worker {
                 _ => {}
             }
         }
+    }
+}
+
+/// arrival_ns is when the bytes a connection read last arrived, in ns since the run's start:
+/// their kernel receive stamp `arrived_real_ns` when there is one (so a worker that read them a
+/// little later, batching, adds nothing), within the request's send `sent_ns` and `now`; else
+/// `now`.
+fn arrival_ns(arrived_real_ns: Option<i128>, sent_ns: u64, realtime_offset_ns: i128, now: u64) -> u64 {
+    match arrived_real_ns {
+        Some(real) => u64::try_from(real - realtime_offset_ns).unwrap_or(now).clamp(sent_ns, now),
+        None => now,
     }
 }

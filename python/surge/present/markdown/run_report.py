@@ -71,6 +71,10 @@ LATENCY_ROWS = (
     ("successful responses", "success"),
     ("service time", "service_time"),
     ("send lag", "send_lag"),
+    ("first byte", "first_byte"),
+    ("first event (streams)", "first_event"),
+    ("gap between events", "event_gap"),
+    ("stream (first event to end)", "stream_duration"),
 )
 """LATENCY_ROWS are the latency summaries the table shows (each only when it has samples)."""
 
@@ -85,11 +89,16 @@ REQUEST_ROWS = (
     ("unanswered", "unanswered"),
     ("dropped", "dropped"),
     ("late", "late"),
+    ("event streams", "streams"),
+    ("events", "events"),
     ("connections opened", "connections_opened"),
     ("bytes sent", "bytes_sent"),
     ("bytes received", "bytes_received"),
 )
 """REQUEST_ROWS are the request counts' rows: label, field of ``requests``."""
+
+STREAM_KEYS = ("streams", "events")
+"""STREAM_KEYS are the rows of REQUEST_ROWS shown only for a run with event streams."""
 
 
 def _get(document: Mapping[str, Any] | None, *path: str) -> Any:
@@ -179,7 +188,14 @@ def _requests(summary: Mapping[str, Any]) -> list[str]:
     parts = [
         section(
             "Requests",
-            table(("requests", "count"), [(label, fmt.count(requests.get(key))) for label, key in REQUEST_ROWS]),
+            table(
+                ("requests", "count"),
+                [
+                    (label, fmt.count(requests.get(key)))
+                    for label, key in REQUEST_ROWS
+                    if key not in STREAM_KEYS or requests.get("streams")
+                ],
+            ),
             level=3,
         )
     ]

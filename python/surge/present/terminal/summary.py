@@ -154,6 +154,18 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     table.add_row(*_latency_row("success", lat.success))
     if open_model:
         table.add_row(*_latency_row("service", lat.service_time))
+    if r.streams:
+        table.add_row(*_latency_row("first byte", lat.first_byte))
+        table.add_row(*_latency_row("first event", lat.first_event))
+        table.add_row(*_latency_row("event gap", lat.event_gap))
+        table.add_row(*_latency_row("stream", lat.stream_duration))
+        per = r.events_per_stream
+        counts.add_row(
+            "Streams",
+            f"{fmt.count(r.streams)} event streams · {fmt.count(r.events)} events · per stream p50 "
+            f"{fmt.count(int(per.get('p50', 0)))}, min {fmt.count(int(per.get('min', 0)))}, max "
+            f"{fmt.count(int(per.get('max', 0)))} · {fmt.count(r.empty_streams)} without an event",
+        )
 
     distributed = (result.model_extra or {}).get("distributed")
     if distributed:

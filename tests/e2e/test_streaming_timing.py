@@ -1,0 +1,120 @@
+"""Streaming responses timed by the engine (docs/record.md, "Streams"): against a server whose
+event stream has a known shape (head at once, the first event FIRST_S later, then one event every
+GAP_S, then the `[DONE]` sentinel), every figure is the one the shape gives: time to first byte
+near 0, time to first event FIRST_S, gaps GAP_S, EVENTS per stream, duration (EVENTS − 1) × GAP_S,
+and the streams and events counted exactly."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import surge
+
+FIRST_S = 0.05
+GAP_S = 0.02
+EVENTS = 5
+
+
+class _StreamHandler(BaseHTTPRequestHandler):
+    """_StreamHandler answers every GET with the known event stream, one HTTP chunk per event."""
+
+    protocol_version = "HTTP/1.1"
+    served = 0
+    lock = threading.Lock()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        time.sleep(FIRST_S)
+        for n in range(EVENTS):
+            if n:
+                time.sleep(GAP_S)
+            self._chunk(f'data: {{"n": {n}}}\n\n'.encode())
+        self._chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        with self.lock:
+            type(self).served += 1
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def stream_server() -> Iterator[str]:
+    """stream_server serves the known stream on a loopback port; yields its URL."""
+    _StreamHandler.served = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StreamHandler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/stream"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("model", [("-c", "2"), ("-r", "20")], ids=["closed", "open"])
+def test_an_event_stream_is_timed_event_by_event(stream_server, model):
+    run = surge("run", stream_server, *model, "-d", "2s", "--json", timeout=60)
+    assert run.code == 0, run.stderr[-2000:]
+    doc = json.loads(run.stdout)
+    requests, latency = doc["requests"], doc["latency"]
+    assert requests["responses"] > 0 and requests["failed"] == 0
+    assert requests["streams"] == requests["responses"] == _StreamHandler.served
+    assert requests["events"] == EVENTS * requests["streams"] and requests["empty_streams"] == 0
+    per_stream = requests["events_per_stream"]
+    assert (per_stream["min"], per_stream["p50"], per_stream["max"]) == (EVENTS, EVENTS, EVENTS)
+    # The head is written at once; the first event FIRST_S later; each next one GAP_S after.
+    assert latency["first_byte"]["p50_ms"] < FIRST_S * 1000 / 2, latency["first_byte"]
+    assert latency["first_event"]["p50_ms"] == pytest.approx(FIRST_S * 1000, abs=8), latency["first_event"]
+    assert latency["event_gap"]["count"] == (EVENTS - 1) * requests["streams"]
+    assert latency["event_gap"]["p50_ms"] == pytest.approx(GAP_S * 1000, abs=5), latency["event_gap"]
+    duration = (EVENTS - 1) * GAP_S * 1000
+    assert latency["stream_duration"]["p50_ms"] == pytest.approx(duration, abs=10), latency["stream_duration"]
+    # The whole response ends after its last event: latency is the first event plus the stream.
+    assert latency["all"]["p50_ms"] >= latency["first_event"]["p50_ms"] + duration * 0.9
+    # Per interval too, merged like latency.
+    assert sum(i["requests"]["events"] for i in doc["intervals"]) == requests["events"]
+
+
+def test_a_response_that_is_no_event_stream_has_a_first_byte_and_no_stream(tmp_path):
+    from surge.engine.target import TargetProcess  # function-local: the fixture above needs no target
+
+    with TargetProcess() as target:
+        run = surge("run", f"{target.url}/health", "-c", "2", "-n", "200", "--json", timeout=60)
+    assert run.code == 0, run.stderr[-2000:]
+    doc = json.loads(run.stdout)
+    assert doc["requests"]["streams"] == 0 and doc["requests"]["events"] == 0
+    assert doc["latency"]["first_byte"]["count"] == doc["requests"]["responses"] == 200
+    assert doc["latency"]["first_byte"]["max_ms"] <= doc["latency"]["all"]["max_ms"]
+    assert doc["latency"]["first_event"]["count"] == 0
+
+
+def test_thresholds_read_the_stream_figures(stream_server, tmp_path):
+    """`first_event` and `event_gap` are threshold metrics: an LLM stream's TTFT and ITL."""
+    plan = tmp_path / "stream.yaml"
+    plan.write_text(
+        f"target: {stream_server}\n"
+        "scenarios:\n  s:\n    executor: {type: constant-vus, vus: 1, duration: 1s}\n"
+        "    flow:\n      - request: {path: /stream}\n"
+        'thresholds:\n  - "first_event.p(50) < 500ms"\n  - "event_gap.p(50) < 5ms"\n'
+    )
+    run = surge("run", str(plan), "--json", timeout=60)
+    assert run.code == 99, run.stderr[-2000:]
+    verdicts = {v["expr"]: v["status"] for v in json.loads(run.stdout)["thresholds"]}
+    assert verdicts == {"first_event.p(50) < 500ms": "pass", "event_gap.p(50) < 5ms": "fail"}, verdicts
