@@ -228,12 +228,12 @@ impl TargetPlan {
             ));
         }
         let llm = &self.llm;
+        let slowdown = if llm.slowdown > 0.0 { format!(" × (1 + {}(n−1))", llm.slowdown) } else { String::new() };
         out.push(format!(
-            "inference (/v1/chat/completions, /v1/completions): batch {}, prefill {:?} a prompt token, decode {:?} a token × (1 + {}(n−1)): TPOT {:?}, {:.0} tokens/s with {} in service; {} output tokens by default",
+            "inference (/v1/chat/completions, /v1/completions): batch {}, prefill {:?} a prompt word, decode {:?}{slowdown} a token: TPOT {:?} and {:.0} tokens/s with {} in service; {} tokens unless max_tokens says",
             llm.batch,
             llm.prefill,
             llm.decode,
-            llm.slowdown,
             llm.tpot(llm.batch),
             llm.tokens_per_second(llm.batch),
             llm.batch,
@@ -305,6 +305,18 @@ mod tests {
         let Some(service) = &plan.service else { panic!("service model") };
         assert_eq!(service.capacity(), service.workers.min(service.cores) as f64 / 0.002);
         assert_eq!(plan.store_capacity(), None);
+    }
+
+    #[test]
+    fn describes_the_inference_model() {
+        let lines = TargetConfig::default().validate().map(|p| p.describe()).unwrap_or_default();
+        let want = "inference (/v1/chat/completions, /v1/completions): batch 8, prefill 200µs a prompt word, decode 20ms a token: TPOT 20ms and 400 tokens/s with 8 in service; 32 tokens unless max_tokens says";
+        assert_eq!(lines.last().map(String::as_str), Some(want), "{lines:?}");
+        let config = TargetConfig { llm_slowdown: 0.1, llm_batch: 4, ..TargetConfig::default() };
+        let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
+        // TPOT(4) = 20 ms × (1 + 0.1 × 3) = 26 ms: 4 / 0.026 = 153.8 tokens/s.
+        let want = "decode 20ms × (1 + 0.1(n−1)) a token: TPOT 26ms and 154 tokens/s with 4 in service";
+        assert!(lines.last().is_some_and(|l| l.contains(want)), "{lines:?}");
     }
 
     #[test]
