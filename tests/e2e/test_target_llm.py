@@ -7,9 +7,10 @@ is the model's known answer.
 - ``--llm-batch 1``: a second request waits, first come first served, for the first's last token.
 - The server's own counts (``/stats`` ``llm``) equal what the client saw.
 
-Timing is read from a raw socket, each event stamped when its chunk arrives. The model's times
-are lower bounds (a timer never fires early), and a busy machine only adds to them, so a test
-takes the best of a few requests (TTFT, E2E) or the median gap (ITL) and allows 5 % + 2 ms.
+Timing is read from a raw socket, each event stamped by the kernel when its bytes arrived
+(``SO_TIMESTAMPNS``), so the test process's own scheduling does not count. The model's times are
+lower bounds (a timer never fires early), and a busy machine only adds to them, so a test takes
+the best of a few requests (TTFT, E2E, a wait) or the median gap (ITL) and allows 5 % + 2 ms.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import selectors
 import socket
 import statistics
+import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,10 @@ REL, ABS_S = 0.05, 0.002
 
 DEADLINE_S = 20.0
 """DEADLINE_S bounds every raw exchange with the target."""
+
+SO_TIMESTAMPNS = 35
+"""SO_TIMESTAMPNS is Linux's option (and control message) for receive times in nanoseconds of
+the wall clock (Python's socket module does not name it)."""
 
 FAST = {"llm_prefill": "0s", "llm_decode": "1ms"}
 """FAST is a model quick enough for the tests that only check what is said."""
@@ -58,7 +64,7 @@ def chat_body(words: int, tokens: int, **extra: Any) -> dict[str, Any]:
 @dataclass
 class RawStream:
     """RawStream is one streamed completion read from a raw socket: the response head, then
-    each server-sent event with the time (monotonic seconds) its chunk arrived."""
+    each server-sent event with the time (wall-clock seconds, the kernel's) its chunk arrived."""
 
     sock: socket.socket
     sent: float = 0.0
@@ -72,17 +78,23 @@ class RawStream:
         """open connects and sends the request."""
         sock = socket.create_connection((target.host, target.port), timeout=DEADLINE_S)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         payload = json.dumps(body).encode()
         head = f"POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
         stream = cls(sock)
-        stream.sent = time.monotonic()
+        stream.sent = time.time()
         sock.sendall(head.encode() + payload)
         return stream
 
     def read(self) -> None:
-        """read takes what has arrived and parses the head and every complete chunk."""
-        data = self.sock.recv(65536)
-        now = time.monotonic()
+        """read takes what has arrived and parses the head and every complete chunk, each
+        stamped with the arrival of the last bytes read with it."""
+        data, ancillary, _, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(16))
+        now = time.time()
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                seconds, nanos = struct.unpack("qq", value[:16])
+                now = seconds + nanos / 1e9
         if not data:
             raise AssertionError(f"the target closed the stream: {self.head!r} {self.events[-1:]}")
         self._pending += data
@@ -251,7 +263,7 @@ def test_a_full_batch_makes_the_next_request_wait_its_turn():
     tokens, words_b = 8, 10
     with TargetProcess(llm_batch=1, llm_prefill="2ms", llm_decode="10ms") as target:
         best_gap, rows = float("inf"), []
-        for _ in range(2):
+        for _ in range(3):
             a = RawStream.open(target, "/v1/chat/completions", chat_body(1, tokens))
             while not a.events:  # A holds the place
                 a.read()
@@ -266,7 +278,7 @@ def test_a_full_batch_makes_the_next_request_wait_its_turn():
             best_gap = min(best_gap, b_first - a_last)
         assert close_to(best_gap, words_b * 0.002), (best_gap, rows)
         llm = target.stats()["llm"]
-        assert (llm["started"], llm["completed"], llm["in_service"]) == (4, 4, 0), llm
+        assert (llm["started"], llm["completed"], llm["in_service"]) == (6, 6, 0), llm
 
 
 def test_slowdown_stretches_each_step_by_the_sequences_in_service():
@@ -278,6 +290,27 @@ def test_slowdown_stretches_each_step_by_the_sequences_in_service():
     assert close_to(statistics.median(alone.gaps()), 0.020), alone.gaps()
     two = statistics.median(g for s in pair for g in s.gaps())
     assert close_to(two, 0.020 * (1 + slowdown)), (two, [s.gaps() for s in pair])
+
+
+def test_a_full_batch_completes_littles_law_throughput():
+    # Batch 4, F = 0.5: TPOT(4) = 5 ms × 2.5 = 12.5 ms and a request holds its place for
+    # T = 19 × 12.5 ms = 237.5 ms. Eight at once: four run, four wait their turn, and the last
+    # ends after 2T, 8 requests in 475 ms = X = 4 / T = 16.8 requests per second.
+    tokens, decode_s, slowdown, batch = 20, 0.005, 0.5, 4
+    tpot = decode_s * (1 + slowdown * (batch - 1))
+    hold = (tokens - 1) * tpot
+    with TargetProcess(llm_batch=batch, llm_prefill="0s", llm_decode="5ms", llm_slowdown=slowdown) as target:
+        streams = [
+            RawStream.open(target, "/v1/completions", {"prompt": "p", "max_tokens": tokens, "stream": True})
+            for _ in range(8)
+        ]
+        run_streams(*streams)
+    ends = sorted(s.sent + s.tokens()[-1] - streams[0].sent for s in streams)
+    itl = statistics.median(g for s in streams for g in s.gaps())
+    assert close_to(itl, tpot), (itl, tpot)
+    assert close_to(ends[batch - 1], hold), ends
+    assert close_to(ends[-1], 2 * hold), ends
+    assert close_to(len(streams) / ends[-1], batch / hold), ends
 
 
 @pytest.mark.parametrize(
