@@ -166,3 +166,26 @@ fn http10_streams_end_with_the_connection() {
     assert_eq!(text.matches("data: {").count(), 3, "{text}");
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
 }
+
+#[test]
+fn the_batch_is_shared_by_every_thread() {
+    // Two threads, one place: four requests on four connections run one after the other,
+    // whichever thread each connection lands on, each holding the place 3 × 5 ms.
+    let server = Server::start(r#"{"threads": 2, "llm_batch": 1, "llm_prefill": "0s", "llm_decode": "5ms"}"#);
+    let body = r#"{"prompt": "p", "max_tokens": 4}"#;
+    let mut clients: Vec<common::Client> = (0..4).map(|_| server.client()).collect();
+    let began = Instant::now();
+    for c in &mut clients {
+        c.send(request_bytes("POST", "/v1/completions", Some(body)).as_bytes());
+    }
+    let handles: Vec<_> = clients
+        .into_iter()
+        .map(|mut c| std::thread::spawn(move || (c.read_response().unwrap().status, began.elapsed())))
+        .collect();
+    let mut done: Vec<(u16, Duration)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    done.sort_by_key(|(_, t)| *t);
+    assert!(done.iter().all(|(status, _)| *status == 200), "{done:?}");
+    assert!(done[3].1 >= Duration::from_millis(4 * 15), "{done:?}");
+    let llm = server.finish().llm;
+    assert_eq!((llm.started, llm.completed, llm.output_tokens), (4, 4, 16));
+}
