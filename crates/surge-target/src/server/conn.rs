@@ -263,6 +263,10 @@ impl Conn {
         }
         let shared = Arc::clone(&self.shared);
         let Some(_sequence) = shared.llm.admit().await else { return false };
+        // A client that left while it waited gives its place up before the prefill.
+        if peer_closed(&self.stream) {
+            return false;
+        }
         // Due times are computed from the model, not from when the previous write ended, so
         // a late wake-up is not carried into the next token.
         let mut due = Instant::now() + shared.llm.prefill(request.prompt_tokens);
