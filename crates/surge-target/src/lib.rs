@@ -3,7 +3,10 @@
 //! `GET /health` is answered as fast as the machine allows (the bar is 0.8 × nginx on one
 //! core); every other route goes through a configurable server model (service slots with a
 //! service-time distribution, a bounded wait queue, a token-bucket rate limit, injected
-//! errors) so tests and demos know the capacity they are measuring. See `docs/target.md`.
+//! errors) so tests and demos know the capacity they are measuring. `POST /v1/chat/completions`
+//! and `POST /v1/completions` answer as an OpenAI-compatible inference server with a model of
+//! its own (a batch, prefill and decode steps: `model::llm`), streamed or not, so TTFT and the
+//! time between tokens are known answers too. See `docs/target.md`.
 //!
 //! ```no_run
 //! use std::sync::{atomic::AtomicBool, Arc};
@@ -23,7 +26,7 @@ pub mod stats;
 
 pub use config::duration::parse_duration;
 pub use config::error::{ConfigError, ConfigErrors, TargetError};
-pub use config::plan::TargetPlan;
+pub use config::plan::{LlmPlan, TargetPlan};
 pub use config::TargetConfig;
 pub use model::service_time::ServiceTime;
 pub use model::usl::Usl;

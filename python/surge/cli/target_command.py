@@ -60,9 +60,17 @@ def _stop_on_signals() -> None:
 
 def _print_summary(summary: dict[str, Any]) -> None:
     statuses = ", ".join(f"{code}: {n}" for code, n in summary.get("by_status", {}).items()) or "none"
+    llm = summary.get("llm") or {}
+    inference = (
+        f"; inference {llm.get('started', 0)} started, {llm.get('completed', 0)} completed, "
+        f"{llm.get('cancelled', 0)} cancelled, {llm.get('prompt_tokens', 0)} prompt and "
+        f"{llm.get('output_tokens', 0)} output tokens"
+        if llm.get("started")
+        else ""
+    )
     print(
         f"surge target stopped ({summary.get('stopped_by')}) after {summary.get('elapsed_s', 0):.1f} s: "
-        f"{summary.get('received', 0)} requests received; responses {statuses}",
+        f"{summary.get('received', 0)} requests received; responses {statuses}{inference}",
         flush=True,
     )
 
@@ -122,6 +130,45 @@ def _print_summary(summary: dict[str, Any]) -> None:
     help="Each Task API operation holds its shard's lock this long, e.g. 1ms: one lock serves 1/hold per "
     "second, N shards N/hold.",
 )
+@click.option(
+    "--llm-prefill",
+    "llm_prefill",
+    default="200us",
+    show_default=True,
+    help="Inference model (POST /v1/chat/completions, /v1/completions): time per prompt token before the "
+    "first token (a prompt token is a whitespace-separated word).",
+)
+@click.option(
+    "--llm-decode",
+    "llm_decode",
+    default="20ms",
+    show_default=True,
+    help="Inference model: one decode step (a token) with one sequence in service.",
+)
+@click.option(
+    "--llm-batch",
+    "llm_batch",
+    type=int,
+    default=8,
+    show_default=True,
+    help="Inference model: sequences in service at once; more wait in arrival order.",
+)
+@click.option(
+    "--llm-slowdown",
+    "llm_slowdown",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Inference model: a decode step takes decode × (1 + F(n−1)) with n sequences in service.",
+)
+@click.option(
+    "--llm-output-tokens",
+    "llm_output_tokens",
+    type=int,
+    default=32,
+    show_default=True,
+    help="Inference model: tokens generated when a request gives no max_tokens.",
+)
 def target_command(
     bind: str,
     threads: int,
@@ -144,9 +191,15 @@ def target_command(
     seed: int | None,
     shards: int,
     lock_hold: str | None,
+    llm_prefill: str,
+    llm_decode: str,
+    llm_batch: int,
+    llm_slowdown: float,
+    llm_output_tokens: int,
 ) -> None:
-    """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats) until
-    stopped: Ctrl-C, SIGTERM or ``--duration``; exit code 2 for an invalid value."""
+    """target_command serves the reference target (/health, /delay/{ms}, /tasks, /stats, the
+    inference routes /v1/chat/completions and /v1/completions) until stopped: Ctrl-C, SIGTERM or
+    ``--duration``; exit code 2 for an invalid value."""
     try:
         config = target_config(
             bind=bind,
@@ -170,6 +223,11 @@ def target_command(
             seed=seed,
             shards=shards,
             lock_hold=lock_hold,
+            llm_prefill=llm_prefill,
+            llm_decode=llm_decode,
+            llm_batch=llm_batch,
+            llm_slowdown=llm_slowdown,
+            llm_output_tokens=llm_output_tokens,
         )
         report = check_target_config(config)
     except ValueError as e:

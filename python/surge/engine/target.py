@@ -32,7 +32,8 @@ BAD_INPUT = 2
 class TargetProcess:
     """TargetProcess runs ``surge target`` on a free loopback port in a child process.
 
-    Keyword arguments are flags: ``service_time="10ms"`` is ``--service-time 10ms``; ``args``
+    Keyword arguments are flags: ``service_time="10ms"`` is ``--service-time 10ms``,
+    ``llm_decode="20ms", llm_batch=8`` set the inference model (docs/target.md); ``args``
     are passed as they are. ``start`` returns once ``/health`` answers; ``stop`` (or leaving
     the ``with`` block) stops it with SIGINT, as Ctrl-C would, and kills it if it lingers.
     An invalid flag raises ValueError with the target's message naming the flag.

@@ -16,8 +16,10 @@ const USAGE: &str = "usage: surge-target [--bind HOST:PORT] [--threads N] [--dur
                     [--thread-per-connection] [--service-cpu] [--rate-limit R [--burst B]]
                     [--stall-every D --stall-for D] [--error-rate P] [--close-after N]
                     [--keepalive-timeout D] [--max-connections N] [--seed S] [--shards N]
-                    [--lock-hold D]
-Serves /health, /delay/{ms}, the Task API (/tasks) and /stats on 127.0.0.1:8080 until
+                    [--lock-hold D] [--llm-prefill D] [--llm-decode D] [--llm-batch N]
+                    [--llm-slowdown F] [--llm-output-tokens N]
+Serves /health, /delay/{ms}, the Task API (/tasks), /stats and an OpenAI-compatible
+inference model (POST /v1/chat/completions, /v1/completions) on 127.0.0.1:8080 until
 stopped or --duration elapses. See docs/target.md.";
 
 fn main() -> ExitCode {

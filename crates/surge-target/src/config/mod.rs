@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::config::duration::parse_duration;
 use crate::config::error::{ConfigError, ConfigErrors};
-use crate::config::plan::{RateLimitPlan, ServicePlan, TargetPlan};
+use crate::config::plan::{LlmPlan, RateLimitPlan, ServicePlan, TargetPlan};
 use crate::model::cpu::MAX_CPU_WORKERS;
 use crate::model::service_time::ServiceTime;
 use crate::model::stall::Stall;
@@ -24,6 +24,13 @@ use crate::model::usl::{Usl, MAX_COHERENCY};
 
 /// MAX_LOCK_HOLD is the longest `--lock-hold` accepted.
 pub const MAX_LOCK_HOLD: Duration = Duration::from_secs(1);
+
+/// MAX_LLM_STEP is the longest `--llm-prefill` (a prompt token) and `--llm-decode` (a token)
+/// accepted.
+pub const MAX_LLM_STEP: Duration = Duration::from_secs(10);
+
+/// MAX_LLM_SLOWDOWN is the largest `--llm-slowdown` accepted.
+pub const MAX_LLM_SLOWDOWN: f64 = 100.0;
 
 /// DEFAULT_BIND is where the target listens unless told otherwise.
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
@@ -80,6 +87,19 @@ pub struct TargetConfig {
     pub shards: i64,
     /// lock_hold is how long each Task API operation holds its shard's lock (`--lock-hold`).
     pub lock_hold: Option<String>,
+    /// llm_prefill is the inference model's time per prompt token before the first token
+    /// (`--llm-prefill`).
+    pub llm_prefill: String,
+    /// llm_decode is one decode step with one sequence in service (`--llm-decode`).
+    pub llm_decode: String,
+    /// llm_batch is the most sequences in service at once (`--llm-batch`).
+    pub llm_batch: i64,
+    /// llm_slowdown is the share of a decode step each other sequence in service adds
+    /// (`--llm-slowdown`).
+    pub llm_slowdown: f64,
+    /// llm_output_tokens is the tokens generated when a request gives no `max_tokens`
+    /// (`--llm-output-tokens`).
+    pub llm_output_tokens: i64,
 }
 
 impl Default for TargetConfig {
@@ -106,6 +126,11 @@ impl Default for TargetConfig {
             seed: None,
             shards: 32,
             lock_hold: None,
+            llm_prefill: "200us".to_string(),
+            llm_decode: "20ms".to_string(),
+            llm_batch: 8,
+            llm_slowdown: 0.0,
+            llm_output_tokens: 32,
         }
     }
 }
@@ -133,6 +158,11 @@ pub const FIELDS: &[(&str, &str)] = &[
     ("seed", "a non-negative integer"),
     ("shards", "an integer"),
     ("lock_hold", "a duration such as \"1ms\""),
+    ("llm_prefill", "a duration such as \"200us\""),
+    ("llm_decode", "a duration such as \"20ms\""),
+    ("llm_batch", "an integer"),
+    ("llm_slowdown", "a number from 0 to 100"),
+    ("llm_output_tokens", "an integer"),
 ];
 
 /// SWITCHES are the keys that are flags without a value on a command line
@@ -148,6 +178,8 @@ const INT_LIMITS: &[(&str, i64, i64)] = &[
     ("close_after", 1, i64::MAX),
     ("max_connections", 1, 100_000_000),
     ("shards", 1, 65_536),
+    ("llm_batch", 1, 1_000_000),
+    ("llm_output_tokens", 1, crate::server::openai::MAX_TOKENS as i64),
 ];
 
 impl TargetConfig {
@@ -269,11 +301,21 @@ impl TargetConfig {
                 fail("stall_for", format!("must be shorter than --stall-every ({every:?}), got {length:?}"));
             }
         }
+        let llm_prefill = Self::llm_step("llm_prefill", &self.llm_prefill, "a prompt token", &mut fail);
+        let llm_decode = Self::llm_step("llm_decode", &self.llm_decode, "a token", &mut fail);
+        let slowdown = self.llm_slowdown;
+        if !(0.0..=MAX_LLM_SLOWDOWN).contains(&slowdown) {
+            fail(
+                "llm_slowdown",
+                format!("must be from 0 to {MAX_LLM_SLOWDOWN} (the share of a decode step each other sequence in service adds), got {slowdown}"),
+            );
+        }
         if !errors.is_empty() {
             return Err(ConfigErrors(errors));
         }
         let as_usize = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
-        let (Some(bind), Ok(threads), Ok(shards)) = (bind, usize::try_from(self.threads), usize::try_from(self.shards))
+        let (Some(bind), Ok(threads), Ok(shards), Some(prefill), Some(decode)) =
+            (bind, usize::try_from(self.threads), usize::try_from(self.shards), llm_prefill, llm_decode)
         else {
             return Err(ConfigErrors(vec![ConfigError::new("config", "inconsistent settings")]));
         };
@@ -319,6 +361,13 @@ impl TargetConfig {
             seed: self.seed,
             shards,
             lock_hold,
+            llm: LlmPlan {
+                prefill,
+                decode,
+                batch: as_usize(self.llm_batch),
+                slowdown,
+                output_tokens: u32::try_from(self.llm_output_tokens).unwrap_or(u32::MAX),
+            },
         })
     }
 
@@ -331,8 +380,21 @@ impl TargetConfig {
             "close_after" => self.close_after,
             "max_connections" => self.max_connections,
             "shards" => Some(self.shards),
+            "llm_batch" => Some(self.llm_batch),
+            "llm_output_tokens" => Some(self.llm_output_tokens),
             _ => None,
         }
+    }
+
+    /// llm_step reads a per-token time of the inference model: 0 (instant) up to
+    /// [`MAX_LLM_STEP`].
+    fn llm_step(key: &str, text: &str, per: &str, fail: &mut impl FnMut(&str, String)) -> Option<Duration> {
+        let parsed = parse_duration(text).map_err(|m| fail(key, m)).ok()?;
+        if parsed > MAX_LLM_STEP {
+            fail(key, format!("must be at most {MAX_LLM_STEP:?} {per}, got {parsed:?}"));
+            return None;
+        }
+        Some(parsed)
     }
 
     fn duration(key: &str, text: Option<&str>, fail: &mut impl FnMut(&str, String)) -> Option<Duration> {
@@ -398,6 +460,8 @@ mod tests {
             r#"{"workers": 1, "service_time": "exp:4ms", "service_cpu": true, "queue": 10}"#,
             r#"{"workers": 8, "service_time": "626us", "service_cpu": true, "thread_per_connection": true}"#,
             r#"{"shards": 1, "lock_hold": "1ms"}"#,
+            r#"{"llm_prefill": "0s", "llm_decode": "0s", "llm_batch": 1, "llm_slowdown": 0.5}"#,
+            r#"{"llm_decode": "10s", "llm_batch": 1000000, "llm_output_tokens": 4096, "llm_slowdown": 100}"#,
         ];
         for json in cases {
             assert_eq!(errors_of(json), Vec::<String>::new(), "{json}");
@@ -462,6 +526,17 @@ mod tests {
             (r#"{"lock_hold": "1"}"#, "--lock-hold: `1` has no unit"),
             (r#"{"lock_hold": "2s"}"#, "--lock-hold: must be at most 1s, got 2s"),
             (r#"{"lock_hold": 5}"#, "--lock-hold: expected a duration"),
+            (r#"{"llm_prefill": "1"}"#, "--llm-prefill: `1` has no unit"),
+            (r#"{"llm_prefill": "11s"}"#, "--llm-prefill: must be at most 10s a prompt token, got 11s"),
+            (r#"{"llm_decode": "fast"}"#, "--llm-decode: `fast` is not a duration"),
+            (r#"{"llm_decode": "1m"}"#, "--llm-decode: must be at most 10s a token, got 60s"),
+            (r#"{"llm_decode": 20}"#, "--llm-decode: expected a duration"),
+            (r#"{"llm_batch": 0}"#, "--llm-batch: must be from 1 to 1000000, got 0"),
+            (r#"{"llm_batch": 2.5}"#, "--llm-batch: expected an integer"),
+            (r#"{"llm_slowdown": -0.1}"#, "--llm-slowdown: must be from 0 to 100"),
+            (r#"{"llm_slowdown": 101}"#, "--llm-slowdown: must be from 0 to 100"),
+            (r#"{"llm_output_tokens": 0}"#, "--llm-output-tokens: must be from 1 to 4096, got 0"),
+            (r#"{"llm_output_tokens": 4097}"#, "--llm-output-tokens: must be from 1 to 4096, got 4097"),
         ];
         for (json, want) in cases {
             let got = errors_of(json);

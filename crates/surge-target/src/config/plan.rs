@@ -54,6 +54,37 @@ pub struct RateLimitPlan {
     pub burst: u32,
 }
 
+/// LlmPlan is the inference model of `POST /v1/chat/completions` and `POST /v1/completions`:
+/// `batch` sequences in service at once (more wait in arrival order), each prefilling its
+/// prompt at `prefill` a token, then writing a token every decode step, `decode × (1 +
+/// slowdown × (n − 1))` with n sequences in service when the step starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LlmPlan {
+    /// prefill is the time per prompt token before the first token.
+    pub prefill: Duration,
+    /// decode is one decode step's time with one sequence in service.
+    pub decode: Duration,
+    /// batch is the most sequences in service at once (at least 1).
+    pub batch: usize,
+    /// slowdown is the share of a decode step each other sequence in service adds (0 or more).
+    pub slowdown: f64,
+    /// output_tokens is the tokens generated when a request gives no `max_tokens`.
+    pub output_tokens: u32,
+}
+
+impl LlmPlan {
+    /// tpot is the time per output token with `n` sequences in service: decode × (1 + F(n−1)).
+    pub fn tpot(&self, n: usize) -> Duration {
+        self.decode.mul_f64(1.0 + self.slowdown * n.saturating_sub(1) as f64)
+    }
+
+    /// tokens_per_second is the output tokens the batch writes per second with `n` in
+    /// service: n / TPOT(n) (unbounded for a decode of 0).
+    pub fn tokens_per_second(&self, n: usize) -> f64 {
+        n as f64 / self.tpot(n).as_secs_f64()
+    }
+}
+
 /// TargetPlan is a [`crate::TargetConfig`] that passed validation: every value in range and
 /// every duration parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +116,8 @@ pub struct TargetPlan {
     /// lock_hold is how long each Task API operation holds its shard's lock; `None` is no
     /// modeled hold (the lock is held for the nanoseconds the map operation takes).
     pub lock_hold: Option<Duration>,
+    /// llm is the inference model of the OpenAI-compatible routes.
+    pub llm: LlmPlan,
 }
 
 impl TargetPlan {
@@ -194,6 +227,18 @@ impl TargetPlan {
                 self.shards,
             ));
         }
+        let llm = &self.llm;
+        let slowdown = if llm.slowdown > 0.0 { format!(" × (1 + {}(n−1))", llm.slowdown) } else { String::new() };
+        out.push(format!(
+            "inference (/v1/chat/completions, /v1/completions): batch {}, prefill {:?} a prompt word, decode {:?}{slowdown} a token: TPOT {:?} and {:.0} tokens/s with {} in service; {} tokens unless max_tokens says",
+            llm.batch,
+            llm.prefill,
+            llm.decode,
+            llm.tpot(llm.batch),
+            llm.tokens_per_second(llm.batch),
+            llm.batch,
+            llm.output_tokens,
+        ));
         out
     }
 }
@@ -260,6 +305,18 @@ mod tests {
         let Some(service) = &plan.service else { panic!("service model") };
         assert_eq!(service.capacity(), service.workers.min(service.cores) as f64 / 0.002);
         assert_eq!(plan.store_capacity(), None);
+    }
+
+    #[test]
+    fn describes_the_inference_model() {
+        let lines = TargetConfig::default().validate().map(|p| p.describe()).unwrap_or_default();
+        let want = "inference (/v1/chat/completions, /v1/completions): batch 8, prefill 200µs a prompt word, decode 20ms a token: TPOT 20ms and 400 tokens/s with 8 in service; 32 tokens unless max_tokens says";
+        assert_eq!(lines.last().map(String::as_str), Some(want), "{lines:?}");
+        let config = TargetConfig { llm_slowdown: 0.1, llm_batch: 4, ..TargetConfig::default() };
+        let lines = config.validate().map(|p| p.describe()).unwrap_or_default();
+        // TPOT(4) = 20 ms × (1 + 0.1 × 3) = 26 ms: 4 / 0.026 = 153.8 tokens/s.
+        let want = "decode 20ms × (1 + 0.1(n−1)) a token: TPOT 26ms and 154 tokens/s with 4 in service";
+        assert!(lines.last().is_some_and(|l| l.contains(want)), "{lines:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! model: the server model, what happens to a request on a modeled route before it is answered: service
 //! slots and their queue (`slots`), service times (`service_time`, `usl`, `cpu`), rate limits, stalls and
-//! the thread-per-connection gate, drawn from a seeded `rng`.
+//! the thread-per-connection gate, drawn from a seeded `rng`; `llm` is the inference routes' own model (a
+//! batch of sequences, prefill and decode steps).
 //!
 //! The server model: what happens to a request on a modeled route before it is answered.
 //!
@@ -8,6 +9,7 @@
 //! queue (503 when full), then the error draw (500 after the service time, like a real failure).
 
 pub mod cpu;
+pub mod llm;
 pub mod rate_limit;
 pub mod rng;
 pub mod service_time;

@@ -5,6 +5,7 @@
 //! one go when no further complete request is buffered (so pipelined requests share a write)
 //! or before any wait. `/health` is answered from constant bytes with no allocation.
 use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -12,6 +13,7 @@ use tokio::net::TcpStream;
 use crate::model::worker_gate::Worker;
 use crate::model::Decision;
 use crate::server::http::{self, Framing, Head, Parsed};
+use crate::server::openai::{self, Api, Completion, CompletionRequest};
 use crate::server::routes::{self, Reply};
 use crate::server::shared::Shared;
 use crate::server::timer::Timer;
@@ -34,9 +36,10 @@ struct Conn {
     timer: Timer,
     /// worker is the worker this connection holds until it closes (`--thread-per-connection`).
     worker: Option<Worker>,
-    /// turned_away says the connection was answered 503 for want of a place to wait for a
-    /// worker and must close.
-    turned_away: bool,
+    /// must_close says the connection must close after this response: it was answered 503 for
+    /// want of a place to wait for a worker, or it streamed to an HTTP/1.0 client (no chunks:
+    /// the stream's end is the connection's).
+    must_close: bool,
 }
 
 /// serve_connection answers requests on `stream` until the client closes, an error occurs,
@@ -44,7 +47,7 @@ struct Conn {
 pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: Arc<ThreadCounters>, timer: Timer) {
     let _ = stream.set_nodelay(true);
     let mut conn =
-        Conn { stream, out: Vec::with_capacity(256), shared, counters, timer, worker: None, turned_away: false };
+        Conn { stream, out: Vec::with_capacity(256), shared, counters, timer, worker: None, must_close: false };
     let mut buf = vec![0u8; READ_BUFFER];
     let (mut start, mut end) = (0usize, 0usize);
     let mut served: u64 = 0;
@@ -95,7 +98,7 @@ pub async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, counters: 
         if !conn.answer(&head, body, close).await {
             return;
         }
-        let close = close || conn.turned_away;
+        let close = close || conn.must_close;
         start += total;
         if start == end {
             (start, end) = (0, 0);
@@ -122,11 +125,14 @@ impl Conn {
         let framing = Framing { close, http10: head.http10, head_only };
         let route = routes::classify(method, head.path);
         self.counters.record_received(route);
+        if route.is_inference() {
+            return self.complete(route, body, framing).await;
+        }
         if route.is_modeled() && self.worker.is_none() && self.shared.gate.is_some() {
             match self.take_worker().await {
                 Some(true) => {}
                 Some(false) => {
-                    self.turned_away = true;
+                    self.must_close = true;
                     let reply = Reply::error(503, "every worker is held and the queue of connections is full");
                     let framing = Framing { close: true, ..framing };
                     http::write_response(
@@ -209,6 +215,100 @@ impl Conn {
             framing,
         );
         self.counters.record_response(route, reply.status);
+        true
+    }
+
+    /// complete answers an inference request (`POST /v1/chat/completions`, `/v1/completions`):
+    /// 400 for an invalid one; else it waits for a place in the batch, prefills, and writes each
+    /// token when it is due, as an event on its own or all in one response at the end. False
+    /// when the connection failed or its client went away (the place is given up at once).
+    async fn complete(&mut self, route: Route, body: &[u8], framing: Framing) -> bool {
+        let api = if route == Route::ChatCompletions { Api::Chat } else { Api::Completions };
+        let request = match openai::parse_request(api, body, self.shared.plan.llm.output_tokens) {
+            Ok(request) => request,
+            Err(bad) => return self.write(route, bad.reply(), framing).await,
+        };
+        self.counters.record_llm_started(request.prompt_tokens);
+        let created = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let completion = Completion::new(api, self.shared.llm.next_id(), created, &request.model);
+        let framing = Framing { close: framing.close || (request.stream && framing.http10), ..framing };
+        if request.stream {
+            // The head goes out at once, as a streaming server's does; the tokens follow.
+            http::write_stream_head(&mut self.out, framing);
+            self.counters.record_response(route, 200);
+            self.must_close |= framing.close;
+        }
+        let completed = self.generate(route, &request, &completion, framing).await;
+        if completed {
+            self.counters.record_llm_completed();
+        } else {
+            self.counters.record_llm_cancelled();
+        }
+        completed
+    }
+
+    /// generate runs one request through the batch (see `model::llm`): the wait for a place,
+    /// the prefill, then a token per decode step, each written and flushed when due (when
+    /// streaming); true once the whole completion is written or buffered for the connection's
+    /// next write.
+    async fn generate(
+        &mut self,
+        route: Route,
+        request: &CompletionRequest,
+        completion: &Completion,
+        framing: Framing,
+    ) -> bool {
+        if !self.flush().await {
+            return false;
+        }
+        let shared = Arc::clone(&self.shared);
+        let Some(_sequence) = shared.llm.admit().await else { return false };
+        // A client that left while it waited gives its place up before the prefill.
+        if peer_closed(&self.stream) {
+            return false;
+        }
+        // Due times are computed from the model, not from when the previous write ended, so
+        // a late wake-up is not carried into the next token.
+        let mut due = Instant::now() + shared.llm.prefill(request.prompt_tokens);
+        let tokens = request.max_tokens;
+        for index in 0..tokens {
+            if index > 0 {
+                due += shared.llm.step();
+            }
+            self.timer.sleep_until(due).await;
+            if peer_closed(&self.stream) {
+                return false;
+            }
+            if !request.stream {
+                continue;
+            }
+            let last = index + 1 == tokens;
+            http::write_chunk(&mut self.out, completion.token_event(index, last).as_bytes(), framing);
+            if last {
+                break; // the end of the stream goes out in the same write
+            }
+            if !self.flush().await {
+                return false;
+            }
+            self.counters.record_llm_tokens(1);
+        }
+        if request.stream {
+            if request.include_usage {
+                let usage = completion.usage_event(request.prompt_tokens, tokens);
+                http::write_chunk(&mut self.out, usage.as_bytes(), framing);
+            }
+            http::write_chunk(&mut self.out, openai::DONE, framing);
+            http::write_last_chunk(&mut self.out, framing);
+            if !self.flush().await {
+                return false;
+            }
+            self.counters.record_llm_tokens(1);
+        } else {
+            let body = completion.body(request.prompt_tokens, tokens);
+            http::write_response(&mut self.out, 200, routes::JSON, &[], body.as_bytes(), framing);
+            self.counters.record_response(route, 200);
+            self.counters.record_llm_tokens(tokens);
+        }
         true
     }
 

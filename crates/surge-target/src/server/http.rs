@@ -196,6 +196,43 @@ pub fn write_response(
     }
 }
 
+/// EVENT_STREAM_HEAD is the head of a streamed completion up to the framing lines.
+const EVENT_STREAM_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+
+/// write_stream_head appends the head of a server-sent event stream: chunked for HTTP/1.1;
+/// for HTTP/1.0, which has no chunks, the stream ends where the connection does (so the caller
+/// closes it, and `framing.close` must be set).
+pub fn write_stream_head(out: &mut Vec<u8>, framing: Framing) {
+    out.extend_from_slice(EVENT_STREAM_HEAD);
+    if !framing.http10 {
+        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    }
+    out.extend_from_slice(framing.connection_header());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// write_chunk appends `data` as one chunk of a chunked body (as it is, without chunks, for
+/// HTTP/1.0); empty data is skipped, as an empty chunk would end the body.
+pub fn write_chunk(out: &mut Vec<u8>, data: &[u8], framing: Framing) {
+    if data.is_empty() {
+        return;
+    }
+    if framing.http10 {
+        out.extend_from_slice(data);
+        return;
+    }
+    let _ = write!(out, "{:x}\r\n", data.len());
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// write_last_chunk appends the zero chunk that ends a chunked body (nothing for HTTP/1.0).
+pub fn write_last_chunk(out: &mut Vec<u8>, framing: Framing) {
+    if !framing.http10 {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,6 +332,31 @@ mod tests {
         assert_eq!(
             String::from_utf8_lossy(&out),
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn writes_event_streams() {
+        let mut out = Vec::new();
+        let framing = Framing::default();
+        write_stream_head(&mut out, framing);
+        write_chunk(&mut out, b"data: {}\n\n", framing);
+        write_chunk(&mut out, b"", framing);
+        write_last_chunk(&mut out, framing);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+             Transfer-Encoding: chunked\r\n\r\na\r\ndata: {}\n\n\r\n0\r\n\r\n"
+        );
+        out.clear();
+        let http10 = Framing { close: true, http10: true, head_only: false };
+        write_stream_head(&mut out, http10);
+        write_chunk(&mut out, b"data: {}\n\n", http10);
+        write_last_chunk(&mut out, http10);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+             Connection: close\r\n\r\ndata: {}\n\n"
         );
     }
 }

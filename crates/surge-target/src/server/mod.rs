@@ -1,6 +1,7 @@
 //! server: serve, the listeners, one single-threaded event loop per thread, and stopping; `conn` runs one
-//! connection, `http` frames requests and responses, `routes` answers them, `store` holds the Task API's
-//! data, `shared` is the state every thread sees, `timer` sleeps with sub-millisecond precision.
+//! connection, `http` frames requests and responses, `routes` answers them, `openai` reads and writes the
+//! inference routes' JSON and events, `store` holds the Task API's data, `shared` is the state every thread
+//! sees, `timer` sleeps with sub-millisecond precision.
 //!
 //! serve: listeners, one single-threaded event loop per thread, and stopping.
 //!
@@ -11,6 +12,7 @@
 
 pub mod conn;
 pub mod http;
+pub mod openai;
 pub mod routes;
 pub mod shared;
 pub mod store;

@@ -87,6 +87,8 @@ pub fn classify(method: &str, path: &str) -> Route {
         ("POST", "/stats/reset") => Route::StatsReset,
         ("POST", "/tasks") => Route::TasksCreate,
         ("GET", "/tasks") => Route::TasksList,
+        ("POST", "/v1/chat/completions") => Route::ChatCompletions,
+        ("POST", "/v1/completions") => Route::Completions,
         _ => match (method, item(path, "/tasks/"), item(path, "/delay/")) {
             ("GET", Some(_), _) => Route::TasksGet,
             ("PUT", Some(_), _) => Route::TasksUpdate,
@@ -162,6 +164,10 @@ pub fn handle(route: Route, method: &str, path: &str, query: &str, body: &[u8], 
             Ok(id) if store.delete(id) => Reply { status: 204, content_type: JSON, body: Body::Empty, header: None },
             _ => not_found(path),
         },
+        // The connection answers these itself: they wait for the batch and stream.
+        Route::ChatCompletions | Route::Completions => {
+            Reply::error(500, "the inference routes are answered by the connection")
+        }
         Route::Other | Route::Invalid => other(method, path),
     }
 }
@@ -190,7 +196,7 @@ pub fn touch(route: Route, path: &str, reply: &Reply) -> Option<Touch> {
 fn other(method: &str, path: &str) -> Reply {
     let allow = match path {
         "/health" | "/stats" | "/stats/tasks" => Some("GET, HEAD"),
-        "/stats/reset" => Some("POST"),
+        "/stats/reset" | "/v1/chat/completions" | "/v1/completions" => Some("POST"),
         "/tasks" => Some("GET, HEAD, POST"),
         _ if item(path, "/tasks/").is_some() => Some("GET, HEAD, PUT, DELETE"),
         _ if item(path, "/delay/").is_some() => Some("GET, HEAD"),
@@ -270,6 +276,10 @@ mod tests {
             ("GET", "/stats/tasks", Route::StatsTasks),
             ("POST", "/stats/tasks", Route::Other),
             ("POST", "/stats/reset", Route::StatsReset),
+            ("POST", "/v1/chat/completions", Route::ChatCompletions),
+            ("POST", "/v1/completions", Route::Completions),
+            ("GET", "/v1/completions", Route::Other),
+            ("POST", "/v1/chat/completions/", Route::Other),
             ("GET", "/", Route::Other),
         ];
         for &(method, path, want) in cases {

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use crate::config::plan::TargetPlan;
 use crate::model::cpu::CpuPool;
+use crate::model::llm::LlmModel;
 use crate::model::worker_gate::WorkerGate;
 use crate::model::ServerModel;
 use crate::server::store::TaskStore;
@@ -26,6 +27,8 @@ pub struct Shared {
     pub gate: Option<WorkerGate>,
     /// cpu is the threads that burn service time as CPU (`--service-cpu`).
     pub cpu: Option<CpuPool>,
+    /// llm is the inference routes' batch, shared by every thread.
+    pub llm: LlmModel,
     /// open_connections is the number of connections being served now.
     pub open_connections: AtomicUsize,
     /// started is when serving began.
@@ -54,6 +57,7 @@ impl Shared {
                 .filter(|s| s.thread_per_connection)
                 .map(|s| WorkerGate::new(s.workers, s.queue)),
             cpu,
+            llm: LlmModel::new(&plan.llm),
             open_connections: AtomicUsize::new(0),
             started: Instant::now(),
             baseline: Mutex::new(Counts::default()),

@@ -22,6 +22,10 @@ pub enum Route {
     TasksUpdate,
     /// TasksDelete is `DELETE /tasks/{id}`.
     TasksDelete,
+    /// ChatCompletions is `POST /v1/chat/completions` (the inference model).
+    ChatCompletions,
+    /// Completions is `POST /v1/completions` (the inference model).
+    Completions,
     /// Stats is `GET /stats`.
     Stats,
     /// StatsTasks is `GET /stats/tasks`.
@@ -35,7 +39,7 @@ pub enum Route {
 }
 
 /// ROUTE_COUNT is the number of [`Route`] variants.
-pub const ROUTE_COUNT: usize = 12;
+pub const ROUTE_COUNT: usize = 14;
 
 impl Route {
     /// ALL lists every route in index order.
@@ -47,6 +51,8 @@ impl Route {
         Route::TasksList,
         Route::TasksUpdate,
         Route::TasksDelete,
+        Route::ChatCompletions,
+        Route::Completions,
         Route::Stats,
         Route::StatsTasks,
         Route::StatsReset,
@@ -64,6 +70,8 @@ impl Route {
             Route::TasksList => "GET /tasks",
             Route::TasksUpdate => "PUT /tasks/{id}",
             Route::TasksDelete => "DELETE /tasks/{id}",
+            Route::ChatCompletions => "POST /v1/chat/completions",
+            Route::Completions => "POST /v1/completions",
             Route::Stats => "GET /stats",
             Route::StatsTasks => "GET /stats/tasks",
             Route::StatsReset => "POST /stats/reset",
@@ -73,9 +81,16 @@ impl Route {
     }
 
     /// is_modeled says whether the server model (slots, queue, rate limit, errors) applies:
-    /// every route but /health and the /stats routes.
+    /// every route but /health, the /stats routes and the inference routes (which have a
+    /// model of their own).
     pub fn is_modeled(self) -> bool {
         !matches!(self, Route::Health | Route::Stats | Route::StatsTasks | Route::StatsReset | Route::Invalid)
+            && !self.is_inference()
+    }
+
+    /// is_inference says whether the inference model answers: the OpenAI-compatible routes.
+    pub fn is_inference(self) -> bool {
+        matches!(self, Route::ChatCompletions | Route::Completions)
     }
 
     fn index(self) -> usize {
@@ -99,6 +114,34 @@ pub fn status_name(index: usize) -> String {
     STATUSES.get(index).map_or_else(|| "other".to_string(), std::string::ToString::to_string)
 }
 
+/// LlmCounts is what the inference routes did, exactly as the server knows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LlmCounts {
+    /// started is valid requests that joined the batch's line (a 400 is not started).
+    pub started: u64,
+    /// completed is requests whose last token (and, streaming, the end of the stream) was
+    /// written.
+    pub completed: u64,
+    /// cancelled is started requests whose client went away before the end (noticed before a
+    /// token is due, or when a write fails).
+    pub cancelled: u64,
+    /// prompt_tokens is the prompt tokens of the started requests (the target's tokenizer).
+    pub prompt_tokens: u64,
+    /// output_tokens is tokens written: one per event as it goes out when streaming, all of a
+    /// completion with its one response otherwise.
+    pub output_tokens: u64,
+}
+
+impl LlmCounts {
+    fn zip_with(&mut self, other: &LlmCounts, op: fn(u64, u64) -> u64) {
+        self.started = op(self.started, other.started);
+        self.completed = op(self.completed, other.completed);
+        self.cancelled = op(self.cancelled, other.cancelled);
+        self.prompt_tokens = op(self.prompt_tokens, other.prompt_tokens);
+        self.output_tokens = op(self.output_tokens, other.output_tokens);
+    }
+}
+
 /// Counts is a plain snapshot of counters, summed over threads or subtracted from each other.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -116,6 +159,8 @@ pub struct Counts {
     /// given_worker is connections given a worker of their own (`--thread-per-connection`)
     /// whose client was still there to be served.
     pub given_worker: u64,
+    /// llm is what the inference routes did.
+    pub llm: LlmCounts,
 }
 
 impl Counts {
@@ -144,6 +189,7 @@ impl Counts {
         self.refused = op(self.refused, other.refused);
         self.abandoned = op(self.abandoned, other.abandoned);
         self.given_worker = op(self.given_worker, other.given_worker);
+        self.llm.zip_with(&other.llm, op);
     }
 
     /// received_total is every request parsed, on every route.
@@ -178,6 +224,11 @@ pub struct ThreadCounters {
     refused: AtomicU64,
     abandoned: AtomicU64,
     given_worker: AtomicU64,
+    llm_started: AtomicU64,
+    llm_completed: AtomicU64,
+    llm_cancelled: AtomicU64,
+    llm_prompt_tokens: AtomicU64,
+    llm_output_tokens: AtomicU64,
 }
 
 impl Default for ThreadCounters {
@@ -189,6 +240,11 @@ impl Default for ThreadCounters {
             refused: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
             given_worker: AtomicU64::new(0),
+            llm_started: AtomicU64::new(0),
+            llm_completed: AtomicU64::new(0),
+            llm_cancelled: AtomicU64::new(0),
+            llm_prompt_tokens: AtomicU64::new(0),
+            llm_output_tokens: AtomicU64::new(0),
         }
     }
 }
@@ -196,7 +252,13 @@ impl Default for ThreadCounters {
 /// bump adds one to a counter that only the calling thread writes.
 #[inline]
 fn bump(counter: &AtomicU64) {
-    counter.store(counter.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+    bump_by(counter, 1);
+}
+
+/// bump_by adds `n` to a counter that only the calling thread writes.
+#[inline]
+fn bump_by(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
 }
 
 impl ThreadCounters {
@@ -232,6 +294,28 @@ impl ThreadCounters {
         bump(&self.given_worker);
     }
 
+    /// record_llm_started counts one inference request joining the batch's line with its
+    /// prompt tokens.
+    pub fn record_llm_started(&self, prompt_tokens: u32) {
+        bump(&self.llm_started);
+        bump_by(&self.llm_prompt_tokens, u64::from(prompt_tokens));
+    }
+
+    /// record_llm_tokens counts `n` output tokens written.
+    pub fn record_llm_tokens(&self, n: u32) {
+        bump_by(&self.llm_output_tokens, u64::from(n));
+    }
+
+    /// record_llm_completed counts one inference request answered to its last token.
+    pub fn record_llm_completed(&self) {
+        bump(&self.llm_completed);
+    }
+
+    /// record_llm_cancelled counts one inference request whose client went away first.
+    pub fn record_llm_cancelled(&self) {
+        bump(&self.llm_cancelled);
+    }
+
     /// snapshot reads every counter (each read is atomic; the set is not one instant).
     pub fn snapshot(&self) -> Counts {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -242,6 +326,13 @@ impl ThreadCounters {
             refused: load(&self.refused),
             abandoned: load(&self.abandoned),
             given_worker: load(&self.given_worker),
+            llm: LlmCounts {
+                started: load(&self.llm_started),
+                completed: load(&self.llm_completed),
+                cancelled: load(&self.llm_cancelled),
+                prompt_tokens: load(&self.llm_prompt_tokens),
+                output_tokens: load(&self.llm_output_tokens),
+            },
         }
     }
 }
@@ -275,11 +366,17 @@ mod tests {
         t.record_received(Route::TasksCreate);
         t.record_response(Route::TasksCreate, 503);
         t.record_response(Route::Other, 302);
+        t.record_llm_started(7);
+        t.record_llm_tokens(3);
+        t.record_llm_tokens(1);
+        t.record_llm_completed();
         let now = t.snapshot().since(&baseline);
         assert_eq!(now.received_total(), 2);
         assert_eq!(now.responses_for(503), 1);
         assert_eq!(now.responses_for(200), 0);
         assert_eq!(now.by_status()[STATUSES.len()], 1);
+        let llm = LlmCounts { started: 1, completed: 1, cancelled: 0, prompt_tokens: 7, output_tokens: 4 };
+        assert_eq!(now.llm, llm);
         let mut sum = now.clone();
         sum.add(&baseline);
         assert_eq!(sum, t.snapshot());

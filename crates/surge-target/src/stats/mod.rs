@@ -24,7 +24,9 @@ use crate::stats::counters::{status_name, Counts, Route, STATUS_COUNT};
 /// the workers held and `connections.waiting` the connections waiting for one; with
 /// `--service-cpu`, the burns waiting for a thread and the threads burning);
 /// `service_cpu_s` is the CPU seconds the service threads burned by their own clocks, and
-/// `store_capacity_rps` the store's locks' bound with `--lock-hold`.
+/// `store_capacity_rps` the store's locks' bound with `--lock-hold`; `llm` is the inference
+/// routes' counts ([`crate::stats::counters::LlmCounts`]) with the batch now (`in_service`,
+/// `waiting`) and its size.
 pub fn render(shared: &Shared) -> String {
     let counts = shared.since_reset();
     let load = shared.cpu.as_ref().map_or_else(|| shared.model.load(), CpuPool::load);
@@ -54,6 +56,7 @@ pub fn render(shared: &Shared) -> String {
             "abandoned": counts.abandoned,
             "given_worker": counts.given_worker,
         },
+        "llm": llm(&counts, shared),
         "tasks": shared.store.len(),
         "uptime_s": shared.started.elapsed().as_secs_f64(),
     })
@@ -75,6 +78,21 @@ pub fn render_task_reads(shared: &Shared) -> String {
     }
     let _ = write!(out, r#"}},"tasks":{tasks},"reads":{}}}"#, reads.total);
     out
+}
+
+/// llm is the inference routes' counts since the reset, and the batch now.
+fn llm(counts: &Counts, shared: &Shared) -> Value {
+    let c = counts.llm;
+    json!({
+        "started": c.started,
+        "completed": c.completed,
+        "cancelled": c.cancelled,
+        "prompt_tokens": c.prompt_tokens,
+        "output_tokens": c.output_tokens,
+        "in_service": shared.llm.in_service(),
+        "waiting": shared.llm.waiting(),
+        "batch": shared.llm.batch(),
+    })
 }
 
 fn received_by_route(counts: &Counts) -> Map<String, Value> {

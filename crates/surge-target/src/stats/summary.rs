@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::server::shared::Shared;
 use crate::stats::by_status_map;
+use crate::stats::counters::LlmCounts;
 
 /// StopReason is why serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -34,6 +35,9 @@ pub struct TargetSummary {
     pub connections_refused: u64,
     /// connections_abandoned is connections closed by their client while waiting for a worker.
     pub connections_abandoned: u64,
+    /// llm is what the inference routes did over the whole run (started − completed −
+    /// cancelled were still generating when serving ended).
+    pub llm: LlmCounts,
     /// tasks is the number of tasks in the store at the end.
     pub tasks: usize,
     /// stopped_by says why serving ended.
@@ -52,6 +56,7 @@ impl TargetSummary {
             connections_accepted: totals.accepted,
             connections_refused: totals.refused,
             connections_abandoned: totals.abandoned,
+            llm: totals.llm,
             tasks: shared.store.len(),
             stopped_by,
         }

@@ -9,4 +9,5 @@ mod api;
 mod bin;
 mod cpu_and_locks;
 mod knobs;
+mod llm;
 mod models;
