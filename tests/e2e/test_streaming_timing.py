@@ -118,3 +118,51 @@ def test_thresholds_read_the_stream_figures(stream_server, tmp_path):
     assert run.code == 99, run.stderr[-2000:]
     verdicts = {v["expr"]: v["status"] for v in json.loads(run.stdout)["thresholds"]}
     assert verdicts == {"first_event.p(50) < 500ms": "pass", "event_gap.p(50) < 5ms": "fail"}, verdicts
+
+
+PROMPT_WORDS = 10
+PREFILL_MS = 2.0
+DECODE_MS = 10.0
+TOKENS = 8
+
+
+def _chat_plan(tmp_path, url: str, executor: str) -> str:
+    """_chat_plan writes a scenario that streams chat completions of TOKENS tokens for a prompt
+    of PROMPT_WORDS words from the target's inference model; returns its path."""
+    body = json.dumps(
+        {
+            "model": "m",
+            "stream": True,
+            "max_tokens": TOKENS,
+            "messages": [{"role": "user", "content": " ".join(["word"] * PROMPT_WORDS)}],
+        }
+    )
+    plan = tmp_path / "chat.yaml"
+    plan.write_text(
+        f"target: {url}\nscenarios:\n  chat:\n    executor: {executor}\n    flow:\n"
+        f"      - request:\n          method: POST\n          path: /v1/chat/completions\n"
+        f"          headers: {{Content-Type: application/json}}\n          body: {json.dumps(body)}\n"
+    )
+    return str(plan)
+
+
+def test_the_inference_targets_ttft_and_itl_are_measured_as_its_model_says(tmp_path):
+    """At low load (5/s, open model, a batch of 8 never full) each stream's first event is the
+    prefill (10 words × 2 ms = 20 ms) and each next one a decode step (10 ms) later: surge's
+    first_event and event_gap are those within 5 % + 2 ms, and every token is an event."""
+    from surge.engine.target import TargetProcess  # function-local: the SSE fixture needs no target
+
+    with TargetProcess(llm_prefill=f"{PREFILL_MS}ms", llm_decode=f"{DECODE_MS}ms") as target:
+        plan = _chat_plan(tmp_path, target.url, "{type: constant-arrival-rate, rate: 5, duration: 3s, max_vus: 50}")
+        run = surge("run", plan, "--json", timeout=60)
+        llm = target.stats()["llm"]
+    assert run.code == 0, run.stderr[-2000:]
+    doc = json.loads(run.stdout)
+    requests, latency = doc["requests"], doc["latency"]
+    assert requests["streams"] == requests["responses"] == llm["completed"] == 15
+    assert requests["events"] == TOKENS * requests["streams"] == llm["output_tokens"]
+    ttft = PROMPT_WORDS * PREFILL_MS
+    assert latency["first_event"]["p50_ms"] == pytest.approx(ttft, rel=0.05, abs=2), latency["first_event"]
+    assert latency["event_gap"]["p50_ms"] == pytest.approx(DECODE_MS, rel=0.05, abs=2), latency["event_gap"]
+    e2e = ttft + (TOKENS - 1) * DECODE_MS
+    assert latency["all"]["p50_ms"] == pytest.approx(e2e, rel=0.05, abs=2), latency["all"]
