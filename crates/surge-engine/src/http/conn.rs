@@ -221,8 +221,12 @@ impl Arrivals {
     /// NOT_YET marks a time that has not come.
     pub(crate) const NOT_YET: u64 = u64::MAX;
     /// NONE is a response of which nothing has arrived.
-    pub(crate) const NONE: Arrivals =
-        Arrivals { first_byte_ns: Self::NOT_YET, first_event_ns: Self::NOT_YET, last_event_ns: Self::NOT_YET, events: 0 };
+    pub(crate) const NONE: Arrivals = Arrivals {
+        first_byte_ns: Self::NOT_YET,
+        first_event_ns: Self::NOT_YET,
+        last_event_ns: Self::NOT_YET,
+        events: 0,
+    };
 
     /// at is `ns`, or None while it is [`Arrivals::NOT_YET`].
     pub(crate) fn at(ns: u64) -> Option<u64> {

@@ -676,8 +676,11 @@ mod tests {
             assert_eq!(events, 2, "split every {step} bytes");
         }
         // Any other media type is not scanned.
-        let (mut parser, result) =
-            feed_in_pieces(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\ndata: a\n\n", 4, false);
+        let (mut parser, result) = feed_in_pieces(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\ndata: a\n\n",
+            4,
+            false,
+        );
         assert_eq!(result, Ok(Some(0)));
         assert!(!parser.is_event_stream());
         assert_eq!(parser.take_events(), 0);
