@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SCRATCH
+from conftest import BUSY, SCRATCH
 from surge.engine.target import TargetProcess
 
 RATE = 500
@@ -90,6 +90,7 @@ def test_server_freeze_appears_in_percentiles():
 GENERATOR_FREEZE_S = 0.5
 
 
+@BUSY  # its answer needs the machine to itself: beside other tests the catch-up after the freeze is slow
 def test_a_generator_that_freezes_counts_the_late_sends_as_its_own():
     """The generator itself stopped for 0.5 s (SIGSTOP on surge's process) at 500/s: the 250 sends
     due meanwhile go out late, the engine counts them as dispatched late by its own loop
@@ -105,6 +106,10 @@ def test_a_generator_that_freezes_counts_the_late_sends_as_its_own():
     assert due_in_freeze * 0.95 <= requests["late_dispatched"] <= requests["late"], requests
     assert doc["latency"]["all"]["max_ms"] == pytest.approx(GENERATOR_FREEZE_S * 1000, abs=150)
     kinds = [f["kind"] for f in doc["findings"]]
+    # Beside other tests (not in this test's phase) the backlog the freeze left takes long to
+    # clear, and sends dispatched on time wait behind it for connections: then connection_wait
+    # outweighs the freeze's own 250 (seen once in a parallel run: the generator's doing, which
+    # the count of late dispatches alone does not show).
     if "machine_saturated" in kinds:
         # Other processes held the cores too: then the generator's loop, slow to read its
         # responses, also leaves sends waiting for connections, and whose lateness it was

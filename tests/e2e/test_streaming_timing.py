@@ -19,6 +19,9 @@ from conftest import surge
 FIRST_S = 0.05
 GAP_S = 0.02
 EVENTS = 5
+STALL_AFTER = 2
+"""STALL_AFTER: on /stall, the stream stops for STALL_S after this many events."""
+STALL_S = 3.0
 
 
 class _StreamHandler(BaseHTTPRequestHandler):
@@ -38,6 +41,9 @@ class _StreamHandler(BaseHTTPRequestHandler):
         for n in range(EVENTS):
             if n:
                 time.sleep(GAP_S)
+            if n == STALL_AFTER and self.path == "/stall":
+                time.sleep(STALL_S)  # the stream stalls mid-way; the client gives up first
+                return
             self._chunk(f'data: {{"n": {n}}}\n\n'.encode())
         self._chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
@@ -166,3 +172,25 @@ def test_the_inference_targets_ttft_and_itl_are_measured_as_its_model_says(tmp_p
     assert latency["event_gap"]["p50_ms"] == pytest.approx(DECODE_MS, rel=0.05, abs=2), latency["event_gap"]
     e2e = ttft + (TOKENS - 1) * DECODE_MS
     assert latency["all"]["p50_ms"] == pytest.approx(e2e, rel=0.05, abs=2), latency["all"]
+
+
+def test_a_stream_that_stalls_fails_at_its_idle_timeout(stream_server):
+    """A stream that stops after two events: with --stream-idle-timeout 200ms each request fails
+    as stream_idle_timeout 200 ms after its last event (FIRST_S + GAP_S + 0.2 s from the send),
+    not at the 10 s request timeout; the events it got are timed."""
+    url = stream_server.replace("/stream", "/stall")
+    run = surge("run", url, "-c", "1", "-n", "3", "--timeout", "10s", "--stream-idle-timeout", "200ms", "--json")
+    assert run.code == 0, run.stderr[-2000:]
+    doc = json.loads(run.stdout)
+    requests = doc["requests"]
+    assert requests["failure_classes"] == {"stream_idle_timeout": 3}, requests
+    assert requests["streams"] == 0 and requests["timed_out"] == 0
+    stalled_at_ms = (FIRST_S + (STALL_AFTER - 1) * GAP_S + 0.2) * 1000
+    assert doc["latency"]["all"]["p50_ms"] == pytest.approx(stalled_at_ms, abs=40), doc["latency"]["all"]
+    assert doc["latency"]["first_event"]["count"] == 3 and doc["latency"]["event_gap"]["count"] == 3
+
+
+@pytest.mark.parametrize("value", ["0s", "soon"])
+def test_a_bad_stream_idle_timeout_is_named(value):
+    run = surge("run", "http://127.0.0.1:9/", "-n", "1", "--stream-idle-timeout", value)
+    assert run.code == 2 and run.stderr.startswith("surge: error: --stream-idle-timeout"), run.stderr

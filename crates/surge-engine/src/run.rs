@@ -281,6 +281,7 @@ fn spawn(
         .scenarios
         .iter()
         .flat_map(|s| s.flow.sequences.iter().flat_map(|q| q.steps.iter().filter_map(|st| st.timeout_s)))
+        .chain(plan.limits.stream_idle_timeout_s)
         .fold(plan.limits.timeout_s, f64::min);
     let scan_period_ns = secs_to_ns(min_timeout_s / 100.0).clamp(1_000_000, 100_000_000);
     let mut handles = Vec::with_capacity(threads);
@@ -314,6 +315,7 @@ fn spawn(
             grace_ns: secs_to_ns(plan.limits.grace_period_s),
             scan_period_ns,
             send_slack_ns: secs_to_ns(plan.send_slack_s),
+            stream_idle_ns: plan.limits.stream_idle_timeout_s.map_or(u64::MAX, secs_to_ns),
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.segment.offset * 1024 + thread as u64),
             share: place,

@@ -120,6 +120,7 @@ _FLAG_FIELD_FOR_PLAN_FIELD = {
     "executor.max_vus": "max_in_flight",
     "limits.timeout_s": "timeout",
     "limits.grace_period_s": "grace",
+    "limits.stream_idle_timeout_s": "stream_idle_timeout",
     "threads": "threads",
     "send_slack_s": "send_slack",
 }

@@ -286,10 +286,12 @@ class ScenarioSpec:
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits: per-request timeout and the grace period for requests in flight at the end."""
+    """Limits: per-request timeout, the grace period for requests in flight at the end, and the
+    longest gap between an event stream's events after its first (None: no such bound)."""
 
     timeout_s: float = 30.0
     grace_period_s: float = 5.0
+    stream_idle_timeout_s: float | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
 
 @dataclass(frozen=True)

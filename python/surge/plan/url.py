@@ -115,6 +115,7 @@ def build_plan(
     max_in_flight: int | None,
     grace: str,
     flags: FlagNames,
+    stream_idle_timeout: str | None = None,
     duration_s: float | None = None,
     send_slack: str | None = None,
 ) -> Plan:
@@ -140,6 +141,9 @@ def build_plan(
     limits = Limits(
         timeout_s=duration_flag(flags["timeout"], timeout),
         grace_period_s=duration_flag(flags["grace"], grace, positive=False),
+        stream_idle_timeout_s=(
+            None if stream_idle_timeout is None else duration_flag(flags["stream_idle_timeout"], stream_idle_timeout)
+        ),
     )
 
     if duration_s is None and duration is not None:

@@ -12,6 +12,7 @@ FAILURE_CLASSES = (
     "connection_refused",
     "connect_timeout",
     "request_timeout",
+    "stream_idle_timeout",
     "connection_reset",
     "closed_before_response",
     "invalid_response",

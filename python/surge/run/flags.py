@@ -110,6 +110,15 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
         "How long requests in flight at the end may still finish (default 5s). With a "
         "scenario file: replaces graceful_stop.",
     ),
+    TestOption(
+        "stream_idle_timeout",
+        ("--stream-idle-timeout",),
+        "text",
+        "Event streams (text/event-stream): after the first event, the longest wait for the next "
+        "one; a stream past it fails as stream_idle_timeout (default: only --timeout bounds it). With a "
+        "scenario file: replaces stream_idle_timeout.",
+        metavar="DURATION",
+    ),
     TestOption("insecure", ("--insecure",), "switch", "Do not verify TLS certificates (with a scenario file too)."),
     TestOption(
         "time_scale",

@@ -116,6 +116,7 @@ class TestSpec:
     threads: int | None = None
     max_in_flight: int | None = None
     grace: str | None = None
+    stream_idle_timeout: str | None = None
     insecure: bool = False
     time_scale: float | None = None
     target_url: str | None = None
@@ -239,6 +240,7 @@ class TestSpec:
             insecure=self.insecure,
             max_in_flight=max_in_flight,
             grace=self.grace or DEFAULT_GRACE,
+            stream_idle_timeout=self.stream_idle_timeout,
             flags=self.flag_names,
             duration_s=overrides.duration_s,
             send_slack=self.send_slack,
@@ -265,6 +267,11 @@ class TestSpec:
                 )
         timeout = duration_flag(self.flag("timeout"), self.timeout) if self.timeout is not None else None
         grace = duration_flag(self.flag("grace"), self.grace, positive=False) if self.grace is not None else None
+        stream_idle = (
+            duration_flag(self.flag("stream_idle_timeout"), self.stream_idle_timeout)
+            if self.stream_idle_timeout is not None
+            else None
+        )
         send_slack_s = send_slack_flag(self.send_slack, self.flag("send_slack"))
         env = _env_overrides(self.env_pairs, self.flag("env_pairs"))
         if self.time_scale is not None and not (math.isfinite(self.time_scale) and self.time_scale > 0):
@@ -281,7 +288,11 @@ class TestSpec:
             except ValueError as e:  # pydantic's PydanticCustomError: the message says what is wrong
                 raise BadInput(self.flag("target_url"), str(e)) from None
         scenario_file = scenario_file.with_overrides(
-            timeout=timeout, graceful_stop=grace, insecure=self.insecure, send_slack=send_slack_s
+            timeout=timeout,
+            graceful_stop=grace,
+            insecure=self.insecure,
+            send_slack=send_slack_s,
+            stream_idle_timeout=stream_idle,
         )
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
         if not overrides.is_empty():

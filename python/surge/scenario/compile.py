@@ -67,7 +67,9 @@ def _plan(f: ScenarioModel, phases: list[tuple[str, Phase, float]], env: Mapping
         target=plan.TargetSpec(url=f.target, insecure=f.insecure),
         scenarios=scenarios,
         pools={name: [] for name in sorted(read)},
-        limits=plan.Limits(timeout_s=f.defaults.timeout, grace_period_s=f.graceful_stop),
+        limits=plan.Limits(
+            timeout_s=f.defaults.timeout, grace_period_s=f.graceful_stop, stream_idle_timeout_s=f.stream_idle_timeout
+        ),
         send_slack_s=f.send_slack,  # None: the engine's default (docs/engine.md, "Pacing")
     )
 

@@ -32,6 +32,7 @@ _TOP = {
     "target": ("target",),
     "limits.timeout_s": ("defaults", "timeout"),
     "limits.grace_period_s": ("graceful_stop",),
+    "limits.stream_idle_timeout_s": ("stream_idle_timeout",),
     "percentiles": ("thresholds",),
 }
 

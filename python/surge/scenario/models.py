@@ -145,13 +145,15 @@ class ScenarioModel(FileModel):
     compiles one): the ``target`` base URL, ``defaults``,
     ``variables`` visible to every phase, optional ``setup`` and ``teardown`` (not measured),
     the named ``scenarios`` (at least one), ``thresholds``, ``graceful_stop`` (how long
-    iterations in progress at the end may finish), ``send_slack`` (how late an open-model send
+    iterations in progress at the end may finish), ``stream_idle_timeout`` (after an event
+    stream's first event, the longest wait for the next), ``send_slack`` (how late an open-model send
     may go out to be batched; None: the engine's default) and ``insecure`` (skip TLS verification)."""
 
     target: str
     insecure: bool = False
     defaults: Defaults = Field(default_factory=Defaults)
     graceful_stop: Duration = 5.0
+    stream_idle_timeout: Duration | None = None
     send_slack: SendSlack | None = None
     variables: dict[str, Variable] = Field(default_factory=dict)
     setup: Phase | None = None
@@ -200,6 +202,7 @@ class ScenarioModel(FileModel):
         graceful_stop: float | None = None,
         insecure: bool = False,
         send_slack: float | None = None,
+        stream_idle_timeout: float | None = None,
     ) -> Self:
         """with_overrides returns a copy with ``defaults.timeout``, ``graceful_stop`` and
         ``send_slack`` (in seconds) replaced where given, and ``insecure`` set when true: what
@@ -210,6 +213,8 @@ class ScenarioModel(FileModel):
             update["defaults"] = self.defaults.model_copy(update={"timeout": _seconds("timeout", timeout, 1e-9)})
         if graceful_stop is not None:
             update["graceful_stop"] = _seconds("graceful_stop", graceful_stop, 0.0)
+        if stream_idle_timeout is not None:
+            update["stream_idle_timeout"] = _seconds("stream_idle_timeout", stream_idle_timeout, 1e-9)
         if send_slack is not None:
             update["send_slack"] = _seconds("send_slack", send_slack, 0.0, MAX_SEND_SLACK_S)
         if insecure:

@@ -21,6 +21,13 @@ def test_limits_and_insecure_override_the_files_own():
     assert untouched["target"]["insecure"] is False
 
 
+def test_the_stream_idle_timeout_comes_from_the_file_or_the_flag():
+    f = loads(textwrap.dedent(FILE) + "stream_idle_timeout: 2s\n")
+    assert f.compile().main.to_dict()["limits"]["stream_idle_timeout_s"] == 2.0
+    overridden = f.with_overrides(stream_idle_timeout=0.25).compile().main.to_dict()
+    assert overridden["limits"]["stream_idle_timeout_s"] == 0.25
+
+
 def test_the_loaded_model_is_not_changed_by_an_override(tmp_path):
     path = write(tmp_path, FILE)
     f = load(path)

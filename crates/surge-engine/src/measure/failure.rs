@@ -14,6 +14,8 @@ pub enum FailureClass {
     ConnectTimeout,
     /// The request was sent but no complete response arrived within the timeout.
     RequestTimeout,
+    /// An event stream's next event did not arrive within the stream idle timeout.
+    StreamIdleTimeout,
     /// The peer reset the connection (RST) while a request was outstanding.
     ConnectionReset,
     /// The peer closed the connection cleanly before a complete response.
@@ -36,10 +38,11 @@ pub enum FailureClass {
 
 impl FailureClass {
     /// ALL lists every class, in the order reports print them.
-    pub const ALL: [FailureClass; 12] = [
+    pub const ALL: [FailureClass; 13] = [
         FailureClass::ConnectionRefused,
         FailureClass::ConnectTimeout,
         FailureClass::RequestTimeout,
+        FailureClass::StreamIdleTimeout,
         FailureClass::ConnectionReset,
         FailureClass::ClosedBeforeResponse,
         FailureClass::InvalidResponse,
@@ -65,6 +68,7 @@ impl FailureClass {
             FailureClass::ConnectionRefused => "connection_refused",
             FailureClass::ConnectTimeout => "connect_timeout",
             FailureClass::RequestTimeout => "request_timeout",
+            FailureClass::StreamIdleTimeout => "stream_idle_timeout",
             FailureClass::ConnectionReset => "connection_reset",
             FailureClass::ClosedBeforeResponse => "closed_before_response",
             FailureClass::InvalidResponse => "invalid_response",

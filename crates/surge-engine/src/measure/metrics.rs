@@ -217,7 +217,9 @@ impl Metrics {
             (FailureClass::Interrupted, true) | (_, false) => {}
             (_, true) => self.unanswered += 1,
         }
-        if let (FailureClass::RequestTimeout, Some(ns)) = (class, latency_ns) {
+        // A timeout, of the request or of a stalled stream, took at least this long: it is a
+        // latency (a lower bound), as k6 and wrk2 count it.
+        if let (FailureClass::RequestTimeout | FailureClass::StreamIdleTimeout, Some(ns)) = (class, latency_ns) {
             self.latency.record(ns);
         }
     }

@@ -83,6 +83,11 @@ pub struct Limits {
     /// before they are reported as interrupted.
     #[serde(default = "default_grace_period_s")]
     pub grace_period_s: f64,
+    /// stream_idle_timeout_s bounds the gap between an event stream's events: once its first
+    /// event arrived, a stream with no next event for this long fails as
+    /// `stream_idle_timeout` (None: only the request timeout bounds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_idle_timeout_s: Option<f64>,
 }
 
 fn default_timeout_s() -> f64 {
@@ -95,7 +100,7 @@ fn default_grace_period_s() -> f64 {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout_s: default_timeout_s(), grace_period_s: default_grace_period_s() }
+        Limits { timeout_s: default_timeout_s(), grace_period_s: default_grace_period_s(), stream_idle_timeout_s: None }
     }
 }
 
@@ -126,6 +131,9 @@ impl Plan {
             }
         }
         check_positive(&mut errors, "limits.timeout_s", self.limits.timeout_s);
+        if let Some(idle) = self.limits.stream_idle_timeout_s {
+            check_positive(&mut errors, "limits.stream_idle_timeout_s", idle);
+        }
         if !(self.limits.grace_period_s.is_finite() && self.limits.grace_period_s >= 0.0) {
             errors.push(PlanError::new("limits.grace_period_s", "must be zero or a positive number"));
         }

@@ -109,6 +109,9 @@ pub(crate) struct WorkerSpec {
     pub scan_period_ns: u64,
     /// send_slack_ns is how late an open-model send may go out, to be batched with others.
     pub send_slack_ns: u64,
+    /// stream_idle_ns is the longest gap between an event stream's events after its first
+    /// (u64::MAX: none).
+    pub stream_idle_ns: u64,
     /// interval_ns is the reporting period.
     pub interval_ns: u64,
     /// seed makes this thread's random draws (sequence choice, think times) reproducible.

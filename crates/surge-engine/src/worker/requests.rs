@@ -308,11 +308,16 @@ impl Worker {
                 self.abandon_iteration(id, now);
                 continue;
             }
-            if conn.deadline_ns > now {
+            // A stream past its first event whose next one is overdue stalled mid-stream.
+            let stalled = conn.phase == Phase::Awaiting
+                && Arrivals::at(conn.arrivals.last_event_ns)
+                    .is_some_and(|last| last.saturating_add(self.spec.stream_idle_ns) <= now);
+            if conn.deadline_ns > now && !stalled {
                 continue;
             }
             match conn.phase {
                 Phase::Connecting | Phase::Handshaking => self.fail(id, FailureClass::ConnectTimeout, now),
+                Phase::Awaiting if conn.deadline_ns > now => self.fail(id, FailureClass::StreamIdleTimeout, now),
                 Phase::Sending | Phase::Awaiting => self.fail(id, FailureClass::RequestTimeout, now),
                 _ => {}
             }
