@@ -85,6 +85,9 @@ pub(crate) struct Conn {
     pub arrived_real_ns: Option<i128>,
     /// arrivals are when the outstanding response's first byte and events arrived.
     pub arrivals: Arrivals,
+    /// dispatched_late tells whether the open-model iteration in progress was taken off the
+    /// schedule more than 1 ms after it was due: its first request, if late, is the worker's own.
+    pub dispatched_late: bool,
     /// backlogged tells whether the worker owes this connection a read (its last read
     /// stopped at the per-wake bound with bytes still to come).
     pub backlogged: bool,
@@ -119,6 +122,7 @@ impl Conn {
             stamped: false,
             arrived_real_ns: None,
             arrivals: Arrivals::NONE,
+            dispatched_late: false,
             backlogged: false,
         }
     }

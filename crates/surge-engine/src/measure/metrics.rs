@@ -516,7 +516,6 @@ impl ThreadMetrics {
         for (i, counters) in self.scenarios.iter().enumerate() {
             if scenario(i) {
                 out.dropped += counters.iterations_dropped;
-                out.late_dispatched += counters.iterations_dispatched_late;
                 out.connections_opened += counters.connections_opened;
             }
         }

@@ -19,6 +19,8 @@ impl Worker {
         let g = conn.group as usize;
         if let Some(open) = self.groups[g].open.as_mut() {
             if let Some(waiting) = open.pending.pop_front() {
+                self.conns[id].dispatched_late =
+                    waiting.queued_ns.saturating_sub(waiting.intended_ns) > LATE_THRESHOLD_NS;
                 self.start_iteration(id, waiting.intended_ns, now);
             } else if !self.conns[id].in_idle_list {
                 self.conns[id].in_idle_list = true;

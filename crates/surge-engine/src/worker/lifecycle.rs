@@ -240,6 +240,7 @@ impl Worker {
             self.conns[id].in_idle_list = false;
             if self.conns[id].phase == Phase::Idle && !self.conns[id].in_iteration {
                 self.metrics.scenarios[g].iterations_dispatched_late += late;
+                self.conns[id].dispatched_late = late > 0;
                 return self.start_iteration(id, due, now);
             }
         }

@@ -62,7 +62,13 @@ impl Worker {
             conn.phase = Phase::Awaiting;
             let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
             let paced = self.groups[g].open.is_some() && conn.step == 0;
-            self.metrics.slots[step.slot].record_sent(request.len(), lag, paced);
+            let metrics = &mut self.metrics.slots[step.slot];
+            metrics.record_sent(request.len(), lag, paced);
+            // Counted with the send, in its interval: a dispatch just before an interval's end
+            // whose send waits past it belongs to the later one, as its late send does.
+            if paced && lag > LATE_THRESHOLD_NS && conn.dispatched_late {
+                metrics.late_dispatched += 1;
+            }
         }
     }
 
