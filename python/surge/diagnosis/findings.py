@@ -19,6 +19,7 @@ from surge.diagnosis.finding import Finding, open_model, timeout_s
 from surge.diagnosis.generator import (
     GENERATOR_SATURATED,
     connection_wait,
+    generator_late,
     generator_lost,
     generator_saturated,
     in_flight_limit,
@@ -38,6 +39,9 @@ PREFIX = "run."
 ADVICE = {
     "generator_saturated": "these runs' throughput is a lower bound: the generator, not the target, limited it; "
     "give surge more cores (--threads) or a machine of its own, then run again",
+    "generator_late": "some sends of these runs went out late through the generator's own delays (other processes "
+    "on its machine, or the machine waking it late): their latency includes that delay; run the generator on a "
+    "quiet machine of its own to measure the target alone",
     "in_flight_limit": "requests were not sent because the in-flight limit was reached; raise --max-in-flight "
     "if the generator has room, or read it as the target falling behind",
     "port_exhaustion": "the client ran out of local ports: fewer connections, keep-alive, or more source addresses",
@@ -151,6 +155,7 @@ def findings(
             target_cores=target_cpu(samples, number(result_document, "duration_s"), steady_from),
         ),
         generator,
+        generator_late(result_document, open_model=open_),
         connection_wait(result_document, open_model=open_),
         in_flight_limit(result_document, plan, generator_bound=generator is not None, server_slow=queue is not None)
         if open_

@@ -30,7 +30,7 @@ from typing import Any
 
 from surge.core.errors import BadInput, SurgeError
 from surge.diagnosis.client_limits import open_file_exhaustion, port_exhaustion
-from surge.diagnosis.generator import generator_saturated
+from surge.diagnosis.generator import generator_late, generator_saturated
 from surge.engine.execute import Received, merge_reports
 from surge.run.generator_node import Generator
 from surge.run.phases import run_phases
@@ -424,6 +424,7 @@ def _own_findings(result: dict[str, Any]) -> list[str]:
     open_model = any(i.get("target_rate_per_s") is not None for i in result.get("intervals") or [])
     found = [
         generator_saturated(result, open_model=open_model),
+        generator_late(result, open_model=open_model),
         port_exhaustion(result),
         open_file_exhaustion(result),
     ]

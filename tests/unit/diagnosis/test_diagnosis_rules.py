@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from diagnosis_documents import EXAMPLES, document, interval, kinds, requests
-from surge.diagnosis import Finding, findings
-from surge.diagnosis.generator import LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD, own_late
+from surge.diagnosis import Finding, findings, generator_bound
+from surge.diagnosis.generator import BEHIND_SHARE, LATE_LAG_P99_MS, LATE_MIN, LATE_SHARE_THRESHOLD, own_late
 
 OPEN_PLAN = {
     "scenarios": [{"executor": {"type": "constant-arrival-rate", "rate": 1000, "max_vus": 500}}],
@@ -112,35 +112,67 @@ def test_late_sends_with_idle_threads_are_the_generators_only_when_it_was_short_
 
 
 @pytest.mark.parametrize(
-    "busy, waiting, own, kind",
+    "busy, waiting, late, own, kind",
     [
         # The starved-generator runs whose shares the thread rule judged wrong (runnable 66-85 %, waiting
-        # less than running), with 85-90 % of the late sends dispatched late: the generator's.
-        ((0.48,), (0.37,), 270, "generator_saturated"),
-        ((0.445,), (0.215,), 150, "generator_saturated"),
+        # less than running): 99 % of the sends late, 85-90 % of those dispatched late: behind its schedule.
+        ((0.48,), (0.37,), 990, 890, "generator_saturated"),
+        ((0.445,), (0.215,), 990, 845, "generator_saturated"),
         # Idle threads that hardly waited, their late sends dispatched on time: connections.
-        ((0.28, 0.3), (0.15, 0.13), 30, "connection_wait"),
+        ((0.28, 0.3), (0.15, 0.13), 300, 30, "connection_wait"),
         # Threads runnable 95 % of the run, but only a tenth of the late sends dispatched late: the
         # count of what the loop itself did late outweighs the shares.
-        ((0.45, 0.3), (0.5, 0.01), 30, "connection_wait"),
+        ((0.45, 0.3), (0.5, 0.01), 300, 30, "connection_wait"),
+        # Most late sends the generator's own, but under half of all sends: its delays, not its limit.
+        ((0.12, 0.09), (0.083, 0.083), 300, 270, "generator_late"),
+        ((0.0095, 0.008), (0.002, 0.001), 93, 80, "generator_late"),
     ],
 )
-def test_the_sends_dispatched_late_say_whose_lateness_it_was(busy, waiting, own, kind):
+def test_the_sends_dispatched_late_say_whose_lateness_it_was(busy, waiting, late, own, kind):
     """Where the engine counts the sends its loop took off the schedule late (late_dispatched),
-    late sends are the generator's when at least half of them were, whatever the threads' shares;
-    otherwise they waited for a connection."""
-    req = requests(1000, late=300, connections_opened=700)
+    late sends are the generator's when at least half of them were, whatever the threads' shares
+    (generator_saturated when they are half the sends or more, else generator_late); otherwise
+    they waited for a connection."""
+    req = requests(1000, late=late, connections_opened=700)
     req["late_dispatched"] = own
     doc = document(req=req, lag_p99_ms=80.0, thread_busy=busy)
     doc["generator"]["thread_waiting"] = list(waiting)
     found = findings(doc, plan=OPEN_PLAN)
-    assert kind in kinds(found) and ({"connection_wait", "generator_saturated"} - {kind}).isdisjoint(kinds(found))
+    lateness = {"connection_wait", "generator_saturated", "generator_late"}
+    assert kind in kinds(found) and (lateness - {kind}).isdisjoint(kinds(found))
     finding = only(found, kind)
     assert finding.evidence["late_dispatched"] == own
-    if kind == "generator_saturated":
-        assert f"{own} of them taken off the schedule late by the generator itself" in finding.message
-    else:
+    if kind == "connection_wait":
         assert f"only {own} of them were taken off the schedule late by the generator" in finding.message
+    else:
+        assert f"{own} of them taken off the schedule late by the generator itself" in finding.message
+    if kind == "generator_late":
+        assert "did not hold the load back: throughput is not a lower bound" in finding.message
+        assert "lower bound:" not in finding.message and generator_bound(found) is False
+
+
+@pytest.mark.parametrize(
+    "busy, waiting, cause",
+    [
+        # Sends due while the threads waited hold the late ones: other processes had the cores.
+        ((0.12, 0.09), (0.083, 0.083), "its threads waited for a core up to 8.3 % of the run: other processes"),
+        # Neither busy nor waiting: stopped, or woken late by the machine (a hypervisor's wake-up latency).
+        ((0.0095, 0.008), (0.002, 0.001), "neither busy nor waiting for a core (at most 0.9 % busy, 0.2 % waiting)"),
+    ],
+)
+def test_the_generators_own_delays_name_the_cause_its_threads_point_at(busy, waiting, cause):
+    req = requests(1000, late=93, connections_opened=20)
+    req["late_dispatched"] = 80
+    doc = document(req=req, lag_p99_ms=12.0, thread_busy=busy)
+    doc["generator"]["thread_waiting"] = list(waiting)
+    finding = only(findings(doc, plan=OPEN_PLAN), "generator_late")
+    assert cause in finding.message, finding.message
+    assert "93 of 1,000 requests (9.3 %)" in finding.message and "send lag p99 12.0 ms" in finding.message
+    assert finding.evidence["behind_share_threshold"] == BEHIND_SHARE
+    # Half the sends or more dispatched late: the generator held the load back.
+    req["late"], req["late_dispatched"] = 990, 500
+    assert "generator_saturated" in kinds(findings(doc, plan=OPEN_PLAN))
+    assert "generator_late" not in kinds(findings(doc, plan=OPEN_PLAN))
 
 
 def test_sends_dispatched_late_are_counted_from_the_steady_part_only():
