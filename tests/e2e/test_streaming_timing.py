@@ -96,6 +96,8 @@ def test_an_event_stream_is_timed_event_by_event(stream_server, model):
     assert latency["all"]["p50_ms"] >= latency["first_event"]["p50_ms"] + duration * 0.9
     # Per interval too, merged like latency.
     assert sum(i["requests"]["events"] for i in doc["intervals"]) == requests["events"]
+    # Its events carry no output text: no token stream, no token figures.
+    assert requests["token_streams"] == requests["output_tokens"] == 0 and latency["ttft"]["count"] == 0
 
 
 def test_a_response_that_is_no_event_stream_has_a_first_byte_and_no_stream(tmp_path):
@@ -132,17 +134,19 @@ DECODE_MS = 10.0
 TOKENS = 8
 
 
-def _chat_plan(tmp_path, url: str, executor: str) -> str:
+def _chat_plan(tmp_path, url: str, executor: str, *, usage: bool = False) -> str:
     """_chat_plan writes a scenario that streams chat completions of TOKENS tokens for a prompt
-    of PROMPT_WORDS words from the target's inference model; returns its path."""
-    body = json.dumps(
-        {
-            "model": "m",
-            "stream": True,
-            "max_tokens": TOKENS,
-            "messages": [{"role": "user", "content": " ".join(["word"] * PROMPT_WORDS)}],
-        }
-    )
+    of PROMPT_WORDS words from the target's inference model (with a usage event when ``usage``);
+    returns its path."""
+    request: dict[str, object] = {
+        "model": "m",
+        "stream": True,
+        "max_tokens": TOKENS,
+        "messages": [{"role": "user", "content": " ".join(["word"] * PROMPT_WORDS)}],
+    }
+    if usage:
+        request["stream_options"] = {"include_usage": True}
+    body = json.dumps(request)
     plan = tmp_path / "chat.yaml"
     plan.write_text(
         f"target: {url}\nscenarios:\n  chat:\n    executor: {executor}\n    flow:\n"
@@ -152,26 +156,38 @@ def _chat_plan(tmp_path, url: str, executor: str) -> str:
     return str(plan)
 
 
-def test_the_inference_targets_ttft_and_itl_are_measured_as_its_model_says(tmp_path):
-    """At low load (5/s, open model, a batch of 8 never full) each stream's first event is the
+@pytest.mark.parametrize("usage", [False, True], ids=["deltas", "usage"])
+def test_the_inference_targets_ttft_itl_and_tpot_are_measured_as_its_model_says(tmp_path, usage):
+    """At low load (5/s, open model, a batch of 8 never full) each stream's first token is the
     prefill (10 words × 2 ms = 20 ms) and each next one a decode step (10 ms) later: surge's
-    first_event and event_gap are those within 5 % + 2 ms, and every token is an event."""
+    TTFT, ITL and TPOT are those within 5 % + 2 ms, every token is a token event, and the output
+    tokens are the target's own count, from the usage event when the request asks for one
+    (an event with no output text: not a token, nor a gap between tokens), else from the deltas."""
     from surge.engine.target import TargetProcess  # function-local: the SSE fixture needs no target
 
     with TargetProcess(llm_prefill=f"{PREFILL_MS}ms", llm_decode=f"{DECODE_MS}ms") as target:
-        plan = _chat_plan(tmp_path, target.url, "{type: constant-arrival-rate, rate: 5, duration: 3s, max_vus: 50}")
+        executor = "{type: constant-arrival-rate, rate: 5, duration: 3s, max_vus: 50}"
+        plan = _chat_plan(tmp_path, target.url, executor, usage=usage)
         run = surge("run", plan, "--json", timeout=60)
         llm = target.stats()["llm"]
     assert run.code == 0, run.stderr[-2000:]
     doc = json.loads(run.stdout)
     requests, latency = doc["requests"], doc["latency"]
-    assert requests["streams"] == requests["responses"] == llm["completed"] == 15
-    assert requests["events"] == TOKENS * requests["streams"] == llm["output_tokens"]
+    assert requests["streams"] == requests["token_streams"] == requests["responses"] == llm["completed"] == 15
+    assert requests["output_tokens"] == TOKENS * requests["streams"] == llm["output_tokens"]
+    assert requests["events"] == (TOKENS + usage) * requests["streams"]
+    assert requests["usage_streams"] == (requests["streams"] if usage else 0)
+    per_stream = requests["tokens_per_stream"]
+    assert (per_stream["min"], per_stream["max"]) == (TOKENS, TOKENS)
     ttft = PROMPT_WORDS * PREFILL_MS
-    assert latency["first_event"]["p50_ms"] == pytest.approx(ttft, rel=0.05, abs=2), latency["first_event"]
-    assert latency["event_gap"]["p50_ms"] == pytest.approx(DECODE_MS, rel=0.05, abs=2), latency["event_gap"]
+    for name, expected in (("ttft", ttft), ("first_event", ttft), ("itl", DECODE_MS), ("tpot", DECODE_MS)):
+        assert latency[name]["p50_ms"] == pytest.approx(expected, rel=0.05, abs=2), (name, latency[name])
+    assert latency["itl"]["count"] == (TOKENS - 1) * requests["streams"] and latency["tpot"]["count"] == 15
     e2e = ttft + (TOKENS - 1) * DECODE_MS
     assert latency["all"]["p50_ms"] == pytest.approx(e2e, rel=0.05, abs=2), latency["all"]
+    # Over the same load window, each stream that ended in it brought TOKENS tokens.
+    throughput = doc["throughput"]
+    assert throughput["output_tokens_per_s"] == pytest.approx(TOKENS * throughput["responses_per_s"])
 
 
 def test_a_stream_that_stalls_fails_at_its_idle_timeout(stream_server):

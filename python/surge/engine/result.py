@@ -33,7 +33,9 @@ class LatencySummary(_Model):
 class LatencySummaries(_Model):
     """LatencySummaries: all responses, successful ones, service time and send lag; each
     response's first byte; and for event streams (``text/event-stream``) the first event, the
-    gaps between events and the stream's duration (docs/record.md, "Streams")."""
+    gaps between events and the stream's duration; for token streams (OpenAI-compatible
+    completions) the time to first token, the inter-token latency and the time per output token
+    (docs/record.md, "Streams")."""
 
     all: LatencySummary = Field(default_factory=LatencySummary)
     success: LatencySummary = Field(default_factory=LatencySummary)
@@ -43,6 +45,9 @@ class LatencySummaries(_Model):
     first_event: LatencySummary = Field(default_factory=LatencySummary)
     event_gap: LatencySummary = Field(default_factory=LatencySummary)
     stream_duration: LatencySummary = Field(default_factory=LatencySummary)
+    ttft: LatencySummary = Field(default_factory=LatencySummary)
+    itl: LatencySummary = Field(default_factory=LatencySummary)
+    tpot: LatencySummary = Field(default_factory=LatencySummary)
 
 
 class Requests(_Model):
@@ -74,6 +79,15 @@ class Requests(_Model):
     events: int = 0
     events_per_stream: dict[str, float] = Field(default_factory=dict)
     """events_per_stream: count (of streams with events), min, mean, p50, p90, p99, max."""
+    token_streams: int = 0
+    """token_streams: event streams with output text (0 in older records and imports)."""
+    output_tokens: int = 0
+    """output_tokens: their output tokens, the server's ``usage`` count where it sent one, else
+    the token events."""
+    usage_streams: int = 0
+    """usage_streams: the token streams whose count came from their ``usage``."""
+    tokens_per_stream: dict[str, float] = Field(default_factory=dict)
+    """tokens_per_stream: count (of token streams), min, mean, p50, p90, p99, max."""
     status_codes: dict[str, int] | None = Field(default_factory=dict)
     failure_classes: dict[str, int] = Field(default_factory=dict)
     success_rate: float = 0.0
@@ -100,6 +114,8 @@ class Throughput(_Model):
     responses_per_s: float | None = 0.0
     successes_per_s: float | None = 0.0
     sent_per_s: float | None = 0.0
+    output_tokens_per_s: float | None = 0.0
+    """output_tokens_per_s: token streams' output tokens per second of the window (0 without any)."""
 
 
 LONG_DRAIN_SHARE = 0.25

@@ -7,8 +7,10 @@ A threshold is ``[metric.]statistic OP value``, optionally scoped to one ``tag``
   (``300ms``, ``1.5s``, ``800us``); the metric is ``latency`` (every response, the default),
   ``success`` (successful responses), ``service_time`` (from the actual send, not the intended
   one), ``send_lag`` (how late requests left), ``first_byte`` (each response's first byte), or
-  for event streams ``first_event`` (time to first event: an LLM stream's TTFT), ``event_gap``
-  (between events: its inter-token latency) and ``stream_duration`` (docs/record.md, "Streams");
+  for event streams ``first_event`` (time to first event), ``event_gap`` (between events) and
+  ``stream_duration``, and for token streams (OpenAI-compatible completions) ``ttft`` (time to
+  first token), ``itl`` (inter-token latency) and ``tpot`` (time per output token after the
+  first) (docs/record.md, "Streams");
 - ``failure_rate``: (failed + interrupted) / (succeeded + failed + interrupted), a fraction
   (``0.001``) or a percentage (``0.1%``): requests cut off by the end count against it;
 - ``rate``: responses per second over the scope's load window (``throughput.window_s``: from
@@ -45,6 +47,9 @@ LATENCY_METRICS = {
     "first_event": "first_event",
     "event_gap": "event_gap",
     "stream_duration": "stream_duration",
+    "ttft": "ttft",
+    "itl": "itl",
+    "tpot": "tpot",
 }
 """LATENCY_METRICS maps a threshold's latency metric to its key in the result's ``latency``."""
 
@@ -76,11 +81,11 @@ MAX_EXPRESSION = 200
 """MAX_EXPRESSION bounds the length of a threshold expression, in characters."""
 
 _FORMS = (
-    "p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, "
+    "p(95) < 300ms, p(99.9) <= 1s, med < 50ms, avg < 100ms, max < 2s, service_time.p(99) < 10ms, ttft p(95) < 500ms, "
     "failure_rate < 0.001, failure_rate < 0.1%, rate > 1000/s, checks > 0.99, dropped == 0"
 )
 _EXPR = re.compile(
-    r"\s*(?:(?P<metric>[A-Za-z_]+)\s*\.\s*)?"
+    r"\s*(?:(?P<metric>[A-Za-z_]+)(?:\s*\.\s*|\s+))?"
     r"(?P<stat>p\s*\(\s*(?P<q>[^)]*?)\s*\)|[A-Za-z_][A-Za-z0-9_]*)"
     r"\s*(?P<op><=|>=|==|!=|<|>)\s*"
     r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>\S*)\s*"

@@ -40,6 +40,7 @@ RESULT = {
         "success": _summary(0.5),
         "service_time": _summary(0.25),
         "send_lag": _summary(0.01),
+        "ttft": _summary(2.0),
     },
     "scenarios": [
         {
@@ -105,6 +106,10 @@ RESULT = {
         ("service_time.p(95) < 10ms", "service_time", "p", 95.0, "<", 10.0),
         ("success.avg < 10ms", "success", "avg", None, "<", 10.0),
         ("send_lag.p(99) != 0ms", "send_lag", "p", 99.0, "!=", 0.0),
+        # token streams' figures, the metric named with a dot or a blank (vLLM's `--goodput` reads)
+        ("ttft p(95) < 500ms", "ttft", "p", 95.0, "<", 500.0),
+        ("tpot.p(95) < 50ms", "tpot", "p", 95.0, "<", 50.0),
+        ("itl  avg<20ms", "itl", "avg", None, "<", 20.0),
         ("latency.p(100) == 5ms", "latency", "p", 100.0, "==", 5.0),
         ("failure_rate < 0.001", "failure_rate", "failure_rate", None, "<", 0.001),
         ("failure_rate < 0.1%", "failure_rate", "failure_rate", None, "<", 0.001),
@@ -167,6 +172,7 @@ def test_parse_errors_name_the_expression_and_the_valid_forms(expr, message):
         ("success.p(95) < 30ms", None, None, "pass", 25.0),
         ("service_time.p(99) < 30ms", None, None, "pass", 22.5),
         ("send_lag.max < 1ms", None, None, "fail", 2.0),
+        ("ttft p(95) < 200ms", None, None, "pass", 100.0),
         ("failure_rate < 0.01", None, None, "fail", 0.02),
         ("failure_rate < 3%", None, None, "pass", 0.02),
         ("rate > 90", None, None, "pass", 99.0),

@@ -219,6 +219,12 @@ pub(crate) struct Arrivals {
     pub last_event_ns: u64,
     /// events counts its events so far.
     pub events: u32,
+    /// first_token_ns is when its first token event (an event with output text) was complete.
+    pub first_token_ns: u64,
+    /// last_token_ns is when its latest token event was complete.
+    pub last_token_ns: u64,
+    /// tokens counts its token events so far.
+    pub tokens: u32,
 }
 
 impl Arrivals {
@@ -230,6 +236,9 @@ impl Arrivals {
         first_event_ns: Self::NOT_YET,
         last_event_ns: Self::NOT_YET,
         events: 0,
+        first_token_ns: Self::NOT_YET,
+        last_token_ns: Self::NOT_YET,
+        tokens: 0,
     };
 
     /// at is `ns`, or None while it is [`Arrivals::NOT_YET`].

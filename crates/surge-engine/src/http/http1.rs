@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use crate::http::events::EventScanner;
+use crate::http::events::{EventScanner, Scanned};
 
 /// MAX_HEADER_BYTES is the largest response header block accepted; beyond it the response
 /// is invalid (a server streaming endless headers must not eat the generator's memory).
@@ -140,7 +140,7 @@ pub(crate) struct ResponseParser {
     /// events finds where the body's events end.
     events: EventScanner,
     /// new_events counts the events completed since [`ResponseParser::take_events`] last ran.
-    new_events: u32,
+    new_events: Scanned,
 }
 
 impl Default for ResponseParser {
@@ -171,7 +171,7 @@ impl ResponseParser {
             trailer_lines: 0,
             event_stream: false,
             events: EventScanner::default(),
-            new_events: 0,
+            new_events: Scanned::default(),
         }
     }
 
@@ -196,7 +196,7 @@ impl ResponseParser {
         self.trailer_lines = 0;
         self.event_stream = false;
         self.events = EventScanner::default();
-        self.new_events = 0;
+        self.new_events = Scanned::default();
     }
 
     /// begin_retaining resets the parser like [`ResponseParser::begin`] and also keeps this
@@ -270,8 +270,13 @@ impl ResponseParser {
 
     /// take_events returns the events of an event stream completed since the last call (by
     /// the bytes fed since), and starts counting again.
-    pub(crate) fn take_events(&mut self) -> u32 {
+    pub(crate) fn take_events(&mut self) -> Scanned {
         std::mem::take(&mut self.new_events)
+    }
+
+    /// usage_tokens is the output token count the event stream's `usage` gave, if any.
+    pub(crate) fn usage_tokens(&self) -> Option<u32> {
+        self.events.usage_tokens()
     }
 
     /// body_seen passes body bytes (de-chunked) to the retained body and the event scanner.
@@ -670,7 +675,7 @@ mod tests {
             let (mut events, mut done) = (0, false);
             for piece in response.chunks(step) {
                 done = matches!(parser.feed(piece), Ok(Step::Complete { .. }));
-                events += parser.take_events();
+                events += parser.take_events().events;
             }
             assert!(done && parser.is_event_stream(), "split every {step} bytes");
             assert_eq!(events, 2, "split every {step} bytes");
@@ -683,7 +688,7 @@ mod tests {
         );
         assert_eq!(result, Ok(Some(0)));
         assert!(!parser.is_event_stream());
-        assert_eq!(parser.take_events(), 0);
+        assert_eq!(parser.take_events(), Scanned::default());
     }
 
     #[test]

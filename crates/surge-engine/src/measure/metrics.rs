@@ -89,6 +89,74 @@ pub struct Metrics {
     /// events counts the events of complete event streams.
     #[serde(default)]
     pub events: u64,
+    /// ttft records each token stream's first token event (time to first token), from the
+    /// intended send time.
+    #[serde(default)]
+    pub ttft: LatencyHistogram,
+    /// itl records the time between consecutive token events of a stream (inter-token
+    /// latency; 0 for token events that arrived in the same read).
+    #[serde(default)]
+    pub itl: LatencyHistogram,
+    /// tpot records each complete token stream's time per output token after the first:
+    /// (end − first token) / (output tokens − 1), for streams of 2 tokens or more.
+    #[serde(default)]
+    pub tpot: LatencyHistogram,
+    /// tokens_per_stream records each complete token stream's output tokens (a count).
+    #[serde(default)]
+    pub tokens_per_stream: LatencyHistogram,
+    /// token_streams counts complete event streams with output tokens.
+    #[serde(default)]
+    pub token_streams: u64,
+    /// output_tokens counts their output tokens: the server's `usage` count where it sent
+    /// one, else the token events.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// usage_streams counts the token streams whose count came from their `usage`.
+    #[serde(default)]
+    pub usage_streams: u64,
+}
+
+/// StreamTimes are a complete event stream's figures: its events and token events, when the
+/// first of each arrived, the output tokens its `usage` gave, and when it ended (ns since the
+/// run's start).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamTimes {
+    /// events counts the stream's events.
+    pub events: u32,
+    /// first_event_ns is when its first event arrived.
+    pub first_event_ns: Option<u64>,
+    /// tokens counts its token events (events with output text).
+    pub tokens: u32,
+    /// first_token_ns is when its first token event arrived.
+    pub first_token_ns: Option<u64>,
+    /// usage_tokens is the output token count of its `usage`, if it sent one.
+    pub usage_tokens: Option<u32>,
+    /// ended_ns is when the stream ended.
+    pub ended_ns: u64,
+}
+
+/// record_arrivals records `n` arrivals (events, or token events) at `arrived_ns`: the first of
+/// a stream into `first` (from `intended_ns`), the rest into `gaps` (from the one before, 0
+/// between those that arrived together).
+#[inline]
+fn record_arrivals(
+    first: &mut LatencyHistogram,
+    gaps: &mut LatencyHistogram,
+    n: u32,
+    intended_ns: u64,
+    arrived_ns: u64,
+    last_ns: Option<u64>,
+) {
+    if n == 0 {
+        return;
+    }
+    match last_ns {
+        None => first.record(arrived_ns.saturating_sub(intended_ns)),
+        Some(last) => gaps.record(arrived_ns.saturating_sub(last)),
+    }
+    if n > 1 {
+        gaps.record_zeros(u64::from(n - 1));
+    }
 }
 
 /// LATE_THRESHOLD_NS is how late a send may be before it counts as late (1 ms).
@@ -131,6 +199,13 @@ impl Metrics {
             streams: 0,
             empty_streams: 0,
             events: 0,
+            ttft: LatencyHistogram::new(),
+            itl: LatencyHistogram::new(),
+            tpot: LatencyHistogram::new(),
+            tokens_per_stream: LatencyHistogram::new(),
+            token_streams: 0,
+            output_tokens: 0,
+            usage_streams: 0,
         }
     }
 
@@ -147,42 +222,43 @@ impl Metrics {
         }
     }
 
-    /// record_events counts `n` events of a stream that arrived `arrived_ns` (ns since the run's
-    /// start) after its request's intended time `intended_ns`; `last_event_ns` is the stream's
-    /// previous event (None: these are its first). Events that arrived together are apart by 0.
+    /// record_events counts `events` events of a stream (`tokens` of them token events) that
+    /// arrived `arrived_ns` (ns since the run's start) after its request's intended time
+    /// `intended_ns`; `last_event_ns` and `last_token_ns` are the stream's previous event and
+    /// token event (None: these are its first). Events that arrived together are apart by 0.
     #[inline]
-    pub fn record_events(&mut self, n: u32, intended_ns: u64, arrived_ns: u64, last_event_ns: Option<u64>) {
-        if n == 0 {
-            return;
-        }
-        let mut gaps = u64::from(n);
-        match last_event_ns {
-            None => {
-                self.first_event.record(arrived_ns.saturating_sub(intended_ns));
-                gaps -= 1;
-            }
-            Some(last) => {
-                self.event_gap.record(arrived_ns.saturating_sub(last));
-                gaps -= 1;
-            }
-        }
-        if gaps > 0 {
-            self.event_gap.record_zeros(gaps);
-        }
+    pub fn record_events(
+        &mut self,
+        (events, tokens): (u32, u32),
+        intended_ns: u64,
+        arrived_ns: u64,
+        (last_event_ns, last_token_ns): (Option<u64>, Option<u64>),
+    ) {
+        record_arrivals(&mut self.first_event, &mut self.event_gap, events, intended_ns, arrived_ns, last_event_ns);
+        record_arrivals(&mut self.ttft, &mut self.itl, tokens, intended_ns, arrived_ns, last_token_ns);
     }
 
-    /// record_stream counts a complete event stream of `events` events, the first of which
-    /// arrived at `first_event_ns` (None when there was none), ending at `ended_ns`.
+    /// record_stream counts a complete event stream from its `stream` times.
     #[inline]
-    pub fn record_stream(&mut self, events: u32, first_event_ns: Option<u64>, ended_ns: u64) {
+    pub fn record_stream(&mut self, stream: &StreamTimes) {
         self.streams += 1;
-        self.events += u64::from(events);
-        match first_event_ns {
-            Some(first) if events > 0 => {
-                self.events_per_stream.record_count(u64::from(events));
-                self.stream_duration.record(ended_ns.saturating_sub(first));
+        self.events += u64::from(stream.events);
+        match stream.first_event_ns {
+            Some(first) if stream.events > 0 => {
+                self.events_per_stream.record_count(u64::from(stream.events));
+                self.stream_duration.record(stream.ended_ns.saturating_sub(first));
             }
             _ => self.empty_streams += 1,
+        }
+        let Some(first_token) = stream.first_token_ns else { return };
+        let usage = stream.usage_tokens.filter(|&n| n > 0);
+        let tokens = usage.unwrap_or(stream.tokens);
+        self.token_streams += 1;
+        self.usage_streams += u64::from(usage.is_some());
+        self.output_tokens += u64::from(tokens);
+        self.tokens_per_stream.record_count(u64::from(tokens));
+        if tokens >= 2 {
+            self.tpot.record(stream.ended_ns.saturating_sub(first_token) / u64::from(tokens - 1));
         }
     }
 
@@ -282,6 +358,13 @@ impl Metrics {
         self.streams += other.streams;
         self.empty_streams += other.empty_streams;
         self.events += other.events;
+        self.ttft.add(&other.ttft);
+        self.itl.add(&other.itl);
+        self.tpot.add(&other.tpot);
+        self.tokens_per_stream.add(&other.tokens_per_stream);
+        self.token_streams += other.token_streams;
+        self.output_tokens += other.output_tokens;
+        self.usage_streams += other.usage_streams;
     }
 
     /// reset zeroes everything and gives the histograms' memory back.
@@ -313,6 +396,13 @@ impl Metrics {
         self.streams = 0;
         self.empty_streams = 0;
         self.events = 0;
+        self.ttft.reset();
+        self.itl.reset();
+        self.tpot.reset();
+        self.tokens_per_stream.reset();
+        self.token_streams = 0;
+        self.output_tokens = 0;
+        self.usage_streams = 0;
     }
 
     /// counts reduces these metrics to the serializable counts reports use.
@@ -355,6 +445,10 @@ impl Metrics {
             empty_streams: self.empty_streams,
             events: self.events,
             events_per_stream: self.events_per_stream.count_summary(),
+            token_streams: self.token_streams,
+            output_tokens: self.output_tokens,
+            usage_streams: self.usage_streams,
+            tokens_per_stream: self.tokens_per_stream.count_summary(),
             status_codes,
             failure_classes,
         }
@@ -372,6 +466,9 @@ impl Metrics {
             first_event: self.first_event.summary(extra),
             event_gap: self.event_gap.summary(extra),
             stream_duration: self.stream_duration.summary(extra),
+            ttft: self.ttft.summary(extra),
+            itl: self.itl.summary(extra),
+            tpot: self.tpot.summary(extra),
         }
     }
 }
@@ -574,6 +671,18 @@ pub struct Counts {
     /// events_per_stream summarizes the events of each complete stream that had any.
     #[serde(default)]
     pub events_per_stream: CountSummary,
+    /// token_streams counts the complete event streams with output tokens.
+    #[serde(default)]
+    pub token_streams: u64,
+    /// output_tokens counts their output tokens (`usage` where sent, else token events).
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// usage_streams counts the token streams whose count came from their `usage`.
+    #[serde(default)]
+    pub usage_streams: u64,
+    /// tokens_per_stream summarizes the output tokens of each token stream.
+    #[serde(default)]
+    pub tokens_per_stream: CountSummary,
     /// status_codes counts responses per status code.
     pub status_codes: BTreeMap<String, u64>,
     /// failure_classes counts failures per class name.
@@ -608,6 +717,15 @@ pub struct LatencySummaries {
     /// stream_duration: each event stream's first event to its end.
     #[serde(default)]
     pub stream_duration: LatencySummary,
+    /// ttft: each token stream's first token, from the intended send time.
+    #[serde(default)]
+    pub ttft: LatencySummary,
+    /// itl: the time between consecutive token events of a stream.
+    #[serde(default)]
+    pub itl: LatencySummary,
+    /// tpot: each token stream's time per output token after the first.
+    #[serde(default)]
+    pub tpot: LatencySummary,
 }
 
 #[cfg(test)]

@@ -84,16 +84,16 @@ impl Window {
 
     /// throughput is `counts` per second of this window (all 0 for an empty window).
     pub(crate) fn throughput(self, counts: &Counts) -> Throughput {
-        self.rates(counts.sent, counts.responses, counts.succeeded)
+        self.rates(counts.sent, counts.responses, counts.succeeded, counts.output_tokens)
     }
 
     /// load_throughput is what ended within the load window (`load`) per second of this
     /// window, which must be that load window.
     pub(crate) fn load_throughput(self, load: &LoadCounts) -> Throughput {
-        self.rates(load.sent, load.responses, load.succeeded)
+        self.rates(load.sent, load.responses, load.succeeded, load.output_tokens)
     }
 
-    fn rates(self, sent: u64, responses: u64, succeeded: u64) -> Throughput {
+    fn rates(self, sent: u64, responses: u64, succeeded: u64, output_tokens: u64) -> Throughput {
         let seconds = self.seconds();
         let rate = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
         Throughput {
@@ -101,6 +101,7 @@ impl Window {
             responses_per_s: rate(responses),
             successes_per_s: rate(succeeded),
             sent_per_s: rate(sent),
+            output_tokens_per_s: rate(output_tokens),
         }
     }
 }
@@ -119,6 +120,9 @@ pub(crate) struct LoadCounts {
     pub failed: u64,
     /// interrupted counts requests cut off (by a stop within the load).
     pub interrupted: u64,
+    /// output_tokens counts the output tokens of token streams that ended.
+    #[serde(default)]
+    pub output_tokens: u64,
 }
 
 impl LoadCounts {
@@ -129,6 +133,7 @@ impl LoadCounts {
         self.succeeded += metrics.succeeded;
         self.failed += metrics.failures();
         self.interrupted += metrics.failure_count(crate::measure::failure::FailureClass::Interrupted);
+        self.output_tokens += metrics.output_tokens;
     }
 
     /// add adds another thread's (or slot's) load counts.
@@ -138,6 +143,7 @@ impl LoadCounts {
         self.succeeded += other.succeeded;
         self.failed += other.failed;
         self.interrupted += other.interrupted;
+        self.output_tokens += other.output_tokens;
     }
 
     /// drain is what ended after the load window, given the totals (`all`), the end of the
@@ -182,6 +188,9 @@ pub struct Throughput {
     pub successes_per_s: f64,
     /// sent_per_s is requests sent per second.
     pub sent_per_s: f64,
+    /// output_tokens_per_s is the output tokens of token streams per second (0 without any).
+    #[serde(default)]
+    pub output_tokens_per_s: f64,
 }
 
 #[cfg(test)]

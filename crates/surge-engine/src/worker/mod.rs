@@ -20,7 +20,7 @@ use crate::http::http1::Step as ParseStep;
 use crate::http::response::{JsonCache, ResponseView};
 use crate::http::tls::TlsSetup;
 use crate::measure::failure::FailureClass;
-use crate::measure::metrics::{MetricsShape, ThreadMetrics, LATE_THRESHOLD_NS};
+use crate::measure::metrics::{MetricsShape, StreamTimes, ThreadMetrics, LATE_THRESHOLD_NS};
 use crate::measure::report::Report;
 use crate::measure::window::{LoadCounts, WindowEnd};
 use crate::schedule::budget::Budget;

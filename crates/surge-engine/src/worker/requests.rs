@@ -116,21 +116,29 @@ impl Worker {
             let fed = conn.parser.feed(&self.scratch[..n]);
             // When the bytes arrived (the kernel's stamp, as for the response's end): the
             // first byte's time, and that of the events they completed.
-            let events = conn.parser.take_events();
-            if conn.arrivals.first_byte_ns == Arrivals::NOT_YET || events > 0 {
+            let scanned = conn.parser.take_events();
+            if conn.arrivals.first_byte_ns == Arrivals::NOT_YET || scanned.events > 0 {
                 let arrived = arrival_ns(conn.arrived_real_ns, conn.sent_ns, self.realtime_offset_ns, now);
                 let arrivals = &mut conn.arrivals;
                 if arrivals.first_byte_ns == Arrivals::NOT_YET {
                     arrivals.first_byte_ns = arrived;
                 }
-                if events > 0 {
-                    let last = Arrivals::at(arrivals.last_event_ns);
-                    self.metrics.slots[slot].record_events(events, conn.intended_ns, arrived, last);
-                    if last.is_none() {
+                if scanned.events > 0 {
+                    let last = (Arrivals::at(arrivals.last_event_ns), Arrivals::at(arrivals.last_token_ns));
+                    let counts = (scanned.events, scanned.tokens);
+                    self.metrics.slots[slot].record_events(counts, conn.intended_ns, arrived, last);
+                    if last.0.is_none() {
                         arrivals.first_event_ns = arrived;
                     }
                     arrivals.last_event_ns = arrived;
-                    arrivals.events += events;
+                    arrivals.events += scanned.events;
+                    if scanned.tokens > 0 {
+                        if last.1.is_none() {
+                            arrivals.first_token_ns = arrived;
+                        }
+                        arrivals.last_token_ns = arrived;
+                        arrivals.tokens += scanned.tokens;
+                    }
                 }
             }
             match fed {
@@ -211,7 +219,15 @@ impl Worker {
         let first_byte = Arrivals::at(conn.arrivals.first_byte_ns).unwrap_or(ended).min(ended);
         metrics.first_byte.record(first_byte.saturating_sub(conn.intended_ns));
         if conn.parser.is_event_stream() {
-            metrics.record_stream(conn.arrivals.events, Arrivals::at(conn.arrivals.first_event_ns), ended);
+            let arrivals = &conn.arrivals;
+            metrics.record_stream(&StreamTimes {
+                events: arrivals.events,
+                first_event_ns: Arrivals::at(arrivals.first_event_ns),
+                tokens: arrivals.tokens,
+                first_token_ns: Arrivals::at(arrivals.first_token_ns),
+                usage_tokens: conn.parser.usage_tokens(),
+                ended_ns: ended,
+            });
         }
         if let Some(open) = self.groups[g].open.as_mut() {
             open.record_service(service);

@@ -6,16 +6,15 @@
 //! prefilled at `--llm-prefill` a prompt token, its first token is written, then one more token
 //! every decode step of `--llm-decode × (1 + F(n−1))`, with F the `--llm-slowdown` and n the
 //! sequences in service when the step starts (itself included, those still prefilling too).
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::plan::LlmPlan;
 use crate::model::service_time::nanos_of;
+use crate::model::worker_gate::take_in_order;
 
 /// prompt_tokens is the target's tokenizer: the whitespace-separated words of every text, at
 /// least 1 (a prompt of nothing still costs a step, as a real server's special tokens do).
@@ -65,21 +64,7 @@ impl LlmModel {
     /// admit waits for a place in the batch, in arrival order (tokio's semaphore is fair);
     /// `None` only if the batch were closed, which it never is.
     pub async fn admit(&self) -> Option<Sequence> {
-        if let Ok(place) = Arc::clone(&self.places).try_acquire_owned() {
-            return Some(Sequence(place));
-        }
-        // Join the line first, then count as waiting (as WorkerGate does).
-        let mut acquire = std::pin::pin!(Arc::clone(&self.places).acquire_owned());
-        let first = std::future::poll_fn(|cx| Poll::Ready(acquire.as_mut().poll(cx))).await;
-        let place = match first {
-            Poll::Ready(place) => place,
-            Poll::Pending => {
-                self.waiting.fetch_add(1, Ordering::AcqRel);
-                let _waiting = Waiting(&self.waiting);
-                acquire.await
-            }
-        };
-        place.ok().map(Sequence)
+        take_in_order(&self.places, &self.waiting, None).await.map(Sequence)
     }
 
     /// in_service is the sequences holding a place in the batch now.
@@ -111,15 +96,6 @@ impl LlmModel {
     /// step is the next decode step's time, starting now, with the batch as it is now.
     pub fn step(&self) -> Duration {
         Duration::from_nanos(step_ns(self.decode_ns, self.slowdown, self.in_service()))
-    }
-}
-
-/// Waiting counts a request as waiting until it gets a place or is dropped while waiting.
-struct Waiting<'a>(&'a AtomicUsize);
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

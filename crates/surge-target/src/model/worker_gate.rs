@@ -38,24 +38,7 @@ impl WorkerGate {
     /// take waits for a worker, in arrival order; `None` at once when every worker is held and
     /// `queue_limit` connections are already waiting.
     pub async fn take(&self) -> Option<Worker> {
-        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
-            return Some(Worker(permit));
-        }
-        // Join the semaphore's line first, and only then count as waiting, so that whoever
-        // sees `waiting` go up knows this connection is ahead of any that joins later.
-        let mut acquire = std::pin::pin!(Arc::clone(&self.permits).acquire_owned());
-        let first = std::future::poll_fn(|cx| Poll::Ready(acquire.as_mut().poll(cx))).await;
-        if let Poll::Ready(permit) = first {
-            // The semaphore is never closed, so acquiring only ends with a permit.
-            return permit.ok().map(Worker);
-        }
-        let before = self.waiting.fetch_add(1, Ordering::AcqRel);
-        let _waiting = Waiting(&self.waiting);
-        if self.queue_limit.is_some_and(|limit| before >= limit) {
-            // Dropping `acquire` leaves the line (handing on a permit it was just given).
-            return None;
-        }
-        acquire.await.ok().map(Worker)
+        take_in_order(&self.permits, &self.waiting, self.queue_limit).await.map(Worker)
     }
 
     /// held is how many workers connections hold now.
@@ -69,8 +52,35 @@ impl WorkerGate {
     }
 }
 
-/// Waiting counts a connection as waiting until it gets a worker, is turned away, or is
-/// dropped while waiting (the server stopping).
+/// take_in_order takes a permit of `permits` in arrival order (tokio's semaphore is fair),
+/// counting the caller in `waiting` while it waits; `None` at once when none is free and
+/// `queue_limit` callers already wait (and if the semaphore were closed, which none here is).
+pub async fn take_in_order(
+    permits: &Arc<Semaphore>,
+    waiting: &AtomicUsize,
+    queue_limit: Option<usize>,
+) -> Option<OwnedSemaphorePermit> {
+    if let Ok(permit) = Arc::clone(permits).try_acquire_owned() {
+        return Some(permit);
+    }
+    // Join the semaphore's line first, and only then count as waiting, so that whoever sees
+    // `waiting` go up knows this caller is ahead of any that joins later.
+    let mut acquire = std::pin::pin!(Arc::clone(permits).acquire_owned());
+    let first = std::future::poll_fn(|cx| Poll::Ready(acquire.as_mut().poll(cx))).await;
+    if let Poll::Ready(permit) = first {
+        return permit.ok();
+    }
+    let before = waiting.fetch_add(1, Ordering::AcqRel);
+    let _waiting = Waiting(waiting);
+    if queue_limit.is_some_and(|limit| before >= limit) {
+        // Dropping `acquire` leaves the line (handing on a permit it was just given).
+        return None;
+    }
+    acquire.await.ok()
+}
+
+/// Waiting counts a caller as waiting until it gets a permit, is turned away, or is dropped
+/// while waiting (the server stopping, the client gone).
 struct Waiting<'a>(&'a AtomicUsize);
 
 impl Drop for Waiting<'_> {

@@ -75,6 +75,9 @@ LATENCY_ROWS = (
     ("first event (streams)", "first_event"),
     ("gap between events", "event_gap"),
     ("stream (first event to end)", "stream_duration"),
+    ("time to first token", "ttft"),
+    ("inter-token latency", "itl"),
+    ("time per output token", "tpot"),
 )
 """LATENCY_ROWS are the latency summaries the table shows (each only when it has samples)."""
 
@@ -91,6 +94,8 @@ REQUEST_ROWS = (
     ("late", "late"),
     ("event streams", "streams"),
     ("events", "events"),
+    ("token streams", "token_streams"),
+    ("output tokens", "output_tokens"),
     ("connections opened", "connections_opened"),
     ("bytes sent", "bytes_sent"),
     ("bytes received", "bytes_received"),
@@ -99,6 +104,9 @@ REQUEST_ROWS = (
 
 STREAM_KEYS = ("streams", "events")
 """STREAM_KEYS are the rows of REQUEST_ROWS shown only for a run with event streams."""
+
+TOKEN_KEYS = ("token_streams", "output_tokens")
+"""TOKEN_KEYS are the rows of REQUEST_ROWS shown only for a run with token streams."""
 
 
 def _get(document: Mapping[str, Any] | None, *path: str) -> Any:
@@ -193,7 +201,8 @@ def _requests(summary: Mapping[str, Any]) -> list[str]:
                 [
                     (label, fmt.count(requests.get(key)))
                     for label, key in REQUEST_ROWS
-                    if key not in STREAM_KEYS or requests.get("streams")
+                    if (key not in STREAM_KEYS or requests.get("streams"))
+                    and (key not in TOKEN_KEYS or requests.get("token_streams"))
                 ],
             ),
             level=3,
@@ -295,17 +304,19 @@ def _results(run: StoredRun, charts: Mapping[str, str]) -> str:
     if generators:
         parts.append(section("Per generator", table(GENERATOR_COLUMNS, generators, left=2), level=3))
     if isinstance(throughput, Mapping):
+        tokens = bool(_get(summary, "requests", "token_streams"))
         parts.append(
             section(
                 "Throughput",
                 table(
-                    ("window (s)", "responses/s", "successes/s", "sent/s"),
+                    ("window (s)", "responses/s", "successes/s", "sent/s", *(("output tokens/s",) if tokens else ())),
                     [
                         [
                             fmt.seconds(throughput.get("window_s")),
                             fmt.rate(throughput.get("responses_per_s")),
                             fmt.rate(throughput.get("successes_per_s")),
                             fmt.rate(throughput.get("sent_per_s")),
+                            *((fmt.rate(throughput.get("output_tokens_per_s")),) if tokens else ()),
                         ]
                     ],
                     left=0,

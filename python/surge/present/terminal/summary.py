@@ -166,6 +166,23 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
             f"{fmt.count(int(per.get('p50', 0)))}, min {fmt.count(int(per.get('min', 0)))}, max "
             f"{fmt.count(int(per.get('max', 0)))} · {fmt.count(r.empty_streams)} without an event",
         )
+    if r.token_streams:
+        table.add_row(*_latency_row("TTFT", lat.ttft))
+        table.add_row(*_latency_row("ITL", lat.itl))
+        table.add_row(*_latency_row("TPOT", lat.tpot))
+        tokens = r.tokens_per_stream
+        source = (
+            "all from usage"
+            if r.usage_streams == r.token_streams
+            else f"{fmt.count(r.usage_streams)} from usage, the rest counted from the deltas"
+            if r.usage_streams
+            else "counted from the deltas"
+        )
+        counts.add_row(
+            "Tokens",
+            f"{fmt.count(r.output_tokens)} output tokens in {fmt.count(r.token_streams)} streams ({source}) · "
+            f"per stream p50 {fmt.count(int(tokens.get('p50', 0)))} · {fmt.rate(t.output_tokens_per_s)} tokens/s",
+        )
 
     distributed = (result.model_extra or {}).get("distributed")
     if distributed:

@@ -1,0 +1,94 @@
+"""surge capacity against the streaming inference target, under an SLO on its token figures
+(docs/experiments.md, "surge capacity"; docs/target.md, "Streaming inference").
+
+The model's answer: each decode step takes ``decode × (1 + F(n−1))`` with n sequences in service,
+so a TPOT bound X holds while n ≤ n* = 1 + (X / decode − 1) / F; a request is in service for
+S = prefill + (T − 1) × step, so by Little's law the highest rate at which the bound holds is
+n* / S(n*). With decode 20 ms, F = 0.25, X = 50 ms: n* = 7, S = 2 ms + 7 × 50 ms, 19.9/s. The batch
+(16) never fills below it, so TTFT stays the prefill: the TTFT bound does not bind.
+
+The streams are short (8 tokens, 0.35 s): the search judges whether the target kept up by
+Little's law with the latency of each step's first second, and a stream that lasts most of that
+second is faster then than later, while the batch fills (docs/experiments.md, "Known limits").
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import surge
+from known_answers import NOISY_MACHINE
+from surge.engine.target import TargetProcess
+
+DECODE_MS, SLOWDOWN, BATCH = 20.0, 0.25, 16
+PROMPT_WORDS, PREFILL_MS, TOKENS = 10, 0.2, 8
+TPOT_SLO_MS = 50.0
+
+N_STAR = 1 + (TPOT_SLO_MS / DECODE_MS - 1) / SLOWDOWN
+"""N_STAR is the most sequences in service at which a decode step stays within the TPOT bound (7)."""
+
+CAPACITY_PER_S = N_STAR / ((PROMPT_WORDS * PREFILL_MS + (TOKENS - 1) * TPOT_SLO_MS) / 1000)
+"""CAPACITY_PER_S is the model's highest rate under the TPOT bound (19.9/s)."""
+
+
+def _chat_scenario(tmp_path, url: str) -> str:
+    """_chat_scenario writes an open-model scenario streaming chat completions of TOKENS tokens
+    for a prompt of PROMPT_WORDS words; returns its path."""
+    body = json.dumps(
+        {
+            "model": "m",
+            "stream": True,
+            "max_tokens": TOKENS,
+            "messages": [{"role": "user", "content": " ".join(["word"] * PROMPT_WORDS)}],
+        }
+    )
+    path = tmp_path / "chat.yaml"
+    path.write_text(
+        f"target: {url}\nscenarios:\n  chat:\n"
+        "    executor: {type: constant-arrival-rate, rate: 1, duration: 6s, max_vus: 200}\n"
+        "    flow:\n      - request:\n          method: POST\n          path: /v1/chat/completions\n"
+        f"          headers: {{Content-Type: application/json}}\n          body: {json.dumps(body)}\n"
+    )
+    return str(path)
+
+
+def test_the_capacity_under_a_ttft_and_tpot_slo_is_the_models(tmp_path):
+    target_model = {
+        "llm_prefill": f"{PREFILL_MS}ms",
+        "llm_decode": f"{DECODE_MS}ms",
+        "llm_batch": BATCH,
+        "llm_slowdown": SLOWDOWN,
+    }
+    with TargetProcess(**target_model) as target:
+        run = surge(
+            "capacity",
+            _chat_scenario(tmp_path, target.url),
+            "--slo",
+            "ttft p(95) < 500ms",
+            "--slo",
+            f"tpot p(95) < {TPOT_SLO_MS:g}ms",
+            *NOISY_MACHINE,
+            "--start-rate",
+            "8",
+            "--precision",
+            "4%",
+            "--step-duration",
+            "6s",
+            "--cooldown",
+            "1s",
+            "--json",
+            timeout=600,
+        )
+    assert run.code == 0, run.stderr[-3000:]
+    analysis = run.json()["analysis"]
+    steps = [(s["rate"], s["passed"]) for s in analysis["steps"]]
+    assert analysis["stop_reason"] == "found", (analysis["notes"], steps)
+    assert analysis["rate"] == pytest.approx(CAPACITY_PER_S, rel=0.10), steps
+    # Just above the capacity the steps fail on TPOT, the bound that binds; TTFT grows only once
+    # the batch is full, far above it.
+    failed = [s for s in analysis["steps"] if not s["passed"]]
+    nearest = min(failed, key=lambda s: s["rate"])
+    status = {v["expr"].split()[0]: v["status"] for v in nearest["slo"]}
+    assert status == {"ttft": "pass", "tpot": "fail"}, json.dumps({k: v for k, v in nearest.items() if k != "slo"})
