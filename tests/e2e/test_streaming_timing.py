@@ -134,7 +134,7 @@ DECODE_MS = 10.0
 TOKENS = 8
 
 
-def _chat_plan(tmp_path, url: str, executor: str, *, usage: bool = False) -> str:
+def _chat_plan(tmp_path, url: str, executor: str, *, usage: bool = False, thresholds: str = "") -> str:
     """_chat_plan writes a scenario that streams chat completions of TOKENS tokens for a prompt
     of PROMPT_WORDS words from the target's inference model (with a usage event when ``usage``);
     returns its path."""
@@ -152,6 +152,7 @@ def _chat_plan(tmp_path, url: str, executor: str, *, usage: bool = False) -> str
         f"target: {url}\nscenarios:\n  chat:\n    executor: {executor}\n    flow:\n"
         f"      - request:\n          method: POST\n          path: /v1/chat/completions\n"
         f"          headers: {{Content-Type: application/json}}\n          body: {json.dumps(body)}\n"
+        + (f"thresholds: {thresholds}\n" if thresholds else "")
     )
     return str(plan)
 
@@ -188,6 +189,29 @@ def test_the_inference_targets_ttft_itl_and_tpot_are_measured_as_its_model_says(
     # Over the same load window, each stream that ended in it brought TOKENS tokens.
     throughput = doc["throughput"]
     assert throughput["output_tokens_per_s"] == pytest.approx(TOKENS * throughput["responses_per_s"])
+
+
+@pytest.mark.parametrize("tpot_ms, good", [(50, True), (5, False)])
+def test_goodput_counts_the_responses_that_met_every_bound(tmp_path, tpot_ms, good):
+    """Thresholds on TTFT and TPOT bound each request: a response is good when it met both. At
+    low load the model's TTFT (20 ms) and TPOT (10 ms) meet 500 ms and 50 ms, so every response
+    is good and goodput is the throughput; a 5 ms TPOT bound no response meets (goodput 0, and
+    the thresholds fail the run)."""
+    from surge.engine.target import TargetProcess  # function-local: the SSE fixture needs no target
+
+    thresholds = f'["ttft p(95) < 500ms", "tpot p(95) < {tpot_ms}ms"]'
+    with TargetProcess(llm_prefill=f"{PREFILL_MS}ms", llm_decode=f"{DECODE_MS}ms") as target:
+        executor = "{type: constant-arrival-rate, rate: 5, duration: 2s, max_vus: 50}"
+        plan = _chat_plan(tmp_path, target.url, executor, thresholds=thresholds)
+        run = surge("run", plan, "--json", timeout=60)
+    assert run.code == (0 if good else 99), run.stderr[-2000:]
+    doc = json.loads(run.stdout)
+    assert doc["goodput"] == {"ttft_s": 0.5, "tpot_s": tpot_ms / 1000}
+    requests, throughput = doc["requests"], doc["throughput"]
+    assert requests["responses"] == 10
+    assert requests["good"] == (requests["responses"] if good else 0)
+    assert throughput["good_per_s"] == (pytest.approx(throughput["responses_per_s"]) if good else 0)
+    assert sum(i["requests"]["good"] for i in doc["intervals"]) == requests["good"]
 
 
 def test_a_stream_that_stalls_fails_at_its_idle_timeout(stream_server):

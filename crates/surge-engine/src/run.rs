@@ -13,7 +13,7 @@ use crate::http::tls::TlsSetup;
 use crate::measure::aggregator::Aggregator;
 use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::measure::failure::FailureClass;
-use crate::measure::metrics::{Metrics, MetricsShape, ThreadMetrics};
+use crate::measure::metrics::{GoodBounds, Metrics, MetricsShape, ThreadMetrics};
 use crate::measure::report::Report;
 use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
 use crate::schedule::budget::Budget;
@@ -316,6 +316,11 @@ fn spawn(
             scan_period_ns,
             send_slack_ns: secs_to_ns(plan.send_slack_s),
             stream_idle_ns: plan.limits.stream_idle_timeout_s.map_or(u64::MAX, secs_to_ns),
+            goodput: plan.goodput.map(|g| GoodBounds {
+                latency: g.latency_s.map(secs_to_ns),
+                ttft: g.ttft_s.map(secs_to_ns),
+                tpot: g.tpot_s.map(secs_to_ns),
+            }),
             interval_ns: secs_to_ns(plan.interval_s),
             seed: 0x5eed_0000 + (plan.segment.offset * 1024 + thread as u64),
             share: place,
@@ -519,6 +524,7 @@ pub(crate) fn assemble(
         captures: capture_results,
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
+        goodput: plan.goodput,
     }
 }
 

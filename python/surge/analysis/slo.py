@@ -54,6 +54,10 @@ class FiguresSource:
         """dropped reads ``dropped`` (iterations due but not started)."""
         return self.figures.get("dropped")
 
+    def goodput(self) -> float | None:
+        """goodput reads ``goodput`` (responses that met every goodput bound / all responses)."""
+        return self.figures.get("goodput")
+
 
 def parse_slo(expressions: Sequence[str]) -> list[Threshold]:
     """parse_slo parses ``--slo`` expressions (threshold syntax); ThresholdError names the bad one."""

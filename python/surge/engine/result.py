@@ -88,6 +88,9 @@ class Requests(_Model):
     """usage_streams: the token streams whose count came from their ``usage``."""
     tokens_per_stream: dict[str, float] = Field(default_factory=dict)
     """tokens_per_stream: count (of token streams), min, mean, p50, p90, p99, max."""
+    good: int = 0
+    """good: successful responses that met every goodput bound (the record's ``goodput``; 0
+    without bounds)."""
     status_codes: dict[str, int] | None = Field(default_factory=dict)
     failure_classes: dict[str, int] = Field(default_factory=dict)
     success_rate: float = 0.0
@@ -116,6 +119,8 @@ class Throughput(_Model):
     sent_per_s: float | None = 0.0
     output_tokens_per_s: float | None = 0.0
     """output_tokens_per_s: token streams' output tokens per second of the window (0 without any)."""
+    good_per_s: float | None = 0.0
+    """good_per_s: responses that met every goodput bound per second of the window (0 without bounds)."""
 
 
 LONG_DRAIN_SHARE = 0.25
@@ -232,6 +237,9 @@ class RunResult(_Model):
     pools: dict[str, list[str]] = Field(default_factory=dict)
     intervals: list[Interval] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    goodput: dict[str, float] | None = None
+    """goodput: the per-request bounds (``latency_s``, ``ttft_s``, ``tpot_s``) ``requests.good``
+    counts against; None when goodput was not measured."""
 
     def truncated_probes(self) -> list[dict[str, Any]]:
         """truncated_probes lists the checks and captures that decided an outcome on a body

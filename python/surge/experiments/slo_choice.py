@@ -11,7 +11,16 @@ from typing import Any, Literal
 
 from surge.analysis.slo import parse_slo
 from surge.core.errors import BadInput
-from surge.plan.thresholds import Threshold, ThresholdError, Verdict, evaluate, percentiles
+from surge.plan.thresholds import (
+    Threshold,
+    ThresholdError,
+    Verdict,
+    evaluate,
+    goodput_bounds,
+    goodput_share,
+    parse_threshold,
+    percentiles,
+)
 from surge.run.spec import PreparedRun
 
 SloSource = Literal["--slo", "thresholds", "default"]
@@ -38,26 +47,48 @@ class Slo:
 
 def choose_slo(expressions: Sequence[str], prepared: PreparedRun) -> Slo:
     """choose_slo is ``--slo`` (BadInput naming it for a bad expression), else the scenario's
-    thresholds, else none (source ``default``)."""
+    thresholds, else none (source ``default``); with a bound on TTFT or TPOT, goodput joins
+    them (``with_goodput``)."""
     if expressions:
         try:
-            return Slo(parse_slo(expressions), "--slo")
+            return Slo(with_goodput(parse_slo(expressions)), "--slo")
         except ThresholdError as e:
             raise BadInput("--slo", str(e)) from None
     if prepared.compiled.thresholds:
-        return Slo(list(prepared.compiled.thresholds), "thresholds")
+        return Slo(with_goodput(list(prepared.compiled.thresholds)), "thresholds")
     return Slo([], "default")
+
+
+TOKEN_METRICS = ("ttft", "tpot")
+"""TOKEN_METRICS are the per-request bounds of an LLM serving SLO, which holds only when each
+request meets them together (goodput), not when each holds on its own."""
+
+
+def with_goodput(conditions: list[Threshold]) -> list[Threshold]:
+    """with_goodput is ``conditions`` plus, when one bounds TTFT or TPOT and none judges
+    goodput already, ``goodput >= Q``: Q the highest percentile of the conditions that bound
+    each request (``ttft p(95) < 500ms`` and ``tpot p(95) < 50ms``: 95 % of the responses met
+    both, not 95 % each). Latency bounds alone keep their own judgement: a run whose p99 and
+    failure rate each hold is not failed for the 1 % they may miss together."""
+    share = goodput_share(conditions)
+    if share is None or not any(t.metric in TOKEN_METRICS for t in conditions):
+        return conditions
+    if any(t.stat == "goodput" for t in conditions):
+        return conditions
+    return [*conditions, parse_threshold(f"goodput >= {share * 100:g}%")]
 
 
 def with_slo_percentiles(prepared: PreparedRun, slo: Slo) -> PreparedRun:
     """with_slo_percentiles is ``prepared`` whose runs also report the percentiles the SLO
-    reads (``p(99.5) < 80ms`` needs p99.5 in every summary)."""
+    reads (``p(99.5) < 80ms`` needs p99.5 in every summary) and count the goodput its latency
+    conditions bound (``ttft p(95) < 500ms``: each request's TTFT within 500 ms)."""
     extra = percentiles(slo.conditions)
-    if not extra:
+    goodput = goodput_bounds(slo.conditions)
+    if not extra and goodput is None:
         return prepared
     main = prepared.compiled.main
     wanted = sorted(set(main.percentiles) | set(extra))
-    compiled = replace(prepared.compiled, main=replace(main, percentiles=wanted))
+    compiled = replace(prepared.compiled, main=replace(main, percentiles=wanted, goodput=goodput or main.goodput))
     return replace(prepared, compiled=compiled)
 
 

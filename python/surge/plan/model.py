@@ -323,6 +323,10 @@ class Plan:
     start_at_unix_s: float | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
     """start_at_unix_s is the wall-clock instant the load starts at (a distributed run's
     generators start together); None starts it as soon as the plan is prepared."""
+    goodput: dict[str, float] | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
+    """goodput is the per-request bounds (``latency_s``, ``ttft_s``, ``tpot_s``) a successful
+    response meets to count as good (``requests.good``); None: goodput not measured. Set from
+    the SLO's or the thresholds' latency conditions (``goodput_bounds``)."""
 
     @classmethod
     def single(

@@ -77,6 +77,46 @@ def percentiles(thresholds: Iterable[Threshold]) -> list[float]:
 
 _LATENCY_STATS = ("p", "med", "avg", "min", "max")
 
+GOODPUT_METRICS = {"latency": "latency_s", "ttft": "ttft_s", "tpot": "tpot_s"}
+"""GOODPUT_METRICS maps the latency metrics goodput bounds per request to the plan's keys."""
+
+
+def goodput_bounds(thresholds: Iterable[Threshold]) -> dict[str, float] | None:
+    """goodput_bounds are the per-request bounds of goodput the latency conditions on
+    GOODPUT_METRICS set (``ttft p(95) < 500ms`` bounds each request's TTFT at 500 ms): for each
+    metric the tightest limit of an upper bound (``<``, ``<=``) on a percentile or the maximum,
+    over the whole run (no tag or scenario scope), in seconds; None when none does."""
+    bounds: dict[str, float] = {}
+    for t in filter(_bounds_each_request, thresholds):
+        key = GOODPUT_METRICS[t.metric]
+        bounds[key] = min(bounds.get(key, math.inf), t.limit / 1000)
+    return bounds or None
+
+
+def goodput_share(thresholds: Iterable[Threshold]) -> float | None:
+    """goodput_share is the share of requests that must be good for the conditions
+    goodput_bounds reads to hold together: the highest of their percentiles (1 for a maximum);
+    None when none bounds a request."""
+    shares = [
+        1.0 if t.stat == "max" or t.quantile is None else t.quantile / 100
+        for t in filter(_bounds_each_request, thresholds)
+    ]
+    return max(shares, default=None)
+
+
+def _bounds_each_request(t: Threshold) -> bool:
+    """_bounds_each_request: an upper bound on a percentile or the maximum of a GOODPUT_METRICS
+    metric, over the whole run, with a positive limit: a bound each request can be held to."""
+    return (
+        t.metric in GOODPUT_METRICS
+        and t.stat in ("p", "max")
+        and t.op in ("<", "<=")
+        and t.limit > 0
+        and t.tag is None
+        and t.scenario is None
+    )
+
+
 MAX_EXPRESSION = 200
 """MAX_EXPRESSION bounds the length of a threshold expression, in characters."""
 
@@ -171,10 +211,10 @@ def parse_threshold(
         stat, quantile = "p", 50.0
     elif re.fullmatch(r"p\d+(\.\d+)?", stat):
         raise ThresholdError(f"'{expr}': unknown statistic '{stat}' (write a percentile as p({stat[1:]}))")
-    elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks", "dropped"):
+    elif stat not in ("avg", "min", "max", "failure_rate", "rate", "checks", "dropped", "goodput"):
         raise ThresholdError(
             f"'{expr}': unknown statistic '{stat}' (expected p(N), med, avg, min, max, "
-            f"failure_rate, rate, checks or dropped)"
+            f"failure_rate, rate, checks, dropped or goodput)"
         )
     if stat in _LATENCY_STATS:
         metric = metric or "latency"
@@ -260,6 +300,11 @@ class MetricSource(Protocol):
         """checks is passed checks / checks run."""
         ...
 
+    def goodput(self) -> float | None:
+        """goodput is the responses that met every goodput bound / all responses (None
+        without bounds or responses)."""
+        ...
+
     def dropped(self) -> float | None:
         """dropped is the number of iterations due but not started (arrival-rate executors)."""
         ...
@@ -287,10 +332,17 @@ class ResultScope:
     itself, a scenario, or every tag entry of one tag); several entries are combined (sums,
     weighted means, extremes), percentiles only when there is a single entry."""
 
-    def __init__(self, entries: list[Mapping[str, Any]], duration_s: float, checks: list[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        entries: list[Mapping[str, Any]],
+        duration_s: float,
+        checks: list[Mapping[str, Any]],
+        bounded: bool = False,
+    ) -> None:
         self.entries = entries
         self.duration_s = duration_s
         self.check_entries = checks
+        self.bounded = bounded
 
     def _summaries(self, metric: str) -> list[Mapping[str, Any]]:
         found = [_latency(e, metric) for e in self.entries]
@@ -361,6 +413,14 @@ class ResultScope:
             return None
         return self._requests("dropped")
 
+    def goodput(self) -> float | None:
+        """goodput is good / responses over the entries; no data without goodput bounds (the
+        result's ``goodput``) or without responses."""
+        responses = self._requests("responses")
+        if not self.bounded or not responses:
+            return None
+        return self._requests("good") / responses
+
 
 class ResultMetrics:
     """ResultMetrics: the MetricSource of any scope of one engine result document (which has
@@ -389,7 +449,7 @@ class ResultMetrics:
             entries = [s for s in r.get("scenarios", []) or [] if s.get("name") == scenario]
         else:
             entries = [r]
-        return ResultScope(entries, float(r.get("duration_s", 0.0) or 0.0), checks)
+        return ResultScope(entries, float(r.get("duration_s", 0.0) or 0.0), checks, bool(r.get("goodput")))
 
 
 @dataclass(frozen=True)
@@ -440,6 +500,8 @@ def observe(t: Threshold, source: MetricSource) -> float | None:
         return source.rate()
     if t.stat == "dropped":
         return source.dropped()
+    if t.stat == "goodput":
+        return source.goodput()
     return source.checks()
 
 

@@ -18,7 +18,7 @@ from surge.core.units import format_seconds
 from surge.plan import model as plan
 from surge.plan import scenario_parts as parts
 from surge.plan.compiled import CompiledRun
-from surge.plan.thresholds import percentiles
+from surge.plan.thresholds import goodput_bounds, percentiles
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
 from surge.scenario.flow import Step
@@ -48,8 +48,10 @@ def compile_plans(scaled: ScenarioModel, env: Mapping[str, str] | None) -> Compi
     ``main``, ``setup`` and ``teardown`` each a plan of one scenario, the thresholds parsed."""
     measured: list[tuple[str, Phase, float]] = [(name, s, s.start_time) for name, s in scaled.scenarios.items()]
     thresholds = scaled.thresholds_parsed()
-    # p(75) and the like: the engine adds them to every summary.
-    main = replace(_plan(scaled, measured, env), percentiles=percentiles(thresholds))
+    # p(75) and the like: the engine adds them to every summary; latency bounds count goodput.
+    main = replace(
+        _plan(scaled, measured, env), percentiles=percentiles(thresholds), goodput=goodput_bounds(thresholds)
+    )
     return CompiledRun(
         main=main,
         setup=_plan(scaled, [("setup", scaled.setup, 0.0)], env) if scaled.setup is not None else None,

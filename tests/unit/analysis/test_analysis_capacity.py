@@ -16,7 +16,7 @@ from surge.analysis.capacity_search import CapacitySearch, SearchStep, answer_te
 from surge.analysis.slo import judge, parse_slo
 from surge.analysis.steadiness import Step, judge_step, latency_trend
 from surge.experiments.capacity import analysis_document, bracket_s, settle_s, step_of
-from surge.experiments.slo_choice import Slo
+from surge.experiments.slo_choice import Slo, with_goodput
 from surge.record.figures import key_figures
 
 WINDOW = 10
@@ -551,3 +551,18 @@ def test_a_lucky_pass_far_above_the_overloaded_steps_does_not_set_their_evidence
     assert any(s.passed and s.rate > 270.0 for s in result.steps), [(s.rate, s.passed) for s in result.steps]
     assert any("a lucky run, stepping down" in n for n in result.notes), result.notes
     assert result.confirmed and result.rate is not None and result.rate < 250.0
+
+
+@pytest.mark.parametrize(
+    ("exprs", "added"),
+    [
+        (["ttft p(95) < 500ms", "tpot p(95) < 50ms"], "goodput >= 95%"),  # 95 % meeting both, not each
+        (["ttft p(99) < 1s", "failure_rate < 1%"], "goodput >= 99%"),
+        (["p(99) < 1s", "failure_rate < 1%"], None),  # latency alone keeps its own judgement
+        (["ttft p(95) < 500ms", "goodput >= 90%"], None),  # said already
+    ],
+)
+def test_an_slo_on_ttft_or_tpot_is_judged_on_goodput_too(exprs, added):
+    conditions = parse_slo(exprs)
+    judged = [t.expr for t in with_goodput(conditions)]
+    assert judged == [*exprs, *([added] if added else [])]

@@ -12,6 +12,8 @@ from surge.plan.thresholds import (
     due_aborts,
     evaluate,
     exit_code,
+    goodput_bounds,
+    goodput_share,
     parse_threshold,
     percentile_key,
     percentiles,
@@ -400,3 +402,32 @@ WINDOWED = {
 def test_failure_rate_counts_interrupted_and_rate_is_over_each_scopes_window(expr, tag, scenario, observed):
     [verdict] = evaluate([parse_threshold(expr, tag=tag, scenario=scenario)], WINDOWED)
     assert verdict.observed == pytest.approx(observed)
+
+
+@pytest.mark.parametrize(
+    ("exprs", "bounds", "share"),
+    [
+        (["ttft p(95) < 500ms", "tpot p(99) <= 50ms"], {"ttft_s": 0.5, "tpot_s": 0.05}, 0.99),
+        (["p(99) < 1s", "failure_rate < 1%", "max < 3s"], {"latency_s": 1.0}, 1.0),
+        (["ttft.med < 200ms", "ttft p(90) < 400ms"], {"ttft_s": 0.2}, 0.9),  # the tightest bound
+        # Not a bound on each request: a mean, a lower bound, a scoped one, other metrics.
+        (["avg < 100ms", "p(95) > 1ms", "service_time.p(99) < 9ms", "itl p(99) < 30ms"], None, None),
+    ],
+)
+def test_latency_upper_bounds_become_goodputs_bounds_per_request(exprs, bounds, share):
+    thresholds = [parse_threshold(e) for e in exprs]
+    assert goodput_bounds(thresholds) == bounds
+    assert goodput_share(thresholds) == share
+    scoped = [parse_threshold("ttft p(95) < 1s", tag="chat")]
+    assert goodput_bounds(scoped) is None and goodput_share(scoped) is None
+
+
+def test_goodput_is_the_share_of_responses_that_met_every_bound():
+    [verdict] = evaluate(
+        [parse_threshold("goodput >= 95%")],
+        {**RESULT, "goodput": {"ttft_s": 0.5}, "requests": {**RESULT["requests"], "good": 950}},
+    )
+    assert (verdict.status, verdict.observed) == ("pass", pytest.approx(950 / 990))
+    # Without bounds the run measured no goodput: no data (which fails unless the threshold says so).
+    [verdict] = evaluate([parse_threshold("goodput >= 95%")], RESULT)
+    assert verdict.status == "no-data"

@@ -114,6 +114,32 @@ pub struct Metrics {
     /// usage_streams counts the token streams whose count came from their `usage`.
     #[serde(default)]
     pub usage_streams: u64,
+    /// good counts the responses that met every goodput bound (0 without bounds).
+    #[serde(default)]
+    pub good: u64,
+}
+
+/// GoodBounds are goodput's per-request bounds, in ns (the plan's `goodput`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GoodBounds {
+    /// latency bounds the latency.
+    pub latency: Option<u64>,
+    /// ttft bounds the time to first token.
+    pub ttft: Option<u64>,
+    /// tpot bounds the time per output token after the first.
+    pub tpot: Option<u64>,
+}
+
+impl GoodBounds {
+    /// met tells whether a successful response of `latency_ns`, intended at `intended_ns`,
+    /// with its `stream` times (None: not an event stream) met every bound.
+    pub(crate) fn met(&self, latency_ns: u64, intended_ns: u64, stream: Option<&StreamTimes>) -> bool {
+        let first_token = stream.and_then(|s| s.first_token_ns);
+        let within = |bound: Option<u64>, value: Option<u64>| bound.is_none_or(|b| value.is_some_and(|v| v <= b));
+        within(self.latency, Some(latency_ns))
+            && within(self.ttft, first_token.map(|t| t.saturating_sub(intended_ns)))
+            && within(self.tpot, stream.filter(|_| first_token.is_some()).map(|s| s.tpot_ns().unwrap_or(0)))
+    }
 }
 
 /// StreamTimes are a complete event stream's figures: its events and token events, when the
@@ -133,6 +159,25 @@ pub struct StreamTimes {
     pub usage_tokens: Option<u32>,
     /// ended_ns is when the stream ended.
     pub ended_ns: u64,
+}
+
+impl StreamTimes {
+    /// usage is the output token count of the stream's `usage`, when it sent a positive one.
+    fn usage(&self) -> Option<u32> {
+        self.usage_tokens.filter(|&n| n > 0)
+    }
+
+    /// output_tokens are the stream's output tokens: its usage's count, else its token events.
+    pub fn output_tokens(&self) -> u32 {
+        self.usage().unwrap_or(self.tokens)
+    }
+
+    /// tpot_ns is the time per output token after the first, for a stream of 2 tokens or more.
+    pub fn tpot_ns(&self) -> Option<u64> {
+        let first = self.first_token_ns?;
+        let tokens = self.output_tokens();
+        (tokens >= 2).then(|| self.ended_ns.saturating_sub(first) / u64::from(tokens - 1))
+    }
 }
 
 /// record_arrivals records `n` arrivals (events, or token events) at `arrived_ns`: the first of
@@ -206,6 +251,7 @@ impl Metrics {
             token_streams: 0,
             output_tokens: 0,
             usage_streams: 0,
+            good: 0,
         }
     }
 
@@ -250,15 +296,16 @@ impl Metrics {
             }
             _ => self.empty_streams += 1,
         }
-        let Some(first_token) = stream.first_token_ns else { return };
-        let usage = stream.usage_tokens.filter(|&n| n > 0);
-        let tokens = usage.unwrap_or(stream.tokens);
+        if stream.first_token_ns.is_none() {
+            return;
+        }
+        let tokens = stream.output_tokens();
         self.token_streams += 1;
-        self.usage_streams += u64::from(usage.is_some());
+        self.usage_streams += u64::from(stream.usage().is_some());
         self.output_tokens += u64::from(tokens);
         self.tokens_per_stream.record_count(u64::from(tokens));
-        if tokens >= 2 {
-            self.tpot.record(stream.ended_ns.saturating_sub(first_token) / u64::from(tokens - 1));
+        if let Some(tpot) = stream.tpot_ns() {
+            self.tpot.record(tpot);
         }
     }
 
@@ -365,6 +412,7 @@ impl Metrics {
         self.token_streams += other.token_streams;
         self.output_tokens += other.output_tokens;
         self.usage_streams += other.usage_streams;
+        self.good += other.good;
     }
 
     /// reset zeroes everything and gives the histograms' memory back.
@@ -403,6 +451,7 @@ impl Metrics {
         self.token_streams = 0;
         self.output_tokens = 0;
         self.usage_streams = 0;
+        self.good = 0;
     }
 
     /// counts reduces these metrics to the serializable counts reports use.
@@ -449,6 +498,7 @@ impl Metrics {
             output_tokens: self.output_tokens,
             usage_streams: self.usage_streams,
             tokens_per_stream: self.tokens_per_stream.count_summary(),
+            good: self.good,
             status_codes,
             failure_classes,
         }
@@ -683,6 +733,9 @@ pub struct Counts {
     /// tokens_per_stream summarizes the output tokens of each token stream.
     #[serde(default)]
     pub tokens_per_stream: CountSummary,
+    /// good counts the responses that met every goodput bound (0 without bounds).
+    #[serde(default)]
+    pub good: u64,
     /// status_codes counts responses per status code.
     pub status_codes: BTreeMap<String, u64>,
     /// failure_classes counts failures per class name.
@@ -731,6 +784,44 @@ pub struct LatencySummaries {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// stream is a token stream intended at 0 whose first token came at `ttft_ms`, ending
+    /// `tpot_ms` × (tokens − 1) later.
+    fn stream(ttft_ms: u64, tpot_ms: u64, tokens: u32) -> StreamTimes {
+        let first = ttft_ms * 1_000_000;
+        StreamTimes {
+            events: tokens,
+            first_event_ns: Some(first),
+            tokens,
+            first_token_ns: Some(first),
+            usage_tokens: None,
+            ended_ns: first + tpot_ms * 1_000_000 * u64::from(tokens.saturating_sub(1)),
+        }
+    }
+
+    #[test]
+    fn a_good_response_meets_every_bound_set() {
+        let ms = 1_000_000;
+        let bounds = GoodBounds { latency: None, ttft: Some(500 * ms), tpot: Some(50 * ms) };
+        let latency = |s: &StreamTimes| s.ended_ns;
+        for (s, good) in [
+            (stream(400, 40, 10), true),
+            (stream(600, 40, 10), false), // TTFT over
+            (stream(400, 60, 10), false), // TPOT over
+            (stream(500, 50, 10), true),  // at the bounds
+            (stream(400, 900, 1), true),  // one token: no time per token to miss
+        ] {
+            assert_eq!(bounds.met(latency(&s), 0, Some(&s)), good, "{s:?}");
+        }
+        // A response with no token (not a stream, or a stream without output) misses TTFT/TPOT bounds,
+        // and only those.
+        assert!(!bounds.met(ms, 0, None));
+        let latency_only = GoodBounds { latency: Some(100 * ms), ttft: None, tpot: None };
+        assert!(latency_only.met(100 * ms, 0, None) && !latency_only.met(101 * ms, 0, None));
+        // The usage's count, not the token events, divides the stream's time.
+        let usage = StreamTimes { usage_tokens: Some(19), ..stream(100, 100, 10) };
+        assert_eq!(usage.tpot_ns(), Some(50 * ms));
+    }
 
     #[test]
     fn responses_are_classified_by_status() {

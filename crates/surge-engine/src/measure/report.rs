@@ -58,8 +58,9 @@ pub(crate) enum Report {
         windows: Vec<WindowEnd>,
         /// load is, per slot, what ended within its scenario's load window on this thread.
         load: Vec<LoadCounts>,
-        /// run_load is what ended on this thread before it stopped starting iterations.
-        run_load: LoadCounts,
+        /// run_load is what ended on this thread before it stopped starting iterations (boxed:
+        /// the one large field of the one report each thread sends once).
+        run_load: Box<LoadCounts>,
         /// cpu is the thread's CPU time.
         cpu: CpuTime,
         /// waiting_s is how long the thread was runnable but waited for a core (None: unknown).

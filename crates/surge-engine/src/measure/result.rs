@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
 pub(crate) use crate::measure::window::{Drain, Throughput};
+use crate::spec::plan::GoodputBounds;
 use crate::system::CpuTime;
 
 /// RESULT_SCHEMA names the version of the result document.
@@ -255,4 +256,8 @@ pub struct RunResult {
     pub intervals: Vec<Interval>,
     /// notes are things the user should know (limits raised, generator saturated, …).
     pub notes: Vec<String>,
+    /// goodput is the plan's per-request goodput bounds, which `requests.good` and
+    /// `throughput.good_per_s` count against (absent: goodput not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputBounds>,
 }

@@ -84,16 +84,16 @@ impl Window {
 
     /// throughput is `counts` per second of this window (all 0 for an empty window).
     pub(crate) fn throughput(self, counts: &Counts) -> Throughput {
-        self.rates(counts.sent, counts.responses, counts.succeeded, counts.output_tokens)
+        self.rates(counts.sent, counts.responses, counts.succeeded, (counts.output_tokens, counts.good))
     }
 
     /// load_throughput is what ended within the load window (`load`) per second of this
     /// window, which must be that load window.
     pub(crate) fn load_throughput(self, load: &LoadCounts) -> Throughput {
-        self.rates(load.sent, load.responses, load.succeeded, load.output_tokens)
+        self.rates(load.sent, load.responses, load.succeeded, (load.output_tokens, load.good))
     }
 
-    fn rates(self, sent: u64, responses: u64, succeeded: u64, output_tokens: u64) -> Throughput {
+    fn rates(self, sent: u64, responses: u64, succeeded: u64, (output_tokens, good): (u64, u64)) -> Throughput {
         let seconds = self.seconds();
         let rate = |n: u64| if seconds > 0.0 { n as f64 / seconds } else { 0.0 };
         Throughput {
@@ -102,6 +102,7 @@ impl Window {
             successes_per_s: rate(succeeded),
             sent_per_s: rate(sent),
             output_tokens_per_s: rate(output_tokens),
+            good_per_s: rate(good),
         }
     }
 }
@@ -123,6 +124,9 @@ pub(crate) struct LoadCounts {
     /// output_tokens counts the output tokens of token streams that ended.
     #[serde(default)]
     pub output_tokens: u64,
+    /// good counts the responses that met every goodput bound.
+    #[serde(default)]
+    pub good: u64,
 }
 
 impl LoadCounts {
@@ -134,6 +138,7 @@ impl LoadCounts {
         self.failed += metrics.failures();
         self.interrupted += metrics.failure_count(crate::measure::failure::FailureClass::Interrupted);
         self.output_tokens += metrics.output_tokens;
+        self.good += metrics.good;
     }
 
     /// add adds another thread's (or slot's) load counts.
@@ -144,6 +149,7 @@ impl LoadCounts {
         self.failed += other.failed;
         self.interrupted += other.interrupted;
         self.output_tokens += other.output_tokens;
+        self.good += other.good;
     }
 
     /// drain is what ended after the load window, given the totals (`all`), the end of the
@@ -191,6 +197,9 @@ pub struct Throughput {
     /// output_tokens_per_s is the output tokens of token streams per second (0 without any).
     #[serde(default)]
     pub output_tokens_per_s: f64,
+    /// good_per_s is responses that met every goodput bound per second (0 without bounds).
+    #[serde(default)]
+    pub good_per_s: f64,
 }
 
 #[cfg(test)]

@@ -58,6 +58,27 @@ pub struct Plan {
     /// machines of a distributed run start together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_unix_s: Option<f64>,
+    /// goodput, when set, bounds each request: one that succeeded and met every bound counts
+    /// as good (`requests.good`, `throughput.good_per_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<GoodputBounds>,
+}
+
+/// GoodputBounds are goodput's per-request bounds, in seconds (each optional).
+#[allow(clippy::struct_field_names, reason = "the plan's JSON keys carry their unit, as timeout_s does")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoodputBounds {
+    /// latency_s bounds the response's latency (from the intended send time in the open model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_s: Option<f64>,
+    /// ttft_s bounds the time to first token: a response without a token event misses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_s: Option<f64>,
+    /// tpot_s bounds the time per output token after the first: a response without a token
+    /// event misses it; a one-token stream meets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpot_s: Option<f64>,
 }
 
 fn default_interval_s() -> f64 {
@@ -133,6 +154,15 @@ impl Plan {
         check_positive(&mut errors, "limits.timeout_s", self.limits.timeout_s);
         if let Some(idle) = self.limits.stream_idle_timeout_s {
             check_positive(&mut errors, "limits.stream_idle_timeout_s", idle);
+        }
+        if let Some(goodput) = &self.goodput {
+            for (field, bound) in
+                [("latency_s", goodput.latency_s), ("ttft_s", goodput.ttft_s), ("tpot_s", goodput.tpot_s)]
+            {
+                if let Some(bound) = bound {
+                    check_positive(&mut errors, &format!("goodput.{field}"), bound);
+                }
+            }
         }
         if !(self.limits.grace_period_s.is_finite() && self.limits.grace_period_s >= 0.0) {
             errors.push(PlanError::new("limits.grace_period_s", "must be zero or a positive number"));

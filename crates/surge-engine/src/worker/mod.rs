@@ -19,8 +19,8 @@ use crate::http::conn::{Arrivals, Conn, Phase};
 use crate::http::http1::Step as ParseStep;
 use crate::http::response::{JsonCache, ResponseView};
 use crate::http::tls::TlsSetup;
-use crate::measure::failure::FailureClass;
-use crate::measure::metrics::{MetricsShape, StreamTimes, ThreadMetrics, LATE_THRESHOLD_NS};
+use crate::measure::failure::{is_failure_status, FailureClass};
+use crate::measure::metrics::{GoodBounds, MetricsShape, StreamTimes, ThreadMetrics, LATE_THRESHOLD_NS};
 use crate::measure::report::Report;
 use crate::measure::window::{LoadCounts, WindowEnd};
 use crate::schedule::budget::Budget;
@@ -112,6 +112,8 @@ pub(crate) struct WorkerSpec {
     /// stream_idle_ns is the longest gap between an event stream's events after its first
     /// (u64::MAX: none).
     pub stream_idle_ns: u64,
+    /// goodput is the per-request bounds a good response meets (None: goodput not measured).
+    pub goodput: Option<GoodBounds>,
     /// interval_ns is the reporting period.
     pub interval_ns: u64,
     /// seed makes this thread's random draws (sequence choice, think times) reproducible.
@@ -143,7 +145,7 @@ pub(crate) fn run_worker(spec: WorkerSpec) {
                 stopped: Vec::new(),
                 windows: Vec::new(),
                 load: Vec::new(),
-                run_load: LoadCounts::default(),
+                run_load: Box::default(),
                 cpu: thread_cpu_time().since(&started_cpu),
                 waiting_s: None,
                 error: Some(e.to_string()),
@@ -669,7 +671,7 @@ impl Worker {
             stopped: self.groups.iter().map(|g| if g.started { g.stopped_ns } else { 0 }).collect(),
             windows: self.groups.iter().map(Group::window_end).collect(),
             load: std::mem::take(&mut self.load),
-            run_load: self.run_load,
+            run_load: Box::new(self.run_load),
             cpu: thread_cpu_time().since(&started_cpu),
             waiting_s: started_delay.zip(thread_run_delay_s()).map(|(before, after)| (after - before).max(0.0)),
             error: None,

@@ -218,16 +218,22 @@ impl Worker {
         metrics.record_response(status, latency, service);
         let first_byte = Arrivals::at(conn.arrivals.first_byte_ns).unwrap_or(ended).min(ended);
         metrics.first_byte.record(first_byte.saturating_sub(conn.intended_ns));
-        if conn.parser.is_event_stream() {
-            let arrivals = &conn.arrivals;
-            metrics.record_stream(&StreamTimes {
-                events: arrivals.events,
-                first_event_ns: Arrivals::at(arrivals.first_event_ns),
-                tokens: arrivals.tokens,
-                first_token_ns: Arrivals::at(arrivals.first_token_ns),
-                usage_tokens: conn.parser.usage_tokens(),
-                ended_ns: ended,
-            });
+        let arrivals = &conn.arrivals;
+        let stream = conn.parser.is_event_stream().then(|| StreamTimes {
+            events: arrivals.events,
+            first_event_ns: Arrivals::at(arrivals.first_event_ns),
+            tokens: arrivals.tokens,
+            first_token_ns: Arrivals::at(arrivals.first_token_ns),
+            usage_tokens: conn.parser.usage_tokens(),
+            ended_ns: ended,
+        });
+        if let Some(stream) = &stream {
+            metrics.record_stream(stream);
+        }
+        if let Some(bounds) = &self.spec.goodput {
+            if !is_failure_status(status) && bounds.met(latency, conn.intended_ns, stream.as_ref()) {
+                metrics.good += 1;
+            }
         }
         if let Some(open) = self.groups[g].open.as_mut() {
             open.record_service(service);

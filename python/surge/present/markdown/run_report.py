@@ -96,6 +96,7 @@ REQUEST_ROWS = (
     ("events", "events"),
     ("token streams", "token_streams"),
     ("output tokens", "output_tokens"),
+    ("good (met every goodput bound)", "good"),
     ("connections opened", "connections_opened"),
     ("bytes sent", "bytes_sent"),
     ("bytes received", "bytes_received"),
@@ -107,6 +108,9 @@ STREAM_KEYS = ("streams", "events")
 
 TOKEN_KEYS = ("token_streams", "output_tokens")
 """TOKEN_KEYS are the rows of REQUEST_ROWS shown only for a run with token streams."""
+
+GOODPUT_KEYS = ("good",)
+"""GOODPUT_KEYS are the rows of REQUEST_ROWS shown only for a run that measured goodput."""
 
 
 def _get(document: Mapping[str, Any] | None, *path: str) -> Any:
@@ -203,6 +207,7 @@ def _requests(summary: Mapping[str, Any]) -> list[str]:
                     for label, key in REQUEST_ROWS
                     if (key not in STREAM_KEYS or requests.get("streams"))
                     and (key not in TOKEN_KEYS or requests.get("token_streams"))
+                    and (key not in GOODPUT_KEYS or summary.get("goodput"))
                 ],
             ),
             level=3,
@@ -305,11 +310,19 @@ def _results(run: StoredRun, charts: Mapping[str, str]) -> str:
         parts.append(section("Per generator", table(GENERATOR_COLUMNS, generators, left=2), level=3))
     if isinstance(throughput, Mapping):
         tokens = bool(_get(summary, "requests", "token_streams"))
+        goodput = bool(summary.get("goodput"))
         parts.append(
             section(
                 "Throughput",
                 table(
-                    ("window (s)", "responses/s", "successes/s", "sent/s", *(("output tokens/s",) if tokens else ())),
+                    (
+                        "window (s)",
+                        "responses/s",
+                        "successes/s",
+                        "sent/s",
+                        *(("output tokens/s",) if tokens else ()),
+                        *(("good/s (goodput bounds)",) if goodput else ()),
+                    ),
                     [
                         [
                             fmt.seconds(throughput.get("window_s")),
@@ -317,6 +330,7 @@ def _results(run: StoredRun, charts: Mapping[str, str]) -> str:
                             fmt.rate(throughput.get("successes_per_s")),
                             fmt.rate(throughput.get("sent_per_s")),
                             *((fmt.rate(throughput.get("output_tokens_per_s")),) if tokens else ()),
+                            *((fmt.rate(throughput.get("good_per_s")),) if goodput else ()),
                         ]
                     ],
                     left=0,

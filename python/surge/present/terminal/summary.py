@@ -84,9 +84,12 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
         Text(f"{'≥ ' if lower_bound else ''}{fmt.rate(t.responses_per_s)} responses/s", style="bold")
         + Text(" (a lower bound: the load generator was the bottleneck)" if lower_bound else "", style="yellow")
         + Text(
-            f" · {fmt.rate(t.successes_per_s)} successes/s (goodput) · over the {fmt.seconds(t.window_s)}s load window"
+            f" · {fmt.rate(t.successes_per_s)} successes/s{'' if result.goodput else ' (goodput)'} · over the "
+            f"{fmt.seconds(t.window_s)}s load window"
         ),
     )
+    if result.goodput:
+        counts.add_row("Goodput", _goodput_line(result))
     counts.add_row(
         "Drain",
         Text(
@@ -478,3 +481,16 @@ def print_imported_summary(
 ) -> None:
     """print_imported_summary prints an imported run's summary (``render_imported``)."""
     (console or summary_console()).print(render_imported(document, meta))
+
+
+def _goodput_line(result: RunResult) -> str:
+    """_goodput_line says how many responses met every goodput bound, and at what rate."""
+    r, t = result.requests, result.throughput
+    bounds = " and ".join(
+        f"{name.removesuffix('_s')} ≤ {limit * 1000:g} ms" for name, limit in (result.goodput or {}).items()
+    )
+    share = r.good / r.responses if r.responses else 0.0
+    return (
+        f"{fmt.rate(t.good_per_s)} good responses/s · {fmt.count(r.good)} of {fmt.count(r.responses)} "
+        f"({fmt.percent(share)}) met {bounds} each"
+    )
