@@ -214,6 +214,60 @@ def test_goodput_counts_the_responses_that_met_every_bound(tmp_path, tpot_ms, go
     assert sum(i["requests"]["good"] for i in doc["intervals"]) == requests["good"]
 
 
+TARGET_FREEZE_S = 1.0
+"""TARGET_FREEZE_S: how long the inference target is stopped in the middle of a run."""
+
+
+def test_a_target_that_freezes_shows_in_ttft_and_itl_from_the_intended_send_time(tmp_path):
+    """Open model, 40 chat streams/s for 4 s; the inference target is stopped (SIGSTOP) for 1 s
+    once 1.5 s worth of requests have started. The requests due meanwhile get their first token
+    only after it: timed from their intended send time, TTFT's maximum is the freeze (not the
+    prefill a coordinated-omission client would report) and its p95 and p99 fall inside the band
+    of delayed requests (a tenth to a quarter of them); streams in flight wait it out between
+    two tokens, so ITL's maximum is the freeze too."""
+    import os  # function-local: only this test stops a process
+    import signal
+    import subprocess
+    import sys
+
+    from surge.engine.target import TargetProcess  # function-local: the SSE fixture needs no target
+
+    rate, duration_s = 40, 4
+    with TargetProcess(llm_prefill=f"{PREFILL_MS}ms", llm_decode=f"{DECODE_MS}ms") as target:
+        assert target.pid is not None
+        executor = f"{{type: constant-arrival-rate, rate: {rate}, duration: {duration_s}s, max_vus: 400}}"
+        plan = _chat_plan(tmp_path, target.url, executor)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "surge", "run", plan, "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while target.stats()["llm"]["started"] < rate * 1.5 and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.01)
+            os.kill(target.pid, signal.SIGSTOP)
+            time.sleep(TARGET_FREEZE_S)
+            os.kill(target.pid, signal.SIGCONT)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, stderr[-2000:]
+    doc = json.loads(stdout)
+    requests, latency = doc["requests"], doc["latency"]
+    assert requests["sent"] == requests["token_streams"] == rate * duration_s and requests["failed"] == 0
+    freeze_ms = TARGET_FREEZE_S * 1000
+    ttft, itl = latency["ttft"], latency["itl"]
+    assert ttft["max_ms"] == pytest.approx(freeze_ms + PROMPT_WORDS * PREFILL_MS, abs=150), ttft
+    assert ttft["p99_ms"] >= 0.7 * freeze_ms and ttft["p95_ms"] >= 0.3 * freeze_ms, ttft
+    assert ttft["p50_ms"] < 0.2 * freeze_ms, ttft  # most requests were not due in the freeze
+    assert itl["max_ms"] == pytest.approx(freeze_ms, abs=150), itl
+
+
 def test_a_stream_that_stalls_fails_at_its_idle_timeout(stream_server):
     """A stream that stops after two events: with --stream-idle-timeout 200ms each request fails
     as stream_idle_timeout 200 ms after its last event (FIRST_S + GAP_S + 0.2 s from the send),

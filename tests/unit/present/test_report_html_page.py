@@ -67,3 +67,29 @@ def test_a_secret_in_the_command_is_masked():
     run = StoredRun.from_directory(REPORTS / "run-scenario")
     run.summary["meta"]["command"] = "surge run http://127.0.0.1:1/ -H 'Authorization: Bearer s3cr3t-token-value'"
     assert "s3cr3t-token-value" not in render_run_html(run)
+
+
+def _summary_ms(p50: float, count: int) -> dict[str, float]:
+    return {"count": count, "p50_ms": p50, "p90_ms": p50, "p95_ms": p50, "p99_ms": p50, "max_ms": p50}
+
+
+def test_a_run_with_token_streams_and_goodput_shows_them():
+    run = StoredRun.from_directory(REPORTS / "run-scenario")
+    assert "Streams and goodput" not in render_run_html(run)  # a run without streams: no section
+    run.summary["requests"].update(
+        streams=10,
+        events=90,
+        empty_streams=0,
+        token_streams=10,
+        output_tokens=80,
+        usage_streams=0,
+        good=9,
+        responses=10,
+    )
+    run.summary["latency"].update(ttft=_summary_ms(20.0, 10), itl=_summary_ms(10.0, 70), tpot=_summary_ms(10.5, 10))
+    run.summary["throughput"].update(output_tokens_per_s=40.0, good_per_s=4.5)
+    run.summary["goodput"] = {"ttft_s": 0.5, "tpot_s": 0.05}
+    page = render_run_html(run)
+    assert "Streams and goodput" in page and "time to first token" in page and "time per output token" in page
+    assert "10 token streams, 80 output tokens (counted from the deltas), 40.0 output tokens/s." in page
+    assert "Goodput: 4.5 good responses/s, 9 of 10 (90.000%) met ttft ≤ 500 ms and tpot ≤ 50 ms." in page

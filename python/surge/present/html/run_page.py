@@ -13,6 +13,7 @@ from surge.present.html.uplot import specs
 from surge.present.limitations import run_limitations
 from surge.present.run_charts import RUN_CHART_TITLES
 from surge.present.run_charts import run_charts as described
+from surge.present.stream_figures import STREAM_LATENCY_ROWS, stream_lines
 from surge.present.timeline import (
     GENERATOR_COLUMNS,
     RESOURCE_COLUMNS,
@@ -154,6 +155,30 @@ def _tables(s: Mapping[str, Any]) -> str:
     return section("Scenarios, tags, checks and thresholds", *parts) if parts else ""
 
 
+STREAM_COLUMNS = ("latency (ms)", "count", "p50", "p90", "p95", "p99", "max")
+"""STREAM_COLUMNS are the streams table's columns."""
+
+
+def _streams(s: Mapping[str, Any]) -> str:
+    """_streams is the section of a run's event and token streams (their latency rows with
+    samples, and a line of counts, tokens and goodput); empty without any."""
+    latency = s.get("latency") or {}
+    rows = [
+        [
+            label,
+            fmt.count(v.get("count")),
+            *(fmt.ms(v.get(k)) for k in ("p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms")),
+        ]
+        for label, key in STREAM_LATENCY_ROWS
+        if isinstance(v := latency.get(key), Mapping) and v.get("count")
+    ]
+    lines = stream_lines(s)
+    if not rows and not lines:
+        return ""
+    text = "".join(f'<p class="note">{esc(line)}</p>\n' for line in lines)
+    return section("Streams and goodput", (table(STREAM_COLUMNS, rows) if rows else "") + text)
+
+
 def _stages(run: StoredRun) -> str:
     rows = stage_rows(run)
     note = stage_note(run)
@@ -201,6 +226,7 @@ def render_run_html(run: StoredRun) -> str:
         sections=_headline(run.summary)
         + _stages(run)
         + section("Charts", chart_html)
+        + _streams(run.summary)
         + _resources(run)
         + _tables(run.summary),
         findings=run.summary.get("findings") or [],

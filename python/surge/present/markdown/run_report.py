@@ -13,6 +13,7 @@ from typing import Any
 from surge.history import StoredRun
 from surge.present import numbers as fmt
 from surge.present.limitations import incomplete_reason, run_limitations
+from surge.present.stream_figures import STREAM_LATENCY_ROWS
 from surge.present.timeline import (
     GENERATOR_COLUMNS,
     RESOURCE_COLUMNS,
@@ -72,12 +73,7 @@ LATENCY_ROWS = (
     ("service time", "service_time"),
     ("send lag", "send_lag"),
     ("first byte", "first_byte"),
-    ("first event (streams)", "first_event"),
-    ("gap between events", "event_gap"),
-    ("stream (first event to end)", "stream_duration"),
-    ("time to first token", "ttft"),
-    ("inter-token latency", "itl"),
-    ("time per output token", "tpot"),
+    *STREAM_LATENCY_ROWS,
 )
 """LATENCY_ROWS are the latency summaries the table shows (each only when it has samples)."""
 
