@@ -342,7 +342,8 @@ def _own_doing(late: int, own: int | None) -> bool:
 def generator_late(document: Mapping[str, Any], *, open_model: bool) -> Finding | None:
     """generator_late: late sends as generator_saturated counts them (steady part, thresholds),
     at least OWN_LATE_SHARE of them dispatched late by the generator's loop (``own_late``), but
-    under BEHIND_SHARE of the sends and no worker thread out of CPU: the generator's own delays
+    under BEHIND_SHARE of the sends or with its threads idle most of the run (``_had_work``), and
+    no worker thread out of CPU: the generator's own delays
     (other processes on its cores, the process stopped, or its machine waking it late), which the
     latency counts from the intended send time, yet which did not hold the load back. The
     sentence names the cause the threads' shares point at: other processes, when the sends due
