@@ -42,7 +42,7 @@ pub mod plan {
     pub use crate::spec::request::RequestSpec;
     pub use crate::spec::scenario::ScenarioSpec;
     pub use crate::spec::segment::Segment;
-    pub use crate::spec::target::TargetSpec;
+    pub use crate::spec::target::{Http2Spec, TargetSpec};
     pub use crate::spec::variables::{PoolPick, RowPick, TimeUnit, VariableSpec};
 }
 

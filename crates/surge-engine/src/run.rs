@@ -225,7 +225,10 @@ fn prepare(plan: &Plan) -> Result<Prepared, EngineError> {
     let _ = reserve_descriptor_table(needed_fds.min(open_file_limit.max(1)) - 1);
 
     let tls = if target.tls {
-        Some(TlsSetup::new(&target.host, plan.target.insecure).map_err(EngineError::Setup)?)
+        Some(
+            TlsSetup::new(&target.host, plan.target.insecure, plan.target.http2.is_some())
+                .map_err(EngineError::Setup)?,
+        )
     } else {
         None
     };
@@ -309,6 +312,7 @@ fn spawn(
             origin: started.origin,
             addr: prepared.addresses[0],
             tls: prepared.tls.clone(),
+            http2_streams: plan.target.http2.map(|h| h.streams),
             scenarios: prepared.compiled.scenarios.clone(),
             shares,
             shape: prepared.compiled.shape,

@@ -123,6 +123,7 @@ _FLAG_FIELD_FOR_PLAN_FIELD = {
     "limits.stream_idle_timeout_s": "stream_idle_timeout",
     "threads": "threads",
     "send_slack_s": "send_slack",
+    "target.http2.streams": "streams",
 }
 
 

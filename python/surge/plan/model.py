@@ -33,11 +33,20 @@ the plan layer sits below the engine's, so it keeps a copy that a unit test hold
 
 
 @dataclass(frozen=True)
+class Http2Spec:
+    """Http2Spec: HTTP/2 to the target, ``streams`` concurrent requests per connection."""
+
+    streams: int
+
+
+@dataclass(frozen=True)
 class TargetSpec:
-    """TargetSpec: the absolute http(s) URL requests go to; ``insecure`` skips TLS verification."""
+    """TargetSpec: the absolute http(s) URL requests go to; ``insecure`` skips TLS verification;
+    ``http2`` speaks HTTP/2 (None: HTTP/1.1, a connection per VU)."""
 
     url: str
     insecure: bool = False
+    http2: Http2Spec | None = field(default=None, metadata=OMITTED_AT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -357,7 +366,9 @@ class Plan:
             cls,
             data,
             {
-                "target": lambda d: from_json_object(TargetSpec, d),
+                "target": lambda d: from_json_object(
+                    TargetSpec, d, {"http2": lambda h: from_json_object(Http2Spec, h)}
+                ),
                 "scenarios": lambda ss: [ScenarioSpec.from_dict(s) for s in ss],
                 "limits": lambda d: from_json_object(Limits, d),
                 "stripe": lambda d: from_json_object(Stripe, d),

@@ -23,6 +23,7 @@ from surge.plan.model import (
     ConstantArrivalRate,
     ConstantVus,
     Executor,
+    Http2Spec,
     Limits,
     Plan,
     RequestSpec,
@@ -99,6 +100,26 @@ def default_max_in_flight() -> int:
     return max(1, min(DEFAULT_MAX_IN_FLIGHT, hard - 256))
 
 
+DEFAULT_STREAMS = 100
+"""DEFAULT_STREAMS is --http2's streams per connection without --streams (h2load's -m is 1; servers
+advertise 100 to 256 concurrent streams, nginx 128)."""
+
+MAX_STREAMS = 1000
+"""MAX_STREAMS bounds --streams (the engine's bound, crates/surge-engine/src/spec/target.rs)."""
+
+
+def http2_streams(http2: bool, streams: int | None, flag: str) -> int | None:
+    """http2_streams is the streams per connection ``--http2 --streams`` ask for (None: HTTP/1.1);
+    BadInput names ``flag`` (--streams) when it is out of range or given without --http2."""
+    if streams is None:
+        return DEFAULT_STREAMS if http2 else None
+    if not http2:
+        raise BadInput(flag, "only applies with --http2")
+    if not 1 <= streams <= MAX_STREAMS:
+        raise BadInput(flag, f"must be from 1 to {MAX_STREAMS}, got {streams}")
+    return streams
+
+
 def build_plan(
     url: str,
     *,
@@ -115,6 +136,8 @@ def build_plan(
     max_in_flight: int | None,
     grace: str,
     flags: FlagNames,
+    http2: bool = False,
+    streams: int | None = None,
     stream_idle_timeout: str | None = None,
     duration_s: float | None = None,
     send_slack: str | None = None,
@@ -136,7 +159,15 @@ def build_plan(
     for field, value in (("max_in_flight", max_in_flight), ("send_slack", send_slack)):
         if value is not None and rate is None:
             raise BadInput(flags[field], f"only applies with {flags['rate']} (the open model)")
-    target = TargetSpec(url=url, insecure=insecure)
+    streams_each = http2_streams(http2, streams, flags["streams"])
+    # Over HTTP/2 a connection carries `streams` VUs: -c counts connections, as h2load's -c does.
+    per_connection = streams_each or 1
+    if connections is not None:
+        _count(flags["connections"], connections * per_connection, MAX_VUS)
+        connections *= per_connection
+    target = TargetSpec(
+        url=url, insecure=insecure, http2=None if streams_each is None else Http2Spec(streams=streams_each)
+    )
     request = RequestSpec.build(method, _headers(headers, flags["header"]), _body(body, flags["body"]))
     limits = Limits(
         timeout_s=duration_flag(flags["timeout"], timeout),

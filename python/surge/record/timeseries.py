@@ -15,6 +15,8 @@ FAILURE_CLASSES = (
     "stream_idle_timeout",
     "connection_reset",
     "closed_before_response",
+    "stream_reset",
+    "goaway",
     "invalid_response",
     "dns_failure",
     "tls_failure",

@@ -121,6 +121,21 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
     ),
     TestOption("insecure", ("--insecure",), "switch", "Do not verify TLS certificates (with a scenario file too)."),
     TestOption(
+        "http2",
+        ("--http2",),
+        "switch",
+        "Speak HTTP/2: h2 by ALPN over https://, h2c (prior knowledge) over http://; --streams requests share "
+        "each connection (with a scenario file too).",
+    ),
+    TestOption(
+        "streams",
+        ("--streams",),
+        "int",
+        "With --http2: concurrent streams per connection (default 100). Closed model: -c connections carry "
+        "-c x N virtual users.",
+        metavar="N",
+    ),
+    TestOption(
         "time_scale",
         ("--time-scale",),
         "float",

@@ -34,6 +34,7 @@ from surge.plan.url import (
     build_plan,
     check_threads,
     default_max_in_flight,
+    http2_streams,
     send_slack_flag,
 )
 from surge.record.directory import run_name
@@ -118,6 +119,8 @@ class TestSpec:
     grace: str | None = None
     stream_idle_timeout: str | None = None
     insecure: bool = False
+    http2: bool = False
+    streams: int | None = None
     time_scale: float | None = None
     target_url: str | None = None
     env_pairs: tuple[str, ...] = ()
@@ -238,6 +241,8 @@ class TestSpec:
             timeout=self.timeout or DEFAULT_TIMEOUT,
             threads=self.threads,
             insecure=self.insecure,
+            http2=self.http2,
+            streams=self.streams,
             max_in_flight=max_in_flight,
             grace=self.grace or DEFAULT_GRACE,
             stream_idle_timeout=self.stream_idle_timeout,
@@ -293,6 +298,7 @@ class TestSpec:
             insecure=self.insecure,
             send_slack=send_slack_s,
             stream_idle_timeout=stream_idle,
+            http2_streams=http2_streams(self.http2, self.streams, self.flag("streams")),
         )
         compiled = scenario_file.compile(time_scale=self.time_scale or 1.0, env=env)
         if not overrides.is_empty():

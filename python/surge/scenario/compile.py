@@ -66,7 +66,11 @@ def _plan(f: ScenarioModel, phases: list[tuple[str, Phase, float]], env: Mapping
     # through CompiledRun.with_pools), so the engine can tell them from a misspelt name.
     read = {v.pool for s in scenarios for v in s.variables if isinstance(v, parts.PoolVariable)}
     return plan.Plan(
-        target=plan.TargetSpec(url=f.target, insecure=f.insecure),
+        target=plan.TargetSpec(
+            url=f.target,
+            insecure=f.insecure,
+            http2=None if f.http2 is None else plan.Http2Spec(streams=f.http2.streams),
+        ),
         scenarios=scenarios,
         pools={name: [] for name in sorted(read)},
         limits=plan.Limits(

@@ -33,6 +33,7 @@ _TOP = {
     "limits.timeout_s": ("defaults", "timeout"),
     "limits.grace_period_s": ("graceful_stop",),
     "limits.stream_idle_timeout_s": ("stream_idle_timeout",),
+    "target.http2.streams": ("http2", "streams"),
     "percentiles": ("thresholds",),
 }
 

@@ -140,6 +140,13 @@ class Scenario(Phase):
     start_time: StartTime = 0.0
 
 
+class Http2(FileModel):
+    """Http2: the file's ``http2`` key, ``{streams: N}``: HTTP/2 to the target (h2 by ALPN over
+    https, h2c with prior knowledge over http), N requests at once per connection (default 100)."""
+
+    streams: int = Field(default=100, ge=1, le=1000)
+
+
 class ScenarioModel(FileModel):
     """ScenarioModel: a whole scenario file's keys (``surge.scenario.ScenarioFile`` checks and
     compiles one): the ``target`` base URL, ``defaults``,
@@ -147,10 +154,12 @@ class ScenarioModel(FileModel):
     the named ``scenarios`` (at least one), ``thresholds``, ``graceful_stop`` (how long
     iterations in progress at the end may finish), ``stream_idle_timeout`` (after an event
     stream's first event, the longest wait for the next), ``send_slack`` (how late an open-model send
-    may go out to be batched; None: the engine's default) and ``insecure`` (skip TLS verification)."""
+    may go out to be batched; None: the engine's default), ``insecure`` (skip TLS verification)
+    and ``http2`` (speak HTTP/2, ``streams`` requests at once per connection; None: HTTP/1.1)."""
 
     target: str
     insecure: bool = False
+    http2: Http2 | None = None
     defaults: Defaults = Field(default_factory=Defaults)
     graceful_stop: Duration = 5.0
     stream_idle_timeout: Duration | None = None
@@ -203,6 +212,7 @@ class ScenarioModel(FileModel):
         insecure: bool = False,
         send_slack: float | None = None,
         stream_idle_timeout: float | None = None,
+        http2_streams: int | None = None,
     ) -> Self:
         """with_overrides returns a copy with ``defaults.timeout``, ``graceful_stop`` and
         ``send_slack`` (in seconds) replaced where given, and ``insecure`` set when true: what
@@ -219,6 +229,8 @@ class ScenarioModel(FileModel):
             update["send_slack"] = _seconds("send_slack", send_slack, 0.0, MAX_SEND_SLACK_S)
         if insecure:
             update["insecure"] = True
+        if http2_streams is not None:
+            update["http2"] = Http2(streams=http2_streams)
         return self.model_copy(update=update) if update else self
 
     def default_path(self) -> str:

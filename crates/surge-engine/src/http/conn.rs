@@ -7,9 +7,9 @@
 use std::io;
 use std::net::SocketAddr;
 
-use mio::net::TcpStream;
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 
+use crate::http::h2::H2Stream;
 use crate::http::http1::ResponseParser;
 use crate::http::tls::TlsSetup;
 use crate::http::transport::Transport;
@@ -34,8 +34,11 @@ pub(crate) enum Phase {
 
 /// Conn is one connection's state.
 pub(crate) struct Conn {
-    /// transport is the socket (and TLS session), None when closed.
+    /// transport is the socket (and TLS session), None when closed or over HTTP/2.
     pub transport: Option<Transport>,
+    /// stream is, over HTTP/2, the VU's place on a shared connection (None when closed or
+    /// over HTTP/1.1).
+    pub stream: Option<Box<H2Stream>>,
     /// phase is the connection's state.
     pub phase: Phase,
     /// parser parses the response to the outstanding request.
@@ -98,6 +101,7 @@ impl Conn {
     pub(crate) fn new() -> Conn {
         Conn {
             transport: None,
+            stream: None,
             phase: Phase::Closed,
             parser: ResponseParser::new(),
             written: 0,
@@ -146,28 +150,7 @@ impl Conn {
         registry: &Registry,
         token: Token,
     ) -> io::Result<()> {
-        let mut stream = TcpStream::connect(addr)?;
-        stream.set_nodelay(true)?;
-        if self.stamped && tls.is_none() {
-            crate::http::transport::enable_receive_timestamps(&stream)?;
-        }
-        if addr.ip().is_loopback() {
-            // Congestion control has nothing to do on loopback, and the default (often BBR)
-            // costs ~1.5 % of the generator's CPU per ACK; reno is the cheapest and always
-            // allowed. Real networks keep the system's choice.
-            let _ = socket2::SockRef::from(&stream).set_tcp_congestion(b"reno");
-        }
-        // Registered once, edge-triggered, for both directions: a request is written
-        // straight after the previous response, and write interest costs nothing until
-        // a write would block.
-        registry.register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)?;
-        self.transport = Some(match tls {
-            None => Transport::Plain(stream),
-            Some(setup) => {
-                let session = setup.connection().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                Transport::Tls(stream, Box::new(session))
-            }
-        });
+        self.transport = Some(Transport::connect(addr, tls, self.stamped, registry, token)?);
         self.phase = Phase::Connecting;
         self.requests = 0;
         Ok(())
@@ -176,18 +159,9 @@ impl Conn {
     /// connect_result checks a connecting socket after an event: Ok(true) once connected,
     /// Ok(false) if still in progress, Err with the connect error otherwise.
     pub(crate) fn connect_result(&mut self) -> io::Result<bool> {
-        let Some(transport) = self.transport.as_mut() else {
-            return Err(io::Error::from(io::ErrorKind::NotConnected));
-        };
-        let stream = transport.stream_mut();
-        if let Some(err) = stream.take_error()? {
-            return Err(err);
-        }
-        match stream.peer_addr() {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(false),
-            Err(e) => Err(e),
+        match self.transport.as_mut() {
+            Some(transport) => transport.connect_result(),
+            None => Err(io::Error::from(io::ErrorKind::NotConnected)),
         }
     }
 
@@ -196,6 +170,9 @@ impl Conn {
         if let Some(mut transport) = self.transport.take() {
             let _ = registry.deregister(transport.stream_mut());
         }
+        // An HTTP/2 VU gives its stream back (h2 resets it if it is still open); the
+        // connection stays with its other streams.
+        self.stream = None;
         self.phase = Phase::Closed;
         self.deadline_ns = u64::MAX;
     }

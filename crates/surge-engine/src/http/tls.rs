@@ -18,8 +18,9 @@ pub(crate) struct TlsSetup {
 }
 
 impl TlsSetup {
-    /// new builds the TLS setup for `host`; `insecure` disables certificate verification.
-    pub(crate) fn new(host: &str, insecure: bool) -> Result<TlsSetup, String> {
+    /// new builds the TLS setup for `host`; `insecure` disables certificate verification;
+    /// `http2` offers only h2 by ALPN (else only http/1.1).
+    pub(crate) fn new(host: &str, insecure: bool, http2: bool) -> Result<TlsSetup, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -33,7 +34,7 @@ impl TlsSetup {
             let roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
             builder.with_root_certificates(roots).with_no_client_auth()
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![if http2 { b"h2".to_vec() } else { b"http/1.1".to_vec() }];
         let server_name =
             ServerName::try_from(host.to_string()).map_err(|_| format!("'{host}' is not a valid TLS server name"))?;
         Ok(TlsSetup { config: Arc::new(config), server_name })

@@ -20,7 +20,11 @@ pub enum FailureClass {
     ConnectionReset,
     /// The peer closed the connection cleanly before a complete response.
     ClosedBeforeResponse,
-    /// The bytes received are not a valid HTTP/1.1 response.
+    /// The server reset the request's HTTP/2 stream (RST_STREAM) before a complete response.
+    StreamReset,
+    /// The server's HTTP/2 GOAWAY refused the request's stream: it was sent but not processed.
+    GoAway,
+    /// The bytes received are not a valid HTTP/1.1 (or HTTP/2) response.
     InvalidResponse,
     /// The target's host name could not be resolved.
     DnsFailure,
@@ -38,13 +42,15 @@ pub enum FailureClass {
 
 impl FailureClass {
     /// ALL lists every class, in the order reports print them.
-    pub const ALL: [FailureClass; 13] = [
+    pub const ALL: [FailureClass; 15] = [
         FailureClass::ConnectionRefused,
         FailureClass::ConnectTimeout,
         FailureClass::RequestTimeout,
         FailureClass::StreamIdleTimeout,
         FailureClass::ConnectionReset,
         FailureClass::ClosedBeforeResponse,
+        FailureClass::StreamReset,
+        FailureClass::GoAway,
         FailureClass::InvalidResponse,
         FailureClass::DnsFailure,
         FailureClass::TlsFailure,
@@ -71,6 +77,8 @@ impl FailureClass {
             FailureClass::StreamIdleTimeout => "stream_idle_timeout",
             FailureClass::ConnectionReset => "connection_reset",
             FailureClass::ClosedBeforeResponse => "closed_before_response",
+            FailureClass::StreamReset => "stream_reset",
+            FailureClass::GoAway => "goaway",
             FailureClass::InvalidResponse => "invalid_response",
             FailureClass::DnsFailure => "dns_failure",
             FailureClass::TlsFailure => "tls_failure",

@@ -15,7 +15,23 @@ pub struct TargetSpec {
     /// insecure skips TLS certificate verification.
     #[serde(default)]
     pub insecure: bool,
+    /// http2 speaks HTTP/2 to the target (h2 by ALPN over `https://`, h2c with prior
+    /// knowledge over `http://`), several VUs' streams on each connection; None: HTTP/1.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Spec>,
 }
+
+/// Http2Spec is how HTTP/2 connections are shared.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Http2Spec {
+    /// streams is the most requests one connection carries at once: each connection serves
+    /// this many VUs (closed model) or in-flight requests (open model).
+    pub streams: u32,
+}
+
+/// MAX_STREAMS bounds `http2.streams` (servers advertise 100 to 256 concurrent streams).
+pub(crate) const MAX_STREAMS: u32 = 1000;
 
 /// Target is a parsed URL: scheme, host, port and the request target (path and query).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +53,14 @@ impl TargetSpec {
     pub fn validate(&self, errors: &mut Vec<PlanError>) {
         if let Err(message) = Target::parse(&self.url) {
             errors.push(PlanError::new("target.url", message));
+        }
+        if let Some(http2) = self.http2 {
+            if !(1..=MAX_STREAMS).contains(&http2.streams) {
+                errors.push(PlanError::new(
+                    "target.http2.streams",
+                    format!("must be from 1 to {MAX_STREAMS}, got {}", http2.streams),
+                ));
+            }
         }
     }
 }

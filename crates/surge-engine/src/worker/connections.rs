@@ -7,6 +7,9 @@ impl Worker {
     // ----- connections -----
 
     pub(super) fn connect(&mut self, id: usize, now: u64) {
+        if self.spec.http2_streams.is_some() {
+            return self.attach(id, now);
+        }
         let tls = self.spec.tls.as_ref();
         let conn = &mut self.conns[id];
         match conn.open(self.spec.addr, tls, self.poll.registry(), Token(id)) {
@@ -42,19 +45,25 @@ impl Worker {
         let Some(transport) = self.conns[id].transport.as_mut() else { return };
         match transport.handshake() {
             Ok(false) => {}
-            Ok(true) => {
-                let g = self.conns[id].group as usize;
-                if let Some(open) = self.groups[g].open.as_mut() {
-                    open.connecting -= 1;
-                }
-                self.metrics.scenarios[g].connections_opened += 1;
-                let conn = &mut self.conns[id];
-                conn.phase = Phase::Idle;
-                conn.deadline_ns = u64::MAX;
-                self.on_ready(id, now);
-            }
+            Ok(true) => self.established(id, now, true),
             Err(e) => self.fail(id, FailureClass::from_connect_error(&e), now),
         }
+    }
+
+    /// established completes VU `id`'s connect: it is idle and goes on. `new_connection` counts
+    /// a connection opened (an HTTP/2 VU joins one that is counted once, by its session).
+    pub(super) fn established(&mut self, id: usize, now: u64, new_connection: bool) {
+        let g = self.conns[id].group as usize;
+        if let Some(open) = self.groups[g].open.as_mut() {
+            open.connecting -= 1;
+        }
+        if new_connection {
+            self.metrics.scenarios[g].connections_opened += 1;
+        }
+        let conn = &mut self.conns[id];
+        conn.phase = Phase::Idle;
+        conn.deadline_ns = u64::MAX;
+        self.on_ready(id, now);
     }
 
     /// connect_failed counts a failed connection attempt as a failed request of the step

@@ -138,6 +138,11 @@ impl Worker {
             conn.close(self.poll.registry());
         }
         self.groups[g].busy = 0;
+        for session in &mut self.sessions {
+            if session.group as usize == g {
+                session.close();
+            }
+        }
         if let Some(open) = &mut self.groups[g].open {
             // Iterations that were due but never got a connection were never started.
             self.metrics.scenarios[g].iterations_dropped += open.pending.len() as u64;

@@ -16,6 +16,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::http::conn::{Arrivals, Conn, Phase};
+use crate::http::h2::{Session, WakeId, Wakes};
 use crate::http::http1::Step as ParseStep;
 use crate::http::response::{JsonCache, ResponseView};
 use crate::http::tls::TlsSetup;
@@ -39,8 +40,10 @@ mod iterations;
 mod lifecycle;
 mod open_group;
 mod requests;
+mod sessions;
 
 use open_group::{OpenGroup, Waiting, BEHIND_NS};
+use sessions::SESSION_TOKEN_BASE;
 
 /// TIMER_TOKEN identifies the pacing timer among connection tokens.
 const TIMER_TOKEN: Token = Token(usize::MAX - 1);
@@ -97,6 +100,9 @@ pub(crate) struct WorkerSpec {
     pub addr: SocketAddr,
     /// tls is the TLS setup for https targets.
     pub tls: Option<TlsSetup>,
+    /// http2_streams is, over HTTP/2, the most streams (VUs) one connection carries; None:
+    /// HTTP/1.1, a connection per VU.
+    pub http2_streams: Option<u32>,
     /// scenarios are the run's compiled scenarios.
     pub scenarios: Arc<[Scenario]>,
     /// shares are this thread's part of each scenario, in the same order.
@@ -253,6 +259,12 @@ struct Worker {
     slot_groups: Vec<usize>,
     /// backlog holds (connection, hangup seen) of reads cut short by MAX_READS_PER_WAKE.
     backlog: Vec<(usize, bool)>,
+    /// sessions are the HTTP/2 connections (empty over HTTP/1.1).
+    sessions: Vec<Session>,
+    /// wakes queues h2's wake-ups of sessions and streams.
+    wakes: Arc<Wakes>,
+    /// woken holds the wake-ups being handled (kept for its allocation).
+    woken: Vec<WakeId>,
 }
 
 impl Worker {
@@ -357,6 +369,9 @@ impl Worker {
             run_load: LoadCounts::default(),
             slot_groups,
             backlog: Vec::new(),
+            sessions: Vec::new(),
+            wakes: Arc::new(Wakes::default()),
+            woken: Vec::new(),
         })
     }
 
@@ -394,10 +409,13 @@ impl Worker {
             }
             if now >= self.next_scan_ns {
                 self.expire_timeouts(now);
+                self.expire_sessions(now);
                 self.next_scan_ns = now + self.spec.scan_period_ns;
             }
             self.retry_connects(now);
             self.wake_thinkers(now);
+            // Requests just sent over HTTP/2 are written by their connection's poll.
+            self.drive_h2(now);
             let deadline = self.next_deadline();
             if let Err(e) = self.wait(now, deadline) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -412,6 +430,7 @@ impl Worker {
             if !self.backlog.is_empty() {
                 self.read_backlog(now);
             }
+            self.drive_h2(now);
         }
         self.finish(started_cpu, started_delay);
     }
@@ -479,11 +498,12 @@ impl Worker {
         // A wake-up costs more than the sends it serves when they come every few tens of
         // microseconds: sleep through the network events until the next batch is due, and
         // read then what arrived (timed by the kernel's receive stamps, so late reading
-        // adds nothing to the latency). Not over TLS (no stamps) nor for closed-model VUs,
+        // adds nothing to the latency). Not over TLS or HTTP/2 (no stamps) nor for closed-model VUs,
         // which must see each response at once.
         let deaf = precise
             && delay <= self.spec.send_slack_ns.saturating_add(DEAF_HORIZON_NS)
             && self.spec.tls.is_none()
+            && self.spec.http2_streams.is_none()
             && self.all_paced();
         let mut events = self.events.take().unwrap_or_else(|| Events::with_capacity(1024));
         let result = match &mut self.timer {
@@ -532,6 +552,10 @@ impl Worker {
                 continue;
             }
             let id = token.0;
+            if id >= SESSION_TOKEN_BASE {
+                self.poll_session(id - SESSION_TOKEN_BASE, now);
+                continue;
+            }
             if id >= self.conns.len() {
                 continue;
             }
@@ -603,7 +627,7 @@ impl Worker {
             thread: self.spec.thread,
             index: self.interval_index,
             metrics,
-            open_connections: self.open_conns,
+            open_connections: if self.spec.http2_streams.is_some() { self.open_sessions() } else { self.open_conns },
             in_flight: self.in_flight,
             peak_concurrency: std::mem::replace(&mut self.peak_concurrency, concurrency_now),
             active_vus: self.groups.iter().map(|g| g.busy).collect(),

@@ -38,22 +38,40 @@ impl Worker {
             RequestBytes::Static(bytes) => bytes,
             RequestBytes::Template(_) => &conn.out,
         };
-        let Some(transport) = conn.transport.as_mut() else { return };
-        let failure = loop {
-            if conn.written >= request.len() {
-                // Sent means on the wire: TLS records still buffered wait for the socket.
-                match transport.flush() {
-                    Ok(true) => break None,
-                    Ok(false) => return,
+        let failure = if let Some(stream) = conn.stream.as_mut() {
+            // HTTP/2: the whole request goes to h2 at once; its connection's poll writes it.
+            conn.written = request.len();
+            match stream.submit(request, self.spec.tls.is_some()) {
+                // Polled once so that h2 knows whom to wake when the response comes.
+                Ok(()) => stream.poll().err(),
+                Err(FailureClass::GoAway) => {
+                    // The server's GOAWAY came first: the request was not sent, and goes on
+                    // another connection (as h2 allows for a stream never opened).
+                    stream.set_draining();
+                    conn.phase = Phase::Idle;
+                    self.in_flight -= 1;
+                    return self.close_conn(id, now);
+                }
+                Err(class) => Some(class),
+            }
+        } else {
+            let Some(transport) = conn.transport.as_mut() else { return };
+            loop {
+                if conn.written >= request.len() {
+                    // Sent means on the wire: TLS records still buffered wait for the socket.
+                    match transport.flush() {
+                        Ok(true) => break None,
+                        Ok(false) => return,
+                        Err(e) => break Some(FailureClass::from_io_error(&e)),
+                    }
+                }
+                match transport.write(&request[conn.written..]) {
+                    Ok(0) => break Some(FailureClass::ClosedBeforeResponse),
+                    Ok(n) => conn.written += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => break Some(FailureClass::from_io_error(&e)),
                 }
-            }
-            match transport.write(&request[conn.written..]) {
-                Ok(0) => break Some(FailureClass::ClosedBeforeResponse),
-                Ok(n) => conn.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Some(FailureClass::from_io_error(&e)),
             }
         };
         if let Some(class) = failure {
@@ -84,8 +102,7 @@ impl Worker {
     pub(super) fn read_response(&mut self, id: usize, now: u64, hangup: bool) {
         let conn = &mut self.conns[id];
         let g = conn.group as usize;
-        let Some(transport) = conn.transport.as_mut() else { return };
-        let plain = !transport.is_tls();
+        let plain = conn.transport.as_ref().is_some_and(|t| !t.is_tls());
         let mut reads = 0;
         loop {
             if reads == MAX_READS_PER_WAKE {
@@ -99,10 +116,13 @@ impl Worker {
                 return;
             }
             reads += 1;
-            let read = if conn.stamped {
-                transport.read_stamped(&mut self.scratch, &mut conn.arrived_real_ns)
-            } else {
-                transport.read(&mut self.scratch)
+            let read = match (conn.stream.as_mut(), conn.transport.as_mut()) {
+                (Some(stream), _) => stream.read(&mut self.scratch),
+                (None, Some(transport)) if conn.stamped => {
+                    transport.read_stamped(&mut self.scratch, &mut conn.arrived_real_ns)
+                }
+                (None, Some(transport)) => transport.read(&mut self.scratch),
+                (None, None) => return,
             };
             let n = match read {
                 Ok(0) => return self.on_eof(id, now),
@@ -209,7 +229,11 @@ impl Worker {
             let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
             metrics.record_sent(conn.written, lag, false);
         }
-        let reuse = conn.parser.keep_alive() && !must_close && conn.phase == Phase::Awaiting;
+        // An HTTP/2 VU whose connection got GOAWAY moves to another for its next request.
+        let reuse = conn.parser.keep_alive()
+            && !must_close
+            && conn.phase == Phase::Awaiting
+            && !conn.stream.as_ref().is_some_and(|s| s.draining());
         conn.phase = Phase::Idle;
         conn.deadline_ns = u64::MAX;
         conn.requests += 1;

@@ -10,6 +10,7 @@ mod common;
 mod target;
 
 mod counting;
+mod http2;
 mod merge;
 mod pacing;
 mod run;
