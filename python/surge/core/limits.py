@@ -83,6 +83,19 @@ MAX_TAGS = 2_000
 has it: each has its own metrics in every thread, interval and record (docs/scenarios.md,
 Memory)."""
 
+MAX_TOKEN_COUNT = 1 << 20
+"""MAX_TOKEN_COUNT bounds a completion's ``max_tokens`` and a synthetic prompt's length in
+tokens (words): 1,048,576, beyond any model's context."""
+
+MAX_SYNTHETIC_PROMPTS = 100_000
+"""MAX_SYNTHETIC_PROMPTS bounds how many distinct synthetic prompts a completion step generates
+(``prompts.synthetic.count``): each is a value of the plan."""
+
+MAX_SYNTHETIC_WORDS = 1 << 22
+"""MAX_SYNTHETIC_WORDS bounds the words of one completion step's synthetic prompts together
+(4,194,304, about 20 MB of text): they are generated when the file is compiled and held in the
+plan."""
+
 MAX_DEPTH = 64
 """MAX_DEPTH bounds how deeply mappings and lists nest in a scenario file."""
 

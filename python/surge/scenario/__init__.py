@@ -9,6 +9,7 @@ file/line/key errors and compiled to the engine's plans.
 from surge.plan.compiled import CompiledRun
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
+from surge.scenario.completion import Completion, FixedLength, NormalLength, Prompts, SyntheticPrompts, UniformLength
 from surge.scenario.executors import (
     ConstantArrivalRateInput,
     ConstantVusInput,
@@ -50,6 +51,7 @@ __all__ = [
     "Check",
     "Choice",
     "CompiledRun",
+    "Completion",
     "Constant",
     "ConstantArrivalRateInput",
     "ConstantVusInput",
@@ -60,12 +62,15 @@ __all__ = [
     "Env",
     "ExecutorInput",
     "ExponentialThink",
+    "FixedLength",
     "FixedThink",
     "MixEntry",
+    "NormalLength",
     "PerVuIterationsInput",
     "Phase",
     "Pool",
     "Problem",
+    "Prompts",
     "RampingArrivalRateInput",
     "RampingVusInput",
     "RandomString",
@@ -76,10 +81,12 @@ __all__ = [
     "ScenarioFile",
     "SharedIterationsInput",
     "Step",
+    "SyntheticPrompts",
     "ThinkTime",
     "ThresholdSpec",
     "Timestamp",
     "Uniform",
+    "UniformLength",
     "UniformThink",
     "Uuid",
     "Variable",

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from surge.core.limits import MAX_CSV_PLAN_BYTES, MAX_TAGS, MAX_VU_VALUE_BYTES
 from surge.core.units import size_text
+from surge.scenario.base import Path
+from surge.scenario.compile import completion_sources
+from surge.scenario.completion import Prompts
 from surge.scenario.engine_check import file_path, plan_phases
 from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.problems import Problem
@@ -45,7 +48,7 @@ def value_bytes(spec: Mapping[str, Any], model: Any, base_dir: Any) -> int:
         alphabet = spec.get("alphabet") or "a"
         return int(spec["length"]) * max(len(c.encode()) for c in alphabet)
     if kind == "rows":
-        return model.table(base_dir).widest if isinstance(model, Csv) else len(spec["cells"])
+        return model.table(base_dir).widest if isinstance(model, (Csv, Prompts)) else len(spec["cells"])
     if kind == "choice":
         return max((len(str(v).encode()) for v in spec["values"]), default=0)
     if kind == "constant":
@@ -60,17 +63,20 @@ def budget_problems(f: ScenarioModel, compiled: CompiledRun) -> list[Problem]:
     for name, compiled_plan in compiled.plans():
         phases = plan_phases(f, name)
         plan = compiled_plan.to_dict()
-        for parts, message in _plan_problems(f, plan, [phase for _, _, phase in phases]):
+        for parts, message in _plan_problems(f, plan, phases):
             problems.append(Problem(file_path(f, phases, parts, plan), message))
     return problems
 
 
-def _plan_problems(f: ScenarioModel, plan: Mapping[str, Any], phases: list[Phase]) -> list[tuple[list[str | int], str]]:
+def _plan_problems(
+    f: ScenarioModel, plan: Mapping[str, Any], phases: list[tuple[Path, str, Phase]]
+) -> list[tuple[list[str | int], str]]:
     out: list[tuple[list[str | int], str]] = []
     csv_bytes = vu_bytes = 0
     tags: set[tuple[int, str]] = set()
-    for i, (scenario, phase) in enumerate(zip(plan["scenarios"], phases, strict=True)):
-        visible = {**f.variables, **phase.variables}
+    for i, (scenario, (_, name, phase)) in enumerate(zip(plan["scenarios"], phases, strict=True)):
+        sources = {n: source for n, (_, source) in completion_sources(f, name, phase).items()}
+        visible = {**f.variables, **phase.variables, **sources}
         values = []
         for j, spec in enumerate(scenario["variables"]):
             values.append((value_bytes(spec, visible.get(spec["name"]), f.base_dir()), j))

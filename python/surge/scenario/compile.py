@@ -19,10 +19,13 @@ from surge.plan import model as plan
 from surge.plan import scenario_parts as parts
 from surge.plan.compiled import CompiledRun
 from surge.plan.thresholds import goodput_bounds, percentiles
+from surge.scenario.base import Path
 from surge.scenario.captures import Capture
 from surge.scenario.checks import Check
+from surge.scenario.completion import CompletionSlots, FixedLength, Length, Prompts, UniformLength, tally_draws
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioModel
+from surge.scenario.request import Request
 from surge.scenario.templates import TemplateError, slots
 from surge.scenario.think import ExponentialThink, FixedThink, UniformThink
 from surge.scenario.variables import (
@@ -83,16 +86,19 @@ def _plan(f: ScenarioModel, phases: list[tuple[str, Phase, float]], env: Mapping
 def _scenario(
     f: ScenarioModel, name: str, phase: Phase, start: float, env: Mapping[str, str] | None
 ) -> plan.ScenarioSpec:
-    sequences = [(seq, [_step(f, s) for _, s in seq.steps]) for seq in phase.sequences(name, f.default_path())]
+    named = completion_slots(f, name, phase)
+    sequences = [
+        (seq, [_step(f, s, named.get(p)) for p, s in seq.steps]) for seq in phase.sequences(name, f.default_path())
+    ]
     visible = {**f.variables, **phase.variables}
+    used = _used(visible, [step for _, steps in sequences for step in steps])
+    sources = completion_sources(f, name, phase)
+    added = [spec for n, (_, source) in sources.items() for spec in _source_spec(n, source, f)]
     return plan.ScenarioSpec(
         name=name,
         start_time_s=start,
         executor=phase.executor.to_plan(),
-        variables=[
-            variable_spec(n, visible[n], f, env)
-            for n in _used(visible, [step for _, steps in sequences for step in steps])
-        ],
+        variables=[variable_spec(n, visible[n], f, env) for n in used] + added,
         flow=plan.FlowSpec(
             sequences=[plan.SequenceSpec(name=seq.name, weight=seq.weight, steps=steps) for seq, steps in sequences],
             think_after_iteration=think_spec(phase.think_time),
@@ -116,6 +122,62 @@ def _slots(text: str) -> list[Any]:
 def _templates(step: plan.StepSpec) -> list[str]:
     r = step.request
     return [r.path or "", *(v for _, v in r.headers), r.body or ""]
+
+
+def completion_slots(f: ScenarioModel, name: str, phase: Phase) -> dict[Path, CompletionSlots]:
+    """completion_slots names the variables of each completion step of ``phase`` (by the
+    step's path in the phase), in step order: ``_completion1_prompts``, ``_completion1_max_tokens``
+    (none for a fixed ``max_tokens``), ... each followed by ``_`` as often as a variable or a
+    capture of the phase already has the name."""
+    sequences = phase.sequences(name, f.default_path())
+    taken = {*f.variables, *phase.variables, *(c for seq in sequences for _, s in seq.steps for c in s.capture)}
+
+    def free(wanted: str) -> str:
+        while wanted in taken:
+            wanted += "_"
+        taken.add(wanted)
+        return wanted
+
+    out: dict[Path, CompletionSlots] = {}
+    for seq in sequences:
+        for path, step in seq.steps:
+            if step.completion is not None:
+                n = len(out) + 1
+                fixed = isinstance(step.completion.max_tokens, FixedLength)
+                out[path] = CompletionSlots(
+                    prompts=free(f"_completion{n}_prompts"),
+                    max_tokens=None if fixed else free(f"_completion{n}_max_tokens"),
+                )
+    return out
+
+
+def completion_sources(f: ScenarioModel, name: str, phase: Phase) -> dict[str, tuple[Path, Prompts | Length]]:
+    """completion_sources maps each variable ``completion_slots`` names to where it comes from:
+    the key of the file (from the phase: ``flow[0].completion.prompts``) and the model it is
+    drawn from (the step's Prompts, or its ``max_tokens``)."""
+    steps = {p: s.completion for seq in phase.sequences(name, f.default_path()) for p, s in seq.steps if s.completion}
+    out: dict[str, tuple[Path, Prompts | Length]] = {}
+    for path, named in completion_slots(f, name, phase).items():
+        completion = steps[path]
+        out[named.prompts] = ((*path, "completion", "prompts"), completion.prompts)
+        if named.max_tokens is not None:
+            out[named.max_tokens] = ((*path, "completion", "max_tokens"), completion.max_tokens)
+    return out
+
+
+def _source_spec(name: str, source: Prompts | Length, f: ScenarioModel) -> list[parts.VariableSpec]:
+    """_source_spec maps a completion's variable to the engine's: the prompts to a one-column
+    ``rows`` table; a uniform ``max_tokens`` to ``uniform``, another to a weighted ``choice``
+    of its draws (``tally_draws``)."""
+    if isinstance(source, Prompts):
+        table = source.table(f.base_dir())
+        return [parts.RowsVariable(name=name, columns=list(table.columns), cells=table.cells, pick=source.pick)]
+    if isinstance(source, FixedLength):
+        return []
+    if isinstance(source, UniformLength):
+        return [parts.UniformVariable(name=name, min=source.min, max=source.max)]
+    draws = sorted(tally_draws(source).items())
+    return [parts.ChoiceVariable(name=name, values=[str(v) for v, _ in draws], weights=[float(c) for _, c in draws])]
 
 
 def think_spec(think: Any) -> parts.ThinkSpec | None:
@@ -195,23 +257,23 @@ def check_specs(c: Check | None) -> list[parts.CheckSpec]:
     return out
 
 
-def header_list(f: ScenarioModel, step: Step) -> list[tuple[str, str]]:
-    """header_list is a step's headers as the plan carries them: the defaults', the
+def header_list(f: ScenarioModel, request: Request) -> list[tuple[str, str]]:
+    """header_list is a request's headers as the plan carries them: the defaults', the
     request's own (winning, names compared without case), then a JSON content type."""
     merged: dict[str, tuple[str, str]] = {}
-    for k, v in [*f.defaults.headers.items(), *step.request.headers.items()]:
+    for k, v in [*f.defaults.headers.items(), *request.headers.items()]:
         merged[k.lower()] = (k, v)
-    if step.request.has_json() and "content-type" not in merged:
+    if request.has_json() and "content-type" not in merged:
         merged["content-type"] = ("Content-Type", "application/json")
     return list(merged.values())
 
 
-def _step(f: ScenarioModel, step: Step) -> plan.StepSpec:
-    r = step.request
+def _step(f: ScenarioModel, step: Step, slots: CompletionSlots | None) -> plan.StepSpec:
+    r = step.request if slots is None else step.sent(slots)
     return plan.StepSpec(
-        tag=step.name or r.default_tag(f.default_path()),
+        tag=step.name or step.default_tag(f.default_path()),
         request=plan.RequestSpec(
-            method=r.method, path=r.full_path(f.default_path()), headers=header_list(f, step), body=r.body_text()
+            method=r.method, path=r.full_path(f.default_path()), headers=header_list(f, r), body=r.body_text()
         ),
         timeout_s=r.timeout,
         think_after=think_spec(step.think_time),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from surge.engine.validation import plan_errors
 from surge.scenario.base import Path
+from surge.scenario.compile import completion_sources
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.problems import Problem
@@ -80,34 +81,44 @@ def file_path(
     if rest[:2] == ["flow", "think_after_iteration"]:
         return (*base, "think_time")
     if rest[0] == "variables" and len(rest) > 1 and isinstance(rest[1], int):
-        return _variable_path(base, phase, scenario, rest[1])
+        return _variable_path(f, base, name, phase, scenario, rest[1])
     if rest[:2] == ["flow", "sequences"] and len(rest) > 2 and isinstance(rest[2], int):
         return _sequence_path(f, base, phase, name, scenario, rest[2], rest[3:])
     return (*base, *(_KEYS.get(p, p) if isinstance(p, str) else p for p in rest))
 
 
-def _variable_path(base: Path, phase: Phase, scenario: Mapping[str, Any], index: int) -> Path:
+def _variable_path(
+    f: ScenarioModel, base: Path, name: str, phase: Phase, scenario: Mapping[str, Any], index: int
+) -> Path:
     names = [v["name"] for v in scenario["variables"]]
     if index >= len(names):
         return base
     variable = names[index]
-    return (*base, "variables", variable) if variable in phase.variables else ("variables", variable)
+    if variable in phase.variables:
+        return (*base, "variables", variable)
+    if variable in f.variables:
+        return ("variables", variable)
+    sources = completion_sources(f, name, phase)  # a variable compile added for a completion step
+    return (*base, *sources[variable][0]) if variable in sources else base
 
 
 def _request_path(f: ScenarioModel, at: Path, step: Step, spec: Mapping[str, Any], rest: list[str | int]) -> Path:
+    key, own = ("request", step.request.headers) if step.completion is None else ("completion", step.completion.headers)
     if not rest:
-        return (*at, "request")
+        return (*at, key)
     if rest[0] == "headers" and len(rest) > 1 and isinstance(rest[1], int):
         headers = spec["request"]["headers"]
         name = headers[rest[1]][0] if rest[1] < len(headers) else None
-        if name in step.request.headers:
-            return (*at, "request", "headers", name)
+        if name in own:
+            return (*at, key, "headers", name)
         if name in f.defaults.headers:
             return ("defaults", "headers", name)
-        return (*at, "request", "headers")
+        return (*at, key, "headers")
     if rest[0] in ("body", "body_base64"):
-        return (*at, "request", "json" if step.request.has_json() else "body")
-    return (*at, "request", rest[0])
+        if step.completion is not None:
+            return (*at, key)
+        return (*at, key, "json" if step.request.has_json() else "body")
+    return (*at, key, rest[0])
 
 
 def _sequence_path(
@@ -136,7 +147,7 @@ def _sequence_path(
         spec = scenario["flow"]["sequences"][index]["steps"][rest[1]]
         return _request_path(f, at, step, spec, detail[1:])
     if detail[0] == "timeout_s":
-        return (*at, "request", "timeout")
+        return (*at, "request" if step.completion is None else "completion", "timeout")
     if detail[0] == "think_after":
         return (*at, "think_time")
     if detail[0] == "checks":

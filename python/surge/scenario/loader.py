@@ -37,6 +37,17 @@ _MISPLACED = {
     ("Scenario", "thresholds"): "thresholds are top-level keys (scope one with scenario:)",
     ("Scenario", "timeout"): "timeout belongs in a request, or in defaults",
     ("Check", "status_code"): "the key is status",
+    ("Step", "prompts"): "prompts belongs in completion",
+    ("Step", "max_tokens"): "max_tokens belongs in completion",
+    ("Completion", "method"): "a completion is always a POST",
+    ("Completion", "body"): "a completion writes its own body from prompts and max_tokens",
+    ("Completion", "json"): "a completion writes its own body from prompts and max_tokens",
+    ("Completion", "stream"): "a completion is always streamed, with its usage asked for",
+    ("Completion", "check"): "check belongs to the step, beside completion",
+    ("Completion", "name"): "name belongs to the step, beside completion",
+    ("Completion", "csv"): "csv belongs in prompts: prompts: {csv: FILE, column: NAME}",
+    ("Completion", "values"): "values belongs in prompts: prompts: {values: [...]}",
+    ("Completion", "synthetic"): "synthetic belongs in prompts: prompts: {synthetic: {tokens: N}}",
 }
 
 

@@ -127,7 +127,7 @@ class Phase(FileModel):
                 default = f"flow-{i + 1}"
             else:
                 steps = [(("mix", i), entry.steps()[0])]
-                default = entry.steps()[0].request.default_tag(default_path)
+                default = entry.steps()[0].default_tag(default_path)
             out.append(Sequence(entry.name or default, entry.weight, steps))
         return out
 

@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from surge.scenario.base import Finding, Path
+from surge.scenario.completion import Completion, Prompts
 from surge.scenario.csvdata import CsvError, CsvTable
 from surge.scenario.flow import Step
 from surge.scenario.models import Phase, ScenarioModel
 from surge.scenario.problems import Problem, key_path
+from surge.scenario.request import Request
 from surge.scenario.templates import NAME_RULE, TemplateError, is_name, slots
 from surge.scenario.variables import AnyVariable, Csv, Env, Pool
 
@@ -146,6 +148,8 @@ class _Checker:
             }
             for spath, step in seq.steps:
                 self.step((*base, *spath), step, defined, captured_later, label, pools)
+                if step.completion is not None:
+                    self.unique_prompts((*base, *spath, "completion", "prompts"), step.completion.prompts, phase, label)
         for hname, value in self.f.defaults.headers.items():
             self.template(("defaults", "headers", hname), value, visible, {}, label, pools)
         for vname, (vpath, seen) in visible.items():
@@ -163,7 +167,7 @@ class _Checker:
         texts = list(self.f.defaults.headers.values())
         for seq in phase.sequences(name, self.f.default_path()):
             for _, step in seq.steps:
-                r = step.request
+                r = step.sent()
                 texts += [r.full_path(self.f.default_path()), *r.headers.values(), r.body_text() or ""]
         for text in texts:
             try:
@@ -182,20 +186,12 @@ class _Checker:
         label: str,
         pools: set[str],
     ) -> None:
-        r = step.request
-        self.problems += _prefixed((*path, "request"), r.problems())
+        self.problems += _prefixed(path, step.problems())
         args = (defined, later, label, pools)
-        if r.path is not None:
-            self.template((*path, "request", "path"), r.path, *args)
-        for k, v in r.query.items():
-            self.template((*path, "request", "query", k), k, *args)
-            self.template((*path, "request", "query", k), v, *args)
-        for k, v in r.headers.items():
-            self.template((*path, "request", "headers", k), v, *args)
-        if r.body is not None:
-            self.template((*path, "request", "body"), r.body, *args)
-        if r.has_json():
-            self.json_templates((*path, "request", "json"), r.json_body, *args)
+        if step.completion is not None:
+            self.completion((*path, "completion"), step.completion, *args)
+        else:
+            self.request((*path, "request"), step.request, *args)
         if step.check is not None:
             self.problems += _prefixed((*path, "check"), step.check.problems())
         if step.think_time is not None:
@@ -210,6 +206,64 @@ class _Checker:
             if not capture.to_pool:
                 defined[cname] = (cpath, None)
                 later.pop(cname, None)
+
+    def request(self, path: Path, r: Request, *args: Any) -> None:
+        self.problems += _prefixed(path, r.problems())
+        if r.path is not None:
+            self.template((*path, "path"), r.path, *args)
+        for k, v in r.query.items():
+            self.template((*path, "query", k), k, *args)
+            self.template((*path, "query", k), v, *args)
+        for k, v in r.headers.items():
+            self.template((*path, "headers", k), v, *args)
+        if r.body is not None:
+            self.template((*path, "body"), r.body, *args)
+        if r.has_json():
+            self.json_templates((*path, "json"), r.json_body, *args)
+
+    def completion(self, path: Path, c: Completion, *args: Any) -> None:
+        self.problems += _prefixed(path, c.problems())
+        for key, text in (("model", c.model), ("path", c.path)):
+            if text is not None:
+                self.template((*path, key), text, *args)
+        for k, v in c.headers.items():
+            self.template((*path, "headers", k), v, *args)
+        prompts = c.prompts
+        if prompts.csv is None or prompts.values is not None or prompts.synthetic is not None:
+            return
+        try:
+            table = prompts.source_table(self.f.base_dir())
+        except CsvError as e:
+            self.add((*path, "prompts", "csv"), str(e))
+            return
+        columns = ", ".join(table.columns)
+        if prompts.column is not None and prompts.column not in table.columns:
+            self.add(
+                (*path, "prompts", "column"),
+                f"{prompts.csv} has no column '{prompts.column}'{suggest(prompts.column, table.columns)} "
+                f"(columns: {columns})",
+            )
+        elif prompts.column_in(table) is None:
+            self.add((*path, "prompts"), f"{prompts.csv} has columns {columns}: say which holds the prompts (column:)")
+
+    def unique_prompts(self, path: Path, prompts: Prompts, phase: Phase, label: str) -> None:
+        if prompts.pick != "unique":
+            return
+        if prompts.values is not None:
+            count = len(prompts.values)
+        elif prompts.synthetic is not None:
+            count = prompts.synthetic.count
+        else:
+            try:
+                count = prompts.source_table(self.f.base_dir()).rows
+            except CsvError:
+                return  # reported with the step
+        if phase.executor.peak_vus() > count:
+            self.add(
+                (*path, "pick"),
+                f"pick: unique needs a prompt per VU: {label} runs up to {phase.executor.peak_vus()} VUs "
+                f"but there {'is 1 prompt' if count == 1 else f'are {count:,} prompts'}",
+            )
 
     # thresholds ---------------------------------------------------------------------------
     def thresholds(self) -> None:
@@ -249,7 +303,7 @@ class _Checker:
                 )
 
     def tag(self, step: Step) -> str:
-        return step.name or step.request.default_tag(self.f.default_path())
+        return step.name or step.default_tag(self.f.default_path())
 
 
 def check_file(f: ScenarioModel, env: Mapping[str, str] | None = None) -> list[Problem]:

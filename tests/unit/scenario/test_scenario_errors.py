@@ -295,7 +295,7 @@ ROWS = [
         "mix entry without a flow",
         HEAD + "scenarios:\n  a:\n" + VUS + "    mix:\n      - {weight: 1}\n",
         "6: scenarios.a.mix[0]",
-        "give flow (a list of steps) or request (one step)",
+        "give flow (a list of steps), request or completion (one step)",
     ),
     (
         "flow and mix both",
@@ -415,11 +415,60 @@ ROWS = [
 ]
 
 
+COMPLETION = HEAD + "scenarios:\n  a:\n    executor: {type: constant-vus, vus: 3, duration: 1s}\n    flow:\n      - "
+LENGTH = "expected a whole number of tokens (e.g. 128) or a distribution"
+COMPLETION_ROWS = [
+    # (id, a completion step of scenario a (docs/scenarios.md, Completions), expected prefix, fragment)
+    ("unknown key", "completion: {prompts: {values: [a]}, max_tokens: 5, modle: x}", "6: scenarios.a.flow[0].completion.modle", "unknown key 'modle' (did you mean 'model'?)"),
+    ("unknown prompts key", "completion: {prompts: {values: [a], colum: x}, max_tokens: 5}", "6: scenarios.a.flow[0].completion.prompts.colum", "did you mean 'column'?"),
+    ("unknown distribution key", "completion: {prompts: {values: [a]}, max_tokens: {type: normal, mean: 3, stdev: 1, maxx: 4}}", "6: scenarios.a.flow[0].completion.max_tokens.maxx", "did you mean 'max'?"),
+    ("key of the prompts", "completion: {csv: a.csv, max_tokens: 4}", "6: scenarios.a.flow[0].completion.csv", "csv belongs in prompts"),
+    ("key of the completion", "{max_tokens: 4, completion: {prompts: {values: [a]}}}", "6: scenarios.a.flow[0].max_tokens", "max_tokens belongs in completion"),
+    ("a body of its own", "completion: {prompts: {values: [a]}, max_tokens: 4, json: {}}", "6: scenarios.a.flow[0].completion.json", "a completion writes its own body"),
+    ("request and completion", "{request: {path: /}, completion: {prompts: {values: [a]}, max_tokens: 5}}", "6: scenarios.a.flow[0].completion", "give either request (any request) or completion"),
+    ("no max_tokens", "completion: {prompts: {values: [a]}}", "6: scenarios.a.flow[0].completion", "missing required key 'max_tokens'"),
+    ("max_tokens 0", "completion: {prompts: {values: [a]}, max_tokens: 0}", "6: scenarios.a.flow[0].completion.max_tokens", "must be at least 1, got 0"),
+    ("max_tokens negative", "completion: {prompts: {values: [a]}, max_tokens: -5}", "6: scenarios.a.flow[0].completion.max_tokens", "must be at least 1, got -5"),
+    ("max_tokens too large", "completion: {prompts: {values: [a]}, max_tokens: 2000000}", "6: scenarios.a.flow[0].completion.max_tokens", "must be at most 1048576"),
+    ("max_tokens a fraction", "completion: {prompts: {values: [a]}, max_tokens: 1.5}", "6: scenarios.a.flow[0].completion.max_tokens", LENGTH + " ({type: uniform, min, max} or {type: normal, mean, stdev, min, max}), got 1.5"),
+    ("max_tokens a boolean", "completion: {prompts: {values: [a]}, max_tokens: true}", "6: scenarios.a.flow[0].completion.max_tokens", "got true"),
+    ("max_tokens text", "completion: {prompts: {values: [a]}, max_tokens: lots}", "6: scenarios.a.flow[0].completion.max_tokens", "got 'lots'"),
+    ("unknown distribution", "completion: {prompts: {values: [a]}, max_tokens: {type: gauss, mean: 3}}", "6: scenarios.a.flow[0].completion.max_tokens", "unknown type 'gauss' (expected one of: fixed, uniform, normal)"),
+    ("no type", "completion: {prompts: {values: [a]}, max_tokens: {mean: 3}}", "6: scenarios.a.flow[0].completion.max_tokens", "missing 'type' (one of: fixed, uniform, normal)"),
+    ("uniform min above max", "completion: {prompts: {values: [a]}, max_tokens: {type: uniform, min: 9, max: 3}}", "6: scenarios.a.flow[0].completion.max_tokens.max", "max 3 is below min 9"),
+    ("normal min above max", "completion: {prompts: {synthetic: {tokens: {type: normal, mean: 5, stdev: 1, min: 10, max: 2}}}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.synthetic.tokens.max", "max 2 is below min 10"),
+    ("negative stdev", "completion: {prompts: {values: [a]}, max_tokens: {type: normal, mean: 5, stdev: -1}}", "6: scenarios.a.flow[0].completion.max_tokens.stdev", "must be at least 0"),
+    ("unknown api", "completion: {api: embeddings, prompts: {values: [a]}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.api", "expected one of 'chat' or 'text', got 'embeddings'"),
+    ("no prompts", "completion: {max_tokens: 4}", "6: scenarios.a.flow[0].completion", "missing required key 'prompts'"),
+    ("no source of prompts", "completion: {prompts: {pick: random}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts", "no prompts: give values (a list), csv (a file, with column) or synthetic"),
+    ("two sources", "completion: {prompts: {values: [a], csv: p.csv}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.csv", "give one source of prompts: values or csv, not both"),
+    ("empty values", "completion: {prompts: {values: []}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.values", "must not be empty"),
+    ("column without csv", "completion: {prompts: {values: [a], column: x}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.column", "column only applies to csv prompts"),
+    ("a CSV file that is missing", "completion: {prompts: {csv: nope.csv}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.csv", "nope.csv: cannot read it"),
+    ("a CSV file without the column", "completion: {prompts: {csv: prompts.csv, column: promt}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.column", "prompts.csv has no column 'promt' (did you mean 'prompt'?) (columns: id, prompt)"),
+    ("a CSV file of several columns, none named", "completion: {prompts: {csv: prompts.csv}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts", "prompts.csv has columns id, prompt: say which holds the prompts (column:)"),
+    ("a ragged CSV file", "completion: {prompts: {csv: ragged.csv, column: prompt}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.csv", "ragged.csv:3: row has 3 fields, the header has 2"),
+    ("unique with fewer prompts than VUs", "completion: {prompts: {values: [a, b], pick: unique}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.pick", "pick: unique needs a prompt per VU: scenario 'a' runs up to 3 VUs but there are 2 prompts"),
+    ("unique with fewer CSV rows than VUs", "completion: {prompts: {csv: prompts.csv, column: prompt, pick: unique}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.pick", "up to 3 VUs but there are 2 prompts"),
+    ("unknown pick", "completion: {prompts: {values: [a], pick: shuffled}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.pick", "expected one of 'random', 'sequential' or 'unique', got 'shuffled'"),
+    ("too many synthetic words", "completion: {prompts: {synthetic: {tokens: 100000, count: 100}}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.synthetic.count", "100 prompts of these lengths hold 10,000,000 words, more than the 4,194,304"),
+    ("no synthetic prompts", "completion: {prompts: {synthetic: {tokens: 5, count: 0}}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.synthetic.count", "must be at least 1, got 0"),
+    ("synthetic without tokens", "completion: {prompts: {synthetic: {count: 5}}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.prompts.synthetic", "missing required key 'tokens'"),
+    ("an undefined variable in the model", "completion: {model: '{{mdl}}', prompts: {values: [a]}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.model", "'{{mdl}}' uses 'mdl', which is not a variable"),
+    ("a path without its slash", "completion: {path: v1/x, prompts: {values: [a]}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.path", "'v1/x' must start with '/'"),
+    ("a bad header name", "completion: {headers: {'a b': x}, prompts: {values: [a]}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.headers.a b", "'a b' is not a valid header name"),
+    ("a timeout without unit", "completion: {prompts: {values: [a]}, max_tokens: 4, timeout: 30}", "6: scenarios.a.flow[0].completion.timeout", "'30' has no unit"),
+    ("a method", "completion: {method: GET, prompts: {values: [a]}, max_tokens: 4}", "6: scenarios.a.flow[0].completion.method", "a completion is always a POST"),
+]  # fmt: skip
+ROWS += [(name, COMPLETION + step + "\n", prefix, message) for name, step, prefix, message in COMPLETION_ROWS]
+
+
 @pytest.fixture
 def data_dir(tmp_path):
     (tmp_path / "users.csv").write_text("name,password\nalice,a\nbob,b\n")
     (tmp_path / "ragged.csv").write_text("name,password\nalice,a\nbob,b,extra\n")
     (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "prompts.csv").write_text("id,prompt\n1,hello there\n2,how are you\n")
     return tmp_path
 
 
