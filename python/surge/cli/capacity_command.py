@@ -39,11 +39,6 @@ def _rate(flag: str, value: float) -> float:
 @click.command("capacity")
 @experiment_test_options
 @click.option(
-    "--slo",
-    multiple=True,
-    help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the scenario's thresholds).",
-)
-@click.option(
     "--start-rate",
     "start_rate",
     type=RATE,
@@ -101,7 +96,6 @@ def _rate(flag: str, value: float) -> float:
 )
 def capacity_command(
     test: TestSpec,
-    slo: tuple[str, ...],
     start_rate: float,
     max_rate: float | None,
     precision: str,
@@ -113,10 +107,10 @@ def capacity_command(
     json_output: bool,
 ) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
-    SLO: doubling from --start-rate until a step fails, narrowing to --precision, then a
-    confirmation run. A step passes when it meets the SLO and is steady; a step the generator
-    or a client cap limited does not count against the target. Exit code 0 with a confirmed
-    rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
+    SLO (--slo, else the scenario's thresholds): doubling from --start-rate until a step fails,
+    narrowing to --precision, then a confirmation run. A step passes when it meets the SLO and
+    is steady; a step the generator or a client cap limited does not count against the target.
+    Exit code 0 with a confirmed rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
     _rate("--start-rate", start_rate)
     if max_rate is not None:
         _rate("--max-rate", max_rate)
@@ -137,6 +131,6 @@ def capacity_command(
         raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
     plan = CapacityPlan(start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries)
-    experiment, outcome = run_capacity(test, plan, slo)
+    experiment, outcome = run_capacity(test, plan, test.slo)
     report_experiment(experiment.document, json_output)
     finish(outcome)

@@ -54,12 +54,6 @@ DEFAULT_WARMUP = "5s"
     type=click.Choice(["broken"]),
     help="End the sweep at the first level in the broken zone.",
 )
-@click.option(
-    "--slo",
-    multiple=True,
-    help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the "
-    "scenario's thresholds, else the default SLO).",
-)
 @json_option(
     "Print the experiment (parameters, every run, the curve, zones, peak, knee, USL) as one JSON document on stdout."
 )
@@ -71,12 +65,12 @@ def sweep_command(
     cooldown: str,
     drain_wait: str,
     stop_when: str | None,
-    slo: tuple[str, ...],
     json_output: bool,
 ) -> None:
     """Run the test (URL, or a scenario file) at each load level, lightest first (-d is each
     level's measured window, default 10s), and find the curve's peak, knee, zones and, for VU
-    levels, the USL fit. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
+    levels, the USL fit; --slo (default: the scenario's thresholds, else the default SLO) draws
+    the zones. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
     measured."""
     if (vus is None) == (rates is None):
         raise BadInput(
@@ -99,6 +93,6 @@ def sweep_command(
         Slo([], "default"),  # run_sweep puts the one --slo chooses in its place
         drain_wait_s,
     )
-    experiment, outcome = run_sweep(test, plan, slo)
+    experiment, outcome = run_sweep(test, plan, test.slo)
     report_experiment(experiment.document, json_output)
     finish(outcome)

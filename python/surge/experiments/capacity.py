@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from surge.analysis.capacity_search import OUTCOME_WORDS, CapacityResult, CapacitySearch, SearchStep, findings
@@ -428,6 +428,7 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
     naming --slo, before anything is sent), each step printed as it is judged; it returns the
     concluded record (every step's run, verdict and evidence, the rate found) and the outcome
     (capacity_outcome)."""
+    test = replace(test, slo=())  # the SLO judges the steps, not each run as its thresholds would
     choice = choose_slo(slo, test.prepare(Overrides(rate=plan.start_rate, duration_s=plan.step_s)))
     if not choice.conditions:
         raise BadInput(

@@ -274,7 +274,9 @@ def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[Expe
     expressions; none: the scenario's thresholds, else the default SLO; it replaces the plan's),
     every level prepared before anything is sent (BadInput); it returns the concluded record
     (every run, the curve, zones, peak, knee, USL) and the outcome (sweep_outcome)."""
-    test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
+    # Each run's length is the level's (an override), also for a file; the SLO judges the levels
+    # (their zones), not each run as its thresholds would.
+    test = replace(test, duration=None, slo=())
     levels = prepare_levels(test, plan)
     choice = choose_slo(slo, levels[0][1])
     plan = replace(plan, slo=choice)

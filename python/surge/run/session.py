@@ -163,7 +163,8 @@ def run_prepared(
         with signals.deferred():
             if error is None:
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
-            doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms
+            # masked, without the per-interval histograms; a URL run with thresholds (--slo) has its verdicts
+            doc = _document(run, url_plan is not None and not prepared.compiled.thresholds)
             if recorder is not None:
                 interrupted = run.interrupted_in is not None or signals.received() is not None
                 recorder.finish(doc, interrupted=interrupted)
@@ -230,8 +231,9 @@ def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: 
 
 
 def _document(run: RunOutcome, url: bool) -> dict[str, Any]:
-    """_document is the run's ``--json`` document: a URL run's is the engine's result as it is
-    (secrets masked); a scenario file's adds thresholds and the setup/teardown summaries."""
+    """_document is the run's ``--json`` document: a URL run's without thresholds (``url``) is
+    the engine's result as it is (secrets masked); any other adds the thresholds' verdicts and
+    the setup/teardown summaries."""
     doc = result_document(run.main) if url else run.document()
     if run.error is not None:
         doc["error"] = redact_text(run.error)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from surge.analysis.capacity_search import CapacitySearch, SearchStep, answer_text
-from surge.analysis.slo import judge, parse_slo
+from surge.analysis.slo import judge, parse_slo, with_goodput
 from surge.analysis.steadiness import Step, judge_step, latency_trend
 from surge.experiments.capacity import analysis_document, bracket_s, settle_s, step_of
-from surge.experiments.slo_choice import Slo, with_goodput
+from surge.experiments.slo_choice import Slo
 from surge.record.figures import key_figures
 
 WINDOW = 10

@@ -259,9 +259,19 @@ def _target_process(target: Mapping[str, Any]) -> str:
     )
 
 
-def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:
-    """print_summary prints the summary to stdout, never cut (``summary_console``)."""
-    (console or summary_console()).print(render_summary(result, plan))
+def print_summary(
+    result: RunResult,
+    plan: PlanLike,
+    console: Console | None = None,
+    verdicts: Sequence[Any] = (),
+    aborted_by: Sequence[Any] = (),
+) -> None:
+    """print_summary prints the summary to stdout, never cut (``summary_console``), then the
+    thresholds' ``verdicts`` when it has some (a URL run with --slo)."""
+    console = console or summary_console()
+    console.print(render_summary(result, plan))
+    for part in render_verdicts(list(verdicts), list(aborted_by)):
+        console.print(part)
 
 
 def _not_ok(r: Requests) -> str:
