@@ -71,7 +71,9 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     if result.stop_reason == "interrupted":
         head.append("  [interrupted: partial results]", style="bold yellow")
     if result.stop_reason == "aborted":
-        head.append("  [aborted by a threshold: partial results]", style="bold red")
+        stopped = (result.model_extra or {}).get("stopped_early")  # an experiment's rule, else a threshold
+        why = f"stopped early: {redact_text(str(stopped.get('message')))}" if isinstance(stopped, dict) else ""
+        head.append(f"  [{why or 'aborted by a threshold: partial results'}]", style="bold red")
 
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold", no_wrap=True)
