@@ -10,7 +10,7 @@ import click
 
 from surge.analysis.capacity_search import DEFAULT_MAX_STEPS
 from surge.cli.exit import finish
-from surge.cli.options import RATE, cooldown_option, json_option
+from surge.cli.options import RATE, cooldown_option, json_option, oversaturation_option
 from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
@@ -90,6 +90,7 @@ def _rate(flag: str, value: float) -> float:
     help="Measure a failed step again up to this many times; it fails only when every attempt does "
     "(a pause elsewhere on the machine then cannot fail a rate the target sustains).",
 )
+@oversaturation_option("each step")
 @json_option(
     "Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
     "found) as one JSON document on stdout."
@@ -104,6 +105,7 @@ def capacity_command(
     max_late: str,
     cooldown: str,
     retries: int,
+    no_oversaturation_stop: bool,
     json_output: bool,
 ) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
@@ -130,7 +132,9 @@ def capacity_command(
     if test.duration is not None:
         raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
-    plan = CapacityPlan(start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries)
+    plan = CapacityPlan(
+        start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries, not no_oversaturation_stop
+    )
     experiment, outcome = run_capacity(test, plan, test.slo)
     report_experiment(experiment.document, json_output)
     finish(outcome)

@@ -566,3 +566,12 @@ def test_an_slo_on_ttft_or_tpot_is_judged_on_goodput_too(exprs, added):
     conditions = parse_slo(exprs)
     judged = [t.expr for t in with_goodput(conditions)]
     assert judged == [*exprs, *([added] if added else [])]
+
+
+def test_a_step_stopped_as_over_saturated_fails_on_the_targets_account():
+    """The over-saturation rule stopped the step's run: it fails as the target's, the rule's line
+    first among its failures, even when what it measured before the stop met the SLO."""
+    why = "over-saturated after 6.0 s: concurrency 120 → 342, TTFT p50 710.7 ms → 2.7 s; stopped early"
+    verdict = judge_step(_steady(400.0, over_saturated=why), SLO)
+    assert not verdict.passed and verdict.outcome == "target" and verdict.failures[0] == why
+    assert judge_step(_steady(400.0), SLO).passed
