@@ -214,6 +214,63 @@ def test_goodput_counts_the_responses_that_met_every_bound(tmp_path, tpot_ms, go
     assert sum(i["requests"]["good"] for i in doc["intervals"]) == requests["good"]
 
 
+def _chat_body() -> str:
+    """_chat_body is a chat completion request streaming TOKENS tokens for a prompt of PROMPT_WORDS words."""
+    messages = [{"role": "user", "content": " ".join(["word"] * PROMPT_WORDS)}]
+    return json.dumps({"model": "m", "stream": True, "max_tokens": TOKENS, "messages": messages})
+
+
+def test_a_url_run_with_slo_counts_goodput_and_is_judged_by_it(tmp_path):
+    """``surge run URL --slo ...`` (docs/cli.md, "SLOs and goodput"): the bounds count goodput
+    and the conditions, goodput >= 95 % with them, judge the run. At 5/s the model's TTFT (20 ms)
+    and TPOT (10 ms) meet 500 ms and 50 ms: every response is good, the summary says so and
+    the run passes; a 5 ms TPOT bound no response meets: goodput 0, exit code 99."""
+    from surge.engine.target import TargetProcess  # function-local: the SSE fixture needs no target
+
+    def run(tpot_ms: int, *more: str):
+        return surge(
+            "run",
+            f"{target.url}/v1/chat/completions",
+            *("-m", "POST", "-H", "Content-Type: application/json", "--body", _chat_body()),
+            *("-r", "5", "-d", "1s", "--slo", "ttft p(95) < 500ms", "--slo", f"tpot p(95) < {tpot_ms}ms"),
+            *more,
+            timeout=60,
+        )
+
+    with TargetProcess(llm_prefill=f"{PREFILL_MS}ms", llm_decode=f"{DECODE_MS}ms") as target:
+        good = run(50, "--out", str(tmp_path / "good"))
+        bad = run(5, "--json", "--no-save")
+    assert good.code == 0, good.stderr[-2000:]
+    assert "Goodput" in good.stdout and "✓ goodput >= 95% [all]: 100% → pass" in good.stdout, good.stdout
+    summary = json.loads((tmp_path / "good" / "summary.json").read_text())
+    requests, throughput = summary["requests"], summary["throughput"]
+    assert summary["goodput"] == {"ttft_s": 0.5, "tpot_s": 0.05}
+    assert requests["good"] == requests["responses"] == 5
+    assert throughput["good_per_s"] == pytest.approx(throughput["responses_per_s"])
+    assert [(t["expr"], t["status"]) for t in summary["thresholds"]] == [
+        ("ttft p(95) < 500ms", "pass"),
+        ("tpot p(95) < 50ms", "pass"),
+        ("goodput >= 95%", "pass"),
+    ]
+    report = (tmp_path / "good" / "report.md").read_text()
+    assert "good (met every goodput bound)" in report and "goodput >= 95%" in report, report
+
+    assert bad.code == 99, bad.stderr[-2000:]
+    doc = json.loads(bad.stdout)
+    assert doc["requests"]["good"] == 0 and doc["throughput"]["good_per_s"] == 0
+    statuses = {t["expr"]: t["status"] for t in doc["thresholds"]}
+    assert statuses == {"ttft p(95) < 500ms": "pass", "tpot p(95) < 5ms": "fail", "goodput >= 95%": "fail"}
+    assert "2 of 3 thresholds failed" in bad.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_bad_slo_is_one_line_naming_the_flag(command):
+    more = ("-n", "1") if command == "run" else ("--rates", "10")
+    run = surge(command, "http://127.0.0.1:9/", *more, "--slo", "ttft p(95) <")
+    assert run.code == 2 and run.stderr.startswith("surge: error: --slo: "), run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
 TARGET_FREEZE_S = 1.0
 """TARGET_FREEZE_S: how long the inference target is stopped in the middle of a run."""
 

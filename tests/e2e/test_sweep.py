@@ -222,3 +222,44 @@ def test_a_level_waits_for_the_target_to_drain_and_its_cut_off_requests_are_not_
         (level["settled"] or {}).get("probe_requests", 0) for level in analysis["levels"]
     )
     assert received == sent + probes
+
+
+def test_an_open_model_level_past_capacity_stops_early_as_over_saturated_and_one_at_half_does_not(tmp_path):
+    """The inference target with 8 in service, 8-token streams of 20 ms steps (a request holds a
+    place 2 ms + 7 × 20 ms = 142 ms): it serves 8 / 0.142 s = 56/s. At half that nothing queues
+    and the level runs its 9 s; at twice that the queue, and the wait for the first token, grow
+    every second, and the over-saturation rule stops the level after the warm-up interval, four
+    more and one to confirm (6 s): broken, said in its line and recorded. A busy machine delays a
+    token now and then, never in a steady climb of both figures."""
+    body = json.dumps(
+        {"model": "m", "stream": True, "max_tokens": 8, "messages": [{"role": "user", "content": "word " * 10}]}
+    )
+    capacity = 8 / (0.002 + 7 * 0.020)
+    with TargetProcess(llm_prefill="0.2ms", llm_decode="20ms", llm_batch=8) as target:
+        run = surge(
+            "sweep",
+            f"{target.url}/v1/chat/completions",
+            *("-m", "POST", "-H", "Content-Type: application/json", "--body", body),
+            *("--rates", f"{capacity / 2:.0f},{capacity * 2:.0f}", "-d", "9s", "--warmup", "0s"),
+            *("--drain-wait", "0s", "--grace", "1s", "--stop-when", "broken", "--out", str(tmp_path / "sweep")),
+            timeout=120,
+        )
+    assert run.code == 0, run.stderr[-3000:]
+    doc = json.loads((tmp_path / "sweep" / "experiment.json").read_text())
+    validate_experiment(doc)
+    assert doc["parameters"]["oversaturation_stop"] is True
+    half, double = doc["analysis"]["levels"]
+    assert half["over_saturation"] is None and half["zone"] != "broken", half
+    stopped = double["over_saturation"]
+    assert stopped is not None and stopped["rule"] == "over_saturation", double
+    assert double["zone"] == "broken" and double["zone_reason"] == stopped["message"]
+    assert stopped["message"].startswith("over-saturated after ") and stopped["message"].endswith("; stopped early")
+    assert stopped["evidence"]["concurrency"]["rising"] and stopped["evidence"]["latency_name"] == "TTFT p50"
+    assert stopped["evidence"]["at_s"] <= 7.0  # the level was 9 s long
+    runs = {r["label"]: r for r in doc["runs"]}
+    assert runs[half["label"]]["stop_reason"] == "duration" and runs[double["label"]]["stop_reason"] == "aborted"
+    record = json.loads((tmp_path / "sweep" / runs[double["label"]]["directory"] / "summary.json").read_text())
+    validate_file(tmp_path / "sweep" / runs[double["label"]]["directory"] / "summary.json")
+    assert record["stopped_early"] == stopped and record["meta"]["complete"] is True
+    assert stopped["message"] in run.stderr and "zone broken" in run.stderr
+    assert stopped["message"] in (tmp_path / "sweep" / "report.md").read_text()

@@ -26,13 +26,16 @@ from surge.plan.thresholds import Threshold, Verdict
 class Level:
     """Level is one measured load level: ``load`` (VUs or requests per second offered),
     ``figures`` (``responses_per_s``, ``successes_per_s``, ``p50_ms``, ``p95_ms``, ``p99_ms``,
-    ``failure_rate``, …; None when missing), ``failure_classes`` (class → count), and
-    ``verdicts`` when the SLO was judged on the run's own result (else the figures are judged)."""
+    ``failure_rate``, …; None when missing), ``failure_classes`` (class → count), ``verdicts``
+    when the SLO was judged on the run's own result (else the figures are judged), and
+    ``over_saturated``: why the over-saturation rule stopped its run early (a broken level;
+    surge.analysis.saturation), None when it did not."""
 
     load: float
     figures: Figures
     failure_classes: Mapping[str, int] = field(default_factory=dict)
     verdicts: Sequence[Verdict] | None = None
+    over_saturated: str | None = None
 
     def figure(self, name: str) -> float | None:
         """figure is the named figure, None when missing or not a finite number."""
@@ -128,6 +131,8 @@ def marginal_efficiency(before: Level, after: Level) -> float | None:
 
 
 def _broken(level: Level, lighter: Sequence[Level], rules: ZoneRules) -> str | None:
+    if level.over_saturated is not None:
+        return level.over_saturated
     x = level.figure("responses_per_s")
     if not x:
         return "no responses measured"

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from surge.plan.thresholds import NoHistogram, Status, Threshold, Verdict, evaluate, parse_threshold, percentile_key
+from surge.core.errors import BadInput
+from surge.plan.thresholds import (
+    NoHistogram,
+    Status,
+    Threshold,
+    ThresholdError,
+    Verdict,
+    evaluate,
+    goodput_share,
+    parse_threshold,
+    percentile_key,
+)
 
 Figures = Mapping[str, float | None]
 """Figures are one run's key figures by name (None: the record lacks that figure)."""
@@ -62,6 +73,34 @@ class FiguresSource:
 def parse_slo(expressions: Sequence[str]) -> list[Threshold]:
     """parse_slo parses ``--slo`` expressions (threshold syntax); ThresholdError names the bad one."""
     return [parse_threshold(e) for e in expressions]
+
+
+TOKEN_METRICS = ("ttft", "tpot")
+"""TOKEN_METRICS are the per-request bounds of an LLM serving SLO, which holds only when each
+request meets them together (goodput), not when each holds on its own."""
+
+
+def with_goodput(conditions: list[Threshold]) -> list[Threshold]:
+    """with_goodput is ``conditions`` plus, when one bounds TTFT or TPOT and none judges
+    goodput already, ``goodput >= Q``: Q the highest percentile of the conditions that bound
+    each request (``ttft p(95) < 500ms`` and ``tpot p(95) < 50ms``: 95 % of the responses met
+    both, not 95 % each). Latency bounds alone keep their own judgement: a run whose p99 and
+    failure rate each hold is not failed for the 1 % they may miss together."""
+    share = goodput_share(conditions)
+    if share is None or not any(t.metric in TOKEN_METRICS for t in conditions):
+        return conditions
+    if any(t.stat == "goodput" for t in conditions):
+        return conditions
+    return [*conditions, parse_threshold(f"goodput >= {share * 100:g}%")]
+
+
+def slo_conditions(expressions: Sequence[str], flag: str = "--slo") -> list[Threshold]:
+    """slo_conditions are the conditions ``--slo`` expressions state (``parse_slo``), with
+    goodput joined (``with_goodput``); BadInput naming ``flag`` for a bad expression."""
+    try:
+        return with_goodput(parse_slo(expressions))
+    except ThresholdError as e:
+        raise BadInput(flag, str(e)) from None
 
 
 def judge(slo: Sequence[Threshold], figures: Figures) -> list[Verdict]:

@@ -53,6 +53,9 @@ class Step:
     in_flight_cap: int | None = None
     cap_name: str | None = None
     peak_in_flight: int | None = None
+    over_saturated: str | None = None
+    """over_saturated says why the over-saturation rule stopped the step's run early
+    (surge.analysis.saturation): a failure on the target's account; None when it did not."""
 
     def achieved(self) -> float | None:
         """achieved is the throughput the step reached: ``achieved_per_s`` or ``responses_per_s``."""
@@ -243,13 +246,16 @@ def judge_step(step: Step, slo: Sequence[Threshold], limits: Steadiness = Steadi
     """judge_step passes a step only if every SLO condition passed (a condition without data
     fails), the load was offered (the schedule kept: sent ≥ ``min_achieved`` of due, dropped
     within ``max_dropped``) and the target kept up (served ≥ ``min_achieved`` of what was
-    offered and sent, latency not rising, no queue left at the end). A failed step's
+    offered and sent, latency not rising, no queue left at the end, its run not stopped as
+    over-saturated). A failed step's
     ``outcome`` says whose limit it met: ``target`` when any of the target's checks missed
     (the SLO on latency from the actual send included); else ``client`` when requests were
     dropped at the client cap; else ``generator``. Late sends alone fail nothing: their effect
     on the load sent and on latency is what is judged."""
     verdicts = tuple(step.verdicts if step.verdicts is not None else judge(slo, step.figures))
     checks = _Checks()
+    if step.over_saturated is not None:
+        checks.add(step.over_saturated, "")
     _slo(step, verdicts, checks)
     trend = latency_trend(step.interval_p95_ms, limits)
     if trend.slope_ms is None:

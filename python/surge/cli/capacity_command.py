@@ -10,7 +10,7 @@ import click
 
 from surge.analysis.capacity_search import DEFAULT_MAX_STEPS
 from surge.cli.exit import finish
-from surge.cli.options import RATE, cooldown_option, json_option
+from surge.cli.options import RATE, cooldown_option, json_option, oversaturation_option
 from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
@@ -38,11 +38,6 @@ def _rate(flag: str, value: float) -> float:
 
 @click.command("capacity")
 @experiment_test_options
-@click.option(
-    "--slo",
-    multiple=True,
-    help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the scenario's thresholds).",
-)
 @click.option(
     "--start-rate",
     "start_rate",
@@ -95,13 +90,13 @@ def _rate(flag: str, value: float) -> float:
     help="Measure a failed step again up to this many times; it fails only when every attempt does "
     "(a pause elsewhere on the machine then cannot fail a rate the target sustains).",
 )
+@oversaturation_option("each step")
 @json_option(
     "Print the experiment (parameters, every step's run, figures, verdict and evidence, the rate "
     "found) as one JSON document on stdout."
 )
 def capacity_command(
     test: TestSpec,
-    slo: tuple[str, ...],
     start_rate: float,
     max_rate: float | None,
     precision: str,
@@ -110,13 +105,14 @@ def capacity_command(
     max_late: str,
     cooldown: str,
     retries: int,
+    no_oversaturation_stop: bool,
     json_output: bool,
 ) -> None:
     """Find the highest arrival rate the target (URL, or a scenario file) sustains under the
-    SLO: doubling from --start-rate until a step fails, narrowing to --precision, then a
-    confirmation run. A step passes when it meets the SLO and is steady; a step the generator
-    or a client cap limited does not count against the target. Exit code 0 with a confirmed
-    rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
+    SLO (--slo, else the scenario's thresholds): doubling from --start-rate until a step fails,
+    narrowing to --precision, then a confirmation run. A step passes when it meets the SLO and
+    is steady; a step the generator or a client cap limited does not count against the target.
+    Exit code 0 with a confirmed rate, 99 when none, 130 (143 for SIGTERM) when stopped."""
     _rate("--start-rate", start_rate)
     if max_rate is not None:
         _rate("--max-rate", max_rate)
@@ -136,7 +132,9 @@ def capacity_command(
     if test.duration is not None:
         raise BadInput(test.flag("duration"), "each step's length is --step-duration: drop it")
     check_experiment_test(test)
-    plan = CapacityPlan(start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries)
-    experiment, outcome = run_capacity(test, plan, slo)
+    plan = CapacityPlan(
+        start_rate, max_rate, fraction, step_s, max_steps, late, cooldown_s, retries, not no_oversaturation_stop
+    )
+    experiment, outcome = run_capacity(test, plan, test.slo)
     report_experiment(experiment.document, json_output)
     finish(outcome)

@@ -1,5 +1,6 @@
 """Options several commands share, declared once: ``--db`` (the run history), ``--tag``,
-``--no-save``, ``--json``, an experiment's ``--cooldown`` and ``--cv-limit``; the RATE type of
+``--no-save``, ``--json``, an experiment's ``--cooldown``, ``--cv-limit`` and
+``--no-oversaturation-stop``; the RATE type of
 every rate flag; ``check_no_save`` (``surge.run.flags``) refuses what --no-save excludes."""
 
 from __future__ import annotations
@@ -82,6 +83,20 @@ def cv_limit_option(command: F) -> F:
     )(command)
 
 
+def oversaturation_option(what: str) -> Callable[[F], F]:
+    """oversaturation_option adds ``--no-oversaturation-stop`` (parameter
+    ``no_oversaturation_stop``: bool) to an experiment whose open-model runs (``what``: its
+    levels or steps) stop early once over-saturated (surge.experiments.saturation_watch)."""
+    return click.option(
+        "--no-oversaturation-stop",
+        "no_oversaturation_stop",
+        is_flag=True,
+        help=f"Run {what} to the end even once over-saturated (by default an open-model run stops early when "
+        "the requests outstanding and the TTFT, else the latency, have both been rising for 4 s, and counts "
+        "as broken).",
+    )
+
+
 def no_save_option(command: F) -> F:
     """no_save_option adds ``--no-save`` (parameter ``no_save``: bool) to a command that records
     a run or an experiment: with it, nothing is written to disk or to the history."""
@@ -95,6 +110,7 @@ __all__ = [
     "db_option",
     "json_option",
     "no_save_option",
+    "oversaturation_option",
     "tag_option",
     "tags_callback",
 ]

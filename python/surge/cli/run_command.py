@@ -62,7 +62,8 @@ class PhaseLines:
 
 def print_run(end: RunEnd, json_output: bool) -> None:
     """print_run prints a finished run: its JSON document on stdout (``json_output``), else its
-    summary (a URL run's, or a scenario file's with its scenarios, tags, checks and thresholds);
+    summary (a URL run's with its --slo thresholds, or a scenario file's with its scenarios, tags,
+    checks and thresholds);
     then where its results are, on stderr. A target not reachable prints only where."""
     if end.error is None:
         if json_output:
@@ -73,11 +74,10 @@ def print_run(end: RunEnd, json_output: bool) -> None:
             from surge.engine.result import RunResult
             from surge.present.terminal.summary import print_scenario_summary, print_summary
 
-            result = RunResult.model_validate(end.run.main)
+            result, run = RunResult.model_validate(end.run.main), end.run
             if end.prepared.url_plan is not None:
-                print_summary(result, end.prepared.url_plan)
+                print_summary(result, end.prepared.url_plan, verdicts=run.verdicts, aborted_by=run.aborted_by)
             else:
-                run = end.run
                 print_scenario_summary(
                     result, end.prepared.heading, run.verdicts, run.aborted_by, interrupted_in=run.interrupted_in
                 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import click
 
 from surge.cli.exit import finish
-from surge.cli.options import cooldown_option, json_option
+from surge.cli.options import cooldown_option, json_option, oversaturation_option
 from surge.cli.repeat_command import report_experiment
 from surge.cli.test_options import experiment_test_options
 from surge.core.errors import BadInput
@@ -54,12 +54,7 @@ DEFAULT_WARMUP = "5s"
     type=click.Choice(["broken"]),
     help="End the sweep at the first level in the broken zone.",
 )
-@click.option(
-    "--slo",
-    multiple=True,
-    help="An SLO condition in threshold syntax, e.g. 'p(99) < 100ms'; repeatable (default: the "
-    "scenario's thresholds, else the default SLO).",
-)
+@oversaturation_option("each --rates level")
 @json_option(
     "Print the experiment (parameters, every run, the curve, zones, peak, knee, USL) as one JSON document on stdout."
 )
@@ -71,12 +66,13 @@ def sweep_command(
     cooldown: str,
     drain_wait: str,
     stop_when: str | None,
-    slo: tuple[str, ...],
+    no_oversaturation_stop: bool,
     json_output: bool,
 ) -> None:
     """Run the test (URL, or a scenario file) at each load level, lightest first (-d is each
     level's measured window, default 10s), and find the curve's peak, knee, zones and, for VU
-    levels, the USL fit. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
+    levels, the USL fit; --slo (default: the scenario's thresholds, else the default SLO) draws
+    the zones. Exit code 130 (143 for SIGTERM) when stopped, 3 when nothing was
     measured."""
     if (vus is None) == (rates is None):
         raise BadInput(
@@ -98,7 +94,8 @@ def sweep_command(
         stop_when == "broken",
         Slo([], "default"),  # run_sweep puts the one --slo chooses in its place
         drain_wait_s,
+        oversaturation_stop=not no_oversaturation_stop,
     )
-    experiment, outcome = run_sweep(test, plan, slo)
+    experiment, outcome = run_sweep(test, plan, test.slo)
     report_experiment(experiment.document, json_output)
     finish(outcome)

@@ -73,6 +73,7 @@ def _with_test_options(command: F, experiment: bool, url_required: bool = True) 
         values["header"] = tuple(values["header"])
         values["env_pairs"] = tuple(values["env_pairs"])
         values["export"] = tuple(values["export"])
+        values["slo"] = tuple(values["slo"])
         values["tags"] = tuple(values["tags"].items())
         # Errors name each flag as this command spells it (an experiment's -n counts runs).
         test = TestSpec(**values, flags=flags)

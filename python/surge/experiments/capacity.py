@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from surge.analysis.capacity_search import OUTCOME_WORDS, CapacityResult, CapacitySearch, SearchStep, findings
@@ -22,6 +22,7 @@ from surge.core.redact import redact_text
 from surge.experiments import runner
 from surge.experiments.outcome import capacity_outcome
 from surge.experiments.recorder import ExperimentRecord
+from surge.experiments.saturation_watch import SaturationWatch, stopped_text
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.plan.model import ConstantArrivalRate
 from surge.present import numbers as fmt
@@ -208,7 +209,8 @@ def step_of(
     per-interval p95 of the load window, the generator's sent, late and dropped counts, the
     rate served (and the rate sent; ``lead_ms``: the lowest median latency of a step that
     passed, see served), the load window and the drain, the SLO judged on the run's own result
-    and on latency from the actual send, and the client cap with the peak in flight."""
+    and on latency from the actual send, the client cap with the peak in flight, and why the
+    over-saturation rule stopped the run early, if it did."""
     requests = summary.get("requests") or {}
     achieved, sending = served(summary, lead_ms)
     drain_s, _ = drain_of(summary)
@@ -229,6 +231,7 @@ def step_of(
         in_flight_cap=cap[0],
         cap_name=cap[1],
         peak_in_flight=int(peak) if isinstance(peak, int) else None,
+        over_saturated=stopped_text(summary),
     )
 
 
@@ -251,6 +254,7 @@ def measure_with(
     retries: int = 0,
     steadiness: Steadiness = DEFAULT_STEADINESS,
     cooldown_s: float = DEFAULT_COOLDOWN_S,
+    oversaturation_stop: bool = True,
 ) -> Callable[[float, float | None], Step]:
     """measure_with is the search's ``measure(rate, duration_s=None)``: one recorded open-model
     run of ``duration_s`` (else ``step_s``) at the rate (role ``step N``), after ``cooldown_s``
@@ -258,7 +262,9 @@ def measure_with(
     (settle_s, said on stderr); when it fails (judged as the search will judge it) it is run
     again, up to ``retries`` times, and at least GENERATOR_RETRIES times when the generator
     limited it or it failed by a margin (StepVerdict.marginal) (role ``step N retry K``); the
-    first attempt that passes, else the last, is the step. Each step's run ids, in order, are appended to ``runs``."""
+    first attempt that passes, else the last, is the step; with ``oversaturation_stop`` a run
+    stops early once over-saturated (SaturationWatch), and its step fails. Each step's run ids,
+    in order, are appended to ``runs``."""
     owed: list[float] = []  # the wait before the next run (empty before the first)
     medians: list[float] = []  # the median latency of each step that passed
 
@@ -274,7 +280,9 @@ def measure_with(
                     flush=True,
                 )
             runner.cooldown(cooldown_s + owed[0])
-        report = runner.run_one(experiment, test, prepared, role=role, label=role.removeprefix("step "), level=rate)
+        watch = SaturationWatch(prepared.planned_s) if oversaturation_stop else None
+        label = role.removeprefix("step ")
+        report = runner.run_one(experiment, test, prepared, role=role, label=label, level=rate, stop_rule=watch)
         step = step_of(rate, report.summary, report.figures, slo, cap, min(medians, default=None))
         owed[:] = [settle_s(report.summary, step.achieved())]
         return step, report.run_id
@@ -352,6 +360,7 @@ def _step_document(step: SearchStep, run_ids: list[str]) -> dict[str, Any]:
         "drain_s": s.drain_s,
         "in_flight_cap": s.in_flight_cap,
         "peak_in_flight": s.peak_in_flight,
+        "over_saturated": s.over_saturated,
         "trend": {
             "intervals": trend.intervals,
             "slope_ms": trend.slope_ms,
@@ -409,8 +418,9 @@ class CapacityPlan:
     """CapacityPlan is what a capacity search runs: the first step's rate, the ceiling
     (``max_rate``; None: MAX_RATE), the ``precision`` at which bisecting stops ((high − low) /
     low), each step's length ``step_s``, the step budget, the fraction of late sends pointed out
-    (``max_late``), the ``cooldown_s`` before each step after the first, and how many times a
-    failed step is measured again (``retries``)."""
+    (``max_late``), the ``cooldown_s`` before each step after the first, how many times a
+    failed step is measured again (``retries``), and whether a step's run stops early once
+    over-saturated (``oversaturation_stop``; --no-oversaturation-stop turns it off)."""
 
     start_rate: float
     max_rate: float | None
@@ -420,6 +430,7 @@ class CapacityPlan:
     max_late: float
     cooldown_s: float
     retries: int
+    oversaturation_stop: bool = True
 
 
 def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tuple[ExperimentRecord, Outcome]:
@@ -428,6 +439,7 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
     naming --slo, before anything is sent), each step printed as it is judged; it returns the
     concluded record (every step's run, verdict and evidence, the rate found) and the outcome
     (capacity_outcome)."""
+    test = replace(test, slo=())  # the SLO judges the steps, not each run as its thresholds would
     choice = choose_slo(slo, test.prepare(Overrides(rate=plan.start_rate, duration_s=plan.step_s)))
     if not choice.conditions:
         raise BadInput(
@@ -444,6 +456,7 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
         "max_late": plan.max_late,
         "cooldown_s": plan.cooldown_s,
         "retries": plan.retries,
+        "oversaturation_stop": plan.oversaturation_stop,
         "slo": choice.to_dict(),
         "test": test.describe(),
     }
@@ -488,6 +501,7 @@ def run_capacity(test: TestSpec, plan: CapacityPlan, slo: Sequence[str]) -> tupl
             retries=plan.retries,
             steadiness=steadiness,
             cooldown_s=plan.cooldown_s,
+            oversaturation_stop=plan.oversaturation_stop,
         )
         result = search.run(lambda rate: measure(rate, None), lambda rate: measure(rate, bracket_s(plan.step_s)))
     if result is None:

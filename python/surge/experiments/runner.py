@@ -27,6 +27,7 @@ from surge.experiments.recorder import ExperimentRecord
 from surge.history.experiment_rows import ExperimentRun
 from surge.present import numbers as fmt
 from surge.record.figures import Figures, has_result, key_figures, verdict
+from surge.run.phases import StopRule
 from surge.run.session import RunOptions, run_prepared
 from surge.run.sinks import COMMAND_VIEW, TerminalProgress
 from surge.run.spec import PreparedRun, TestSpec
@@ -126,12 +127,14 @@ def run_one(
     level: float | None = None,
     variant: str | None = None,
     reports: bool = True,
+    stop_rule: StopRule | None = None,
 ) -> RunReport:
     """run_one runs ``prepared`` (``test`` prepared, with an experiment's overrides or not) as the
     experiment's next run, playing ``role`` (``repeat 3/10``, ``level vus=500``, ``variant A``;
     ``label`` is its short name in tables and its folder's name); records it; prints its progress
     line; returns its report. ``reports`` False (a warm-up run) writes no report.md or report.html
-    in its directory. A stop signal: the run is recorded, then KeyboardInterrupt. An
+    in its directory; ``stop_rule`` may end it early (its summary's ``stopped_early`` says why).
+    A stop signal: the run is recorded, then KeyboardInterrupt. An
     unreachable target: the run is recorded, then UnreachableError."""
     position = len(experiment.runs) + 1
     out = experiment.run_directory(position, role)
@@ -147,7 +150,9 @@ def run_one(
     )
     # The live view on a terminal, as for ``surge run``, with the experiment's progress; no summary, no phase lines.
     sinks = [TerminalProgress(experiment_progress(experiment, position, role))] if sys.stderr.isatty() else []
-    end = run_prepared(prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test))
+    end = run_prepared(
+        prepared, options, stderr=sys.stderr, sinks=sinks, runner=test.runner(), watch=_watch(test), stop_rule=stop_rule
+    )
     meta = end.meta or {}
     summary = {**end.document, "meta": meta}
     with signals.deferred():

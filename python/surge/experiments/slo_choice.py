@@ -9,18 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from surge.analysis.slo import parse_slo
-from surge.core.errors import BadInput
-from surge.plan.thresholds import (
-    Threshold,
-    ThresholdError,
-    Verdict,
-    evaluate,
-    goodput_bounds,
-    goodput_share,
-    parse_threshold,
-    percentiles,
-)
+from surge.analysis.slo import slo_conditions, with_goodput
+from surge.plan.thresholds import Threshold, Verdict, evaluate, goodput_bounds, percentiles
 from surge.run.spec import PreparedRun
 
 SloSource = Literal["--slo", "thresholds", "default"]
@@ -48,34 +38,12 @@ class Slo:
 def choose_slo(expressions: Sequence[str], prepared: PreparedRun) -> Slo:
     """choose_slo is ``--slo`` (BadInput naming it for a bad expression), else the scenario's
     thresholds, else none (source ``default``); with a bound on TTFT or TPOT, goodput joins
-    them (``with_goodput``)."""
+    them (``surge.analysis.slo.with_goodput``)."""
     if expressions:
-        try:
-            return Slo(with_goodput(parse_slo(expressions)), "--slo")
-        except ThresholdError as e:
-            raise BadInput("--slo", str(e)) from None
+        return Slo(slo_conditions(expressions), "--slo")
     if prepared.compiled.thresholds:
         return Slo(with_goodput(list(prepared.compiled.thresholds)), "thresholds")
     return Slo([], "default")
-
-
-TOKEN_METRICS = ("ttft", "tpot")
-"""TOKEN_METRICS are the per-request bounds of an LLM serving SLO, which holds only when each
-request meets them together (goodput), not when each holds on its own."""
-
-
-def with_goodput(conditions: list[Threshold]) -> list[Threshold]:
-    """with_goodput is ``conditions`` plus, when one bounds TTFT or TPOT and none judges
-    goodput already, ``goodput >= Q``: Q the highest percentile of the conditions that bound
-    each request (``ttft p(95) < 500ms`` and ``tpot p(95) < 50ms``: 95 % of the responses met
-    both, not 95 % each). Latency bounds alone keep their own judgement: a run whose p99 and
-    failure rate each hold is not failed for the 1 % they may miss together."""
-    share = goodput_share(conditions)
-    if share is None or not any(t.metric in TOKEN_METRICS for t in conditions):
-        return conditions
-    if any(t.stat == "goodput" for t in conditions):
-        return conditions
-    return [*conditions, parse_threshold(f"goodput >= {share * 100:g}%")]
 
 
 def with_slo_percentiles(prepared: PreparedRun, slo: Slo) -> PreparedRun:

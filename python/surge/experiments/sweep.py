@@ -32,6 +32,7 @@ from surge.experiments import runner
 from surge.experiments.outcome import sweep_outcome
 from surge.experiments.recorder import ExperimentRecord
 from surge.experiments.runner import RunReport
+from surge.experiments.saturation_watch import SaturationWatch, stopped_text
 from surge.experiments.settle import Settled, Settler
 from surge.experiments.slo_choice import Slo, choose_slo, verdicts_document, with_slo_percentiles
 from surge.present import numbers as fmt
@@ -43,8 +44,10 @@ from surge.run.spec import Overrides, PreparedRun, TestSpec
 class SweepPlan:
     """SweepPlan: what a sweep runs: the ``model`` (closed: ``loads`` are VUs; open: arrival
     rates per second), each level's ``warmup_s`` (0: none) and measured ``duration_s``, the
-    ``cooldown_s`` between levels, whether to stop at the first broken level, the ``slo``, and
-    ``drain_wait_s``, the bound of each wait for the target to drain the last level (0: none)."""
+    ``cooldown_s`` between levels, whether to stop at the first broken level, the ``slo``,
+    ``drain_wait_s``, the bound of each wait for the target to drain the last level (0: none),
+    and ``oversaturation_stop``: whether an open-model level's run stops early once over-saturated
+    (a broken level; --no-oversaturation-stop turns it off)."""
 
     model: Model
     loads: list[float]
@@ -54,6 +57,7 @@ class SweepPlan:
     stop_when_broken: bool
     slo: Slo
     drain_wait_s: float = 0.0
+    oversaturation_stop: bool = True
 
     def overrides(self, load: float, duration_s: float) -> Overrides:
         """overrides are one run's at ``load`` for ``duration_s``."""
@@ -108,7 +112,7 @@ def _level(load: float, report: RunReport, slo: Slo) -> Level:
     figures = dict(report.figures)
     if report.summary.get("drain") is not None:
         figures["failure_rate"] = failure_rate
-    return Level(load, figures, classes, verdicts)
+    return Level(load, figures, classes, verdicts, stopped_text(report.summary))
 
 
 def prepare_levels(test: TestSpec, plan: SweepPlan) -> list[tuple[PreparedRun | None, PreparedRun]]:
@@ -148,11 +152,17 @@ def run_levels(
             warmup_id = runner.run_one(  # left out of the analysis: its record only, no report
                 experiment, test, warmup, role=f"warmup {label}", label=f"warmup {label}", level=load, reports=False
             ).run_id
-        report = runner.run_one(experiment, test, measured, role=f"level {label}", label=label, level=load)
+        watch = SaturationWatch(measured.planned_s) if plan.model == "open" and plan.oversaturation_stop else None
+        report = runner.run_one(
+            experiment, test, measured, role=f"level {label}", label=label, level=load, stop_rule=watch
+        )
         done.append(LevelRun(_level(load, report, plan.slo), report, warmup_id, settled))
         levels = [d.level for d in done]
         zone = classify(levels, plan.rules())[-1]
         experiment.judged[report.run_id] = f"zone {zone.zone}"
+        if (stopped := done[-1].level.over_saturated) is not None:
+            line = f"level {i + 1}/{len(plan.loads)} · {offered_text(plan.model, load)}: {stopped}"
+            print(redact_text(line), file=sys.stderr, flush=True)
         print(
             redact_text(level_line(i + 1, len(plan.loads), plan.model, done[-1], zone.zone)),
             file=sys.stderr,
@@ -238,6 +248,7 @@ def analysis_document(
                 "slo": verdicts_document(d.level.verdicts or []),
                 "zone": zone.zone,
                 "zone_reason": zone.reason,
+                "over_saturation": d.report.summary.get("stopped_early"),
             }
         )
     peak = analysis.peak
@@ -274,7 +285,9 @@ def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[Expe
     expressions; none: the scenario's thresholds, else the default SLO; it replaces the plan's),
     every level prepared before anything is sent (BadInput); it returns the concluded record
     (every run, the curve, zones, peak, knee, USL) and the outcome (sweep_outcome)."""
-    test = replace(test, duration=None)  # each run's length is the level's (an override), also for a file
+    # Each run's length is the level's (an override), also for a file; the SLO judges the levels
+    # (their zones), not each run as its thresholds would.
+    test = replace(test, duration=None, slo=())
     levels = prepare_levels(test, plan)
     choice = choose_slo(slo, levels[0][1])
     plan = replace(plan, slo=choice)
@@ -289,6 +302,7 @@ def run_sweep(test: TestSpec, plan: SweepPlan, slo: Sequence[str]) -> tuple[Expe
         "cooldown_s": plan.cooldown_s,
         "drain_wait_s": plan.drain_wait_s,
         "stop_when": "broken" if plan.stop_when_broken else None,
+        "oversaturation_stop": plan.oversaturation_stop and plan.model == "open",
         "slo": choice.to_dict(),
         "test": test.describe(),
     }

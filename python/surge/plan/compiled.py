@@ -5,11 +5,11 @@ Its plans are ``surge.plan.model.Plan`` objects, serialised once when handed to 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from surge.plan.model import Plan
-from surge.plan.thresholds import Threshold
+from surge.plan.thresholds import Threshold, goodput_bounds, percentiles
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,17 @@ class CompiledRun:
             return replace(plan, pools={**plan.pools, **added})
 
         return replace(self, main=fill(self.main), teardown=fill(self.teardown) if self.teardown is not None else None)
+
+    def with_thresholds(self, extra: Sequence[Threshold]) -> CompiledRun:
+        """with_thresholds returns the run judged by ``extra`` too (``surge run --slo``): the
+        thresholds appended, the percentiles they read added to the main plan's, and its goodput
+        bounds those of every threshold (the tightest per metric), as a scenario file compiles them."""
+        if not extra:
+            return self
+        thresholds = [*self.thresholds, *extra]
+        wanted = sorted(set(self.main.percentiles) | set(percentiles(thresholds)))
+        main = replace(self.main, percentiles=wanted, goodput=goodput_bounds(thresholds))
+        return replace(self, main=main, thresholds=thresholds)
 
     def plans(self) -> list[tuple[str, Plan]]:
         """plans lists the plans in the order they run: setup, main, teardown."""

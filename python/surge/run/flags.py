@@ -119,6 +119,17 @@ TEST_OPTIONS: tuple[TestOption, ...] = (
         "scenario file: replaces stream_idle_timeout.",
         metavar="DURATION",
     ),
+    TestOption(
+        "slo",
+        ("--slo",),
+        "texts",
+        "A service-level objective in threshold syntax, e.g. 'p(99) < 100ms', 'ttft p(95) < 500ms'; "
+        "repeatable. Each run is judged by it as a threshold (exit code 99 when missed) and counts the "
+        "responses that met its latency, TTFT and TPOT bounds (goodput); with a TTFT or TPOT bound, "
+        "'goodput >= Q%' joins it (Q: its highest percentile). surge sweep and surge capacity judge "
+        "each level or step by it instead (default: the scenario's thresholds).",
+        metavar="EXPR",
+    ),
     TestOption("insecure", ("--insecure",), "switch", "Do not verify TLS certificates (with a scenario file too)."),
     TestOption(
         "http2",

@@ -1,7 +1,8 @@
 """One path for every run: a URL's flags and a scenario file both compile to a CompiledRun
 (setup, main and teardown plans, thresholds), which ``run_phases`` executes: setup, the
 measured run (stopped early when an ``abort_on_fail`` threshold fails), teardown; thresholds
-judged at the end; one RunOutcome back.
+judged at the end; one RunOutcome back. A caller's StopRule may end the measured run early too
+(an experiment's over-saturation rule), the same way: the record is complete and says why.
 
 Setup and teardown are separate engine runs whose requests are not in the measured
 results; what setup captures into pools (e.g. the ids of the tasks it created) is handed
@@ -43,6 +44,8 @@ class RunOutcome:
     interrupted_in: str | None = None
     error: str | None = None
     """error says why the run could not start (its target not reachable), else None."""
+    stopped_early: dict[str, Any] | None = None
+    """stopped_early is why a StopRule ended the measured run (also in ``main``), else None."""
 
     def outcome(self, *, nothing_sent: str = NOTHING_SENT, name_phase: bool = True) -> Outcome:
         """outcome: 128 + signal when stopped by one (130 for Ctrl-C), 3 when the run measured
@@ -157,6 +160,11 @@ IntervalHook = Callable[[dict[str, Any]], None]
 PhaseHook = Callable[[str, dict[str, Any]], None]
 """PhaseHook is told the name and result of each phase (setup, main, teardown) as it ends."""
 
+StopRule = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""StopRule is told each interval of the measured run and returns why to stop it now (a
+document with at least ``rule`` and ``message``), else None; the run then stops as an
+``abort_on_fail`` threshold stops it, and its result keeps the document as ``stopped_early``."""
+
 
 def run_phases(
     compiled: CompiledRun,
@@ -165,15 +173,18 @@ def run_phases(
     on_interval: IntervalHook | None = None,
     on_phase: PhaseHook | None = None,
     engines: Engines = LOCAL_ENGINES,
+    stop_rule: StopRule | None = None,
 ) -> RunOutcome:
     """run_phases runs a CompiledRun (a scenario file's, or a URL's flags'): setup, main
     (stopped early when an ``abort_on_fail`` threshold fails after its delay), teardown, each
     on ``engines`` (this machine's engine, or a distributed run's generators).
-    ``on_phase(name, result)`` is told when each phase ends (setup, main, teardown). A stop signal (Ctrl-C,
+    ``on_phase(name, result)`` is told when each phase ends (setup, main, teardown); ``stop_rule``
+    may end the measured run early (its result's ``stopped_early`` says why). A stop signal (Ctrl-C,
     SIGTERM, SIGHUP) in any phase ends that phase keeping its results and starts no other."""
     thresholds: list[Threshold] = list(compiled.thresholds)
     abort_rules = [t for t in thresholds if t.abort_on_fail]
     aborted_by: list[Verdict] = []
+    run = RunOutcome(main={})
 
     machine: MachineCpu | None = None
 
@@ -182,6 +193,12 @@ def run_phases(
             machine.sample(interval.get("end_s"))
         if on_interval is not None:
             on_interval(interval)
+        if stop_rule is not None:
+            if run.stopped_early is not None:
+                return True  # already stopping; the last intervals still arrive
+            run.stopped_early = stop_rule(interval)
+            if run.stopped_early is not None:
+                return True
         totals = interval.get("totals")
         if not abort_rules or totals is None:
             return False
@@ -193,7 +210,6 @@ def run_phases(
             return True
         return False
 
-    run = RunOutcome(main={})
     phase = "setup"
     try:
         if compiled.setup is not None:
@@ -207,6 +223,8 @@ def run_phases(
         main = with_send_slack(engines.run_main(main_plan.to_dict(), interval_hook), main_plan)
         if machine is not None and (machine_document := machine.document()) is not None:
             main["machine"] = machine_document
+        if run.stopped_early is not None:
+            main["stopped_early"] = run.stopped_early
         run.verdicts = evaluate(thresholds, main)
         run.aborted_by = aborted_by
         finished_phase(run, "main", main, on_phase)

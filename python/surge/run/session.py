@@ -26,7 +26,7 @@ from surge.plan.url import NOTHING_SENT
 from surge.record.directory import RESULTS_DIR, check_out
 from surge.run.flags import check_no_save
 from surge.run.phases import NOTHING_SENT as FILE_NOTHING_SENT
-from surge.run.phases import RunOutcome, unreachable_outcome
+from surge.run.phases import RunOutcome, StopRule, unreachable_outcome
 from surge.run.sinks import COMMAND_VIEW, LOCAL, IntervalSink, PhaseRunner, run_streamed
 from surge.run.spec import PreparedRun, TestSpec
 
@@ -123,11 +123,13 @@ def run_prepared(
     sinks: Sequence[IntervalSink] = (),
     runner: PhaseRunner = LOCAL,
     watch: TargetWatch | None = None,
+    stop_rule: StopRule | None = None,
 ) -> RunEnd:
     """run_prepared runs ``prepared`` (the module's steps) with ``runner`` (the engine here, by
     default), handing its stream to ``sinks``, to its --export pushes and to the command's
     CommandView, when one follows it (``surge.run.sinks.COMMAND_VIEW``); ``watch`` samples the
-    target's process (None: the one ``options.watch_pid`` names, or none). A stop signal ends
+    target's process (None: the one ``options.watch_pid`` names, or none); ``stop_rule`` may
+    end the measured run early (an experiment's over-saturation rule). A stop signal ends
     the run keeping its results (``run.interrupted_in``); once the engine has returned, a stop
     signal waits for the record, the reports and the JUnit file."""
     url_plan = prepared.url_plan
@@ -152,7 +154,7 @@ def run_prepared(
             try:
                 streamed = [_RecordSink(recorder), *sinks] if recorder is not None else list(sinks)
                 streamed += exporters
-                run = run_streamed(runner, prepared.compiled, prepared.threads, prepared.planned_s, streamed)
+                run = run_streamed(runner, prepared.compiled, prepared.threads, prepared.planned_s, streamed, stop_rule)
             finally:
                 if watch is not None:
                     watch.stop()
@@ -163,7 +165,8 @@ def run_prepared(
         with signals.deferred():
             if error is None:
                 attach_diagnosis(run.main, url_plan if url_plan is not None else prepared.compiled.main, watch)
-            doc = _document(run, url_plan is not None)  # masked, without the per-interval histograms
+            # masked, without the per-interval histograms; a URL run with thresholds (--slo) has its verdicts
+            doc = _document(run, url_plan is not None and not prepared.compiled.thresholds)
             if recorder is not None:
                 interrupted = run.interrupted_in is not None or signals.received() is not None
                 recorder.finish(doc, interrupted=interrupted)
@@ -230,8 +233,9 @@ def _export_sinks(prepared: PreparedRun, recorder: RecordWriter | None, stderr: 
 
 
 def _document(run: RunOutcome, url: bool) -> dict[str, Any]:
-    """_document is the run's ``--json`` document: a URL run's is the engine's result as it is
-    (secrets masked); a scenario file's adds thresholds and the setup/teardown summaries."""
+    """_document is the run's ``--json`` document: a URL run's without thresholds (``url``) is
+    the engine's result as it is (secrets masked); any other adds the thresholds' verdicts and
+    the setup/teardown summaries."""
     doc = result_document(run.main) if url else run.document()
     if run.error is not None:
         doc["error"] = redact_text(run.error)

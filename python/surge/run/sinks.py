@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from surge.plan.compiled import CompiledRun
-from surge.run.phases import IntervalHook, PhaseHook, RunOutcome, run_phases
+from surge.run.phases import IntervalHook, PhaseHook, RunOutcome, StopRule, run_phases
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,8 +59,9 @@ class PlanSink(Protocol):
 
 PhaseRunner = Callable[..., RunOutcome]
 """PhaseRunner runs a CompiledRun's phases as ``run_phases`` does (same arguments: ``compiled``,
-``threads``, ``on_interval``, ``on_phase``) and returns its RunOutcome: the engine on this
-machine (``run_phases``), or several engines whose intervals it merges into one stream."""
+``threads``, ``on_interval``, ``on_phase``, ``stop_rule`` when one is given) and returns its
+RunOutcome: the engine on this machine (``run_phases``), or several engines whose intervals it
+merges into one stream."""
 
 LOCAL: PhaseRunner = run_phases
 """LOCAL is the PhaseRunner of a run on this machine."""
@@ -72,10 +73,11 @@ def run_streamed(
     threads: int | None,
     planned_s: float,
     sinks: Sequence[IntervalSink],
+    stop_rule: StopRule | None = None,
 ) -> RunOutcome:
     """run_streamed runs ``compiled`` with ``runner``, handing its stream to every sink in
     order (``start`` first, ``finish`` last, also when the run raises); a PlanSink is told the
-    plan first, and the measured run's end."""
+    plan first, and the measured run's end; ``stop_rule`` may end the measured run early."""
     for sink in sinks:
         if isinstance(sink, PlanSink):
             sink.on_plan(compiled)
@@ -93,7 +95,8 @@ def run_streamed(
     interval_hook: IntervalHook = on_interval
     phase_hook: PhaseHook = on_phase
     try:
-        return runner(compiled, threads=threads, on_interval=interval_hook, on_phase=phase_hook)
+        more = {} if stop_rule is None else {"stop_rule": stop_rule}
+        return runner(compiled, threads=threads, on_interval=interval_hook, on_phase=phase_hook, **more)
     finally:
         for sink in sinks:
             sink.finish()

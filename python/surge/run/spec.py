@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from surge.analysis.slo import slo_conditions
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
 from surge.core.redact import redact_url
@@ -121,6 +122,7 @@ class TestSpec:
     insecure: bool = False
     http2: bool = False
     streams: int | None = None
+    slo: tuple[str, ...] = ()
     time_scale: float | None = None
     target_url: str | None = None
     env_pairs: tuple[str, ...] = ()
@@ -184,6 +186,7 @@ class TestSpec:
             "target": redact_url(self.target_url) if self.target_url else None,
             "threads": self.threads,
             "send_slack": self.send_slack,
+            "slo": list(self.slo),
             "tags": self.tag_dict,
         }
 
@@ -201,13 +204,18 @@ class TestSpec:
 
     def prepare(self, overrides: Overrides | None = None) -> PreparedRun:
         """prepare checks the flags and compiles the test, with ``overrides`` applied (the module's
-        rule); BadInput names the flag (or LEVEL) at fault."""
+        rule) and the ``--slo`` conditions added to its thresholds (``CompiledRun.with_thresholds``:
+        goodput counted against their bounds); BadInput names the flag (or LEVEL) at fault."""
         self.distributed()
         exports = parse_exports(self.export, self.flag("export"))
+        slo = slo_conditions(self.slo, self.flag("slo"))
         overrides = overrides or Overrides()
         _check_overrides(overrides)
         prepared = self._prepare_file(overrides) if self.is_file else self._prepare_url(overrides)
-        return replace(prepared, exports=exports)
+        compiled = prepared.compiled.with_thresholds(slo)
+        if prepared.url_plan is not None:  # a URL's plan is its main plan and its heading
+            prepared = replace(prepared, url_plan=compiled.main, heading=compiled.main)
+        return replace(prepared, compiled=compiled, exports=exports)
 
     def _prepare_url(self, overrides: Overrides) -> PreparedRun:
         for name, value in (

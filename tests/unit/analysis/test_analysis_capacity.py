@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from surge.analysis.capacity_search import CapacitySearch, SearchStep, answer_text
-from surge.analysis.slo import judge, parse_slo
+from surge.analysis.slo import judge, parse_slo, with_goodput
 from surge.analysis.steadiness import Step, judge_step, latency_trend
 from surge.experiments.capacity import analysis_document, bracket_s, settle_s, step_of
-from surge.experiments.slo_choice import Slo, with_goodput
+from surge.experiments.slo_choice import Slo
 from surge.record.figures import key_figures
 
 WINDOW = 10
@@ -566,3 +566,12 @@ def test_an_slo_on_ttft_or_tpot_is_judged_on_goodput_too(exprs, added):
     conditions = parse_slo(exprs)
     judged = [t.expr for t in with_goodput(conditions)]
     assert judged == [*exprs, *([added] if added else [])]
+
+
+def test_a_step_stopped_as_over_saturated_fails_on_the_targets_account():
+    """The over-saturation rule stopped the step's run: it fails as the target's, the rule's line
+    first among its failures, even when what it measured before the stop met the SLO."""
+    why = "over-saturated after 6.0 s: concurrency 120 → 342, TTFT p50 710.7 ms → 2.7 s; stopped early"
+    verdict = judge_step(_steady(400.0, over_saturated=why), SLO)
+    assert not verdict.passed and verdict.outcome == "target" and verdict.failures[0] == why
+    assert judge_step(_steady(400.0), SLO).passed

@@ -150,3 +150,14 @@ def test_closed_sweep_fits_the_usl_and_finds_its_peak():
 def test_repeated_loads_are_an_error():
     with pytest.raises(ValueError, match="distinct loads"):
         analyse_sweep([_level(10, 1.0, 1.0), _level(10, 2.0, 1.0)], "closed")
+
+
+def test_an_over_saturated_level_is_broken_and_stops_the_sweep():
+    """A level whose run the over-saturation rule stopped is broken, for that reason, whatever
+    its figures (the window it measured was short and still climbing): --stop-when broken ends
+    the sweep there."""
+    why = "over-saturated after 6.0 s: concurrency 120 → 342, TTFT p50 710.7 ms → 2.7 s; stopped early"
+    levels = [_level(28, 28, 150.0), Level(112, _level(112, 55, 2900.0).figures, over_saturated=why)]
+    zones = classify(levels)
+    assert [z.zone for z in zones] == ["optimal", "broken"] and zones[1].reason == why
+    assert stop_when_broken(levels)

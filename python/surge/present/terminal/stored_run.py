@@ -118,19 +118,15 @@ def print_record(run: StoredRun, console: Console | None = None) -> None:
         console.print(_intervals_table(run))
     else:
         result = _result(run)
-        if "thresholds" in doc:  # a scenario file's document
-            verdicts = [stored_verdict(v) for v in doc["thresholds"]]
-            aborted = set(doc.get("aborted_by_threshold") or [])
+        verdicts = [stored_verdict(v) for v in doc.get("thresholds") or []]
+        aborted = set(doc.get("aborted_by_threshold") or [])
+        aborted_by = [v for v in verdicts if v.threshold.expr in aborted]
+        if "thresholds" in doc and run.meta.get("scenario_sha256") is not None:  # a scenario file's document
             print_scenario_summary(
-                result,
-                plan,
-                verdicts,
-                [v for v in verdicts if v.threshold.expr in aborted],
-                console=console,
-                interrupted_in=doc.get("interrupted_in"),
+                result, plan, verdicts, aborted_by, console=console, interrupted_in=doc.get("interrupted_in")
             )
-        else:
-            print_summary(result, plan, console)
+        else:  # a URL run's, with its --slo thresholds when it had some
+            print_summary(result, plan, console, verdicts, aborted_by)
     line = incomplete_line(run)
     if line is not None:
         console.print(Text(line, style="bold yellow"))

@@ -71,7 +71,9 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
     if result.stop_reason == "interrupted":
         head.append("  [interrupted: partial results]", style="bold yellow")
     if result.stop_reason == "aborted":
-        head.append("  [aborted by a threshold: partial results]", style="bold red")
+        stopped = (result.model_extra or {}).get("stopped_early")  # an experiment's rule, else a threshold
+        why = f"stopped early: {redact_text(str(stopped.get('message')))}" if isinstance(stopped, dict) else ""
+        head.append(f"  [{why or 'aborted by a threshold: partial results'}]", style="bold red")
 
     counts = Table.grid(padding=(0, 2))
     counts.add_column(style="bold", no_wrap=True)
@@ -259,9 +261,19 @@ def _target_process(target: Mapping[str, Any]) -> str:
     )
 
 
-def print_summary(result: RunResult, plan: PlanLike, console: Console | None = None) -> None:
-    """print_summary prints the summary to stdout, never cut (``summary_console``)."""
-    (console or summary_console()).print(render_summary(result, plan))
+def print_summary(
+    result: RunResult,
+    plan: PlanLike,
+    console: Console | None = None,
+    verdicts: Sequence[Any] = (),
+    aborted_by: Sequence[Any] = (),
+) -> None:
+    """print_summary prints the summary to stdout, never cut (``summary_console``), then the
+    thresholds' ``verdicts`` when it has some (a URL run with --slo)."""
+    console = console or summary_console()
+    console.print(render_summary(result, plan))
+    for part in render_verdicts(list(verdicts), list(aborted_by)):
+        console.print(part)
 
 
 def _not_ok(r: Requests) -> str:
