@@ -55,7 +55,7 @@ prometheus:
 	@command -v prometheus >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null)
 
 ## (the type checks, stubtest and mypy --strict, are in make lint, which .ci/run runs first)
-test-python: build browser prometheus
+test-python: build browser prometheus tools
 	$(BIN)/python -m pytest -n 3 --dist loadgroup -m "not busy_machine and not cpu_heavy and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "cpu_heavy and not distributed" --durations=20 tests
 	$(BIN)/python -m pytest -m "busy_machine and not distributed" --durations=20 tests
@@ -65,10 +65,10 @@ test-python: build browser prometheus
 wheel: build
 	$(BIN)/maturin build --release --quiet --out dist
 
-## tools: load-generator peers and the nginx target the benchmarks compare against
+## tools: load-generator peers (wrk, h2load) and the nginx target the benchmarks and the HTTP/2 tests compare against
 tools:
-	@command -v wrk >/dev/null && command -v nginx >/dev/null || \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx >/dev/null)
+	@command -v wrk >/dev/null && command -v nginx >/dev/null && command -v h2load >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx nghttp2-client >/dev/null)
 
 ## bench: surge vs wrk (and oha, open model) against nginx, pinned cores, ratios from one run; then the history's and capacity's benches
 bench: build tools
