@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from surge.analysis.slo import slo_conditions
 from surge.core.errors import BadInput
 from surge.core.limits import MAX_RATE, MAX_VUS
 from surge.core.redact import redact_url
@@ -28,6 +27,7 @@ from surge.engine.validation import check_url_plan, plan_errors
 from surge.plan.compiled import CompiledRun
 from surge.plan.heading import PlanLike, scenario_heading
 from surge.plan.model import OPEN_MODEL, ConstantArrivalRate, ConstantVus, Executor, Plan, executor_planned_s
+from surge.plan.thresholds import Threshold
 from surge.plan.url import (
     DEFAULT_GRACE,
     DEFAULT_TIMEOUT,
@@ -208,7 +208,12 @@ class TestSpec:
         goodput counted against their bounds); BadInput names the flag (or LEVEL) at fault."""
         self.distributed()
         exports = parse_exports(self.export, self.flag("export"))
-        slo = slo_conditions(self.slo, self.flag("slo"))
+        slo: list[Threshold] = []
+        if self.slo:
+            # function-local: the analysis layer (numpy, scipy) stays out of a plain run's start-up
+            from surge.analysis.slo import slo_conditions
+
+            slo = slo_conditions(self.slo, self.flag("slo"))
         overrides = overrides or Overrides()
         _check_overrides(overrides)
         prepared = self._prepare_file(overrides) if self.is_file else self._prepare_url(overrides)
