@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.deps-installed
 
-.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-saving bench-scaleout bench-dashboard bench-export bench-observers prometheus tools clean lint lint-python lint-rust
+.PHONY: all build wheel demo test test-fast test-rust test-python browser bench bench-open bench-history bench-capacity bench-report bench-http2 bench-saving bench-scaleout bench-dashboard bench-export bench-observers prometheus tools clean lint lint-python lint-rust
 
 all: build
 
@@ -76,6 +76,7 @@ bench: build tools
 	$(MAKE) bench-history
 	$(MAKE) bench-capacity
 	$(MAKE) bench-report
+	$(MAKE) bench-http2
 	$(MAKE) bench-saving
 	$(MAKE) bench-scaleout
 	$(MAKE) bench-dashboard
@@ -93,6 +94,11 @@ bench-capacity: build
 ## bench-report: render a synthetic one-hour run's report.html, its size and its load time in Chromium (docs/benchmarks.md)
 bench-report: build browser
 	$(BIN)/python bench/report_html.py
+
+## bench-http2: surge's HTTP/2 CPU per request vs h2load (1 and 10 connections x 100 streams) and vs its own HTTP/1.1, on nginx
+bench-http2: build tools
+	cargo build --release -p surge-engine --example run_plan
+	$(BIN)/python bench/http2.py
 
 ## bench-export: the exporter thread's own CPU per run and per request, each kind (docs/export.md; the A/B is bench-observers)
 bench-export: build prometheus

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from surgebench import proc
 from surgebench.generators import find_wrk
-from surgebench.nginx import Nginx, find_nginx
+from surgebench.nginx import Nginx, cpu_us_per_request, find_nginx
 
 
 def closed_plan(url: str, seconds: float) -> bytes:
@@ -64,16 +64,6 @@ def open_plan(url: str, seconds: float, rate: float) -> bytes:
     return json.dumps(plan).encode()
 
 
-def measure(nginx: Nginx, argv: list[str], stdin: bytes | None, core: int, seconds: float) -> float:
-    """measure runs one generator and returns its CPU µs per server-counted request."""
-    before = nginx.status().requests
-    run = proc.run_measured(argv, {core}, timeout_s=2 * seconds + 60, stdin_bytes=stdin)
-    if run.returncode != 0 or run.timed_out:
-        raise SystemExit(f"{argv[0]} failed ({run.returncode}): {run.stderr.strip()[-300:]}")
-    served = nginx.status().requests - before - 1  # less the status request itself
-    return run.cpu_s * 1e6 / max(served, 1)
-
-
 def main(argv: list[str]) -> None:
     """main runs the interleaved rounds and prints the comparison."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,7 +92,7 @@ def main(argv: list[str]) -> None:
                 order.reverse()
             for name, build in order:
                 argv_, stdin = (wrk_argv, None) if build is None else ([build], plan)
-                value = measure(nginx, argv_, stdin, args.gen_core, args.seconds)
+                value = cpu_us_per_request(nginx, argv_, stdin, args.gen_core, args.seconds)
                 us[name].append(value)
                 print(f"round {r + 1} {name:24s} {value:7.3f} µs/request", flush=True)
     print()

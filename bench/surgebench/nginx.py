@@ -44,6 +44,7 @@ http {{
 
     server {{
         listen 127.0.0.1:{port} backlog=65535;
+        {h2_listen}
         location = /health {{
             return 200 "ok";
         }}
@@ -96,10 +97,12 @@ def find_nginx() -> str | None:
 class Nginx:
     """Nginx runs one master and one worker, both pinned to `core`, until stop()."""
 
-    def __init__(self, binary: str, core: int, nofile: int):
+    def __init__(self, binary: str, core: int, nofile: int, http2: bool = False):
         self.binary = binary
         self.core = core
         self.port = free_port()
+        # h2c with prior knowledge on a port of its own (nginx 1.22 serves either on a port).
+        self.h2_port = free_port() if http2 else None
         self.dir = tempfile.mkdtemp(prefix="surge-bench-nginx-")
         Path(self.dir).chmod(0o755)
         self.conf = str(Path(self.dir, "nginx.conf"))
@@ -110,6 +113,7 @@ class Nginx:
                     port=self.port,
                     affinity="1" + "0" * self.core,
                     nofile=nofile,
+                    h2_listen=f"listen 127.0.0.1:{self.h2_port} http2 backlog=65535;" if self.h2_port else "",
                 )
             )
         self.proc: subprocess.Popen | None = None
@@ -120,6 +124,11 @@ class Nginx:
     def url(self) -> str:
         """url is the /health URL every generator is pointed at."""
         return f"http://127.0.0.1:{self.port}/health"
+
+    @property
+    def h2_url(self) -> str:
+        """h2_url is /health on the h2c port (http2=True)."""
+        return f"http://127.0.0.1:{self.h2_port}/health"
 
     def start(self, timeout_s: float = 10.0) -> None:
         """start launches nginx and waits until /health and the worker answer."""
@@ -185,3 +194,14 @@ class Nginx:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def cpu_us_per_request(nginx: Nginx, argv: list[str], stdin: bytes | None, core: int, seconds: float) -> float:
+    """cpu_us_per_request runs one generator pinned to `core` and returns its user+sys CPU in µs
+    per request nginx counted (its stub_status delta, less the status request itself)."""
+    before = nginx.status().requests
+    run = proc.run_measured(argv, {core}, timeout_s=2 * seconds + 60, stdin_bytes=stdin)
+    if run.returncode != 0 or run.timed_out:
+        raise SystemExit(f"{argv[0]} failed ({run.returncode}): {run.stderr.strip()[-300:]}")
+    served = nginx.status().requests - before - 1
+    return run.cpu_s * 1e6 / max(served, 1)
