@@ -223,6 +223,12 @@ impl Session {
         matches!(self.state, SessionState::Ready { .. })
     }
 
+    /// was_established tells whether the connection got as far as h2's handshake (its connect
+    /// deadline is lifted then), also while its state is out of the slot being polled.
+    pub(crate) fn was_established(&self) -> bool {
+        self.deadline_ns == u64::MAX
+    }
+
     /// is_free tells whether the slot holds no connection.
     pub(crate) fn is_free(&self) -> bool {
         matches!(self.state, SessionState::Free)
@@ -323,7 +329,6 @@ impl H2Stream {
     /// poll takes what arrived for the stream into its bytes: Ok(true) when there is more to
     /// read (or the stream ended), Ok(false) when nothing came, Err when the stream failed.
     pub(crate) fn poll(&mut self) -> Result<bool, FailureClass> {
-        self.waker.rearm();
         let mut cx = Context::from_waker(&self.waker_handle);
         let mut progressed = false;
         if let Some(response) = self.response.as_mut() {
@@ -429,8 +434,6 @@ impl Drop for H2Stream {
 pub(crate) fn class_of(error: &h2::Error) -> FailureClass {
     if let Some(io) = error.get_io() {
         FailureClass::from_io_error(io)
-    } else if error.is_go_away() && error.is_remote() && error.reason() == Some(h2::Reason::NO_ERROR) {
-        FailureClass::GoAway
     } else if error.is_reset() && error.is_remote() {
         FailureClass::StreamReset
     } else if error.is_go_away() && error.is_remote() {

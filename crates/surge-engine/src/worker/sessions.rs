@@ -49,7 +49,6 @@ impl Worker {
         if let SessionState::Ready { send, .. } = &session.state {
             stream.ready(send);
             conn.stream = Some(stream);
-            conn.phase = Phase::Handshaking;
             self.established(id, now, false);
         } else {
             conn.stream = Some(stream);
@@ -229,7 +228,7 @@ impl Worker {
         // The slot may hold a new connection before this ends (a VU moved on re-opens it):
         // what was on this one is known by its share, not its index.
         let ended = self.sessions[s].share.clone();
-        let established = self.sessions[s].deadline_ns == u64::MAX;
+        let established = self.sessions[s].was_established();
         self.sessions[s].close();
         for id in members.into_iter().chain(waiting) {
             let on_it = self.conns[id].stream.as_ref().is_some_and(|st| st.shares(&ended));
