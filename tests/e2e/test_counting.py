@@ -13,7 +13,7 @@ from surge.engine.target import TargetProcess
 def assert_adds_up(requests: dict) -> None:
     """assert_adds_up checks the identities README's "What is counted" states for a run."""
     r = requests
-    assert r["sent"] == r["responses"] + r["unanswered"] + r["interrupted"] - r["interrupted_unsent"], r
+    assert r["sent"] == r["responses"] + r["unanswered"] + r["retried"] + r["interrupted"] - r["interrupted_unsent"], r
     assert_rates(r)
 
 

@@ -176,9 +176,10 @@ def in_parallel(task: Callable[[str], Any], modes: list[str]) -> dict[str, Any]:
 
 
 def assert_adds_up(requests: dict[str, Any], mode: str) -> None:
-    """assert_adds_up checks sent = responses + unanswered + interrupted - interrupted_unsent."""
+    """assert_adds_up checks sent = responses + unanswered + retried + interrupted - interrupted_unsent."""
     r = requests
-    assert r["sent"] == r["responses"] + r["unanswered"] + r["interrupted"] - r["interrupted_unsent"], f"{mode}: {r}"
+    sent = r["responses"] + r["unanswered"] + r["retried"] + r["interrupted"] - r["interrupted_unsent"]
+    assert r["sent"] == sent, f"{mode}: {r}"
     assert r["responses"] == sum(r["status_codes"].values()), f"{mode}: {r}"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import surge
+from surge.record.schema import validate
 
 CONFIG = """\
 worker_processes 1;
@@ -43,6 +44,11 @@ http {{
         location = /health {{ return 200 "ok"; }}
         location = /nginx_status {{ stub_status; }}
     }}
+    server {{
+        listen 127.0.0.1:{h2c_short} http2;
+        keepalive_requests 100;
+        location = /health {{ return 200 "ok"; }}
+    }}
 }}
 """
 
@@ -54,6 +60,8 @@ class Nginx:
     h2c: int
     h2: int
     plain: int
+    h2c_short: int
+    """h2c_short is an h2c port whose connections nginx ends (GOAWAY) after 100 requests."""
     readings: int = 0
 
     def requests(self) -> int:
@@ -86,8 +94,10 @@ def nginx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nginx]:
         check=True,
         capture_output=True,
     )
-    ports = Nginx(h2c=_free_port(), h2=_free_port(), plain=_free_port())
-    (folder / "nginx.conf").write_text(CONFIG.format(dir=folder, h2c=ports.h2c, h2=ports.h2, plain=ports.plain))
+    ports = Nginx(h2c=_free_port(), h2=_free_port(), plain=_free_port(), h2c_short=_free_port())
+    (folder / "nginx.conf").write_text(
+        CONFIG.format(dir=folder, h2c=ports.h2c, h2=ports.h2, plain=ports.plain, h2c_short=ports.h2c_short)
+    )
     proc = subprocess.Popen([binary, "-c", str(folder / "nginx.conf"), "-p", str(folder)], stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10
@@ -112,19 +122,60 @@ def test_closed_model_counts_agree_with_nginx_and_connections_carry_their_stream
     before = nginx.requests()
     run = surge("run", url, "--http2", "-c", "2", "--streams", "8", "-d", "1s", "--insecure", "--json", timeout=60)
     assert run.code == 0, run.stderr
-    requests = json.loads(run.stdout)["requests"]
+    document = json.loads(run.stdout)
+    requests, http2 = document["requests"], document["http2"]
     assert nginx.requests() - before == requests["responses"] == requests["sent"], requests
     assert requests["failed"] == 0 and requests["responses"] > 500, requests
     assert requests["connections_opened"] <= 2 * 2, "2 connections (one per thread at most twice)"
+    assert http2["connections"] == requests["connections_opened"], http2
+    assert http2["streams"] == requests["sent"] and http2["goaways"] == 0, http2
+    assert 1 <= http2["concurrent_streams_max"] <= 8, http2
+    assert http2["server_max_concurrent_streams"] == 128, "nginx's http2_max_concurrent_streams default"
 
 
-def test_open_model_sends_the_schedule_and_nginx_answers_every_request(nginx: Nginx) -> None:
+def test_streams_nginx_refuses_after_keepalive_requests_are_sent_again_and_counted_per_connection(nginx: Nginx) -> None:
+    # nginx ends each connection after 100 requests with a GOAWAY: no connection carries more,
+    # every connection but one the run's end cut short ended so, and the streams it refused
+    # (above the GOAWAY's last) are sent again on the next connection.
     before = nginx.requests()
-    run = surge("run", f"http://127.0.0.1:{nginx.h2c}/health", "--http2", "-r", "500", "-d", "1s", "--json")
+    run = surge(
+        "run",
+        f"http://127.0.0.1:{nginx.h2c_short}/health",
+        "--http2",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+        "-n",
+        "1000",
+        "--json",
+        timeout=60,
+    )
     assert run.code == 0, run.stderr
-    requests = json.loads(run.stdout)["requests"]
+    document = json.loads(run.stdout)
+    requests, http2 = document["requests"], document["http2"]
+    # The streams above a GOAWAY's last were never processed: each was sent again and answered.
+    assert requests["responses"] == 1000 and requests["failed"] == 0, requests
+    assert requests["retried"] > 0, requests
+    assert requests["sent"] == requests["responses"] + requests["retried"], requests
+    assert nginx.requests() - before == 1000, "nginx processed each request once"
+    assert http2["streams_per_connection_max"] <= 100 + 4, http2
+    assert http2["goaways"] >= requests["responses"] // 100 - 1, http2
+    assert http2["connections"] >= requests["responses"] // 100, http2
+
+
+def test_open_model_sends_the_schedule_and_nginx_answers_every_request(nginx: Nginx, tmp_path: Path) -> None:
+    before = nginx.requests()
+    out = tmp_path / "rec"
+    run = surge("run", f"http://127.0.0.1:{nginx.h2c}/health", "--http2", "-r", "500", "-d", "1s", "--out", str(out))
+    assert run.code == 0, run.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    validate(summary)  # the record's http2 figures included
+    requests = summary["requests"]
     assert requests["sent"] == requests["responses"] == 500, requests
     assert nginx.requests() - before == 500
+    assert summary["http2"]["streams"] == 500, summary["http2"]
+    assert re.search(r"500 streams on \d connections? \(", run.stdout), run.stdout
 
 
 def test_streams_without_http2_is_one_line_exit_2() -> None:

@@ -15,7 +15,7 @@ use crate::measure::breakdown::{breakdowns, capture_results, check_results};
 use crate::measure::failure::FailureClass;
 use crate::measure::metrics::{GoodBounds, Metrics, MetricsShape, ThreadMetrics};
 use crate::measure::report::Report;
-use crate::measure::result::{Generator, Histograms, Interval, RunResult, StopReason, RESULT_SCHEMA};
+use crate::measure::result::{Generator, Histograms, Http2Summary, Interval, RunResult, StopReason, RESULT_SCHEMA};
 use crate::schedule::budget::Budget;
 use crate::spec::executor::{Iterations, Model};
 use crate::spec::plan::Plan;
@@ -488,6 +488,8 @@ pub(crate) fn assemble(
     let check_results = check_results(&aggregator.totals, &compiled.scenarios, &compiled.checks);
     let capture_results = capture_results(&aggregator.totals, &compiled.scenarios, &compiled.captures);
     let cpu = host.cpu;
+    let http2 =
+        plan.target.http2.map(|_| Http2Summary::from_counters(&aggregator.totals.http2, counts.connections_opened));
     RunResult {
         schema: RESULT_SCHEMA.to_string(),
         url: plan.target.url.clone(),
@@ -529,6 +531,7 @@ pub(crate) fn assemble(
         intervals: std::mem::take(&mut aggregator.intervals),
         notes,
         goodput: plan.goodput,
+        http2,
     }
 }
 

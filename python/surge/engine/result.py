@@ -51,7 +51,7 @@ class LatencySummaries(_Model):
 
 
 class Requests(_Model):
-    """Requests: the counters of a run or an interval (``sent = responses + unanswered +
+    """Requests: the counters of a run or an interval (``sent = responses + unanswered + retried +
     interrupted - interrupted_unsent``; README "What is counted"); an imported run's count its source did not
     keep is None)."""
 
@@ -64,6 +64,9 @@ class Requests(_Model):
     timed_out: int | None = 0
     interrupted: int | None = 0
     interrupted_unsent: int | None = 0
+    retried: int | None = 0
+    """retried: sends the server refused unprocessed (HTTP/2: above a graceful GOAWAY's last
+    stream, or REFUSED_STREAM) whose request was sent again; each send is in ``sent``."""
     dropped: int | None = 0
     late: int | None = 0
     late_dispatched: int | None = None
@@ -211,6 +214,23 @@ class Generator(_Model):
     open_file_limit: int = 0
 
 
+class Http2(_Model):
+    """Http2: how a run's HTTP/2 connections carried its requests (docs/record.md, "HTTP/2"):
+    connections established, streams opened, streams per connection over its life (mean,
+    max), streams in flight on a connection when each opened (mean, max: the multiplexing
+    achieved), connections a GOAWAY closed, and the lowest SETTINGS_MAX_CONCURRENT_STREAMS a
+    server announced (None: none)."""
+
+    connections: int = 0
+    streams: int = 0
+    streams_per_connection_mean: float = 0.0
+    streams_per_connection_max: int = 0
+    concurrent_streams_mean: float = 0.0
+    concurrent_streams_max: int = 0
+    goaways: int = 0
+    server_max_concurrent_streams: int | None = None
+
+
 class RunResult(_Model):
     """RunResult: everything one run measured."""
 
@@ -240,6 +260,8 @@ class RunResult(_Model):
     goodput: dict[str, float] | None = None
     """goodput: the per-request bounds (``latency_s``, ``ttft_s``, ``tpot_s``) ``requests.good``
     counts against; None when goodput was not measured."""
+    http2: Http2 | None = None
+    """http2: the HTTP/2 connection and stream figures; None over HTTP/1.1."""
 
     def truncated_probes(self) -> list[dict[str, Any]]:
         """truncated_probes lists the checks and captures that decided an outcome on a body

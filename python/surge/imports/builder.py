@@ -127,6 +127,7 @@ def requests_block(
         "timed_out": None,
         "interrupted": None,
         "interrupted_unsent": None,
+        "retried": None,
         "dropped": None,
         "late": None,
         "late_dispatched": None,

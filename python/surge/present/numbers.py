@@ -48,6 +48,11 @@ def count(value: Any) -> str:
     return _written(value, "{:,}", int)
 
 
+def mean(value: Any) -> str:
+    """mean writes an average of counts with one decimal and thousands separators: ``9.8``."""
+    return _written(value, "{:,.1f}")
+
+
 def percent(value: Any) -> str:
     """percent writes a fraction (0–1) as a percentage with three decimals: ``99.875%``."""
     return _written(value, THREE_DECIMALS + "%", lambda v: v * 100)

@@ -1,6 +1,7 @@
-"""What report.md and report.html show of a run's event streams and token streams (docs/record.md,
-"Streams" and "Goodput"): the latency rows only streams have, and one line of their counts,
-tokens and goodput. From the record alone; both formats share it."""
+"""What report.md, report.html and the terminal show of a run's streams (docs/record.md, "Streams",
+"Goodput" and "HTTP/2"): the latency rows only event streams have, one line of their counts,
+tokens and goodput, and one of how HTTP/2 connections carried the requests' streams. From the
+record alone; every format shares it."""
 
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ def stream_lines(summary: Mapping[str, Any]) -> list[str]:
             f"{fmt.count(streams)} token streams, {fmt.count(requests.get('output_tokens'))} output tokens ({source}), "
             f"{fmt.rate(throughput.get('output_tokens_per_s'))} output tokens/s."
         )
+    http2 = summary.get("http2")
+    if isinstance(http2, Mapping):
+        lines.append(f"HTTP/2: {http2_line(http2)}.")
     bounds = summary.get("goodput")
     if isinstance(bounds, Mapping) and bounds:
         each = " and ".join(f"{str(k).removesuffix('_s')} ≤ {float(v) * 1000:g} ms" for k, v in bounds.items())
@@ -55,3 +59,20 @@ def stream_lines(summary: Mapping[str, Any]) -> list[str]:
             f"of {fmt.count(responses)} ({fmt.percent(share)}) met {each}."
         )
     return lines
+
+
+def http2_line(http2: Mapping[str, Any]) -> str:
+    """http2_line says how a run's HTTP/2 connections carried its streams (the record's
+    ``http2``): streams over connections, per connection (mean, most), in flight on a connection
+    at once (mean, most), GOAWAYs and the server's stream limit."""
+    limit = http2.get("server_max_concurrent_streams")
+    connections = http2.get("connections")
+    return (
+        f"{fmt.count(http2.get('streams'))} streams on {fmt.count(connections)} "
+        f"connection{'' if connections == 1 else 's'} "
+        f"({fmt.mean(http2.get('streams_per_connection_mean'))} per connection, at most "
+        f"{fmt.count(http2.get('streams_per_connection_max'))}) · in flight on a connection "
+        f"{fmt.mean(http2.get('concurrent_streams_mean'))} mean, {fmt.count(http2.get('concurrent_streams_max'))} "
+        f"most · {fmt.count(http2.get('goaways'))} GOAWAY · "
+        + (f"server limit {fmt.count(limit)} streams" if limit is not None else "no stream limit from the server")
+    )

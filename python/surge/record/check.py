@@ -312,13 +312,17 @@ class _Physics:
                 f"succeeded + failed ({r['succeeded'] + r['failed']:,}) is more than sent ({r['sent']:,})",
             )
         keys = ("sent", "responses", "unanswered", "interrupted", "interrupted_unsent")
+        retried = r.get("retried") or 0  # absent from records made before it: none were
         if (
             surge
             and top
             and known(*keys)
-            and r["sent"] != (r["responses"] + r["unanswered"] + r["interrupted"] - r["interrupted_unsent"])
+            and r["sent"] != (r["responses"] + r["unanswered"] + retried + r["interrupted"] - r["interrupted_unsent"])
         ):
-            self.bad(f"{where}sent", f"{r['sent']:,} is not responses + unanswered + interrupted − interrupted_unsent")
+            self.bad(
+                f"{where}sent",
+                f"{r['sent']:,} is not responses + unanswered + retried + interrupted − interrupted_unsent",
+            )
         codes = r.get("status_codes")
         if top and isinstance(codes, Mapping) and known("responses") and sum(codes.values()) != r["responses"]:
             self.bad(f"{where}status_codes", f"add up to {sum(codes.values()):,}, not the {r['responses']:,} responses")

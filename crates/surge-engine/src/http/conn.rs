@@ -94,6 +94,22 @@ pub(crate) struct Conn {
     /// backlogged tells whether the worker owes this connection a read (its last read
     /// stopped at the per-wake bound with bytes still to come).
     pub backlogged: bool,
+    /// carried is the request in progress while it moves to another connection before its
+    /// answer (HTTP/2: refused by the server, or its connection closed to new streams).
+    pub carried: Option<Carried>,
+    /// resent tells whether the request in progress is a second send after a refusal (a
+    /// second refusal fails it).
+    pub resent: bool,
+}
+
+/// Carried is a request that moves to another connection: it keeps the time it was due (its
+/// latency includes the move) and whether a server already refused it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Carried {
+    /// intended_ns is when the request was due (ns since run start).
+    pub intended_ns: u64,
+    /// refused tells whether a server refused it unprocessed.
+    pub refused: bool,
 }
 
 impl Conn {
@@ -128,6 +144,8 @@ impl Conn {
             arrivals: Arrivals::NONE,
             dispatched_late: false,
             backlogged: false,
+            carried: None,
+            resent: false,
         }
     }
 

@@ -183,6 +183,10 @@ pub(crate) struct Share {
     pub attached: std::cell::Cell<u32>,
     /// draining tells whether the server sent GOAWAY: no new stream goes on it.
     pub draining: std::cell::Cell<bool>,
+    /// in_flight counts its streams whose responses have not ended.
+    pub in_flight: std::cell::Cell<u32>,
+    /// opened counts the streams it carried.
+    pub opened: std::cell::Cell<u64>,
 }
 
 /// Session is one HTTP/2 connection of a worker and its VUs.
@@ -271,6 +275,17 @@ pub(crate) struct H2Stream {
     ended: bool,
     waker: Arc<IdWaker>,
     waker_handle: Waker,
+    converted: Option<Converted>,
+    in_flight: std::cell::Cell<bool>,
+    refused: bool,
+}
+
+/// Converted is the last request head a stream turned into HTTP/2: a VU that sends the same
+/// request again (the common case: a static URL) reuses it instead of parsing and validating
+/// every header again.
+struct Converted {
+    head: Vec<u8>,
+    request: Request<()>,
 }
 
 impl H2Stream {
@@ -290,6 +305,9 @@ impl H2Stream {
             ended: false,
             waker,
             waker_handle,
+            converted: None,
+            in_flight: std::cell::Cell::new(false),
+            refused: false,
         }
     }
 
@@ -310,10 +328,20 @@ impl H2Stream {
     }
 
     /// submit turns an HTTP/1.1 request (`bytes`: head and Content-Length body) into an
-    /// HTTP/2 request and opens its stream; `https` gives the `:scheme`.
-    pub(crate) fn submit(&mut self, bytes: &[u8], https: bool) -> Result<(), FailureClass> {
+    /// HTTP/2 request and opens its stream; `https` gives the `:scheme`. It returns the
+    /// streams in flight on the connection now (this one included) and how many it carried.
+    pub(crate) fn submit(&mut self, bytes: &[u8], https: bool) -> Result<(u64, u64), FailureClass> {
         let send = self.send.as_mut().ok_or(FailureClass::ClosedBeforeResponse)?;
-        let (request, body) = to_h2_request(bytes, https).ok_or(FailureClass::OtherIo)?;
+        // A head ends at its first blank line, so bytes that start with the cached head have
+        // that same head.
+        let (request, body) = match &self.converted {
+            Some(last) if bytes.starts_with(&last.head) => (last.request.clone(), &bytes[last.head.len()..]),
+            _ => {
+                let (request, head_len) = to_h2_request(bytes, https).ok_or(FailureClass::OtherIo)?;
+                self.converted = Some(Converted { head: bytes[..head_len].to_vec(), request: request.clone() });
+                (request, &bytes[head_len..])
+            }
+        };
         let (response, mut stream) = send.send_request(request, body.is_empty()).map_err(|e| class_of(&e))?;
         if !body.is_empty() {
             stream.send_data(Bytes::copy_from_slice(body), true).map_err(|e| class_of(&e))?;
@@ -323,7 +351,20 @@ impl H2Stream {
         self.inbound.clear();
         self.read_at = 0;
         self.ended = false;
-        Ok(())
+        self.end_flight();
+        self.refused = false;
+        self.in_flight.set(true);
+        let share = &self.share;
+        share.in_flight.set(share.in_flight.get() + 1);
+        share.opened.set(share.opened.get() + 1);
+        Ok((u64::from(share.in_flight.get()), share.opened.get()))
+    }
+
+    /// end_flight takes the stream out of its connection's count in flight, once.
+    fn end_flight(&self) {
+        if self.in_flight.replace(false) {
+            self.share.in_flight.set(self.share.in_flight.get().saturating_sub(1));
+        }
     }
 
     /// poll takes what arrived for the stream into its bytes: Ok(true) when there is more to
@@ -336,6 +377,8 @@ impl H2Stream {
                 Poll::Pending => return Ok(false),
                 Poll::Ready(Err(e)) => {
                     self.response = None;
+                    self.end_flight();
+                    self.refused = is_refused(&e);
                     return Err(class_of(&e));
                 }
                 Poll::Ready(Ok(head)) => {
@@ -345,6 +388,7 @@ impl H2Stream {
                     self.chunked = write_head(&mut self.inbound, &Response::from_parts(parts, ()), ended);
                     if ended {
                         self.ended = true;
+                        self.end_flight();
                     } else {
                         self.body = Some(body);
                     }
@@ -362,6 +406,7 @@ impl H2Stream {
                         }
                         self.body = None;
                         self.ended = true;
+                        self.end_flight();
                         progressed = true;
                         break;
                     }
@@ -381,6 +426,8 @@ impl H2Stream {
                     }
                     Poll::Ready(Some(Err(e))) => {
                         self.body = None;
+                        self.end_flight();
+                        self.refused = is_refused(&e);
                         return Err(class_of(&e));
                     }
                 }
@@ -406,6 +453,12 @@ impl H2Stream {
         Ok(n)
     }
 
+    /// refused tells whether the stream's last failure was the server refusing it unprocessed
+    /// (see [`is_refused`]): its request may be sent again.
+    pub(crate) fn refused(&self) -> bool {
+        self.refused
+    }
+
     /// rearm lets h2's next wake-up of this stream queue it again (it was taken).
     pub(crate) fn rearm(&self) {
         self.waker.rearm();
@@ -424,6 +477,7 @@ impl H2Stream {
 
 impl Drop for H2Stream {
     fn drop(&mut self) {
+        self.end_flight();
         self.share.attached.set(self.share.attached.get().saturating_sub(1));
     }
 }
@@ -443,9 +497,20 @@ pub(crate) fn class_of(error: &h2::Error) -> FailureClass {
     }
 }
 
-/// to_h2_request parses an HTTP/1.1 request into an HTTP/2 one and its body: the Host header
-/// becomes `:authority`, connection-specific headers are dropped. None if it does not parse.
-fn to_h2_request(bytes: &[u8], https: bool) -> Option<(Request<()>, &[u8])> {
+/// is_refused tells whether an h2 error says the server did not process the stream, so that
+/// its request may be sent again (RFC 9113, 8.7): a graceful GOAWAY (NO_ERROR) fails only the
+/// streams above its last stream id, and REFUSED_STREAM says so outright. A GOAWAY with an
+/// error fails every stream, processed or not: those are not retried.
+pub(crate) fn is_refused(error: &h2::Error) -> bool {
+    error.is_remote()
+        && ((error.is_go_away() && error.reason() == Some(h2::Reason::NO_ERROR))
+            || (error.is_reset() && error.reason() == Some(h2::Reason::REFUSED_STREAM)))
+}
+
+/// to_h2_request parses an HTTP/1.1 request into an HTTP/2 one and the length of its head
+/// (the body follows): the Host header becomes `:authority`, connection-specific headers are
+/// dropped. None if it does not parse.
+fn to_h2_request(bytes: &[u8], https: bool) -> Option<(Request<()>, usize)> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_REQUEST_HEADERS];
     let mut parsed = httparse::Request::new(&mut headers);
     let httparse::Status::Complete(head_len) = parsed.parse(bytes).ok()? else { return None };
@@ -468,7 +533,7 @@ fn to_h2_request(bytes: &[u8], https: bool) -> Option<(Request<()>, &[u8])> {
         .build()
         .ok()?;
     let request = request.uri(uri).body(()).ok()?;
-    Some((request, &bytes[head_len..]))
+    Some((request, head_len))
 }
 
 /// is_connection_specific tells whether a header belongs to HTTP/1.1's connection and has no
@@ -509,13 +574,13 @@ mod tests {
     #[test]
     fn a_request_keeps_its_method_path_headers_and_body() {
         let bytes = b"POST /v1/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
-        let (request, body) = to_h2_request(bytes, false).expect("parses");
+        let (request, head_len) = to_h2_request(bytes, false).expect("parses");
         assert_eq!(request.method(), Method::POST);
         assert_eq!(request.uri().to_string(), "http://127.0.0.1:8080/v1/x?q=1");
         assert_eq!(request.headers()["content-type"], "application/json");
         assert!(!request.headers().contains_key("connection"));
         assert!(!request.headers().contains_key("host"));
-        assert_eq!(body, b"{}");
+        assert_eq!(&bytes[head_len..], b"{}");
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct Metrics {
     pub unanswered: u64,
     /// interrupted_unsent counts interrupted requests that were still being written.
     pub interrupted_unsent: u64,
+    /// retried counts sends the server refused unprocessed (HTTP/2: a stream above its
+    /// GOAWAY's last, or reset with REFUSED_STREAM), whose request was sent again.
+    #[serde(default)]
+    pub retried: u64,
     /// succeeded counts responses with a status below 400.
     pub succeeded: u64,
     /// status_failed counts responses with status 400 and above.
@@ -221,6 +225,7 @@ impl Metrics {
             responses: 0,
             unanswered: 0,
             interrupted_unsent: 0,
+            retried: 0,
             succeeded: 0,
             status_failed: 0,
             shed: 0,
@@ -378,6 +383,7 @@ impl Metrics {
         self.responses += other.responses;
         self.unanswered += other.unanswered;
         self.interrupted_unsent += other.interrupted_unsent;
+        self.retried += other.retried;
         self.succeeded += other.succeeded;
         self.status_failed += other.status_failed;
         self.shed += other.shed;
@@ -421,6 +427,7 @@ impl Metrics {
         self.responses = 0;
         self.unanswered = 0;
         self.interrupted_unsent = 0;
+        self.retried = 0;
         self.succeeded = 0;
         self.status_failed = 0;
         self.shed = 0;
@@ -484,6 +491,7 @@ impl Metrics {
             timed_out: self.failure_count(FailureClass::RequestTimeout),
             interrupted,
             interrupted_unsent: self.interrupted_unsent,
+            retried: self.retried,
             dropped: self.dropped,
             late: self.late,
             late_dispatched: self.late_dispatched,
@@ -582,6 +590,9 @@ pub(crate) struct ThreadMetrics {
     pub checks: Vec<Tally>,
     /// captures count values found and missing of each capture (plan-wide index).
     pub captures: Vec<Tally>,
+    /// http2 are the thread's HTTP/2 connection and stream figures.
+    #[serde(default)]
+    pub http2: Http2Counters,
 }
 
 /// Tally counts the outcomes of a check (passed/failed) or a capture (found/missing).
@@ -617,6 +628,61 @@ impl Tally {
     }
 }
 
+/// Http2Counters are one thread's HTTP/2 connection and stream figures (zero over HTTP/1.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Http2Counters {
+    /// streams counts the streams opened (requests handed to h2).
+    pub streams: u64,
+    /// concurrent_sum adds up, over the streams opened, the streams in flight on its
+    /// connection when each opened (itself included): / streams = the mean multiplexing.
+    pub concurrent_sum: u64,
+    /// concurrent_max is the most streams in flight on one connection at once.
+    pub concurrent_max: u64,
+    /// streams_per_connection_max is the most streams one connection carried in its life.
+    pub streams_per_connection_max: u64,
+    /// goaways counts the connections the server's GOAWAY closed to new streams.
+    pub goaways: u64,
+    /// server_max_streams is the lowest SETTINGS_MAX_CONCURRENT_STREAMS a server announced
+    /// (0: none announced).
+    pub server_max_streams: u64,
+}
+
+impl Http2Counters {
+    /// record_stream counts a stream opened with `concurrent` in flight on its connection
+    /// (itself included), the `nth` stream that connection carried.
+    #[inline]
+    pub(crate) fn record_stream(&mut self, concurrent: u64, nth: u64) {
+        self.streams += 1;
+        self.concurrent_sum += concurrent;
+        self.concurrent_max = self.concurrent_max.max(concurrent);
+        self.streams_per_connection_max = self.streams_per_connection_max.max(nth);
+    }
+
+    /// record_server_max notes a server's SETTINGS_MAX_CONCURRENT_STREAMS.
+    #[inline]
+    pub(crate) fn record_server_max(&mut self, max: u64) {
+        self.server_max_streams = lowest_announced(self.server_max_streams, max);
+    }
+
+    /// add merges another thread's (or interval's) counters into these.
+    pub(crate) fn add(&mut self, other: &Http2Counters) {
+        self.streams += other.streams;
+        self.concurrent_sum += other.concurrent_sum;
+        self.concurrent_max = self.concurrent_max.max(other.concurrent_max);
+        self.streams_per_connection_max = self.streams_per_connection_max.max(other.streams_per_connection_max);
+        self.goaways += other.goaways;
+        self.server_max_streams = lowest_announced(self.server_max_streams, other.server_max_streams);
+    }
+}
+
+/// lowest_announced is the lower of two announced limits, 0 standing for none announced.
+fn lowest_announced(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
+    }
+}
+
 impl ThreadMetrics {
     /// new returns zeroed metrics for the given numbers of slots, scenarios, checks and captures.
     pub(crate) fn new(shape: MetricsShape) -> Self {
@@ -625,6 +691,7 @@ impl ThreadMetrics {
             scenarios: vec![ScenarioCounters::default(); shape.scenarios],
             checks: vec![Tally::default(); shape.checks],
             captures: vec![Tally::default(); shape.captures],
+            http2: Http2Counters::default(),
         }
     }
 
@@ -643,6 +710,7 @@ impl ThreadMetrics {
             mine.no += theirs.no;
             mine.truncated += theirs.truncated;
         }
+        self.http2.add(&other.http2);
     }
 
     /// reset zeroes everything and gives the histograms' memory back.
@@ -650,6 +718,7 @@ impl ThreadMetrics {
         self.slots.iter_mut().for_each(Metrics::reset);
         self.scenarios.iter_mut().for_each(|c| *c = ScenarioCounters::default());
         self.checks.iter_mut().chain(self.captures.iter_mut()).for_each(|t| *t = Tally::default());
+        self.http2 = Http2Counters::default();
     }
 
     /// merge_into adds the slots selected by `keep` into `out`, and the iteration-level
@@ -674,7 +743,8 @@ impl ThreadMetrics {
 pub struct Counts {
     /// sent counts requests completely written on an established connection (for TLS,
     /// handshaken); a request answered before it was completely written (e.g. 413) counts
-    /// too. sent = responses + unanswered + interrupted − interrupted_unsent.
+    /// too; a request the server refused unprocessed and surge sent again counts once per
+    /// send. sent = responses + unanswered + retried + interrupted − interrupted_unsent.
     pub sent: u64,
     /// responses counts complete responses of any status.
     pub responses: u64,
@@ -696,6 +766,11 @@ pub struct Counts {
     /// interrupted_unsent counts the interrupted requests that were still being written
     /// (not in sent).
     pub interrupted_unsent: u64,
+    /// retried counts sends the server refused without processing them (HTTP/2: a stream
+    /// above its GOAWAY's last stream id, or reset with REFUSED_STREAM), whose request was
+    /// then sent again on another connection (once; a second refusal is a failure).
+    #[serde(default)]
+    pub retried: u64,
     /// dropped counts scheduled requests never sent: the in-flight limit was reached.
     pub dropped: u64,
     /// late counts requests sent more than 1 ms after their intended time.
@@ -870,7 +945,7 @@ mod tests {
         m.record_response(200, 1, 1);
         let c = m.counts();
         assert_eq!((c.sent, c.responses, c.unanswered, c.interrupted, c.interrupted_unsent), (3, 1, 1, 2, 1));
-        assert_eq!(c.sent, c.responses + c.unanswered + c.interrupted - c.interrupted_unsent);
+        assert_eq!(c.sent, c.responses + c.unanswered + c.retried + c.interrupted - c.interrupted_unsent);
         assert_eq!((c.succeeded, c.failed), (1, 3));
         // 1 success, 3 failures and 2 interruptions ended: the cut-off ones count against it.
         assert_eq!((c.success_rate, c.failure_rate), (1.0 / 6.0, 5.0 / 6.0));

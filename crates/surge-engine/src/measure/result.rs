@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::metrics::{Counts, LatencySummaries, ScenarioCounters};
+use crate::measure::metrics::{Counts, Http2Counters, LatencySummaries, ScenarioCounters};
 pub(crate) use crate::measure::window::{Drain, Throughput};
 use crate::spec::plan::GoodputBounds;
 use crate::system::CpuTime;
@@ -201,6 +201,46 @@ pub struct Generator {
     pub open_file_limit: u64,
 }
 
+/// Http2Summary is how the run's HTTP/2 connections carried its requests.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http2Summary {
+    /// connections counts the HTTP/2 connections established (`requests.connections_opened`).
+    pub connections: u64,
+    /// streams counts the streams opened, one per request sent.
+    pub streams: u64,
+    /// streams_per_connection_mean is streams / connections.
+    pub streams_per_connection_mean: f64,
+    /// streams_per_connection_max is the most streams one connection carried in its life.
+    pub streams_per_connection_max: u64,
+    /// concurrent_streams_mean is the mean, over the streams opened, of the streams in flight
+    /// on its connection when each opened (itself included): the multiplexing achieved.
+    pub concurrent_streams_mean: f64,
+    /// concurrent_streams_max is the most streams in flight on one connection at once.
+    pub concurrent_streams_max: u64,
+    /// goaways counts the connections the server's GOAWAY closed to new streams.
+    pub goaways: u64,
+    /// server_max_concurrent_streams is the lowest SETTINGS_MAX_CONCURRENT_STREAMS a server
+    /// announced (None: none announced, no limit).
+    pub server_max_concurrent_streams: Option<u64>,
+}
+
+impl Http2Summary {
+    /// from_counters summarizes a run's HTTP/2 counters over its `connections` established.
+    pub(crate) fn from_counters(counters: &Http2Counters, connections: u64) -> Http2Summary {
+        let per = |n: u64, of: u64| if of > 0 { n as f64 / of as f64 } else { 0.0 };
+        Http2Summary {
+            connections,
+            streams: counters.streams,
+            streams_per_connection_mean: per(counters.streams, connections),
+            streams_per_connection_max: counters.streams_per_connection_max,
+            concurrent_streams_mean: per(counters.concurrent_sum, counters.streams),
+            concurrent_streams_max: counters.concurrent_max,
+            goaways: counters.goaways,
+            server_max_concurrent_streams: (counters.server_max_streams > 0).then_some(counters.server_max_streams),
+        }
+    }
+}
+
 /// RunResult is everything a run measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
@@ -260,4 +300,7 @@ pub struct RunResult {
     /// `throughput.good_per_s` count against (absent: goodput not measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<GoodputBounds>,
+    /// http2 is how HTTP/2 connections carried the requests (absent over HTTP/1.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Summary>,
 }

@@ -11,7 +11,13 @@ impl Worker {
         let conn = &self.conns[id];
         if conn.in_iteration {
             if !conn.thinking {
-                let intended = if conn.step == 0 { conn.intended_ns } else { now };
+                // A request that moved here keeps its due time; a step after the first is due
+                // when the VU is ready for it.
+                let intended = match conn.carried {
+                    Some(carried) => carried.intended_ns,
+                    None if conn.step == 0 => conn.intended_ns,
+                    None => now,
+                };
                 self.send_step(id, intended, now);
             }
             return;
@@ -58,6 +64,7 @@ impl Worker {
         conn.seq = seq as u16;
         conn.step = 0;
         conn.intended_ns = intended;
+        conn.carried = None; // a request carried from an iteration that ended is not this one's
         self.metrics.scenarios[g].iterations_started += 1;
         self.send_step(id, intended, now);
     }

@@ -15,7 +15,7 @@ use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-use crate::http::conn::{Arrivals, Conn, Phase};
+use crate::http::conn::{Arrivals, Carried, Conn, Phase};
 use crate::http::h2::{Session, WakeId, Wakes};
 use crate::http::http1::Step as ParseStep;
 use crate::http::response::{JsonCache, ResponseView};

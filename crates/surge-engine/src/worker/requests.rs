@@ -11,6 +11,7 @@ impl Worker {
         let conn = &mut self.conns[id];
         let step = &self.scenarios[g].sequences[conn.seq as usize][conn.step as usize];
         conn.intended_ns = intended_ns;
+        conn.resent = conn.carried.take().is_some_and(|carried| carried.refused);
         conn.sent_ns = now;
         conn.deadline_ns = now.saturating_add(step.timeout_ns);
         conn.written = 0;
@@ -42,12 +43,19 @@ impl Worker {
             // HTTP/2: the whole request goes to h2 at once; its connection's poll writes it.
             conn.written = request.len();
             match stream.submit(request, self.spec.tls.is_some()) {
-                // Polled once so that h2 knows whom to wake when the response comes.
-                Ok(()) => stream.poll().err(),
+                Ok((concurrent, nth)) => {
+                    self.metrics.http2.record_stream(concurrent, nth);
+                    // Polled once so that h2 knows whom to wake when the response comes.
+                    stream.poll().err()
+                }
                 Err(FailureClass::GoAway) => {
                     // The server's GOAWAY came first: the request was not sent, and goes on
                     // another connection (as h2 allows for a stream never opened).
+                    if !stream.draining() {
+                        self.metrics.http2.goaways += 1;
+                    }
                     stream.set_draining();
+                    conn.carried = Some(Carried { intended_ns: conn.intended_ns, refused: conn.resent });
                     conn.phase = Phase::Idle;
                     self.in_flight -= 1;
                     return self.close_conn(id, now);
@@ -79,7 +87,8 @@ impl Worker {
         } else {
             conn.phase = Phase::Awaiting;
             let lag = conn.sent_ns.saturating_sub(conn.intended_ns);
-            let paced = self.groups[g].open.is_some() && conn.step == 0;
+            // A second send after a refusal is not the schedule's: its first send was paced.
+            let paced = self.groups[g].open.is_some() && conn.step == 0 && !conn.resent;
             let metrics = &mut self.metrics.slots[step.slot];
             metrics.record_sent(request.len(), lag, paced);
             // Counted with the send, in its interval: a dispatch just before an interval's end

@@ -113,8 +113,23 @@ impl Worker {
         match stream.poll() {
             Ok(false) => {}
             Ok(true) => self.read_response(id, now, false),
+            Err(_) if stream.refused() && !conn.resent => self.resend_refused(id, now),
             Err(class) => self.fail(id, class, now),
         }
+    }
+
+    /// resend_refused sends VU `id`'s request again on another connection: the server
+    /// refused it without processing it (a stream above a graceful GOAWAY's last, or
+    /// REFUSED_STREAM), as h2 allows and Go's client does. Counted as `retried`; once only.
+    fn resend_refused(&mut self, id: usize, now: u64) {
+        let conn = &mut self.conns[id];
+        let g = conn.group as usize;
+        let slot = self.scenarios[g].sequences[conn.seq as usize][conn.step as usize].slot;
+        self.metrics.slots[slot].retried += 1;
+        conn.carried = Some(Carried { intended_ns: conn.intended_ns, refused: true });
+        conn.phase = Phase::Idle;
+        self.in_flight -= 1;
+        self.close_conn(id, now);
     }
 
     /// poll_session moves connection `s` on: its TCP connect, TLS handshake, h2 preface, then
@@ -158,8 +173,26 @@ impl Worker {
                     let mut cx = Context::from_waker(&session.waker_handle);
                     match Pin::new(&mut *connection).poll(&mut cx) {
                         Poll::Pending => {}
-                        Poll::Ready(Ok(())) => return self.end_session(s, FailureClass::ClosedBeforeResponse, now),
-                        Poll::Ready(Err(e)) => return self.end_session(s, class_of(&e), now),
+                        Poll::Ready(Ok(())) => {
+                            // A graceful end follows a GOAWAY (nginx's after keepalive_requests):
+                            // h2 still says so to a request about to be sent.
+                            let refused = matches!(send.poll_ready(&mut cx), Poll::Ready(Err(e)) if e.is_go_away());
+                            if refused && !session.share.draining.get() {
+                                self.metrics.http2.goaways += 1;
+                            }
+                            return self.end_session(s, FailureClass::ClosedBeforeResponse, now);
+                        }
+                        Poll::Ready(Err(e)) => {
+                            if e.is_go_away() && e.is_remote() && !session.share.draining.get() {
+                                self.metrics.http2.goaways += 1;
+                            }
+                            return self.end_session(s, class_of(&e), now);
+                        }
+                    }
+                    // The server's SETTINGS may come after the handshake: read on every poll.
+                    let announced = connection.max_concurrent_send_streams();
+                    if announced < usize::MAX {
+                        self.metrics.http2.record_server_max(announced as u64);
                     }
                     // After the server's GOAWAY no stream may be opened: h2 says so here.
                     let goaway = matches!(send.poll_ready(&mut cx), Poll::Ready(Err(_)));
@@ -169,6 +202,7 @@ impl Worker {
                     }
                     let session = &mut self.sessions[s];
                     if goaway && !session.share.draining.get() {
+                        self.metrics.http2.goaways += 1;
                         session.share.draining.set(true);
                         self.leave_draining(s, now);
                     }

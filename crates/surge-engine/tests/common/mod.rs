@@ -244,7 +244,11 @@ fn serve(mut stream: TcpStream, behavior: Behavior, requests: &AtomicU64) {
 
 /// assert_adds_up checks the identities the docs state for one set of counts.
 pub fn assert_adds_up(r: &Counts, what: &str) {
-    assert_eq!(r.sent, r.responses + r.unanswered + r.interrupted - r.interrupted_unsent, "{what}: sent: {r:?}");
+    assert_eq!(
+        r.sent,
+        r.responses + r.unanswered + r.retried + r.interrupted - r.interrupted_unsent,
+        "{what}: sent: {r:?}"
+    );
     assert_eq!(r.responses, r.status_codes.values().sum::<u64>(), "{what}: responses: {r:?}");
     let classes: u64 = r.failure_classes.iter().filter(|(k, _)| *k != "interrupted").map(|(_, n)| n).sum();
     assert!(r.unanswered <= classes, "{what}: unanswered are failures without a response: {r:?}");

@@ -13,7 +13,7 @@ from typing import Any
 from surge.history import StoredRun
 from surge.present import numbers as fmt
 from surge.present.limitations import incomplete_reason, run_limitations
-from surge.present.stream_figures import STREAM_LATENCY_ROWS
+from surge.present.stream_figures import STREAM_LATENCY_ROWS, http2_line
 from surge.present.timeline import (
     GENERATOR_COLUMNS,
     RESOURCE_COLUMNS,
@@ -234,6 +234,9 @@ def _requests(summary: Mapping[str, Any]) -> list[str]:
                 level=3,
             )
         )
+    http2 = summary.get("http2")
+    if isinstance(http2, Mapping):
+        parts.append(section("HTTP/2", http2_line(http2) + ".", level=3))
     return parts
 
 

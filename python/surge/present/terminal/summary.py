@@ -15,6 +15,7 @@ from surge.diagnosis.findings import generator_bound
 from surge.engine.result import Generator, LatencySummary, Requests, RunResult
 from surge.plan.heading import PlanLike, describe, is_open_model
 from surge.present import numbers as fmt
+from surge.present.stream_figures import http2_line
 
 PIPE_WIDTH = 1_000_000
 """PIPE_WIDTH is the line width when stdout is not a terminal: wide enough that no line is
@@ -142,6 +143,8 @@ def render_summary(result: RunResult, plan: PlanLike) -> Group:
         f"{fmt.count(r.connections_opened)} connections opened (peak {fmt.count(result.peak_open_connections)} open; "
         f"peak {fmt.count(result.peak_concurrency or 0)} requests outstanding)",
     )
+    if result.http2 is not None:
+        counts.add_row("HTTP/2", http2_line(result.http2.model_dump()))
     g = result.generator or Generator()
     busy = ", ".join(fmt.busy(b) for b in g.thread_busy)
     counts.add_row(
