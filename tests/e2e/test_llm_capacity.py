@@ -4,12 +4,13 @@
 The model's answer: each decode step takes ``decode × (1 + F(n−1))`` with n sequences in service,
 so a TPOT bound X holds while n ≤ n* = 1 + (X / decode − 1) / F; a request is in service for
 S = prefill + (T − 1) × step, so by Little's law the highest rate at which the bound holds is
-n* / S(n*). With decode 20 ms, F = 0.25, X = 50 ms: n* = 7, S = 2 ms + 7 × 50 ms, 19.9/s. The batch
+n* / S(n*). With decode 20 ms, F = 0.25, X = 50 ms: n* = 7, S = 2 ms + 15 × 50 ms, 9.3/s. The batch
 (16) never fills below it, so TTFT stays the prefill: the TTFT bound does not bind.
 
-The streams are short (8 tokens, 0.35 s): the search judges whether the target kept up by
-Little's law with the latency of each step's first second, and a stream that lasts most of that
-second is faster then than later, while the batch fills (docs/experiments.md, "Known limits").
+The streams are long (16 tokens, 0.75 s): a stream lasts most of a step's first second and is
+faster then than later, while the batch fills, so the count in flight levels above rate × the
+first second's latency; the search reads that level as the target's, not a queue, because it
+stopped growing (docs/experiments.md, "Each step"). With Little's law alone it failed 8.9/s.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from known_answers import NOISY_MACHINE
 from surge.engine.target import TargetProcess
 
 DECODE_MS, SLOWDOWN, BATCH = 20.0, 0.25, 16
-PROMPT_WORDS, PREFILL_MS, TOKENS = 10, 0.2, 8
+PROMPT_WORDS, PREFILL_MS, TOKENS = 10, 0.2, 16
 TPOT_SLO_MS = 50.0
 
 N_STAR = 1 + (TPOT_SLO_MS / DECODE_MS - 1) / SLOWDOWN
 """N_STAR is the most sequences in service at which a decode step stays within the TPOT bound (7)."""
 
 CAPACITY_PER_S = N_STAR / ((PROMPT_WORDS * PREFILL_MS + (TOKENS - 1) * TPOT_SLO_MS) / 1000)
-"""CAPACITY_PER_S is the model's highest rate under the TPOT bound (19.9/s)."""
+"""CAPACITY_PER_S is the model's highest rate under the TPOT bound (9.3/s)."""
 
 
 def _chat_scenario(tmp_path, url: str) -> str:

@@ -62,6 +62,12 @@ OVERLOADED = 0.05
 """OVERLOADED: a step served short of the rate sent by more than this fraction (more than a
 pause of a shared machine makes) was overloaded; its first interval's latency is then queue."""
 
+TREND_POINTS = 4
+"""TREND_POINTS: with at least this many counts of requests in flight over the load window, a
+count above rate × latency that stopped growing is the target's own level (its latency grew as it
+filled, as an inference server's batch does), not a queue: what it fell behind by is at most the
+count's Theil–Sen slope (see served)."""
+
 EDGE_S = 1e-6
 """EDGE_S is the tolerance when comparing an interval's bounds with the load window's."""
 
@@ -124,7 +130,9 @@ def served(summary: Mapping[str, Any], lead_ms: float | None = None) -> tuple[fl
     target that keeps up has about rate × latency requests in flight; the queue above that at
     the end of an interval, over the time since the start, is how far the target fell behind
     the rate sent: served = sent rate − the median of that over the load window's whole
-    intervals (in flight counted by the engine at each interval's end; the latency: the first
+    intervals, or − the count's growth per second when that is less and there are TREND_POINTS
+    counts or more (a level that stopped growing is the target's, not a queue)
+    (in flight counted by the engine at each interval's end; the latency: the first
     interval's median; when that makes the target clearly overloaded, short by more than
     OVERLOADED of the rate sent, at most ``lead_ms``, the lowest median latency of a step
     that passed, a request that did not queue: such a target queues within its first
@@ -155,11 +163,22 @@ def served(summary: Mapping[str, Any], lead_ms: float | None = None) -> tuple[fl
         served_rate = sent_rate - behind(first_ms / 1000)
         if lead_ms is not None and lead_ms < first_ms and served_rate < sent_rate * (1 - OVERLOADED):
             served_rate = sent_rate - behind(lead_ms / 1000)
+        if len(in_flight) >= TREND_POINTS and served_rate < sent_rate:
+            served_rate = max(served_rate, sent_rate - max(0.0, _growth_per_s(in_flight)))
         return served_rate, sent_rate
     drain_s, _ = drain_of(summary)
     p99_ms = _latency(intervals[0], "all", "p99_ms") if intervals else None
     excess = max(0.0, (drain_s or 0.0) - (p99_ms or 0.0) / 1000)
     return float(requests.get("responses") or 0) / (window + excess), sent_rate
+
+
+def _growth_per_s(in_flight: Sequence[tuple[float, float]]) -> float:
+    """_growth_per_s is how fast the count of requests in flight grew over the load window: the
+    Theil–Sen slope of (time, count), robust to a pause's bump."""
+    from scipy.stats import theilslopes  # type: ignore[import-untyped]  # function-local: 0.5 s of start-up
+
+    times, counts = zip(*in_flight, strict=True)
+    return float(theilslopes(counts, times).slope)
 
 
 def from_actual_send(summary: Mapping[str, Any]) -> dict[str, Any]:
