@@ -189,6 +189,14 @@ pub(crate) struct Share {
     pub opened: std::cell::Cell<u64>,
 }
 
+impl Share {
+    /// go_away marks the connection closed to new streams by the server's GOAWAY: true the
+    /// first time (one GOAWAY counted per connection, whichever path saw it first).
+    pub(crate) fn go_away(&self) -> bool {
+        !self.draining.replace(true)
+    }
+}
+
 /// Session is one HTTP/2 connection of a worker and its VUs.
 pub(crate) struct Session {
     /// state is the connection's state.
@@ -464,9 +472,10 @@ impl H2Stream {
         self.waker.rearm();
     }
 
-    /// set_draining marks the VU's connection closed to new streams (GOAWAY).
-    pub(crate) fn set_draining(&self) {
-        self.share.draining.set(true);
+    /// go_away marks the VU's connection closed to new streams by the server's GOAWAY: true
+    /// the first time ([`Share::go_away`]).
+    pub(crate) fn go_away(&self) -> bool {
+        self.share.go_away()
     }
 
     /// draining tells whether the VU's connection is closed to new streams (GOAWAY).

@@ -51,10 +51,7 @@ impl Worker {
                 Err(FailureClass::GoAway) => {
                     // The server's GOAWAY came first: the request was not sent, and goes on
                     // another connection (as h2 allows for a stream never opened).
-                    if !stream.draining() {
-                        self.metrics.http2.goaways += 1;
-                    }
-                    stream.set_draining();
+                    self.metrics.http2.goaways += u64::from(stream.go_away());
                     conn.carried = Some(Carried { intended_ns: conn.intended_ns, refused: conn.resent });
                     conn.phase = Phase::Idle;
                     self.in_flight -= 1;

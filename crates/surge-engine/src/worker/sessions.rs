@@ -176,15 +176,14 @@ impl Worker {
                         Poll::Ready(Ok(())) => {
                             // A graceful end follows a GOAWAY (nginx's after keepalive_requests):
                             // h2 still says so to a request about to be sent.
-                            let refused = matches!(send.poll_ready(&mut cx), Poll::Ready(Err(e)) if e.is_go_away());
-                            if refused && !session.share.draining.get() {
-                                self.metrics.http2.goaways += 1;
+                            if matches!(send.poll_ready(&mut cx), Poll::Ready(Err(e)) if e.is_go_away()) {
+                                self.metrics.http2.goaways += u64::from(session.share.go_away());
                             }
                             return self.end_session(s, FailureClass::ClosedBeforeResponse, now);
                         }
                         Poll::Ready(Err(e)) => {
-                            if e.is_go_away() && e.is_remote() && !session.share.draining.get() {
-                                self.metrics.http2.goaways += 1;
+                            if e.is_go_away() && e.is_remote() {
+                                self.metrics.http2.goaways += u64::from(session.share.go_away());
                             }
                             return self.end_session(s, class_of(&e), now);
                         }
@@ -201,9 +200,8 @@ impl Worker {
                         self.admit_waiting(s, now);
                     }
                     let session = &mut self.sessions[s];
-                    if goaway && !session.share.draining.get() {
+                    if goaway && session.share.go_away() {
                         self.metrics.http2.goaways += 1;
-                        session.share.draining.set(true);
                         self.leave_draining(s, now);
                     }
                     return;
